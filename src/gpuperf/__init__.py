@@ -1,0 +1,60 @@
+"""gpuperf: CUDA performance engineering in Python with Numba.
+
+``import gpuperf as gp`` picks the mode first, before ``numba.cuda`` is imported:
+
+* ``"gpu"``: a CUDA GPU is present; kernels run on it and experiments measure live.
+* ``"simulator"``: no GPU; Numba's CUDA simulator runs kernels (slowly, at small
+  sizes, for correctness) and experiments replay results recorded on a reference GPU.
+
+Set ``GPUPERF_MODE=gpu`` or ``GPUPERF_MODE=simulator`` to force one.
+
+Chapter modules are reachable as attributes: ``gp.gridstride``, ``gp.reduce``, ...
+(each is ``gpuperf.kernels.<name>``), and the tools as ``gp.bench``, ``gp.records``,
+``gp.plots``, ``gp.widgets``, ``gp.exercises``, ``gp.device``.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from . import _mode
+
+__version__ = "0.1.0"
+
+MODE: str = _mode.select_mode()
+SIMULATOR: bool = MODE == _mode.SIMULATOR
+
+if SIMULATOR:
+    import sys as _sys
+
+    from . import simwarp as _simwarp
+
+    _simwarp.install()
+    # Simulated threads hand the interpreter to each other at every barrier; a short
+    # switch interval roughly halves the time a simulated launch takes.
+    _sys.setswitchinterval(1e-4)
+    print(
+        "gpuperf: no GPU here, so Numba's CUDA simulator runs the kernels (for correctness, "
+        "at small sizes); timings and figures are replayed from a recorded reference GPU."
+    )
+
+_TOOLS = {"bench", "records", "plots", "widgets", "exercises", "device", "validate", "assign"}
+
+
+def show_device() -> None:
+    """Print the GPU this session runs on (or the simulator) and its key limits."""
+    from . import device
+
+    device.show()
+
+
+def __getattr__(name: str):
+    if name in _TOOLS:
+        return importlib.import_module(f".{name}", __name__)
+    if not name.startswith("_"):
+        try:
+            return importlib.import_module(f".kernels.{name}", __name__)
+        except ModuleNotFoundError as err:
+            if err.name != f"{__name__}.kernels.{name}":
+                raise
+    raise AttributeError(f"module 'gpuperf' has no attribute {name!r}")

@@ -1,0 +1,115 @@
+"""Choose between a real GPU and Numba's CUDA simulator, before ``numba.cuda`` loads.
+
+Numba reads ``NUMBA_ENABLE_CUDASIM`` once, when its configuration is loaded, and
+``numba.cuda`` picks the real target or the simulator when it is first imported.
+So the choice has to be made here, before anything imports ``numba.cuda``.
+
+Detection asks the CUDA driver directly through ctypes (``cuInit`` and
+``cuDeviceGetCount``) so that it never has to import ``numba.cuda`` to find out.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+import warnings
+
+GPU = "gpu"
+SIMULATOR = "simulator"
+# The real CUDA target with no GPU needed: kernels compile (to PTX) but cannot launch.
+COMPILE = "compile"
+_ENV = "GPUPERF_MODE"
+
+
+class ModeError(RuntimeError):
+    """The requested mode cannot be honoured on this machine."""
+
+
+def _driver_gpu_count() -> int:
+    """Number of CUDA devices the driver reports, 0 if there is no usable driver."""
+    for lib in ("libcuda.so.1", "libcuda.so", "nvcuda.dll", "libcuda.dylib"):
+        try:
+            cuda = ctypes.CDLL(lib)
+        except OSError:
+            continue
+        try:
+            if cuda.cuInit(0) != 0:
+                return 0
+            count = ctypes.c_int(0)
+            if cuda.cuDeviceGetCount(ctypes.byref(count)) != 0:
+                return 0
+            return int(count.value)
+        except AttributeError:
+            return 0
+    return 0
+
+
+def _requested_mode() -> str | None:
+    raw = os.environ.get(_ENV, "").strip().lower()
+    if not raw or raw == "auto":
+        return None
+    if raw in ("gpu", "cuda"):
+        return GPU
+    if raw in ("simulator", "sim", "cudasim", "cpu"):
+        return SIMULATOR
+    if raw in ("compile", "ptx"):
+        return COMPILE
+    raise ModeError(
+        f"{_ENV}={os.environ[_ENV]!r} is not a mode I know. "
+        f"Use {_ENV}=gpu, {_ENV}=simulator, {_ENV}=compile (compile kernels only), or "
+        "leave it unset to detect the GPU."
+    )
+
+
+def select_mode() -> str:
+    """Decide the mode, configure Numba for it, and return ``"gpu"`` or ``"simulator"``."""
+    requested = _requested_mode()
+    sim_env = os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
+    numba_cuda_loaded = "numba.cuda" in sys.modules
+
+    if numba_cuda_loaded:
+        # Too late to change anything: report what numba.cuda already is.
+        import numba
+
+        active = SIMULATOR if numba.config.ENABLE_CUDASIM else GPU
+        if requested == COMPILE and active == GPU:
+            return COMPILE
+        if requested and requested != active:
+            warnings.warn(
+                f"gpuperf was imported after numba.cuda, which is already running on the "
+                f"{active}; {_ENV}={requested} cannot take effect. Restart the kernel (or "
+                f"the interpreter) and import gpuperf before numba.cuda.",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        elif not requested and active == GPU and _driver_gpu_count() == 0:
+            warnings.warn(
+                "gpuperf was imported after numba.cuda, and there is no GPU: numba.cuda "
+                "was loaded for a real GPU, so kernels will fail. Restart and import "
+                "gpuperf first, so that it can switch Numba to its CUDA simulator.",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        return active
+
+    if requested is None:
+        if sim_env:
+            mode = SIMULATOR
+        else:
+            mode = GPU if _driver_gpu_count() > 0 else SIMULATOR
+    else:
+        mode = requested
+        if mode == GPU and _driver_gpu_count() == 0:
+            raise ModeError(
+                f"{_ENV}=gpu was asked for, but the CUDA driver reports no GPU here. "
+                "On Colab choose Runtime > Change runtime type > T4 GPU; elsewhere check "
+                f"`nvidia-smi`. Or unset {_ENV} to run on Numba's CUDA simulator."
+            )
+
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "1" if mode == SIMULATOR else "0"
+    if "numba" in sys.modules:
+        import numba
+
+        numba.config.reload_config()
+    return mode

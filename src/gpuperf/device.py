@@ -1,0 +1,127 @@
+"""Facts about the GPU in use: the numbers every chapter's arithmetic needs.
+
+``info()`` reads them from the CUDA driver once and caches them. Under the
+simulator it returns a ``DeviceInfo`` with ``simulated=True``: the CUDA limits a
+kernel must respect (warp size, 1024 threads per block, 48 KiB of static shared
+memory), and ``None`` for what only hardware has (clocks, SMs, L2).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import asdict, dataclass
+
+from . import SIMULATOR
+
+SIMULATOR_NAME = "Numba CUDA simulator (no GPU)"
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    name: str
+    compute_capability: tuple[int, int] | None
+    sm_count: int | None
+    l2_bytes: int | None
+    shared_per_block: int  # bytes a block may use without opting in
+    shared_per_block_optin: int | None  # bytes a block may use after opting in
+    shared_per_sm: int | None
+    registers_per_sm: int | None
+    registers_per_block: int | None
+    warp_size: int
+    max_threads_per_block: int
+    max_threads_per_sm: int | None
+    memory_clock_khz: int | None
+    bus_width_bits: int | None
+    simulated: bool
+
+    @property
+    def peak_gbps(self) -> float | None:
+        """Theoretical DRAM bandwidth: memory clock x bus width x 2 (double data rate), GB/s."""
+        if not (self.memory_clock_khz and self.bus_width_bits):
+            return None
+        return self.memory_clock_khz * 1e3 * 2 * self.bus_width_bits / 8 / 1e9
+
+    @property
+    def max_warps_per_sm(self) -> int | None:
+        return None if self.max_threads_per_sm is None else self.max_threads_per_sm // self.warp_size
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["peak_gbps"] = self.peak_gbps
+        return d
+
+
+@functools.lru_cache(maxsize=1)
+def info() -> DeviceInfo:
+    """The current device's facts (cached for the process)."""
+    if SIMULATOR:
+        return DeviceInfo(
+            name=SIMULATOR_NAME, compute_capability=None, sm_count=None, l2_bytes=None,
+            shared_per_block=48 * 1024, shared_per_block_optin=None, shared_per_sm=None,
+            registers_per_sm=None, registers_per_block=None, warp_size=32,
+            max_threads_per_block=1024, max_threads_per_sm=None, memory_clock_khz=None,
+            bus_width_bits=None, simulated=True,
+        )
+    from numba import cuda
+
+    dev = cuda.get_current_device()
+
+    def attr(name):
+        try:
+            return int(getattr(dev, name))
+        except Exception:  # an attribute this driver does not report
+            return None
+
+    name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
+    return DeviceInfo(
+        name=name,
+        compute_capability=tuple(dev.compute_capability),
+        sm_count=attr("MULTIPROCESSOR_COUNT"),
+        l2_bytes=attr("L2_CACHE_SIZE"),
+        shared_per_block=attr("MAX_SHARED_MEMORY_PER_BLOCK") or 48 * 1024,
+        shared_per_block_optin=attr("MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"),
+        shared_per_sm=attr("MAX_SHARED_MEMORY_PER_MULTIPROCESSOR"),
+        registers_per_sm=attr("MAX_REGISTERS_PER_MULTIPROCESSOR"),
+        registers_per_block=attr("MAX_REGISTERS_PER_BLOCK"),
+        warp_size=attr("WARP_SIZE") or 32,
+        max_threads_per_block=attr("MAX_THREADS_PER_BLOCK") or 1024,
+        max_threads_per_sm=attr("MAX_THREADS_PER_MULTIPROCESSOR"),
+        memory_clock_khz=attr("MEMORY_CLOCK_RATE"),
+        bus_width_bits=attr("GLOBAL_MEMORY_BUS_WIDTH"),
+        simulated=False,
+    )
+
+
+def sm_count(default: int = 1) -> int:
+    """SMs on this GPU; ``default`` under the simulator (keep simulated grids small)."""
+    return info().sm_count or default
+
+
+def describe(d: DeviceInfo | None = None) -> str:
+    d = d or info()
+    if d.simulated:
+        return (
+            f"{d.name}: kernels run on the CPU for correctness (warp size {d.warp_size}, "
+            f"at most {d.max_threads_per_block} threads and {d.shared_per_block // 1024} KiB "
+            "of shared memory per block are enforced as on a GPU). Timings and figures are "
+            "replayed from the recorded reference GPU."
+        )
+    cc = ".".join(map(str, d.compute_capability))
+    lines = [
+        f"{d.name} (compute capability {cc}, sm_{cc.replace('.', '')})",
+        f"  {d.sm_count} SMs, {d.max_threads_per_sm} threads/SM max, warp size {d.warp_size}",
+        f"  L2 {d.l2_bytes / 2**20:.0f} MiB; shared memory {d.shared_per_block // 1024} KiB per "
+        f"block ({(d.shared_per_block_optin or 0) // 1024} KiB opt-in), "
+        f"{(d.shared_per_sm or 0) // 1024} KiB per SM",
+        f"  {d.registers_per_sm} registers/SM",
+    ]
+    if d.peak_gbps:
+        lines.append(
+            f"  memory: {d.memory_clock_khz / 1e3:.0f} MHz x {d.bus_width_bits}-bit bus x 2 = "
+            f"{d.peak_gbps:.0f} GB/s theoretical peak"
+        )
+    return "\n".join(lines)
+
+
+def show() -> None:
+    print(describe())

@@ -1,0 +1,225 @@
+"""Warp-level intrinsics for Numba's CUDA simulator.
+
+The simulator runs every CUDA thread of a block as a Python thread, but it has no
+``syncwarp``, ``shfl_*_sync``, ``ballot_sync``, ``any_sync``, ``all_sync`` or
+``activemask``. This module adds them to the simulator's fake ``cuda`` module so
+that warp-shuffle kernels run, unchanged, on a laptop.
+
+How it works: the lanes named in ``mask`` meet at a barrier of their own (one per
+warp and mask). Each lane publishes its value, all wait, each reads the value it
+asked for, and all wait again so the slots can be reused.
+
+A lane named in ``mask`` that does not exist (a partial last warp) is an error at
+once; a lane that exists but never arrives (it returned early, or took another
+branch) is an error after a timeout. Either way the kernel fails loudly instead of
+hanging, with a message that names the lanes.
+
+Shared arrays are also filled with garbage (NaN for floats) when they are created,
+because real shared memory starts with whatever the last block left there: a
+kernel that assumes zeros must fail here too.
+
+Installed by ``import gpuperf`` in simulator mode only; never on a real GPU.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+
+FULL_MASK = 0xFFFFFFFF
+WARP_SIZE = 32
+# Seconds a lane waits for the others before declaring the warp broken. Simulated
+# threads are slow, so this is generous; set GPUPERF_SIM_WARP_TIMEOUT to change it.
+_TIMEOUT = float(os.environ.get("GPUPERF_SIM_WARP_TIMEOUT", "20"))
+
+_installed = False
+_registry_lock = threading.Lock()
+_warps: dict = {}
+
+
+class WarpSyncError(RuntimeError):
+    """A warp-synchronous intrinsic was used in a way that would hang or be undefined."""
+
+
+def _lanes(mask: int) -> list[int]:
+    return [lane for lane in range(WARP_SIZE) if (mask >> lane) & 1]
+
+
+class _WarpMeeting:
+    def __init__(self, parties: int):
+        self.barrier = threading.Barrier(parties, timeout=_TIMEOUT)
+        self.values = [None] * WARP_SIZE
+
+
+def _context(op: str, mask: int):
+    """The calling thread's lane, and the meeting point for ``mask`` in its warp."""
+    t = threading.current_thread()
+    manager = getattr(t, "_manager", None)
+    if manager is None:
+        raise WarpSyncError(f"cuda.{op} can only be called inside a kernel.")
+    mask = int(mask) & FULL_MASK
+    tid = t.thread_id
+    lane, warp = tid % WARP_SIZE, tid // WARP_SIZE
+    if not (mask >> lane) & 1:
+        raise WarpSyncError(
+            f"cuda.{op}: lane {lane} of warp {warp} (thread {tuple(t.threadIdx)}) called it "
+            f"but its own bit is not set in mask {mask:#010x}. Every calling lane must be "
+            "in the mask."
+        )
+    block_threads = int(np.prod(manager._block_dim))
+    missing = [ln for ln in _lanes(mask) if warp * WARP_SIZE + ln >= block_threads]
+    if missing:
+        raise WarpSyncError(
+            f"cuda.{op}: mask {mask:#010x} names lanes {missing[0]}..{missing[-1]} of warp "
+            f"{warp}, but the block has only {block_threads} threads, so those lanes do "
+            "not exist and the call would hang on a GPU. Use a block size that is a "
+            "multiple of 32, or a mask with only the lanes that exist."
+        )
+    key = (id(manager), tuple(t.blockIdx), warp, mask)
+    with _registry_lock:
+        meeting = _warps.get(key)
+        if meeting is None or meeting.barrier.broken:
+            meeting = _warps[key] = _WarpMeeting(len(_lanes(mask)))
+    return lane, warp, mask, meeting
+
+
+def _wait(meeting: _WarpMeeting, op: str, warp: int, mask: int):
+    try:
+        meeting.barrier.wait()
+    except threading.BrokenBarrierError:
+        waiting = meeting.barrier.n_waiting
+        raise WarpSyncError(
+            f"cuda.{op}: not every lane in mask {mask:#010x} of warp {warp} reached this "
+            f"call within {_TIMEOUT:g} s ({waiting} were waiting). A lane named in the mask "
+            "returned early or took another branch; on a GPU this hangs or is undefined. "
+            "Make every lane in the mask execute the same call (move early returns below "
+            "it), or pass a mask of only the lanes that reach it."
+        ) from None
+
+
+def _exchange(op: str, mask: int, value, pick):
+    """Publish ``value``; return ``pick(lane, values)`` once every lane has published."""
+    lane, warp, mask, meeting = _context(op, mask)
+    meeting.values[lane] = value
+    _wait(meeting, op, warp, mask)
+    result = pick(lane, meeting.values, mask)
+    _wait(meeting, op, warp, mask)
+    return result
+
+
+def _from_lane(op: str, src: int, lane: int, values, mask: int):
+    if not (0 <= src < WARP_SIZE):
+        return values[lane]
+    if not (mask >> src) & 1:
+        raise WarpSyncError(
+            f"cuda.{op}: lane {lane} reads lane {src}, which is not in mask {mask:#010x}; "
+            "on a GPU the value is undefined. Include that lane in the mask."
+        )
+    return values[src]
+
+
+def syncwarp(self, mask=FULL_MASK):
+    _exchange("syncwarp", mask, None, lambda lane, values, m: None)
+
+
+def shfl_sync(self, mask, value, src_lane):
+    return _exchange(
+        "shfl_sync", mask, value,
+        lambda lane, v, m: _from_lane("shfl_sync", int(src_lane) % WARP_SIZE, lane, v, m),
+    )
+
+
+def shfl_up_sync(self, mask, value, delta):
+    return _exchange(
+        "shfl_up_sync", mask, value,
+        lambda lane, v, m: _from_lane("shfl_up_sync", lane - int(delta), lane, v, m),
+    )
+
+
+def shfl_down_sync(self, mask, value, delta):
+    return _exchange(
+        "shfl_down_sync", mask, value,
+        lambda lane, v, m: _from_lane("shfl_down_sync", lane + int(delta), lane, v, m),
+    )
+
+
+def shfl_xor_sync(self, mask, value, lane_mask):
+    return _exchange(
+        "shfl_xor_sync", mask, value,
+        lambda lane, v, m: _from_lane("shfl_xor_sync", lane ^ int(lane_mask), lane, v, m),
+    )
+
+
+def _ballot_bits(values, mask):
+    bits = 0
+    for ln in _lanes(mask):
+        if values[ln]:
+            bits |= 1 << ln
+    return bits
+
+
+def ballot_sync(self, mask, predicate):
+    return _exchange("ballot_sync", mask, bool(predicate), lambda lane, v, m: _ballot_bits(v, m))
+
+
+def any_sync(self, mask, predicate):
+    return _exchange(
+        "any_sync", mask, bool(predicate), lambda lane, v, m: int(_ballot_bits(v, m) != 0)
+    )
+
+
+def all_sync(self, mask, predicate):
+    return _exchange(
+        "all_sync", mask, bool(predicate),
+        lambda lane, v, m: int(_ballot_bits(v, m) == m),
+    )
+
+
+def activemask(self):
+    """Lanes of the caller's warp that exist and have not finished.
+
+    The simulator cannot see divergence inside a warp, so lanes that took another
+    branch still count as active here.
+    """
+    t = threading.current_thread()
+    manager = t._manager
+    warp = t.thread_id // WARP_SIZE
+    block_threads = int(np.prod(manager._block_dim))
+    first = warp * WARP_SIZE
+    mask = 0
+    for lane in range(WARP_SIZE):
+        if first + lane < block_threads:
+            mask |= 1 << lane
+    return mask
+
+
+def _poison_shared(original):
+    def array(self, shape, dtype, alignment=None):
+        before = len(self._allocations)
+        arr = original(self, shape, dtype, alignment)
+        # The simulator keeps one allocation per source line: poison only new ones.
+        if len(self._allocations) > before:
+            if arr.dtype.kind == "f":
+                arr.fill(np.nan)
+            elif arr.dtype.kind in "iu":
+                arr.fill(np.iinfo(arr.dtype).max // 3)
+        return arr
+
+    return array
+
+
+def install() -> None:
+    """Add the warp intrinsics to the simulator's fake ``cuda`` module (once)."""
+    global _installed
+    if _installed:
+        return
+    from numba.cuda.simulator import kernelapi
+
+    fake = kernelapi.FakeCUDAModule
+    for fn in (syncwarp, shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync,
+               ballot_sync, any_sync, all_sync, activemask):
+        setattr(fake, fn.__name__, fn)
+    kernelapi.FakeCUDAShared.array = _poison_shared(kernelapi.FakeCUDAShared.array)
+    _installed = True

@@ -1,0 +1,259 @@
+"""Timing GPU work honestly: CUDA events, warm-up, repeats, medians and ceilings.
+
+The protocol (DESIGN.md):
+
+* Events, never the wall clock: a launch returns before the kernel runs.
+* Warm up first: the first call of a Numba kernel compiles it (about a second).
+* Repeat (at least ``min_repeat`` runs and ``min_time`` seconds); report the median,
+  keep the minimum and the spread.
+* Optionally scribble over a buffer twice the L2's size between runs, so that a
+  working set that fits in L2 is not served from it.
+* Bandwidth counts the fewest bytes the operation must move (each input read once,
+  each output written once), in GB/s = 1e9 B/s, against two ceilings: the
+  theoretical peak and the measured device-to-device copy.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import SIMULATOR
+
+
+class NeedsGPU(RuntimeError):
+    """Timing was asked for where there is no GPU to time."""
+
+
+def _require_gpu(what: str) -> None:
+    if SIMULATOR:
+        raise NeedsGPU(
+            f"{what} measures a real GPU, and this session runs on Numba's CUDA simulator, "
+            "whose timings mean nothing. Use gp.records.run(<experiment>) to see the results "
+            "recorded on the reference GPU, or run on a GPU (on Colab: Runtime > Change "
+            "runtime type > T4 GPU)."
+        )
+
+
+@dataclass
+class Timing:
+    """Times of repeated runs of one piece of GPU work, in milliseconds."""
+
+    times_ms: list[float] = field(repr=False)
+
+    @property
+    def n(self) -> int:
+        return len(self.times_ms)
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.times_ms)
+
+    @property
+    def min_ms(self) -> float:
+        return min(self.times_ms)
+
+    @property
+    def max_ms(self) -> float:
+        return max(self.times_ms)
+
+    @property
+    def spread(self) -> float:
+        """Interquartile range over the median: 0.02 means the middle half is within 2%."""
+        if self.n < 4:
+            return (self.max_ms - self.min_ms) / self.median_ms if self.median_ms else 0.0
+        q = statistics.quantiles(self.times_ms, n=4)
+        return (q[2] - q[0]) / self.median_ms if self.median_ms else 0.0
+
+    def __repr__(self) -> str:
+        return (f"Timing(median={self.median_ms:.4g} ms, min={self.min_ms:.4g} ms, "
+                f"spread={self.spread:.1%}, n={self.n})")
+
+
+@functools.lru_cache(maxsize=1)
+def _flush_buffer():
+    from numba import cuda
+
+    from . import device
+
+    nbytes = 2 * (device.info().l2_bytes or 64 * 2**20)
+    return cuda.device_array(nbytes // 4, dtype=np.float32)
+
+
+@functools.lru_cache(maxsize=1)
+def _scribble_kernel():
+    from numba import cuda
+
+    @cuda.jit
+    def scribble(buf, value):
+        i = cuda.grid(1)
+        stride = cuda.gridsize(1)
+        while i < buf.size:
+            buf[i] = value
+            i += stride
+
+    return scribble
+
+
+def flush_l2() -> None:
+    """Overwrite a buffer twice the L2's size, evicting whatever the last run left there."""
+    buf = _flush_buffer()
+    _scribble_kernel()[1024, 256](buf, np.float32(1.0))
+
+
+def time_kernel(fn, *, warmup: int = 2, min_repeat: int = 10, min_time: float = 0.2,
+                max_repeat: int = 1000, flush: bool = False) -> Timing:
+    """Time ``fn()``, a callable that enqueues GPU work on the default stream.
+
+    Each run is bracketed by CUDA events; the function returns once at least
+    ``min_repeat`` runs and ``min_time`` seconds of measured GPU time are collected
+    (or ``max_repeat`` runs). ``flush=True`` evicts L2 before each run.
+    """
+    _require_gpu("time_kernel")
+    from numba import cuda
+
+    for _ in range(max(warmup, 1)):
+        fn()
+    cuda.synchronize()
+    times: list[float] = []
+    total = 0.0
+    start, end = cuda.event(), cuda.event()
+    while len(times) < max_repeat and (len(times) < min_repeat or total < min_time * 1e3):
+        if flush:
+            flush_l2()
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        ms = start.elapsed_time(end)
+        times.append(ms)
+        total += ms
+    return Timing(times)
+
+
+def gbps(nbytes: float, ms: float) -> float:
+    """Bytes moved in ``ms`` milliseconds, in GB/s (1 GB = 1e9 bytes)."""
+    return nbytes / (ms * 1e-3) / 1e9
+
+
+def tflops(flops: float, ms: float) -> float:
+    """Floating-point operations in ``ms`` milliseconds, in TFLOP/s."""
+    return flops / (ms * 1e-3) / 1e12
+
+
+def bandwidth_row(nbytes: float, timing: Timing) -> dict:
+    """The standard columns for a memory-bound measurement: time, GB/s, % of both ceilings."""
+    c = ceilings()
+    bw = gbps(nbytes, timing.median_ms)
+    return {
+        "ms": timing.median_ms,
+        "ms_min": timing.min_ms,
+        "spread": timing.spread,
+        "gbps": bw,
+        "pct_copy": 100 * bw / c["copy_gbps"],
+        "pct_peak": 100 * bw / c["peak_gbps"] if c.get("peak_gbps") else None,
+    }
+
+
+def measure_copy(nbytes: int = 2**30) -> Timing:
+    """Time a device-to-device copy (cudaMemcpy) of ``nbytes``: the practical ceiling."""
+    _require_gpu("measure_copy")
+    from numba import cuda
+
+    n = nbytes // 4
+    src = cuda.to_device(np.random.default_rng(0).random(n, dtype=np.float32))
+    dst = cuda.device_array_like(src)
+    return time_kernel(lambda: dst.copy_to_device(src))
+
+
+def measure_cublas_sgemm(n: int = 4096):
+    """Time CuPy's float32 matrix product (cuBLAS SGEMM, no TF32); None without CuPy."""
+    _require_gpu("measure_cublas_sgemm")
+    try:
+        import cupy as cp
+    except ImportError:
+        return None
+    rng = cp.random.default_rng(0)
+    a = rng.random((n, n), dtype=cp.float32) - 0.5
+    b = rng.random((n, n), dtype=cp.float32) - 0.5
+    c = cp.empty((n, n), dtype=cp.float32)
+    ev0, ev1 = cp.cuda.Event(), cp.cuda.Event()
+
+    def run():
+        cp.matmul(a, b, out=c)
+
+    for _ in range(3):
+        run()
+    times = []
+    for _ in range(10):
+        ev0.record()
+        run()
+        ev1.record()
+        ev1.synchronize()
+        times.append(cp.cuda.get_elapsed_time(ev0, ev1))
+    return Timing(times)
+
+
+@functools.lru_cache(maxsize=1)
+def ceilings() -> dict:
+    """The two ceilings every chapter compares against, measured once per process.
+
+    ``copy_gbps``: device-to-device copy of 1 GiB (bytes read + bytes written).
+    ``peak_gbps``: memory clock x bus width x 2. ``matmul_tflops``: cuBLAS FP32 at
+    4096^3 through CuPy, or None without CuPy.
+    """
+    _require_gpu("ceilings")
+    from . import device
+
+    nbytes = 2**30
+    copy = measure_copy(nbytes)
+    sgemm = measure_cublas_sgemm(4096)
+    return {
+        "copy_gbps": gbps(2 * nbytes, copy.median_ms),
+        "copy_bytes": nbytes,
+        "peak_gbps": device.info().peak_gbps,
+        "matmul_tflops": None if sgemm is None else tflops(2 * 4096**3, sgemm.median_ms),
+        "matmul_n": 4096,
+    }
+
+
+def _default_progress(message: str) -> None:
+    print(message, file=sys.stdout, flush=True)
+
+
+def sweep(measure, grid: dict, *, label: str = "", progress=None) -> list[dict]:
+    """Call ``measure(**params)`` for every combination in ``grid``; return tidy rows.
+
+    ``grid`` maps parameter names to lists of values. Each row is the parameters
+    merged with the dict ``measure`` returns. Progress is reported as
+    ``[3/12] label block=256 ...  2803 GB/s`` through ``progress`` (print by default;
+    pass ``False`` for silence).
+    """
+    if not isinstance(grid, dict) or not grid:
+        raise ValueError("grid must be a non-empty dict mapping parameter names to lists of "
+                         "values, e.g. {'block': [128, 256], 'blocks_per_sm': [1, 2, 4]}.")
+    for key, values in grid.items():
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+            raise TypeError(f"grid[{key!r}] must be a list of values, not {values!r}.")
+    report = _default_progress if progress is None else (progress or (lambda _m: None))
+    names = list(grid)
+    combos = list(itertools.product(*(list(grid[k]) for k in names)))
+    rows = []
+    t0 = time.perf_counter()
+    for i, values in enumerate(combos, 1):
+        params = dict(zip(names, values))
+        result = measure(**params)
+        row = {**params, **result}
+        rows.append(row)
+        shown = " ".join(f"{k}={v}" for k, v in params.items())
+        extra = f"  {row['gbps']:.0f} GB/s" if isinstance(row.get("gbps"), float) else ""
+        if isinstance(row.get("tflops"), float):
+            extra += f"  {row['tflops']:.2f} TFLOP/s"
+        report(f"[{i}/{len(combos)}] {label} {shown}{extra}  ({time.perf_counter() - t0:.0f} s)")
+    return rows

@@ -1,0 +1,260 @@
+"""The checker engine every exercise uses.
+
+A checker runs the student's code on inputs chosen to expose the usual mistakes
+(sizes 1, 31, 32, 33, a block minus one, a block plus one, several blocks,
+non-powers of two), with fresh random data (random offset and scale, never zeros or
+``arange``), NaN-poisoned outputs, a float64 reference and a second seed. It says
+what went wrong in plain words, one line per failed case, never a traceback wall.
+
+    chk = Checker("sequential addressing")
+    for n in sizes_around(256):
+        with chk.case(f"n={n}"):
+            ...
+            chk.compare(got, ref)
+    return chk.report()
+
+Under the simulator some races pass by luck (a non-atomic ``out[0] += x`` may come
+out right); the report says so, and chapters add cheap source checks
+(``Checker.source_has``) for the common ones.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import textwrap
+import traceback
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import SIMULATOR
+
+PASS, FAIL = "\u2713", "\u2717"  # check mark, cross
+
+
+def sizes_around(block: int, *, blocks: int = 3) -> list[int]:
+    """Sizes that expose tail, warp and block-boundary mistakes for ``block`` threads."""
+    sizes = {1, 31, 32, 33, block - 1, block, block + 1, blocks * block + 7, 1000}
+    return sorted(s for s in sizes if s >= 1)
+
+
+def random_array(shape, rng=None, dtype=np.float32) -> np.ndarray:
+    """Random values with a random offset and scale (so zero-sums and unit ranges are rare).
+
+    ``rng`` is a ``numpy.random.Generator`` or an integer seed.
+    """
+    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    scale = rng.uniform(0.5, 4.0)
+    offset = rng.uniform(-2.0, 2.0)
+    data = offset + scale * (rng.random(shape) - 0.5)
+    if np.dtype(dtype).kind in "iu":
+        return np.round(data * 10).astype(dtype)
+    return data.astype(dtype)
+
+
+def poisoned(shape, dtype=np.float32) -> np.ndarray:
+    """An output array full of NaN (or a sentinel for integers): unwritten elements show."""
+    if np.dtype(dtype).kind == "f":
+        return np.full(shape, np.nan, dtype=dtype)
+    return np.full(shape, np.iinfo(dtype).min, dtype=dtype)
+
+
+@dataclass
+class Report:
+    """The outcome of a checker: truthy when everything passed."""
+
+    title: str
+    passed: list[str] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and bool(self.passed)
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def text(self, max_failures: int = 8) -> str:
+        lines = []
+        if self.ok:
+            lines.append(f"{PASS} {self.title}: all {len(self.passed)} checks passed.")
+        else:
+            total = len(self.passed) + len(self.failed)
+            lines.append(f"{FAIL} {self.title}: {len(self.failed)} of {total} checks failed.")
+            for name, why in self.failed[:max_failures]:
+                lines.append(f"  {FAIL} {name}: {why}")
+            if len(self.failed) > max_failures:
+                lines.append(f"  ... and {len(self.failed) - max_failures} more.")
+        lines += [f"  note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def _repr_pretty_(self, p, cycle):  # IPython shows the report, not the dataclass
+        p.text(self.text())
+
+    def __repr__(self) -> str:
+        return self.text()
+
+
+class Checker:
+    """Collects the cases of one exercise check; see the module docstring."""
+
+    def __init__(self, title: str, *, race_note: bool = False):
+        self.report_ = Report(title)
+        self._current: str | None = None
+        self._failed_current = False
+        if race_note and SIMULATOR:
+            self.report_.notes.append(
+                "this ran on the CUDA simulator, which runs threads one after another in "
+                "small steps: some races (a missing barrier, a non-atomic update) can pass "
+                "here and still fail on a GPU."
+            )
+
+    @contextmanager
+    def case(self, name: str, seed: int | None = None):
+        """One named case; exceptions inside it become a one-line failure."""
+        self._current = name if seed is None else f"{name} (seed {seed})"
+        self._failed_current = False
+        try:
+            yield self
+        except NotImplementedError:
+            self._record_fail("not implemented yet: replace `raise NotImplementedError()` "
+                              "with your code.")
+        except Exception as err:  # report in one line; the student's code raised
+            self._record_fail(describe_exception(err))
+        else:
+            if not self._failed_current:
+                self.report_.passed.append(self._current)
+        finally:
+            self._current = None
+
+    def _record_fail(self, why: str) -> None:
+        if not self._failed_current:
+            self.report_.failed.append((self._current or "check", why))
+        self._failed_current = True
+
+    def fail(self, why: str) -> None:
+        """Mark the current case (or the whole check, outside a case) as failed."""
+        if self._current is None:
+            self.report_.failed.append(("check", why))
+        else:
+            self._record_fail(why)
+
+    def expect(self, condition: bool, why: str) -> bool:
+        if not condition:
+            self.fail(why)
+        return bool(condition)
+
+    def compare(self, got, ref, *, rtol: float = 1e-5, atol: float = 1e-6,
+                what: str = "output") -> bool:
+        """Compare ``got`` with the float64 reference; explain the first kind of mistake."""
+        why = compare(got, ref, rtol=rtol, atol=atol, what=what)
+        if why:
+            self.fail(why)
+            return False
+        return True
+
+    def is_kernel(self, obj, *, what: str = "kernel") -> bool:
+        """Fail unless ``obj`` is a ``@cuda.jit`` kernel (a common first mistake)."""
+        if obj is None or not hasattr(obj, "__getitem__") or not callable(obj):
+            self.fail(f"expected a @cuda.jit {what}, got {type(obj).__name__}. Decorate your "
+                      "function with @cuda.jit.")
+            return False
+        return True
+
+    def source_has(self, fn, pattern: str, *, why: str, regex: bool = False) -> bool:
+        """Fail if the source of ``fn`` lacks ``pattern`` (a cheap check for a common mistake)."""
+        src = source_of(fn)
+        if src is None:
+            return True
+        found = re.search(pattern, src) if regex else pattern in src
+        if not found:
+            self.report_.failed.append(("source", why))
+        return bool(found)
+
+    def source_lacks(self, fn, pattern: str, *, why: str, regex: bool = False) -> bool:
+        src = source_of(fn)
+        if src is None:
+            return True
+        found = re.search(pattern, src) if regex else pattern in src
+        if found:
+            self.report_.failed.append(("source", why))
+        return not found
+
+    def note(self, text: str) -> None:
+        self.report_.notes.append(text)
+
+    def report(self, *, show: bool = True) -> Report:
+        if show:
+            print(self.report_.text())
+        return self.report_
+
+
+def compare(got, ref, *, rtol: float = 1e-5, atol: float = 1e-6, what: str = "output") -> str | None:
+    """``None`` if ``got`` matches ``ref``; otherwise a sentence saying what is wrong."""
+    if hasattr(got, "copy_to_host"):
+        got = got.copy_to_host()
+    got = np.asarray(got)
+    ref = np.asarray(ref, dtype=np.float64)
+    if got.shape != ref.shape:
+        if got.size == 1 and ref.size == 1:
+            got = got.reshape(ref.shape)
+        else:
+            return f"{what} has shape {got.shape}, expected {ref.shape}."
+    g = got.astype(np.float64)
+    nan = np.isnan(g) & ~np.isnan(ref)
+    if nan.any():
+        idx = np.argwhere(nan)
+        first = tuple(int(i) for i in idx[0]) if g.ndim > 1 else int(idx[0][0])
+        return (f"{int(nan.sum())} of {g.size} {what} element(s) are NaN, first at index {first}: "
+                "never written (outputs start as NaN), or computed from memory nothing wrote. "
+                "Does every element get a thread, and is shared memory filled before use?")
+    bad = ~np.isclose(g, ref, rtol=rtol, atol=atol)
+    if bad.any():
+        idx = np.argwhere(bad)
+        first = tuple(int(i) for i in idx[0]) if g.ndim > 1 else int(idx[0][0])
+        gv, rv = g[tuple(idx[0])], ref[tuple(idx[0])]
+        rel = float(np.linalg.norm(g - ref) / max(np.linalg.norm(ref), 1e-300))
+        return (f"{int(bad.sum())} of {g.size} {what} element(s) are wrong, first at index "
+                f"{first}: got {gv:.7g}, expected {rv:.7g} (relative error of the whole "
+                f"{what}: {rel:.2e}).")
+    return None
+
+
+def describe_exception(err: BaseException) -> str:
+    """One line: the exception, and the student's line that raised it when we can find it."""
+    msg = str(err).strip().splitlines()
+    text = msg[-1] if msg else ""
+    text = re.sub(r"^tid=\[[^\]]*\] ctaid=\[[^\]]*\]:\s*", "", text)
+    where = ""
+    for frame in reversed(traceback.extract_tb(err.__traceback__)):
+        if "gpuperf" not in frame.filename and "numba" not in frame.filename:
+            where = f" (at line {frame.lineno}: `{(frame.line or '').strip()}`)"
+            break
+    hint = ""
+    if isinstance(err, IndexError):
+        hint = " A thread read or wrote outside the array: check the bounds test."
+    return f"your code raised {type(err).__name__}: {text}{where}.{hint}"
+
+
+def source_of(fn) -> str | None:
+    fn = getattr(fn, "py_func", fn)
+    try:
+        return textwrap.dedent(inspect.getsource(fn))
+    except (OSError, TypeError):
+        return None
+
+
+def bandwidth_line(student_ms: float, reference_ms: float, nbytes: float, *,
+                   reference_name: str = "the chapter's kernel") -> str:
+    """A one-line GPU speed report: the student's GB/s against the reference's."""
+    from .bench import gbps
+
+    s, r = gbps(nbytes, student_ms), gbps(nbytes, reference_ms)
+    return (f"on this GPU your kernel moves {s:.0f} GB/s; {reference_name} moves {r:.0f} GB/s "
+            f"({100 * s / r:.0f}%).")

@@ -1,0 +1,565 @@
+"""Case study: the backward pass of Generalized Divisive Normalization (GDN).
+
+GDN (Ballé, Laparra and Simoncelli, 2016) normalizes each channel ``i`` of a
+multi-channel image by a weighted energy of all channels at the same pixel::
+
+    u_i = w_i / sqrt(beta_i + sum_j gamma_ij * w_j**2)          (elementwise over pixels)
+
+With ``N`` channels, ``gamma`` is an ``N x N`` matrix and ``beta`` an ``N``-vector.
+Call ``D_i = (beta_i + sum_j gamma_ij w_j**2) ** -1/2`` (the forward pass computes it,
+the backward pass reuses it) and ``delta_i = dL/du_i`` the error arriving from the
+next layer. Summed over every pixel and every image ``s`` of the batch::
+
+    dL/dgamma_kj = sum_s  -1/2 * delta_k[s] * w_k[s] * D_k[s]**3 * w_j[s]**2
+    dL/dbeta_k   = sum_s  -1/2 * delta_k[s] * w_k[s] * D_k[s]**3
+
+Layout: every array is ``(N, S)`` float32, C-contiguous, with ``S = batch * m * n``
+samples, so that one channel of the whole batch is one contiguous row (the seed's
+"column-major" storage). ``channel_major`` converts a ``(batch, N, m, n)`` array.
+
+The seed's four algorithms all first build the *raw* contributions
+``raw[k*N + j, s] = -1/2 delta_k w_k D_k^3 w_j^2`` (an ``N*N x S`` matrix) and then
+sum each row:
+
+1. ``replicate``: materialize four ``N*N x S`` replicated matrices, multiply them
+   elementwise, index-free (thread id = memory index).
+2. ``per_channel``: no replication; for each row ``k`` of gamma, one 1D launch of
+   ``N * S`` threads (``N`` launches).
+3. ``shared``: one launch, a block row per row ``k`` of gamma; ``delta_k``, ``w_k``,
+   ``D_k`` staged in shared memory, each thread loops over the ``N`` channels ``j``.
+4. ``registers``: the same, with the three values held in registers (each thread
+   only ever reads its own element, so shared memory buys nothing).
+
+Then the reduction of ``raw`` (a loop of launches against one batched launch, and
+CuPy's CUB and cuBLAS when present), and, beyond the seed, the kernel that never
+writes ``raw`` at all (``fused``) and the observation that the whole gradient is one
+matrix product, ``dgamma = F @ (w*w).T`` with ``F = -1/2 delta w D^3``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from .. import SIMULATOR, records
+from .. import exercises as ex
+from .. import validate as v
+
+from numba import cuda  # noqa: E402  (after gpuperf, which picks GPU or simulator)
+
+ALGORITHMS = ("replicate", "per_channel", "shared", "registers")
+# Everything the sweep measures, in the order the case study tells it.
+METHODS = ALGORITHMS + ("fused", "cublas")
+DEFAULT_BLOCK = 256
+FULL_MASK = 0xFFFFFFFF
+
+_MINUS_HALF = np.float32(-0.5)
+_ONE = np.float32(1.0)
+_ZERO = np.float32(0.0)
+
+
+# --------------------------------------------------------------------------- references
+
+
+def channel_major(x):
+    """``(batch, N, m, n)`` (NCHW) -> ``(N, batch*m*n)`` float32, C-contiguous.
+
+    The kernels want each channel of the whole batch in one contiguous row, so that
+    consecutive threads (consecutive samples) read consecutive addresses.
+    """
+    x = np.asarray(x)
+    if x.ndim != 4:
+        raise ValueError(f"channel_major expects a (batch, N, m, n) array, got shape {x.shape}.")
+    batch, n_ch, m, n = x.shape
+    return np.ascontiguousarray(np.transpose(x, (1, 0, 2, 3)).reshape(n_ch, batch * m * n),
+                                dtype=np.float32)
+
+
+def reference_forward(w, gamma, beta):
+    """Float64 GDN forward: returns ``(u, D)``, both ``(N, S)``."""
+    w = np.asarray(w, dtype=np.float64)
+    energy = np.asarray(beta, np.float64)[:, None] + np.asarray(gamma, np.float64) @ (w * w)
+    d = energy ** -0.5
+    return w * d, d
+
+
+def reference_factor(w, delta, d):
+    """Float64 ``F = -1/2 delta w D^3``, the per-(k, s) factor common to both gradients."""
+    w, delta, d = (np.asarray(a, dtype=np.float64) for a in (w, delta, d))
+    return -0.5 * delta * w * d**3
+
+
+def reference_raw(w, delta, d):
+    """Float64 raw gamma contributions, ``(N*N, S)``: row ``k*N + j`` sums to dgamma[k, j]."""
+    f = reference_factor(w, delta, d)
+    w = np.asarray(w, dtype=np.float64)
+    n_ch, n_s = w.shape
+    return (f[:, None, :] * (w * w)[None, :, :]).reshape(n_ch * n_ch, n_s)
+
+
+def reference_backward(w, delta, gamma, beta):
+    """Float64 ``(dgamma, dbeta)`` from scratch (recomputing D): the ground truth."""
+    _, d = reference_forward(w, gamma, beta)
+    f = reference_factor(w, delta, d)
+    w = np.asarray(w, dtype=np.float64)
+    return f @ (w * w).T, f.sum(axis=1)
+
+
+def reference_input_grad(w, delta, gamma, beta):
+    """Float64 ``dL/dw`` (the error passed to the previous layer), for completeness.
+
+    ``dL/dw_j = delta_j D_j + 2 w_j sum_k gamma_kj F_k`` with ``F = -1/2 delta w D^3``.
+    """
+    _, d = reference_forward(w, gamma, beta)
+    f = reference_factor(w, delta, d)
+    w64 = np.asarray(w, dtype=np.float64)
+    return np.asarray(delta, np.float64) * d + 2.0 * w64 * (np.asarray(gamma, np.float64).T @ f)
+
+
+def random_problem(n_ch: int, n_samples: int, seed: int = 0):
+    """Fresh random float32 ``(w, delta, gamma, beta)`` with a random offset and scale.
+
+    ``gamma`` is non-negative and ``beta`` positive, as GDN requires (the energy under
+    the square root must stay positive).
+    """
+    rng = np.random.default_rng(seed)
+    scale, offset = rng.uniform(0.5, 2.0), rng.uniform(-0.5, 0.5)
+    w = (offset + scale * rng.standard_normal((n_ch, n_samples))).astype(np.float32)
+    delta = (rng.uniform(-1, 1) + rng.standard_normal((n_ch, n_samples))).astype(np.float32)
+    gamma = (rng.uniform(0.01, 0.2) * rng.random((n_ch, n_ch))).astype(np.float32)
+    beta = (rng.uniform(0.5, 1.5) + 0.1 * rng.random(n_ch)).astype(np.float32)
+    return w, delta, gamma, beta
+
+
+# --------------------------------------------------------------------------- kernels
+
+
+@functools.lru_cache(maxsize=None)
+def make_forward(block: int = DEFAULT_BLOCK):
+    """Forward GDN: ``u = w * D``; grid ``(ceil(S/block), N)``, one thread per (i, s)."""
+
+    @cuda.jit
+    def gdn_forward(w, gamma, beta, u, d):
+        s = cuda.blockIdx.x * block + cuda.threadIdx.x
+        i = cuda.blockIdx.y
+        n_ch = w.shape[0]
+        if s < w.shape[1]:
+            energy = beta[i]
+            for j in range(n_ch):
+                x = w[j, s]
+                energy += gamma[i, j] * x * x
+            r = _ONE / math.sqrt(energy)
+            d[i, s] = r
+            u[i, s] = w[i, s] * r
+
+    return gdn_forward
+
+
+# Algorithm 1: replicate, then multiply index-free. Flat 1D views throughout.
+
+
+@functools.lru_cache(maxsize=None)
+def make_replicate(block: int = DEFAULT_BLOCK):
+    """Two replication kernels over a flat ``N*N*S`` output.
+
+    ``rows``: ``out[k*N + j, s] = src[k, s]`` (each row repeated N times, vertically);
+    ``cols``: ``out[k*N + j, s] = src[j, s]`` (the whole matrix tiled N times).
+    """
+
+    @cuda.jit
+    def replicate_rows(src, n_ch, n_s, out):
+        t = cuda.blockIdx.x * block + cuda.threadIdx.x
+        if t < out.size:
+            row = t // n_s
+            out[t] = src[(row // n_ch) * n_s + (t - row * n_s)]
+
+    @cuda.jit
+    def replicate_cols(src, n_ch, n_s, out):
+        t = cuda.blockIdx.x * block + cuda.threadIdx.x
+        if t < out.size:
+            row = t // n_s
+            out[t] = src[(row % n_ch) * n_s + (t - row * n_s)]
+
+    return replicate_rows, replicate_cols
+
+
+@functools.lru_cache(maxsize=None)
+def make_multiply(block: int = DEFAULT_BLOCK):
+    """Index-free elementwise product of the four replicated matrices."""
+
+    @cuda.jit
+    def multiply4(delta_r, wk_r, d_r, wj_r, raw):
+        t = cuda.blockIdx.x * block + cuda.threadIdx.x
+        if t < raw.size:
+            dk = d_r[t]
+            wj = wj_r[t]
+            raw[t] = _MINUS_HALF * delta_r[t] * wk_r[t] * dk * dk * dk * wj * wj
+
+    return multiply4
+
+
+@functools.lru_cache(maxsize=None)
+def make_per_channel(block: int = DEFAULT_BLOCK):
+    """Algorithm 2: one launch per row ``k`` of gamma, ``N * S`` threads, 1D."""
+
+    @cuda.jit
+    def per_channel(delta, w, d, k, raw):
+        n_ch, n_s = w.shape
+        t = cuda.blockIdx.x * block + cuda.threadIdx.x
+        if t < n_ch * n_s:
+            j = t // n_s
+            s = t - j * n_s  # the seed's "thread id % imageSize"
+            dk = d[k, s]
+            wj = w[j, s]
+            raw[k * n_ch + j, s] = _MINUS_HALF * delta[k, s] * w[k, s] * dk * dk * dk * wj * wj
+
+    return per_channel
+
+
+@functools.lru_cache(maxsize=None)
+def make_shared(block: int = DEFAULT_BLOCK):
+    """Algorithm 3: grid ``(ceil(S/block), N)``; row k's delta, w, D staged in shared memory."""
+
+    @cuda.jit
+    def row_shared(delta, w, d, raw):
+        sh_delta = cuda.shared.array(block, np.float32)
+        sh_w = cuda.shared.array(block, np.float32)
+        sh_d = cuda.shared.array(block, np.float32)
+        n_ch, n_s = w.shape
+        t = cuda.threadIdx.x
+        s = cuda.blockIdx.x * block + t
+        k = cuda.blockIdx.y
+        if s < n_s:
+            sh_delta[t] = delta[k, s]
+            sh_w[t] = w[k, s]
+            sh_d[t] = d[k, s]
+        cuda.syncthreads()  # reached by every thread, tail threads included
+        if s < n_s:
+            dk = sh_d[t]
+            common = _MINUS_HALF * sh_delta[t] * sh_w[t] * dk * dk * dk
+            for j in range(n_ch):
+                wj = w[j, s]
+                raw[k * n_ch + j, s] = common * wj * wj
+
+    return row_shared
+
+
+@functools.lru_cache(maxsize=None)
+def make_registers(block: int = DEFAULT_BLOCK):
+    """Algorithm 4: as algorithm 3, with row k's three values in registers: no barrier."""
+
+    @cuda.jit
+    def row_registers(delta, w, d, raw):
+        n_ch, n_s = w.shape
+        s = cuda.blockIdx.x * block + cuda.threadIdx.x
+        k = cuda.blockIdx.y
+        if s < n_s:
+            dk = d[k, s]
+            common = _MINUS_HALF * delta[k, s] * w[k, s] * dk * dk * dk
+            for j in range(n_ch):
+                wj = w[j, s]
+                raw[k * n_ch + j, s] = common * wj * wj
+
+    return row_registers
+
+
+@functools.lru_cache(maxsize=None)
+def make_row_sum(block: int = DEFAULT_BLOCK):
+    """Sum every row of a ``(R, S)`` matrix: one block per row, block-stride loop, tree.
+
+    The batched reduction of the raw contributions: one launch for all ``R = N*N`` rows.
+    ``block`` must be a power of two (the tree halves it each step).
+    """
+
+    @cuda.jit
+    def row_sum(mat, out):
+        partial = cuda.shared.array(block, np.float32)
+        t = cuda.threadIdx.x
+        row = cuda.blockIdx.x
+        acc = _ZERO
+        for s in range(t, mat.shape[1], block):
+            acc += mat[row, s]
+        partial[t] = acc
+        cuda.syncthreads()
+        stride = block // 2
+        while stride > 0:
+            if t < stride:
+                partial[t] += partial[t + stride]
+            cuda.syncthreads()
+            stride //= 2
+        if t == 0:
+            out[row] = partial[0]
+
+    return row_sum
+
+
+@functools.lru_cache(maxsize=None)
+def make_beta_grad(block: int = DEFAULT_BLOCK):
+    """dL/dbeta: one block per channel k sums ``-1/2 delta_k w_k D_k^3`` over all samples."""
+
+    @cuda.jit
+    def beta_grad(delta, w, d, dbeta):
+        partial = cuda.shared.array(block, np.float32)
+        t = cuda.threadIdx.x
+        k = cuda.blockIdx.x
+        acc = _ZERO
+        for s in range(t, w.shape[1], block):
+            dk = d[k, s]
+            acc += delta[k, s] * w[k, s] * dk * dk * dk
+        partial[t] = acc
+        cuda.syncthreads()
+        stride = block // 2
+        while stride > 0:
+            if t < stride:
+                partial[t] += partial[t + stride]
+            cuda.syncthreads()
+            stride //= 2
+        if t == 0:
+            dbeta[k] = _MINUS_HALF * partial[0]
+
+    return beta_grad
+
+
+@functools.lru_cache(maxsize=None)
+def make_fused(block: int = DEFAULT_BLOCK, coarsen: int = 8):
+    """Beyond the seed: dgamma and dbeta without ever writing the raw contributions.
+
+    Grid ``(ceil(S / (block*coarsen)), N)``. Each thread keeps ``coarsen`` factors
+    ``F_k[s]`` in registers (samples ``block`` apart, so loads stay coalesced), then for
+    every channel j sums ``F_k[s] * w_j[s]^2`` over them, reduces across the warp with
+    shuffles, and lane 0 adds the warp's sum to ``dgamma[k, j]`` atomically. Outputs must
+    be zeroed before the launch. Every thread runs every shuffle (tail threads add zeros).
+    """
+    chunk = block * coarsen
+
+    @cuda.jit
+    def fused(delta, w, d, dgamma, dbeta):
+        factors = cuda.local.array(coarsen, np.float32)
+        n_ch, n_s = w.shape
+        t = cuda.threadIdx.x
+        lane = t % 32
+        k = cuda.blockIdx.y
+        base = cuda.blockIdx.x * chunk + t
+        acc = _ZERO
+        for c in range(coarsen):
+            s = base + c * block
+            f = _ZERO
+            if s < n_s:
+                dk = d[k, s]
+                f = _MINUS_HALF * delta[k, s] * w[k, s] * dk * dk * dk
+            factors[c] = f
+            acc += f
+        for off in (16, 8, 4, 2, 1):
+            acc += cuda.shfl_down_sync(FULL_MASK, acc, off)
+        if lane == 0:
+            cuda.atomic.add(dbeta, k, acc)
+        for j in range(n_ch):
+            acc = _ZERO
+            for c in range(coarsen):
+                s = base + c * block
+                if s < n_s:
+                    wj = w[j, s]
+                    acc += factors[c] * wj * wj
+            for off in (16, 8, 4, 2, 1):
+                acc += cuda.shfl_down_sync(FULL_MASK, acc, off)
+            if lane == 0:
+                cuda.atomic.add(dgamma, (k, j), acc)
+
+    return fused
+
+
+# --------------------------------------------------------------------------- host wrappers
+
+_SIG2 = "void(float32[:, ::1], float32[:, ::1], float32[:, ::1], float32[:, ::1])"
+
+
+def _check_inputs(w, delta, d=None):
+    w = v.array(w, name="w", dtype=np.float32, ndim=2)
+    delta = v.array(delta, name="delta", dtype=np.float32, ndim=2)
+    v.same_shape(w, delta, ("w", "delta"))
+    if d is not None:
+        d = v.array(d, name="d", dtype=np.float32, ndim=2)
+        v.same_shape(w, d, ("w", "d"))
+    n_ch, n_s = w.shape
+    if n_ch > 65535:
+        raise ValueError(f"N={n_ch} channels is over the 65535 blocks a grid's y dimension "
+                         "allows; split the channels into groups.")
+    return w, delta, d
+
+
+def _device(x):
+    return x if cuda.is_cuda_array(x) and not isinstance(x, np.ndarray) else cuda.to_device(x)
+
+
+def raw_bytes(n_ch: int, n_samples: int) -> int:
+    """Size of the raw contribution matrix, ``N*N*S`` float32."""
+    return 4 * n_ch * n_ch * n_samples
+
+
+def forward(w, gamma, beta, *, block: int = DEFAULT_BLOCK):
+    """GDN forward on the GPU (or simulator): returns NumPy ``(u, D)``."""
+    w = v.array(w, name="w", dtype=np.float32, ndim=2)
+    n_ch, n_s = w.shape
+    gamma = v.array(gamma, name="gamma", dtype=np.float32, ndim=2)
+    beta = v.array(beta, name="beta", dtype=np.float32, ndim=1)
+    if gamma.shape != (n_ch, n_ch) or beta.shape != (n_ch,):
+        raise ValueError(f"with w of shape {w.shape}, gamma must be ({n_ch}, {n_ch}) and beta "
+                         f"({n_ch},); they are {gamma.shape} and {beta.shape}.")
+    if isinstance(beta, np.ndarray) and isinstance(gamma, np.ndarray):
+        if beta.min() <= 0 or gamma.min() < 0:
+            raise ValueError("GDN needs beta > 0 and gamma >= 0 (the energy under the square "
+                             "root must stay positive); clip them, e.g. np.maximum(beta, 1e-6).")
+    block = v.block_size(block)
+    u = cuda.device_array((n_ch, n_s), np.float32)
+    d = cuda.device_array((n_ch, n_s), np.float32)
+    make_forward(block)[(math.ceil(n_s / block), n_ch), block](
+        _device(w), _device(gamma), _device(beta), u, d)
+    return u.copy_to_host(), d.copy_to_host()
+
+
+def launch_raw(algorithm: str, d_delta, d_w, d_d, d_raw, *, block: int = DEFAULT_BLOCK,
+               scratch=None):
+    """Enqueue one algorithm's kernels on device arrays (no checks, no copies): for timing.
+
+    ``scratch``: for ``replicate``, a list of four flat ``N*N*S`` device arrays.
+    """
+    n_ch, n_s = d_w.shape
+    if algorithm == "replicate":
+        rows_k, cols_k = make_replicate(block)
+        mult = make_multiply(block)
+        total = n_ch * n_ch * n_s
+        grid = math.ceil(total / block)
+        rep_delta, rep_wk, rep_d, rep_wj = scratch
+        fd, fw, fdd = d_delta.reshape(n_ch * n_s), d_w.reshape(n_ch * n_s), d_d.reshape(n_ch * n_s)
+        rows_k[grid, block](fd, n_ch, n_s, rep_delta)
+        rows_k[grid, block](fw, n_ch, n_s, rep_wk)
+        rows_k[grid, block](fdd, n_ch, n_s, rep_d)
+        cols_k[grid, block](fw, n_ch, n_s, rep_wj)
+        mult[grid, block](rep_delta, rep_wk, rep_d, rep_wj, d_raw.reshape(total))
+    elif algorithm == "per_channel":
+        kern = make_per_channel(block)
+        grid = math.ceil(n_ch * n_s / block)
+        for k in range(n_ch):
+            kern[grid, block](d_delta, d_w, d_d, k, d_raw)
+    elif algorithm == "shared":
+        make_shared(block)[(math.ceil(n_s / block), n_ch), block](d_delta, d_w, d_d, d_raw)
+    elif algorithm == "registers":
+        make_registers(block)[(math.ceil(n_s / block), n_ch), block](d_delta, d_w, d_d, d_raw)
+    else:
+        v.choice(algorithm, "algorithm", ALGORITHMS)
+
+
+def allocated_bytes(algorithm: str, n_ch: int, n_samples: int) -> int:
+    """Device memory an algorithm allocates beyond its inputs (w, delta, D) and dgamma."""
+    raw = raw_bytes(n_ch, n_samples)
+    return {"replicate": 5 * raw, "per_channel": raw, "shared": raw, "registers": raw,
+            "fused": 0, "cublas": 2 * 4 * n_ch * n_samples}[algorithm]
+
+
+def moved_bytes(method: str, n_ch: int, n_samples: int) -> int:
+    """The fewest DRAM bytes each method's design must move (its memory-bound floor).
+
+    Every array a kernel reads is counted once per launch, every array it writes once.
+    Algorithms 1-4 count only building ``raw``; ``fused`` and ``cublas`` produce the
+    finished ``dgamma`` (and ``fused`` ``dbeta``), so their floors include everything.
+    """
+    plane = 4 * n_ch * n_samples           # one (N, S) float32 array
+    raw = raw_bytes(n_ch, n_samples)
+    small = 4 * n_ch * n_ch
+    if method == "replicate":
+        # 4 replications write 4 raw-sized matrices (reading a plane each), then the
+        # product reads those 4 and writes raw.
+        return 4 * raw + 4 * plane + 4 * raw + raw
+    if method == "per_channel":
+        # each of the N launches reads all of w plus rows k of delta and D, writes N*S.
+        return n_ch * (plane + 2 * 4 * n_samples) + raw
+    if method in ("shared", "registers"):
+        return 3 * plane + raw
+    if method == "fused":
+        return 3 * plane + small + 4 * n_ch
+    if method == "cublas":
+        # F and w*w are elementwise passes (read 3 planes, write 1; read 1, write 1),
+        # then the product reads both and writes N*N.
+        return 4 * plane + 2 * plane + 2 * plane + small
+    if method == "reduce":
+        return raw + small
+    raise ValueError(f"unknown method {method!r}; choose from {METHODS + ('reduce',)}.")
+
+
+def raw_contributions(w, delta, d, algorithm: str = "registers", *, block: int = DEFAULT_BLOCK):
+    """Build the ``(N*N, S)`` raw gamma contributions with one of the seed's four algorithms.
+
+    Inputs are ``(N, S)`` float32 (see :func:`channel_major`); ``d`` is the forward
+    pass's ``D``. Returns a NumPy array.
+    """
+    v.choice(algorithm, "algorithm", ALGORITHMS)
+    w, delta, d = _check_inputs(w, delta, d)
+    block = v.block_size(block)
+    n_ch, n_s = w.shape
+    d_raw = cuda.device_array((n_ch * n_ch, n_s), np.float32)
+    scratch = None
+    if algorithm == "replicate":
+        scratch = [cuda.device_array(n_ch * n_ch * n_s, np.float32) for _ in range(4)]
+    launch_raw(algorithm, _device(delta), _device(w), _device(d), d_raw, block=block,
+               scratch=scratch)
+    return d_raw.copy_to_host()
+
+
+def row_sums(mat, *, block: int = DEFAULT_BLOCK):
+    """Sum each row of a ``(R, S)`` float32 matrix in one launch; returns NumPy ``(R,)``."""
+    mat = v.array(mat, name="mat", dtype=np.float32, ndim=2)
+    block = v.block_size(block, power_of_two=True)
+    out = cuda.device_array(mat.shape[0], np.float32)
+    make_row_sum(block)[mat.shape[0], block](_device(mat), out)
+    return out.copy_to_host()
+
+
+def backward(w, delta, d, method: str = "registers", *, block: int = DEFAULT_BLOCK):
+    """``(dgamma, dbeta)`` as NumPy arrays, by one of the seed's algorithms or ``fused``.
+
+    Algorithms 1-4 build the raw contributions and reduce them with the batched
+    row-sum kernel; ``fused`` never writes them. ``dbeta`` comes from :func:`make_beta_grad`
+    (or from ``fused`` itself).
+    """
+    v.choice(method, "method", ALGORITHMS + ("fused",))
+    w, delta, d = _check_inputs(w, delta, d)
+    block = v.block_size(block, power_of_two=True, minimum=32)
+    n_ch, n_s = w.shape
+    d_w, d_delta, d_d = _device(w), _device(delta), _device(d)
+    if method == "fused":
+        coarsen = 8 if n_s >= 8 * block else 1
+        dgamma = cuda.to_device(np.zeros((n_ch, n_ch), np.float32))
+        dbeta = cuda.to_device(np.zeros(n_ch, np.float32))
+        grid = (math.ceil(n_s / (block * coarsen)), n_ch)
+        make_fused(block, coarsen)[grid, block](d_delta, d_w, d_d, dgamma, dbeta)
+        return dgamma.copy_to_host(), dbeta.copy_to_host()
+    d_raw = cuda.device_array((n_ch * n_ch, n_s), np.float32)
+    scratch = None
+    if method == "replicate":
+        scratch = [cuda.device_array(n_ch * n_ch * n_s, np.float32) for _ in range(4)]
+    launch_raw(method, d_delta, d_w, d_d, d_raw, block=block, scratch=scratch)
+    sums = cuda.device_array(n_ch * n_ch, np.float32)
+    make_row_sum(block)[n_ch * n_ch, block](d_raw, sums)
+    dbeta = cuda.device_array(n_ch, np.float32)
+    make_beta_grad(block)[n_ch, block](d_delta, d_w, d_d, dbeta)
+    return sums.copy_to_host().reshape(n_ch, n_ch), dbeta.copy_to_host()
+
+
+PTX_TARGETS = [
+    (make_forward(256), "void(float32[:, ::1], float32[:, ::1], float32[::1], "
+                        "float32[:, ::1], float32[:, ::1])"),
+    (make_replicate(256)[0], "void(float32[::1], int64, int64, float32[::1])"),
+    (make_replicate(256)[1], "void(float32[::1], int64, int64, float32[::1])"),
+    (make_multiply(256), "void(float32[::1], float32[::1], float32[::1], float32[::1], "
+                         "float32[::1])"),
+    (make_per_channel(256), "void(float32[:, ::1], float32[:, ::1], float32[:, ::1], int64, "
+                            "float32[:, ::1])"),
+    (make_shared(256), _SIG2),
+    (make_registers(256), _SIG2),
+    (make_row_sum(256), "void(float32[:, ::1], float32[::1])"),
+    (make_beta_grad(256), "void(float32[:, ::1], float32[:, ::1], float32[:, ::1], float32[::1])"),
+    (make_fused(256, 8), "void(float32[:, ::1], float32[:, ::1], float32[:, ::1], "
+                         "float32[:, ::1], float32[::1])"),
+]

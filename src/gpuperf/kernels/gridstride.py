@@ -1,0 +1,278 @@
+"""Chapter 1, "Measuring GPU performance": copies, the grid-stride loop, and timing.
+
+Kernels
+-------
+``copy_one_per_thread``: one element per thread; the grid must cover the array.
+``copy_grid_stride``: each thread walks the array in steps of the whole grid, so any
+grid (even ``[1, 1]``, handy for debugging) covers any size, and the grid can be
+sized to the GPU (blocks per SM) instead of to the data.
+``saxpy_grid_stride``: ``out = a * x + y``, the chapter's exercise.
+
+Experiments
+-----------
+``gridstride_timing``: what the wall clock, the first call and CUDA events report.
+``gridstride_launch_sweep``: blocks per SM x threads per block -> GB/s.
+``gridstride_size_sweep``: array size -> GB/s, where launch overhead gives way.
+``gridstride_ceilings``: the two ceilings of this GPU (copy and cuBLAS).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .. import SIMULATOR, bench, device, validate
+from .. import exercises as ex
+from ..records import experiment
+
+from numba import cuda  # noqa: E402,I001  (after gpuperf: the mode is chosen first)
+
+
+@cuda.jit
+def copy_one_per_thread(x, out):
+    i = cuda.grid(1)
+    if i < x.size:  # the last block hangs over the end of the array
+        out[i] = x[i]
+
+
+@cuda.jit
+def copy_grid_stride(x, out):
+    i = cuda.grid(1)
+    stride = cuda.gridsize(1)  # threads in the whole grid
+    while i < x.size:
+        out[i] = x[i]
+        i += stride
+
+
+@cuda.jit
+def saxpy_grid_stride(a, x, y, out):
+    i = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    while i < x.size:
+        out[i] = a * x[i] + y[i]
+        i += stride
+
+
+_COPY_SIG = "void(float32[::1], float32[::1])"
+PTX_TARGETS = [
+    (copy_one_per_thread, _COPY_SIG),
+    (copy_grid_stride, _COPY_SIG),
+    (saxpy_grid_stride, "void(float32, float32[::1], float32[::1], float32[::1])"),
+]
+
+METHODS = ("one_per_thread", "grid_stride")
+
+
+def launch_config(n: int, *, method: str = "grid_stride", block: int = 256,
+                  blocks_per_sm: int = 8) -> tuple[int, int]:
+    """Blocks and threads for ``n`` elements.
+
+    One element per thread needs ``ceil(n / block)`` blocks. A grid-stride kernel
+    gets a grid sized to the GPU: ``blocks_per_sm`` blocks on every SM (never more
+    blocks than the data needs).
+    """
+    n = validate.positive_int(n, "n")
+    validate.choice(method, "method", METHODS)
+    block = validate.block_size(block)
+    blocks_needed = (n + block - 1) // block
+    if method == "one_per_thread":
+        return blocks_needed, block
+    blocks_per_sm = validate.positive_int(blocks_per_sm, "blocks_per_sm", maximum=64)
+    return min(blocks_needed, blocks_per_sm * device.sm_count(default=2)), block
+
+
+def copy(x, out=None, *, method: str = "grid_stride", block: int = 256,
+         blocks_per_sm: int = 8, blocks: int | None = None):
+    """Copy the float32 vector ``x`` into ``out`` (allocated if None) with one of the kernels.
+
+    ``blocks`` overrides the grid (grid-stride only; ``blocks=1, block=1`` runs the
+    whole copy on one thread, the debugging configuration).
+    """
+    x = validate.array(x, name="x")
+    if out is None:
+        out = cuda.device_array_like(x) if not isinstance(x, np.ndarray) else np.empty_like(x)
+    out = validate.array(out, name="out")
+    validate.same_shape(x, out, ("x", "out"))
+    if blocks is not None:
+        if method != "grid_stride":
+            raise ValueError("blocks= only applies to method='grid_stride': a one-per-thread "
+                             "kernel needs exactly ceil(n / block) blocks.")
+        grid = validate.positive_int(blocks, "blocks")
+        block = validate.block_size(block)
+    else:
+        grid, block = launch_config(x.size, method=method, block=block,
+                                    blocks_per_sm=blocks_per_sm)
+    kernel = copy_one_per_thread if method == "one_per_thread" else copy_grid_stride
+    kernel[grid, block](x, out)
+    return out
+
+
+# --------------------------------------------------------------------------- experiments
+
+N_BIG = 2**28  # 1 GiB of float32: far beyond any L2, so every run goes to DRAM
+
+
+def _device_vectors(n: int, count: int):
+    rng = np.random.default_rng(1)
+    host = (rng.random(n, dtype=np.float32) * 3 - 1).astype(np.float32)
+    d = cuda.to_device(host)
+    return [d] + [cuda.device_array_like(d) for _ in range(count - 1)]
+
+
+@experiment("gridstride_timing", chapter="measuring",
+            title="Four ways to time one copy of 2^28 float32",
+            units={"ms": "ms", "gbps": "GB/s"})
+def timing_experiment(progress):
+    n = N_BIG
+    x, out = _device_vectors(n, 2)
+    grid, block = launch_config(n, method="grid_stride", block=256, blocks_per_sm=8)
+    nbytes = 2 * 4 * n
+    # A kernel object Numba has never compiled: its first call includes the JIT.
+    fresh = cuda.jit(copy_grid_stride.py_func)
+    cuda.synchronize()
+    t = time.perf_counter()
+    fresh[grid, block](x, out)
+    cuda.synchronize()
+    first_ms = (time.perf_counter() - t) * 1e3
+    progress(f"first call, JIT included: {first_ms:.0f} ms")
+    t = time.perf_counter()
+    fresh[grid, block](x, out)  # returns as soon as the launch is queued
+    no_sync_ms = (time.perf_counter() - t) * 1e3
+    cuda.synchronize()
+    reps = 20
+    t = time.perf_counter()
+    for _ in range(reps):
+        fresh[grid, block](x, out)
+    cuda.synchronize()
+    sync_ms = (time.perf_counter() - t) * 1e3 / reps
+    ev = bench.time_kernel(lambda: fresh[grid, block](x, out))
+    rows = [
+        {"method": "wall clock, first call (includes compilation)", "ms": first_ms},
+        {"method": "wall clock, no synchronize (launch only)", "ms": no_sync_ms},
+        {"method": "wall clock around 20 calls + synchronize", "ms": sync_ms},
+        {"method": "CUDA events, median of repeats", "ms": ev.median_ms},
+    ]
+    for r in rows:
+        r["gbps"] = bench.gbps(nbytes, r["ms"])
+    progress(f"events: {ev}")
+    return rows
+
+
+@experiment("gridstride_launch_sweep", chapter="measuring",
+            title="Grid-stride copy of 2^28 float32: blocks per SM x threads per block",
+            units={"ms": "ms", "gbps": "GB/s", "pct_copy": "% of copy", "pct_peak": "% of peak"})
+def launch_sweep_experiment(progress):
+    n = N_BIG
+    x, out = _device_vectors(n, 2)
+    nbytes = 2 * 4 * n
+
+    def measure(method, block, blocks_per_sm):
+        grid, blk = launch_config(n, method=method, block=block, blocks_per_sm=blocks_per_sm)
+        kernel = copy_one_per_thread if method == "one_per_thread" else copy_grid_stride
+        t = bench.time_kernel(lambda: kernel[grid, blk](x, out), min_time=0.1)
+        return {"blocks": grid, **bench.bandwidth_row(nbytes, t)}
+
+    rows = bench.sweep(measure, {"method": ["grid_stride"], "block": [64, 128, 256, 512, 1024],
+                                 "blocks_per_sm": [1, 2, 4, 8, 16, 32]},
+                       label="grid-stride", progress=progress)
+    rows += bench.sweep(measure, {"method": ["one_per_thread"], "block": [64, 128, 256, 512, 1024],
+                                  "blocks_per_sm": [None]},
+                        label="one-per-thread", progress=progress)
+    host_x, host_out = x.copy_to_host(), out.copy_to_host()
+    if not np.array_equal(host_x, host_out):
+        raise AssertionError("the copy kernels produced a wrong result during the sweep")
+    return rows
+
+
+@experiment("gridstride_size_sweep", chapter="measuring",
+            title="Grid-stride copy: GB/s against array size (2^12 to 2^28 float32)",
+            units={"ms": "ms", "gbps": "GB/s", "bytes": "B"})
+def size_sweep_experiment(progress):
+    big_x, big_out = _device_vectors(N_BIG, 2)
+
+    def measure(log2_n):
+        n = 2**log2_n
+        x, out = big_x[:n], big_out[:n]
+        grid, block = launch_config(n, method="grid_stride", block=256, blocks_per_sm=8)
+        t = bench.time_kernel(lambda: copy_grid_stride[grid, block](x, out), min_time=0.05,
+                              flush=n * 8 < 4 * (device.info().l2_bytes or 0))
+        return {"n": n, "bytes": 8 * n, **bench.bandwidth_row(8 * n, t)}
+
+    return bench.sweep(measure, {"log2_n": list(range(12, 29, 2))}, label="size",
+                       progress=progress)
+
+
+@experiment("gridstride_ceilings", chapter="measuring",
+            title="The ceilings: theoretical DRAM peak, device-to-device copy, cuBLAS FP32",
+            units={"value": ""})
+def ceilings_experiment(progress):
+    c = bench.ceilings()
+    d = device.info()
+    progress(f"copy {c['copy_gbps']:.0f} GB/s")
+    return [
+        {"ceiling": "theoretical DRAM peak", "value": c["peak_gbps"], "unit": "GB/s",
+         "how": f"{d.memory_clock_khz / 1e3:.0f} MHz x {d.bus_width_bits} bit x 2"},
+        {"ceiling": "device-to-device copy (cudaMemcpy)", "value": c["copy_gbps"], "unit": "GB/s",
+         "how": "1 GiB copied; bytes read + bytes written"},
+        {"ceiling": "cuBLAS SGEMM (CuPy, FP32)", "value": c["matmul_tflops"], "unit": "TFLOP/s",
+         "how": "4096 x 4096 x 4096, 2 n^3 operations"},
+    ]
+
+
+# --------------------------------------------------------------------------- exercises
+
+
+def _launch_configs(n: int):
+    """Grids that expose a kernel which only works when the grid covers the data."""
+    return [(1, 1), (2, 4), (1, 32), (3, 64), ((n + 127) // 128, 128)]
+
+
+def check_saxpy(kernel) -> ex.Report:
+    """Check a grid-stride SAXPY kernel ``kernel(a, x, y, out)``: out = a * x + y."""
+    chk = ex.Checker("grid-stride SAXPY")
+    if not chk.is_kernel(kernel):
+        return chk.report()
+    for seed in (0, 1):
+        for n in (1, 31, 32, 33, 100, 257, 1000):
+            for grid, block in _launch_configs(n)[: (5 if seed == 0 else 2)]:
+                with chk.case(f"n={n}, launch [{grid}, {block}]", seed=seed):
+                    rng = np.random.default_rng(seed * 1000 + n)
+                    a = np.float32(rng.uniform(-3, 3))
+                    x, y = ex.random_array(n, rng), ex.random_array(n, rng)
+                    out = ex.poisoned(n)
+                    kernel[grid, block](a, x, y, out)
+                    ref = a * x.astype(np.float64) + y.astype(np.float64)
+                    chk.compare(out, ref, rtol=1e-5, atol=1e-5)
+    return chk.report()
+
+
+def check_bandwidth_formula(fn) -> ex.Report:
+    """Check ``fn(n, ms)``: effective GB/s of SAXPY on ``n`` float32 taking ``ms`` milliseconds."""
+    chk = ex.Checker("effective bandwidth of SAXPY")
+    rng = np.random.default_rng(7)
+    for n, ms in [(2**20, 0.01), (2**28, 1.05), (1000, 0.003),
+                  (int(rng.integers(1e5, 1e9)), float(rng.uniform(0.01, 5)))]:
+        with chk.case(f"n={n}, {ms:.4g} ms"):
+            got = fn(n, ms)
+            want = bench.gbps(3 * 4 * n, ms)  # read x and y, write out: 12 bytes per element
+            if not isinstance(got, (int, float, np.floating)):
+                chk.fail(f"returned {type(got).__name__}; return the bandwidth as a number in GB/s.")
+                continue
+            ratio = got / want
+            hints = {2 / 3: "you counted two arrays; SAXPY reads x and y and writes out",
+                     1 / 3: "you counted one array; count every array read or written",
+                     1e9 / 2**30: "you divided by 2**30; GB/s here means 1e9 bytes per second",
+                     1e-3: "milliseconds must become seconds: multiply ms by 1e-3",
+                     1e3: "milliseconds must become seconds: multiply ms by 1e-3"}
+            if abs(ratio - 1) > 1e-6:
+                hint = next((h for r, h in hints.items() if abs(ratio / r - 1) < 1e-3), None)
+                chk.fail(f"got {got:.6g} GB/s, expected {want:.6g}"
+                         + (f": {hint}." if hint else "."))
+    return chk.report()
+
+
+__all__ = [
+    "copy_one_per_thread", "copy_grid_stride", "saxpy_grid_stride", "copy", "launch_config",
+    "check_saxpy", "check_bandwidth_formula", "SIMULATOR",
+]

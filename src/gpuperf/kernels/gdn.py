@@ -42,12 +42,12 @@ import functools
 import math
 
 import numpy as np
+from numba import cuda  # safe: importing gpuperf.kernels.* runs gpuperf/__init__ (the mode) first
 
-from .. import SIMULATOR, records
+from .. import bench, device
 from .. import exercises as ex
 from .. import validate as v
-
-from numba import cuda  # noqa: E402  (after gpuperf, which picks GPU or simulator)
+from ..records import experiment
 
 ALGORITHMS = ("replicate", "per_channel", "shared", "registers")
 # Everything the sweep measures, in the order the case study tells it.
@@ -224,21 +224,21 @@ def make_shared(block: int = DEFAULT_BLOCK):
 
     @cuda.jit
     def row_shared(delta, w, d, raw):
-        sh_delta = cuda.shared.array(block, np.float32)
-        sh_w = cuda.shared.array(block, np.float32)
-        sh_d = cuda.shared.array(block, np.float32)
+        # One shared array holds the three staged rows: staged[0] = delta_k,
+        # staged[1] = w_k, staged[2] = D_k, each `block` samples of this block.
+        staged = cuda.shared.array((3, block), np.float32)
         n_ch, n_s = w.shape
         t = cuda.threadIdx.x
         s = cuda.blockIdx.x * block + t
         k = cuda.blockIdx.y
         if s < n_s:
-            sh_delta[t] = delta[k, s]
-            sh_w[t] = w[k, s]
-            sh_d[t] = d[k, s]
+            staged[0, t] = delta[k, s]
+            staged[1, t] = w[k, s]
+            staged[2, t] = d[k, s]
         cuda.syncthreads()  # reached by every thread, tail threads included
         if s < n_s:
-            dk = sh_d[t]
-            common = _MINUS_HALF * sh_delta[t] * sh_w[t] * dk * dk * dk
+            dk = staged[2, t]
+            common = _MINUS_HALF * staged[0, t] * staged[1, t] * dk * dk * dk
             for j in range(n_ch):
                 wj = w[j, s]
                 raw[k * n_ch + j, s] = common * wj * wj
@@ -390,7 +390,7 @@ def _check_inputs(w, delta, d=None):
 
 
 def _device(x):
-    return x if cuda.is_cuda_array(x) and not isinstance(x, np.ndarray) else cuda.to_device(x)
+    return cuda.to_device(x) if isinstance(x, np.ndarray) else x
 
 
 def raw_bytes(n_ch: int, n_samples: int) -> int:
@@ -563,3 +563,356 @@ PTX_TARGETS = [
     (make_fused(256, 8), "void(float32[:, ::1], float32[:, ::1], float32[:, ::1], "
                          "float32[:, ::1], float32[::1])"),
 ]
+
+
+# --------------------------------------------------------------------------- experiments
+
+# The sweep the widget explores: channels x image side, batch of 4 images.
+SWEEP_CHANNELS = (16, 32, 64, 128)
+SWEEP_SIDES = (32, 64, 128)
+BATCH = 4
+# The headline configuration the case study's table uses.
+HEADLINE = {"n_ch": 64, "side": 128}
+# Algorithm 1 allocates five raw-sized matrices; beyond this it is skipped (and reported).
+REPLICATE_LIMIT_BYTES = 8 * 2**30
+# The seed's own configuration (GTX 1080): N = 256 channels, 128 x 128 images.
+SEED_CONFIG = {"n_ch": 256, "side": 128, "batch": 4}
+
+
+def _cupy():
+    try:
+        import cupy
+    except Exception:  # not installed, or installed without a usable CUDA
+        return None
+    return cupy
+
+
+def _cublas_gradient(cp, d_delta, d_w, d_d):
+    """``dgamma = F @ (w*w).T`` with CuPy: one elementwise pass for F, one for w*w, one SGEMM."""
+    factor_kernel = _cupy_factor_kernel(cp)
+    delta, w, d = cp.asarray(d_delta), cp.asarray(d_w), cp.asarray(d_d)
+
+    def run():
+        f = factor_kernel(delta, w, d)
+        return f @ (w * w).T
+
+    return run
+
+
+@functools.lru_cache(maxsize=1)
+def _cupy_factor_kernel(cp):
+    return cp.ElementwiseKernel("float32 dl, float32 w, float32 d", "float32 f",
+                                "f = -0.5f * dl * w * d * d * d", "gdn_factor")
+
+
+class _Problem:
+    """Device arrays for one (N, S) configuration, plus the float64 reference when asked."""
+
+    def __init__(self, n_ch: int, n_samples: int, seed: int = 0):
+        w, delta, gamma, beta = random_problem(n_ch, n_samples, seed)
+        self.n_ch, self.n_samples = n_ch, n_samples
+        self.host = (w, delta, gamma, beta)
+        self.w, self.delta = cuda.to_device(w), cuda.to_device(delta)
+        self.u = cuda.device_array((n_ch, n_samples), np.float32)
+        self.d = cuda.device_array((n_ch, n_samples), np.float32)
+        make_forward(DEFAULT_BLOCK)[(math.ceil(n_samples / DEFAULT_BLOCK), n_ch), DEFAULT_BLOCK](
+            self.w, cuda.to_device(gamma), cuda.to_device(beta), self.u, self.d)
+
+    def reference(self):
+        w, delta, _, _ = self.host
+        f = reference_factor(w, delta, self.d.copy_to_host())
+        return f @ (w.astype(np.float64) ** 2).T
+
+
+def _rel_err(got, ref) -> float:
+    return float(np.linalg.norm(np.asarray(got, np.float64) - ref) / np.linalg.norm(ref))
+
+
+def _time(fn, footprint_bytes: int):
+    l2 = device.info().l2_bytes or 50 * 2**20
+    return bench.time_kernel(fn, min_repeat=5, min_time=0.05, flush=footprint_bytes < 4 * l2)
+
+
+def _method_launcher(method, prob, raw, block, cp):
+    """A zero-argument callable that enqueues ``method`` once, and a ``result()`` for dgamma.
+
+    Returns ``(None, reason)`` when the method cannot run here.
+    """
+    n_ch, n_s = prob.n_ch, prob.n_samples
+    if method in ALGORITHMS:
+        scratch = None
+        if method == "replicate":
+            need = allocated_bytes(method, n_ch, n_s)
+            if need > REPLICATE_LIMIT_BYTES:
+                return None, f"skipped: needs {need / 2**30:.1f} GiB"
+            scratch = [cuda.device_array(n_ch * n_ch * n_s, np.float32) for _ in range(4)]
+
+        def run():
+            launch_raw(method, prob.delta, prob.w, prob.d, raw, block=block, scratch=scratch)
+
+        return run, None
+    if method == "fused":
+        coarsen = 8
+        dgamma = cuda.device_array((n_ch, n_ch), np.float32)
+        dbeta = cuda.device_array(n_ch, np.float32)
+        fused = make_fused(block, coarsen)
+        grid = (math.ceil(n_s / (block * coarsen)), n_ch)
+
+        def run():
+            _zero(dgamma, dbeta)  # the kernel accumulates atomically
+            fused[grid, block](prob.delta, prob.w, prob.d, dgamma, dbeta)
+            return dgamma
+
+        return run, None
+    if cp is None:
+        return None, "skipped: CuPy not installed"
+    return _cublas_gradient(cp, prob.delta, prob.w, prob.d), None
+
+
+def _measure_config(n_ch, side, *, cp, copy_gbps, block, progress):
+    """Every method at one (N, side): rows with time, floor, % of floor and speedups."""
+    n_s = BATCH * side * side
+    prob = _Problem(n_ch, n_s, seed=n_ch + side)
+    check = (n_ch, side) == (HEADLINE["n_ch"], HEADLINE["side"])
+    ref = prob.reference() if check else None
+    raw = cuda.device_array((n_ch * n_ch, n_s), np.float32)
+    sums = cuda.device_array(n_ch * n_ch, np.float32)
+    row_sum = make_row_sum(block)
+    footprint = raw_bytes(n_ch, n_s) + 4 * 4 * n_ch * n_s
+
+    def reduce_raw():
+        row_sum[n_ch * n_ch, block](raw, sums)
+
+    t_reduce = _time(reduce_raw, footprint)
+    rows, previous_ms = [], None
+    for method in METHODS:
+        row = {"n_ch": n_ch, "side": side, "batch": BATCH, "samples": n_s, "method": method,
+               "launches": {"replicate": 5, "per_channel": n_ch}.get(method, 1),
+               "allocated_mb": allocated_bytes(method, n_ch, n_s) / 1e6,
+               "moved_mb": moved_bytes(method, n_ch, n_s) / 1e6}
+        run, why_not = _method_launcher(method, prob, raw, block, cp)
+        if run is None:
+            rows.append({**row, "ms": None, "note": why_not})
+            progress(f"N={n_ch:4d} side={side:4d} {method:12s} {why_not}")
+            continue
+        t = _time(run, footprint)
+        complete = method in ("fused", "cublas")
+        total_ms = t.median_ms + (0.0 if complete else t_reduce.median_ms)
+        floor_ms = moved_bytes(method, n_ch, n_s) / (copy_gbps * 1e9) * 1e3
+        row.update({
+            "ms": t.median_ms, "spread": t.spread,
+            "reduce_ms": None if complete else t_reduce.median_ms,
+            "total_ms": total_ms, "floor_ms": floor_ms,
+            "pct_floor": 100 * floor_ms / t.median_ms,
+            "gbps": bench.gbps(moved_bytes(method, n_ch, n_s), t.median_ms),
+            "speedup_vs_previous": previous_ms / total_ms if previous_ms else None,
+        })
+        if check:
+            out = run()
+            if method in ALGORITHMS:
+                reduce_raw()
+                got = sums.copy_to_host().reshape(n_ch, n_ch)
+            else:
+                got = out.copy_to_host() if method == "fused" else cp.asnumpy(out)
+            row["rel_err"] = _rel_err(got, ref)
+            if row["rel_err"] > 1e-4:
+                raise AssertionError(f"{method} is wrong at N={n_ch}, side={side}: "
+                                     f"relative error {row['rel_err']:.2e}")
+        previous_ms = total_ms
+        rows.append(row)
+        progress(f"N={n_ch:4d} side={side:4d} {method:12s} {t.median_ms:9.3f} ms "
+                 f"({row['pct_floor']:.0f}% of its floor)")
+    return rows
+
+
+@experiment("gdn_algorithms", chapter="gdn",
+            title="GDN backward (dgamma): the seed's four algorithms, fused, and cuBLAS, "
+                  "over channels N and image side (batch of 4)",
+            units={"ms": "ms", "reduce_ms": "ms", "total_ms": "ms", "floor_ms": "ms",
+                   "pct_floor": "% of floor", "gbps": "GB/s", "moved_mb": "MB",
+                   "allocated_mb": "MB", "speedup_vs_previous": "x"})
+def algorithms_experiment(progress):
+    cp = _cupy()
+    copy_gbps = bench.ceilings()["copy_gbps"]
+    rows = []
+    for n_ch in SWEEP_CHANNELS:
+        for side in SWEEP_SIDES:
+            rows += _measure_config(n_ch, side, cp=cp, copy_gbps=copy_gbps,
+                                    block=DEFAULT_BLOCK, progress=progress)
+    return rows
+
+
+def _zero(*arrays):
+    """Zero device arrays in place with a memset-like kernel launch (keeps timing on-device)."""
+    for a in arrays:
+        _zero_kernel()[math.ceil(a.size / 256), 256](a.reshape(a.size))
+
+
+@functools.lru_cache(maxsize=1)
+def _zero_kernel():
+    @cuda.jit
+    def zero(x):
+        i = cuda.grid(1)
+        if i < x.size:
+            x[i] = _ZERO
+
+    return zero
+
+
+@experiment("gdn_reduction", chapter="gdn",
+            title="Reducing the raw contributions (N=64, 128x128, batch 4): a loop of launches "
+                  "against one batched launch, ours and CuPy's",
+            units={"ms": "ms", "gbps": "GB/s", "pct_copy": "% of copy"})
+def reduction_experiment(progress):
+    cp = _cupy()
+    block = DEFAULT_BLOCK
+    n_ch, n_s = HEADLINE["n_ch"], BATCH * HEADLINE["side"] ** 2
+    prob = _Problem(n_ch, n_s, seed=3)
+    raw = cuda.device_array((n_ch * n_ch, n_s), np.float32)
+    launch_raw("registers", prob.delta, prob.w, prob.d, raw, block=block)
+    ref = raw.copy_to_host().astype(np.float64).sum(axis=1)
+    sums = cuda.device_array(n_ch * n_ch, np.float32)
+    row_sum = make_row_sum(block)
+    nbytes = moved_bytes("reduce", n_ch, n_s)
+    rows = []
+
+    def add(method, launches, fn, result):
+        t = bench.time_kernel(fn, min_repeat=5, min_time=0.1)
+        row = {"method": method, "launches": launches, **bench.bandwidth_row(nbytes, t),
+               "rel_err": _rel_err(result(), ref)}
+        if row["rel_err"] > 1e-4:
+            raise AssertionError(f"{method}: relative error {row['rel_err']:.2e}")
+        rows.append(row)
+        progress(f"{method:40s} {t.median_ms:8.3f} ms  {row['gbps']:.0f} GB/s")
+
+    views = [raw[k * n_ch:(k + 1) * n_ch] for k in range(n_ch)]
+    out_views = [sums[k * n_ch:(k + 1) * n_ch] for k in range(n_ch)]
+
+    def loop():
+        for k in range(n_ch):
+            row_sum[n_ch, block](views[k], out_views[k])
+
+    add("row_sum kernel, a loop of N launches", n_ch, loop, sums.copy_to_host)
+    add("row_sum kernel, one batched launch", 1,
+        lambda: row_sum[n_ch * n_ch, block](raw, sums), sums.copy_to_host)
+    if cp is not None:
+        craw = cp.asarray(raw)
+        ones = cp.ones(n_s, dtype=cp.float32)
+        out = cp.empty(n_ch * n_ch, dtype=cp.float32)
+
+        def gemv_loop():
+            for k in range(n_ch):
+                cp.matmul(craw[k * n_ch:(k + 1) * n_ch], ones, out=out[k * n_ch:(k + 1) * n_ch])
+
+        add("cuBLAS gemv (raw @ ones), a loop of N calls", n_ch, gemv_loop,
+            lambda: cp.asnumpy(out))
+        add("cuBLAS gemv (raw @ ones), one call", 1,
+            lambda: cp.matmul(craw, ones, out=out), lambda: cp.asnumpy(out))
+        add("CuPy raw.sum(axis=1)", 1, lambda: cp.sum(craw, axis=1, out=out),
+            lambda: cp.asnumpy(out))
+    else:
+        rows.append({"method": "CuPy (cuBLAS, CUB)", "ms": None, "note": "skipped: no CuPy"})
+    return rows
+
+
+def headline_table(res):
+    """The case study's table (list of dicts) from a ``gdn_algorithms`` result."""
+    rows = res.select(n_ch=HEADLINE["n_ch"], side=HEADLINE["side"])
+    table = []
+    for r in rows:
+        table.append({k: r.get(k) for k in ("method", "launches", "allocated_mb", "moved_mb",
+                                             "ms", "floor_ms", "pct_floor", "reduce_ms",
+                                             "total_ms", "speedup_vs_previous", "rel_err",
+                                             "note")})
+    return table
+
+
+# --------------------------------------------------------------------------- exercises
+
+# Shapes (N, S) that expose tail, row and channel mistakes; with blocks of 32 and 64
+# threads they cover one partial block, exact blocks, and block + 1.
+_CHECK_SHAPES = ((1, 1), (2, 31), (3, 32), (2, 33), (3, 65), (1, 100))
+
+
+def _check_problem(n_ch, n_s, seed):
+    w, delta, gamma, beta = random_problem(n_ch, n_s, seed)
+    _, d = reference_forward(w, gamma, beta)
+    return w, delta, d.astype(np.float32)
+
+
+def check_registers(kernel) -> ex.Report:
+    """Check algorithm 4, ``kernel(delta, w, d, raw)`` on grid ``(ceil(S/block), N)``.
+
+    ``raw[k*N + j, s]`` must equal ``-1/2 delta[k,s] w[k,s] d[k,s]**3 w[j,s]**2``, with the
+    three row-k values held in registers (no shared memory, no barrier).
+    """
+    chk = ex.Checker("algorithm 4: a block row per row of gamma, values in registers")
+    if not chk.is_kernel(kernel):
+        return chk.report()
+    chk.source_lacks(kernel, "shared.array", why="the point of algorithm 4 is to keep delta_k, "
+                     "w_k and D_k in registers: remove the shared arrays.")
+    chk.source_lacks(kernel, "syncthreads", why="with every thread reading only its own "
+                     "element, no barrier is needed: remove cuda.syncthreads().")
+    for seed in (0, 1):
+        for block in (32, 64):
+            for n_ch, n_s in _CHECK_SHAPES[: (6 if seed == 0 else 3)]:
+                with chk.case(f"N={n_ch}, S={n_s}, block={block}", seed=seed):
+                    w, delta, d = _check_problem(n_ch, n_s, seed * 100 + n_s)
+                    raw = ex.poisoned((n_ch * n_ch, n_s))
+                    kernel[(math.ceil(n_s / block), n_ch), block](delta, w, d, raw)
+                    chk.compare(raw, reference_raw(w, delta, d), rtol=1e-5, atol=1e-6,
+                                what="raw")
+    return chk.report()
+
+
+def check_beta_grad(kernel) -> ex.Report:
+    """Check ``kernel(delta, w, d, dbeta)`` launched ``[N, block]`` (block a power of two).
+
+    ``dbeta[k] = sum_s -1/2 delta[k,s] w[k,s] d[k,s]**3``: one block per channel must
+    cover all S samples (a block-stride loop) and reduce its threads' partial sums.
+    """
+    chk = ex.Checker("dL/dbeta: one block per channel, block-stride loop, tree reduction",
+                     race_note=True)
+    if not chk.is_kernel(kernel):
+        return chk.report()
+    chk.source_has(kernel, "syncthreads", why="a shared-memory tree needs cuda.syncthreads() "
+                   "between its steps (the simulator may not show the race a GPU would).")
+    for seed in (0, 1):
+        for block in (32, 64):
+            sizes = ex.sizes_around(block) if seed == 0 else (33, block + 1)
+            for n_s in sizes:
+                n_ch = 3 if n_s < 500 else 1
+                with chk.case(f"N={n_ch}, S={n_s}, block={block}", seed=seed):
+                    w, delta, d = _check_problem(n_ch, n_s, seed * 100 + n_s)
+                    dbeta = ex.poisoned(n_ch)
+                    kernel[n_ch, block](delta, w, d, dbeta)
+                    ref = reference_factor(w, delta, d).sum(axis=1)
+                    chk.compare(dbeta, ref, rtol=1e-4, atol=1e-4, what="dbeta")
+    return chk.report()
+
+
+def check_moved_bytes(fn) -> ex.Report:
+    """Check ``fn(method, n_ch, n_samples)``: the DRAM bytes each algorithm must move."""
+    chk = ex.Checker("bytes each algorithm must move")
+    rng = np.random.default_rng(11)
+    cases = [(m, 64, 65536) for m in ALGORITHMS] + [
+        (m, int(rng.integers(2, 300)), int(rng.integers(1, 10**6))) for m in ALGORITHMS]
+    for method, n_ch, n_s in cases:
+        with chk.case(f"{method}, N={n_ch}, S={n_s}"):
+            got = fn(method, n_ch, n_s)
+            want = moved_bytes(method, n_ch, n_s)
+            if not isinstance(got, (int, float, np.integer, np.floating)):
+                chk.fail(f"returned {type(got).__name__}; return a number of bytes.")
+                continue
+            if abs(got - want) > 1e-9 * want:
+                ratio = got / want
+                hint = ""
+                if abs(ratio - 0.25) < 1e-6 or abs(ratio - 4) < 1e-6:
+                    hint = ": count bytes, not elements (float32 is 4 bytes)"
+                elif method == "per_channel" and got < want:
+                    hint = ": each of the N launches reads all of w again"
+                elif method == "replicate" and got < want:
+                    hint = (": the replicated matrices are written once and read once; "
+                            "count both")
+                chk.fail(f"got {got:.6g} bytes, expected {want:.6g} (x{ratio:.3g}){hint}.")
+    return chk.report()

@@ -48,6 +48,21 @@ def show_device() -> None:
     device.show()
 
 
+def show_source(obj) -> None:
+    """Show the Python source of a kernel or function from the package (one source of truth)."""
+    import inspect
+    import textwrap
+
+    fn = getattr(obj, "py_func", obj)
+    src = textwrap.dedent(inspect.getsource(fn))
+    try:
+        from IPython.display import Code, display
+
+        display(Code(src, language="python"))
+    except ImportError:
+        print(src)
+
+
 def __getattr__(name: str):
     if name in _TOOLS:
         return importlib.import_module(f".{name}", __name__)

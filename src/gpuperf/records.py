@@ -27,7 +27,7 @@ from . import SIMULATOR
 DATA_DIR = Path(__file__).parent / "data"
 FORMAT = 1
 # The GPU whose record the book and the simulator replay when several are shipped.
-REFERENCE = "nvidia-h100-80gb-hbm3"
+REFERENCE = "nvidia-h200"
 ENV_RECORD = "GPUPERF_RECORD"
 
 

@@ -1,0 +1,247 @@
+"""The figures every chapter uses, in one style.
+
+Every figure says what it measures (axis labels with units), where the ceiling is
+(dashed lines, labelled), and where the numbers came from (the result's label:
+GPU, live or recorded, date, versions). Each function returns the Figure.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+
+CEILING_STYLE = {"linestyle": "--", "linewidth": 1.2}
+COLORS = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+UNITS = {"gbps": "bandwidth (GB/s)", "ms": "time (ms)", "tflops": "TFLOP/s",
+         "pct_copy": "% of device-to-device copy", "pct_peak": "% of theoretical peak"}
+
+
+def _source(fig, label: str | None) -> None:
+    if label:
+        fig.text(0.99, 0.005, label, ha="right", va="bottom", fontsize=7, color="0.35")
+
+
+def _ceiling_lines(ax, ceilings: dict | None, horizontal: bool = True) -> None:
+    for i, (name, value) in enumerate((ceilings or {}).items()):
+        if value is None:
+            continue
+        color = ["0.25", "tab:red", "tab:purple", "tab:brown"][i % 4]
+        if horizontal:
+            ax.axhline(value, color=color, **CEILING_STYLE)
+            ax.annotate(f"{name}: {value:,.0f}" if value >= 100 else f"{name}: {value:.3g}",
+                        xy=(0.005, value), xycoords=("axes fraction", "data"),
+                        xytext=(2, 2), textcoords="offset points", fontsize=8, color=color)
+        else:
+            ax.axvline(value, color=color, **CEILING_STYLE)
+
+
+def copy_ceilings(result, *, peak: bool = True) -> dict:
+    """The bandwidth ceilings of the run that produced ``result``, ready for ``ceilings=``."""
+    c = result.ceilings
+    out = {"device-to-device copy": c.get("copy_gbps")}
+    if peak:
+        out["theoretical peak"] = c.get("peak_gbps")
+    return out
+
+
+def lines(result, *, x: str, y: str = "gbps", series: str | None = None, rows=None,
+          ceilings: dict | None = None, logx: bool = False, logy: bool = False,
+          base: int = 2, title: str | None = None, xlabel: str | None = None,
+          ylabel: str | None = None, ax=None, marker: str = "o"):
+    """``y`` against ``x``, one line per value of ``series``, with ceiling lines."""
+    rows = result.rows if rows is None else rows
+    fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(7, 4))
+    groups = {}
+    for r in rows:
+        groups.setdefault(r.get(series) if series else None, []).append(r)
+    for i, (key, grp) in enumerate(groups.items()):
+        pts = sorted((r[x], r[y]) for r in grp if r.get(y) is not None)
+        if not pts:
+            continue
+        xs, ys = zip(*pts)
+        ax.plot(xs, ys, marker=marker, color=COLORS[i % len(COLORS)],
+                label=None if key is None else f"{series}={key}")
+    _ceiling_lines(ax, ceilings)
+    if logx:
+        ax.set_xscale("log", base=base)
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel or x)
+    ax.set_ylabel(ylabel or UNITS.get(y, y))
+    ax.set_title(title or f"{result.name} on {result.gpu}", fontsize=10)
+    if series or ceilings:
+        ax.legend(fontsize=8, loc="best")
+    ax.grid(alpha=0.3)
+    ax.set_ylim(bottom=0) if not logy else None
+    _source(fig, result.label)
+    fig.tight_layout()
+    return fig
+
+
+def heatmap(result, *, x: str, y: str, value: str = "gbps", title: str | None = None,
+            fmt: str = "{:.0f}", ceiling: float | None = None, ax=None):
+    """A grid of ``value`` over two parameters, annotated; color relative to ``ceiling``."""
+    import numpy as np
+
+    xs = sorted({r[x] for r in result.rows if r.get(x) is not None})
+    ys = sorted({r[y] for r in result.rows if r.get(y) is not None})
+    grid = np.full((len(ys), len(xs)), np.nan)
+    for r in result.rows:
+        if r.get(x) in xs and r.get(y) in ys and r.get(value) is not None:
+            grid[ys.index(r[y]), xs.index(r[x])] = r[value]
+    fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(7, 4))
+    vmax = ceiling or np.nanmax(grid)
+    im = ax.imshow(grid, origin="lower", aspect="auto", cmap="viridis", vmin=0, vmax=vmax)
+    ax.set_xticks(range(len(xs)), [str(v) for v in xs])
+    ax.set_yticks(range(len(ys)), [str(v) for v in ys])
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    for i in range(len(ys)):
+        for j in range(len(xs)):
+            if not np.isnan(grid[i, j]):
+                ax.text(j, i, fmt.format(grid[i, j]), ha="center", va="center", fontsize=8,
+                        color="white" if grid[i, j] < 0.6 * vmax else "black")
+    cb = fig.colorbar(im, ax=ax)
+    cb.set_label(UNITS.get(value, value) + (" (color scale: 0 to the ceiling)" if ceiling else ""))
+    ax.set_title(title or f"{result.name} on {result.gpu}", fontsize=10)
+    _source(fig, result.label)
+    fig.tight_layout()
+    return fig
+
+
+def bars(result, *, label: str, y: str = "gbps", rows=None, ceiling: tuple | None = None,
+         reference: float | None = None, title: str | None = None, ylabel: str | None = None,
+         horizontal: bool = True, annotate_pct_of: float | None = None, ax=None):
+    """One bar per row (e.g. per kernel version), with a ceiling line and % labels.
+
+    ``ceiling`` is ``(name, value)``; bars are annotated with their value and, when
+    ``annotate_pct_of`` is given, their percentage of it.
+    """
+    rows = result.rows if rows is None else rows
+    names = [str(r[label]) for r in rows]
+    vals = [r.get(y) or 0 for r in rows]
+    n = len(rows)
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(7, 0.35 * n + 1.4) if horizontal else (max(6, 0.6 * n), 4))
+    else:
+        fig = ax.figure
+    pos = range(n)
+    if horizontal:
+        ax.barh(pos, vals, color=COLORS[0])
+        ax.set_yticks(list(pos), names)
+        ax.invert_yaxis()
+        ax.set_xlabel(ylabel or UNITS.get(y, y))
+    else:
+        ax.bar(pos, vals, color=COLORS[0])
+        ax.set_xticks(list(pos), names, rotation=30, ha="right")
+        ax.set_ylabel(ylabel or UNITS.get(y, y))
+    for i, v in enumerate(vals):
+        text = f"{v:,.0f}" if v >= 100 else f"{v:.3g}"
+        if annotate_pct_of:
+            text += f"  ({100 * v / annotate_pct_of:.0f}%)"
+        if horizontal:
+            ax.annotate(text, (v, i), xytext=(3, 0), textcoords="offset points",
+                        va="center", fontsize=8)
+        else:
+            ax.annotate(text, (i, v), xytext=(0, 3), textcoords="offset points",
+                        ha="center", fontsize=8)
+    if ceiling and ceiling[1]:
+        name, value = ceiling
+        (ax.axvline if horizontal else ax.axhline)(value, color="tab:red", **CEILING_STYLE,
+                                                   label=f"{name}: {value:,.0f}")
+        ax.legend(fontsize=8, loc="lower right" if horizontal else "upper left")
+    if reference:
+        (ax.axvline if horizontal else ax.axhline)(reference, color="0.3", linestyle=":")
+    ax.set_title(title or f"{result.name} on {result.gpu}", fontsize=10)
+    ax.grid(alpha=0.3, axis="x" if horizontal else "y")
+    _source(fig, result.label)
+    fig.tight_layout()
+    return fig
+
+
+def timeline(spans, *, title: str = "Timeline", label: str | None = None,
+             ideal: list | None = None, ax=None):
+    """A Gantt chart: one lane per stream, one box per copy or kernel.
+
+    ``spans``: dicts ``{"stream", "kind" ("h2d"|"kernel"|"d2h"|other), "start_ms",
+    "end_ms", "label"}``. ``ideal`` (same form) is drawn hatched below, for comparison.
+    """
+    colors = {"h2d": "tab:blue", "kernel": "tab:green", "d2h": "tab:orange"}
+    lanes = sorted({s["stream"] for s in spans} | {s["stream"] for s in (ideal or [])},
+                   key=str)
+    fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(
+        figsize=(9, 0.5 * len(lanes) * (2 if ideal else 1) + 1.5))
+    rows = [("measured", s) for s in spans] + [("ideal", s) for s in (ideal or [])]
+    labels = []
+    for which in ("measured", "ideal") if ideal else ("measured",):
+        for lane in lanes:
+            labels.append(f"{which} {lane}" if ideal else f"stream {lane}")
+    for which, s in rows:
+        y = labels.index(f"{which} {s['stream']}" if ideal else f"stream {s['stream']}")
+        ax.barh(y, s["end_ms"] - s["start_ms"], left=s["start_ms"], height=0.6,
+                color=colors.get(s.get("kind"), "0.6"), edgecolor="black", linewidth=0.4,
+                hatch="//" if which == "ideal" else None, alpha=0.6 if which == "ideal" else 1)
+    ax.set_yticks(range(len(labels)), labels)
+    ax.invert_yaxis()
+    ax.set_xlabel("time (ms)")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in colors.values()]
+    ax.legend(handles, ["host to device", "kernel", "device to host"], fontsize=8,
+              loc="upper right")
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3, axis="x")
+    _source(fig, label)
+    fig.tight_layout()
+    return fig
+
+
+def roofline(points, *, bw_gbps: float, peak_tflops: float, label: str | None = None,
+             title: str = "Roofline", ax=None, xlim=(1 / 16, 256)):
+    """Attainable TFLOP/s against arithmetic intensity (FLOP/byte), with kernels placed on it.
+
+    ``points``: dicts ``{"name", "intensity" (FLOP/byte), "tflops"}``.
+    """
+    import numpy as np
+
+    fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(7, 4.5))
+    xs = np.logspace(np.log2(xlim[0]), np.log2(xlim[1]), 200, base=2)
+    roof = np.minimum(xs * bw_gbps / 1e3, peak_tflops)
+    ax.plot(xs, roof, color="0.2", linewidth=1.5)
+    ridge = peak_tflops * 1e3 / bw_gbps
+    ax.annotate(f"memory roof {bw_gbps:,.0f} GB/s", xy=(xlim[0] * 1.3, xlim[0] * 1.3 * bw_gbps / 1e3),
+                fontsize=8, rotation=0, va="bottom")
+    ax.annotate(f"compute roof {peak_tflops:.1f} TFLOP/s (ridge at {ridge:.1f} FLOP/B)",
+                xy=(ridge, peak_tflops), xytext=(0, 4), textcoords="offset points", fontsize=8)
+    for i, p in enumerate(points):
+        ax.scatter([p["intensity"]], [p["tflops"]], color=COLORS[i % len(COLORS)], zorder=3)
+        ax.annotate(p["name"], (p["intensity"], p["tflops"]), xytext=(4, -3),
+                    textcoords="offset points", fontsize=7)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity (FLOP per byte of DRAM traffic)")
+    ax.set_ylabel("TFLOP/s")
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3, which="both")
+    _source(fig, label)
+    fig.tight_layout()
+    return fig
+
+
+def frames_slider(make_frame, values, *, name: str = "value", interval: int = 800):
+    """A JavaScript slider over pre-drawn frames (works in the static book, no kernel).
+
+    ``make_frame(ax, value)`` draws one frame. Returns HTML from matplotlib's
+    ``FuncAnimation.to_jshtml``.
+    """
+    from matplotlib import animation
+    from IPython.display import HTML
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+
+    def draw(i):
+        ax.clear()
+        make_frame(ax, values[i])
+        ax.set_title(f"{ax.get_title()}  [{name} = {values[i]}]", fontsize=10)
+
+    anim = animation.FuncAnimation(fig, draw, frames=len(values), interval=interval)
+    html = anim.to_jshtml(default_mode="once")
+    plt.close(fig)
+    return HTML(html)

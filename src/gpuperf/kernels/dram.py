@@ -1,0 +1,1193 @@
+"""Chapter "DRAM banks, channels and latency hiding": the textbook's model and the GPU's answer.
+
+The model (pure Python, no GPU)
+-------------------------------
+``DramLayout``: interleaved distribution of bytes over channels and banks (burst by
+burst: channel 0 bank 0, channel 1 bank 0, ..., then bank 1 of every channel, ...).
+``TEXTBOOK``: the textbook's toy system, 8-byte bursts, 4 channels, 2 banks each.
+``bank_schedule`` / ``bus_utilization`` / ``banks_needed``: why a channel needs at
+least R + 1 banks when a cell-array access takes R times as long as a burst transfer.
+``tile_loads`` / ``phase_usage``: which channels and banks each thread block of a tiled
+matrix multiplication reaches in each phase.
+``littles_law_gbps`` / ``loads_per_thread_needed``: bytes in flight = bandwidth x latency.
+
+Kernels
+-------
+``pointer_chase``: one thread follows a chain of indices, so every load waits for the
+previous one: the load-to-use latency, with nothing to hide it.
+``make_sum_loads(ilp)``: a persistent-grid reduction in which each thread has ``ilp``
+independent loads in flight: the bytes in flight are (resident warps) x 32 x ilp x 4.
+``make_copy(ilp)``: a one-pass copy, ``ilp`` elements per thread (occupancy experiment).
+``make_strided_chunks(ilp)``: warps read 128-byte chunks laid out so that warps running
+at the same time are ``stride`` bytes apart (channel and partition effects).
+
+Experiments
+-----------
+``dram_latency``: pointer-chasing latency against working-set size (L1, L2, DRAM).
+``dram_littles_law``: bandwidth against bytes in flight, with Little's law drawn over it.
+``dram_occupancy``: occupancy (limited with shared memory) against copy bandwidth.
+``dram_strides``: power-of-two strides between concurrent warps, and the same strides
+padded by one chunk.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import cuda  # safe here: gpuperf/__init__ (which picks the mode) has already run
+
+from .. import bench, device, validate
+from ..records import experiment
+
+WARP = 32
+FLOAT_BYTES = 4
+
+# --------------------------------------------------------------------------- the model
+
+
+@dataclass(frozen=True)
+class DramLayout:
+    """Interleaved distribution of an address space over channels and banks.
+
+    Consecutive bursts go to consecutive channels (bank 0 of each); once every channel
+    has one, the next bursts go to bank 1 of each channel, and so on; after the last
+    bank of the last channel the pattern starts again at channel 0, bank 0.
+    """
+
+    burst_bytes: int = 8
+    channels: int = 4
+    banks_per_channel: int = 2
+
+    def __post_init__(self):
+        for name in ("burst_bytes", "channels", "banks_per_channel"):
+            validate.positive_int(getattr(self, name), name)
+
+    def burst_of(self, byte_address: int) -> int:
+        """Which burst (counting from address 0) holds this byte."""
+        return int(byte_address) // self.burst_bytes
+
+    def locate(self, byte_address: int) -> tuple[int, int]:
+        """(channel, bank) that holds this byte."""
+        burst = self.burst_of(byte_address)
+        return burst % self.channels, (burst // self.channels) % self.banks_per_channel
+
+    def locate_element(self, index: int, element_bytes: int = FLOAT_BYTES) -> tuple[int, int]:
+        """(channel, bank) of element ``index`` of an array that starts at address 0."""
+        return self.locate(int(index) * element_bytes)
+
+    def table(self, n_elements: int, element_bytes: int = FLOAT_BYTES) -> list[dict]:
+        """One row per element: index, burst, channel, bank."""
+        n_elements = validate.positive_int(n_elements, "n_elements")
+        rows = []
+        for i in range(n_elements):
+            ch, bank = self.locate_element(i, element_bytes)
+            rows.append({"element": i, "burst": self.burst_of(i * element_bytes),
+                         "channel": ch, "bank": bank})
+        return rows
+
+
+# The textbook's toy system (its figure of an array distributed over channels and banks).
+TEXTBOOK = DramLayout(burst_bytes=8, channels=4, banks_per_channel=2)
+
+
+def ddr_channel_gbps(bus_bits: int = 64, clock_ghz: float = 1.0) -> float:
+    """A double-data-rate bus moves bus_bits/8 bytes twice per clock: 64 bits at 1 GHz = 16 GB/s."""
+    validate.positive_int(bus_bits, "bus_bits")
+    if clock_ghz <= 0:
+        raise ValueError(f"clock_ghz must be positive, not {clock_ghz}.")
+    return bus_bits / 8 * 2 * clock_ghz
+
+
+def channels_needed(target_gbps: float, channel_gbps: float = 16.0) -> int:
+    """Channels a processor needs to reach ``target_gbps`` (the textbook: 256 GB/s -> 16)."""
+    if target_gbps <= 0 or channel_gbps <= 0:
+        raise ValueError("target_gbps and channel_gbps must be positive.")
+    return math.ceil(target_gbps / channel_gbps - 1e-12)
+
+
+def bus_utilization(ratio: float, banks: int) -> float:
+    """Steady-state fraction of time a channel's bus transfers data.
+
+    Each access keeps its bank busy for ``ratio`` time units (cell-array access) and then
+    one unit on the shared bus (the burst transfer). A bank starts its next access only
+    after its transfer, so one bank delivers one burst every ``ratio + 1`` units and
+    ``banks`` banks deliver ``banks`` bursts in that time, until the bus is full.
+    """
+    if ratio < 0:
+        raise ValueError(f"ratio (access latency / transfer time) must be >= 0, not {ratio}.")
+    banks = validate.positive_int(banks, "banks")
+    return min(1.0, banks / (ratio + 1.0))
+
+
+def banks_needed(ratio: float) -> int:
+    """Fewest banks that keep the bus busy all the time: R + 1 (rounded up)."""
+    if ratio < 0:
+        raise ValueError(f"ratio must be >= 0, not {ratio}.")
+    return math.ceil(ratio + 1.0 - 1e-12)
+
+
+def bank_schedule(ratio: float, banks: int, accesses: int) -> list[dict]:
+    """Simulate ``accesses`` back-to-back reads spread round-robin over ``banks`` banks.
+
+    Returns one dict per access: bank, ``start`` (cell-array access begins), ``ready``
+    (data sensed, ``start + ratio``), ``bus_start`` and ``bus_end`` (the burst on the
+    bus, one time unit, possibly delayed while another bank's burst is on it). A bank's
+    next access starts when its previous transfer ends. Time is in burst-transfer units.
+    """
+    if ratio < 0:
+        raise ValueError(f"ratio must be >= 0, not {ratio}.")
+    banks = validate.positive_int(banks, "banks")
+    accesses = validate.positive_int(accesses, "accesses")
+    bank_free = [0.0] * banks
+    bus_free = 0.0
+    out = []
+    for i in range(accesses):
+        b = i % banks
+        start = bank_free[b]
+        ready = start + ratio
+        bus_start = max(ready, bus_free)
+        bus_end = bus_start + 1.0
+        bus_free = bank_free[b] = bus_end
+        out.append({"access": i, "bank": b, "start": start, "ready": ready,
+                    "bus_start": bus_start, "bus_end": bus_end})
+    return out
+
+
+def simulated_utilization(ratio: float, banks: int, accesses: int = 2000) -> float:
+    """Bus utilization measured on ``bank_schedule`` over its second half (steady state)."""
+    sched = bank_schedule(ratio, banks, accesses)
+    half = sched[len(sched) // 2:]
+    span = half[-1]["bus_end"] - half[0]["bus_start"]
+    return len(half) / span if span > 0 else 1.0
+
+
+def tile_loads(width: int, tile: int, phase: int, *, matrix: str = "M",
+               layout: DramLayout = TEXTBOOK, element_bytes: int = FLOAT_BYTES) -> list[dict]:
+    """The coalesced accesses of every block in one phase of the tiled matrix product.
+
+    ``P = M @ N`` with square ``width x width`` row-major matrices, ``tile x tile``
+    blocks and tiles: in phase ``ph`` the thread ``(ty, tx)`` of block ``(by, bx)`` loads
+    ``M[by*tile + ty, ph*tile + tx]`` and ``N[ph*tile + ty, bx*tile + tx]`` (when inside
+    the matrix). The threads of one tile row read consecutive addresses: one coalesced
+    access each. Returns one row per (block, tile row) with the element indices loaded,
+    the bursts they span and the (channel, bank) pairs those bursts live in.
+    """
+    width = validate.positive_int(width, "width")
+    tile = validate.positive_int(tile, "tile")
+    n_phases = math.ceil(width / tile)
+    phase = validate.positive_int(phase, "phase", minimum=0, maximum=n_phases - 1)
+    validate.choice(matrix, "matrix", ("M", "N"))
+    blocks = math.ceil(width / tile)
+    out = []
+    for by in range(blocks):
+        for bx in range(blocks):
+            for ty in range(tile):
+                if matrix == "M":
+                    row, col0 = by * tile + ty, phase * tile
+                else:
+                    row, col0 = phase * tile + ty, bx * tile
+                cols = [c for c in range(col0, col0 + tile) if c < width]
+                if row >= width or not cols:
+                    continue  # the bounds test: these threads load nothing (they store 0)
+                elements = tuple(row * width + c for c in cols)
+                bursts = sorted({layout.burst_of(e * element_bytes) for e in elements}
+                                | {layout.burst_of(e * element_bytes + element_bytes - 1)
+                                   for e in elements})
+                places = []
+                for b in bursts:
+                    place = layout.locate(b * layout.burst_bytes)
+                    if place not in places:
+                        places.append(place)
+                out.append({"block": (by, bx), "tile_row": ty, "elements": elements,
+                            "bursts": tuple(bursts), "places": tuple(places)})
+    return out
+
+
+def phase_usage(width: int, tile: int, phase: int, *, matrix: str = "M",
+                layout: DramLayout = TEXTBOOK, element_bytes: int = FLOAT_BYTES) -> dict:
+    """Distinct bursts requested from each (channel, bank) in one phase, all blocks together.
+
+    Blocks that load the same burst (``block(0,0)`` and ``block(0,1)`` share M's tiles)
+    count it once: the L2 cache merges such requests when they come close in time.
+    ``matrix="both"`` adds M's and N's bursts, each matrix starting at channel 0, bank 0
+    (as if each were allocated on a boundary of the whole interleaving pattern).
+    """
+    validate.choice(matrix, "matrix", ("M", "N", "both"))
+    usage: dict[tuple[int, int], int] = {}
+    for which in (("M", "N") if matrix == "both" else (matrix,)):
+        bursts = set()
+        for acc in tile_loads(width, tile, phase, matrix=which, layout=layout,
+                              element_bytes=element_bytes):
+            bursts.update(acc["bursts"])
+        for b in bursts:
+            place = layout.locate(b * layout.burst_bytes)
+            usage[place] = usage.get(place, 0) + 1
+    return dict(sorted(usage.items()))
+
+
+def channels_used(width: int, tile: int, phase: int, *, matrix: str = "M",
+                  layout: DramLayout = TEXTBOOK, element_bytes: int = FLOAT_BYTES) -> list[int]:
+    """Sorted channels that any block reaches in this phase."""
+    return sorted({ch for ch, _ in phase_usage(width, tile, phase, matrix=matrix,
+                                               layout=layout, element_bytes=element_bytes)})
+
+
+# --------------------------------------------------------------------------- Little's law
+
+
+def littles_law_gbps(bytes_in_flight: float, latency_ns: float) -> float:
+    """Bandwidth that ``bytes_in_flight`` sustain when each request takes ``latency_ns``.
+
+    Bytes per nanosecond are GB/s (1e9 bytes per 1e9 ns), so no conversion is needed.
+    """
+    if latency_ns <= 0:
+        raise ValueError(f"latency_ns must be positive, not {latency_ns}.")
+    if bytes_in_flight < 0:
+        raise ValueError(f"bytes_in_flight must be >= 0, not {bytes_in_flight}.")
+    return bytes_in_flight / latency_ns
+
+
+def bytes_in_flight(warps_per_sm: int, loads_per_thread: int, sm_count: int,
+                    bytes_per_load: int = FLOAT_BYTES) -> int:
+    """Resident warps x 32 threads x independent loads per thread x bytes per load."""
+    return warps_per_sm * sm_count * WARP * loads_per_thread * bytes_per_load
+
+
+def loads_per_thread_needed(target_gbps: float, latency_ns: float, warps_per_sm: int,
+                            sm_count: int, bytes_per_load: int = FLOAT_BYTES) -> int:
+    """Fewest independent loads per thread whose bytes in flight sustain ``target_gbps``."""
+    if target_gbps <= 0 or latency_ns <= 0:
+        raise ValueError("target_gbps and latency_ns must be positive.")
+    warps_per_sm = validate.positive_int(warps_per_sm, "warps_per_sm")
+    sm_count = validate.positive_int(sm_count, "sm_count")
+    bytes_per_load = validate.positive_int(bytes_per_load, "bytes_per_load")
+    needed = target_gbps * latency_ns  # bytes in flight
+    per_load_round = warps_per_sm * sm_count * WARP * bytes_per_load
+    return max(1, math.ceil(needed / per_load_round - 1e-9))
+
+
+# --------------------------------------------------------------------------- kernels
+
+
+@cuda.jit
+def pointer_chase(nxt, steps, pos):
+    # One thread: every load's address is the value the previous load returned, so
+    # no two loads overlap and the time per step is the load-to-use latency.
+    if cuda.grid(1) == 0:
+        j = pos[0]
+        for _ in range(steps):
+            j = nxt[j]
+        pos[0] = j  # where the chain stopped: the next run carries on from here
+
+
+@functools.lru_cache(maxsize=None)
+def make_sum_loads(ilp: int):
+    """Partial sums with ``ilp`` independent loads per thread per iteration.
+
+    Thread ``t`` of ``T`` sums ``x[t], x[t + T], x[t + 2T], ...``: at every step the
+    warp's 32 loads are consecutive (coalesced), and the ``ilp`` loads of one iteration
+    do not depend on each other, so all of them are in flight together.
+    """
+    ilp = validate.positive_int(ilp, "ilp", maximum=64)
+
+    @cuda.jit
+    def sum_loads(x, partial):
+        tid = cuda.grid(1)
+        threads = cuda.gridsize(1)
+        n = x.size
+        acc = np.float32(0.0)
+        i = tid
+        # Whole iterations need no bounds test: i + (ilp-1)*threads < n <=> i < full.
+        full = n - (ilp - 1) * threads
+        while i < full:
+            for k in range(ilp):
+                acc += x[i + k * threads]
+            i += ilp * threads
+        while i < n:  # the tail: fewer than ilp elements left for this thread
+            acc += x[i]
+            i += threads
+        partial[tid] = acc
+
+    return sum_loads
+
+
+@functools.lru_cache(maxsize=None)
+def make_copy(ilp: int):
+    """``out = x``, one pass, ``ilp`` elements per thread (a block covers block*ilp elements)."""
+    ilp = validate.positive_int(ilp, "ilp", maximum=64)
+
+    @cuda.jit
+    def copy(x, out):
+        base = cuda.blockIdx.x * cuda.blockDim.x * ilp + cuda.threadIdx.x
+        for k in range(ilp):
+            i = base + k * cuda.blockDim.x  # consecutive threads, consecutive elements
+            if i < x.size:
+                out[i] = x[i]
+
+    return copy
+
+
+@functools.lru_cache(maxsize=None)
+def make_strided_chunks(ilp: int):
+    """Warps read 32-float (128-byte) chunks; chunk ``c`` is row ``c % rows``, column ``c // rows``.
+
+    Row ``r`` starts at element ``r * pitch``, so warps that run at the same time
+    (consecutive ``c``) read addresses ``4 * pitch`` bytes apart. Every chunk is read
+    once; each thread leaves its partial sum in ``partial``. Blocks must be whole warps.
+    """
+    ilp = validate.positive_int(ilp, "ilp", maximum=64)
+
+    @cuda.jit
+    def strided_chunks(x, partial, n_chunks, rows, pitch):
+        tid = cuda.grid(1)
+        lane = cuda.threadIdx.x % 32
+        warp = tid // 32
+        warps = cuda.gridsize(1) // 32
+        acc = np.float32(0.0)
+        c = warp
+        while c < n_chunks:
+            for k in range(ilp):
+                chunk = c + k * warps
+                if chunk < n_chunks:
+                    row = chunk % rows
+                    col = chunk // rows
+                    acc += x[row * pitch + col * 32 + lane]
+            c += ilp * warps
+        partial[tid] = acc
+
+    return strided_chunks
+
+
+SUM_ILPS = (1, 2, 4, 8, 16)
+COPY_ILPS = (1, 4)
+_SUM_SIG = "void(float32[::1], float32[::1])"
+PTX_TARGETS = (
+    [(pointer_chase, "void(int32[::1], int64, int32[::1])")]
+    + [(make_sum_loads(k), _SUM_SIG) for k in SUM_ILPS]
+    + [(make_copy(k), _SUM_SIG) for k in COPY_ILPS]
+    + [(make_strided_chunks(k), "void(float32[::1], float32[::1], int64, int64, int64)")
+       for k in (1, 2)]
+)
+
+# --------------------------------------------------------------------------- host wrappers
+
+
+def _as_device(x, name, dtype):
+    x = validate.array(x, name=name, dtype=dtype, ndim=1)
+    return (cuda.to_device(x), True) if isinstance(x, np.ndarray) else (x, False)
+
+
+def chase_chain(n_slots: int, *, spacing: int = 32, order: str = "random",
+                seed: int = 0) -> np.ndarray:
+    """An int32 array holding one cycle through ``n_slots`` slots ``spacing`` elements apart.
+
+    ``order="random"``: the slots are visited in a random order (one cycle through all
+    of them), so neither the caches' line structure nor the DRAM row buffer helps.
+    ``order="sequential"``: slot ``s`` points to slot ``s + 1`` (and the last to the
+    first). With ``spacing=32`` int32s each slot sits in its own 128-byte line.
+    """
+    n_slots = validate.positive_int(n_slots, "n_slots")
+    spacing = validate.positive_int(spacing, "spacing")
+    validate.choice(order, "order", ("random", "sequential"))
+    if n_slots * spacing >= 2**31:
+        raise ValueError("the chain holds int32 indices: keep n_slots * spacing below 2**31.")
+    if order == "random":
+        visit = np.random.default_rng(seed).permutation(n_slots).astype(np.int64)
+    else:
+        visit = np.arange(n_slots, dtype=np.int64)
+    # Poison the unused elements so that a chase that left the chain would fail loudly.
+    nxt = np.full(n_slots * spacing, -1, dtype=np.int32)
+    nxt[visit * spacing] = np.roll(visit, -1) * spacing
+    return nxt
+
+
+def chase(nxt, steps: int, start: int = 0) -> int:
+    """Follow ``steps`` links of ``nxt`` from ``start`` on the GPU; return where it ends."""
+    d_nxt, _ = _as_device(nxt, "nxt", np.int32)
+    steps = validate.positive_int(steps, "steps", minimum=0)
+    start = validate.positive_int(start, "start", minimum=0, maximum=d_nxt.size - 1)
+    pos = cuda.to_device(np.array([start], dtype=np.int32))
+    pointer_chase[1, 1](d_nxt, steps, pos)
+    return int(pos.copy_to_host()[0])
+
+
+def sum_partials(x, *, ilp: int = 4, blocks: int = 2, block: int = 64):
+    """Per-thread partial sums of ``x`` by ``make_sum_loads(ilp)`` on ``blocks x block`` threads."""
+    d_x, _ = _as_device(x, "x", np.float32)
+    ilp = validate.choice(ilp, "ilp", range(1, 65))
+    blocks = validate.positive_int(blocks, "blocks")
+    block = validate.block_size(block)
+    partial = cuda.to_device(np.full(blocks * block, np.nan, dtype=np.float32))
+    make_sum_loads(ilp)[blocks, block](d_x, partial)
+    return partial.copy_to_host()
+
+
+def copy(x, *, ilp: int = 1, block: int = 256, shared_bytes: int = 0):
+    """``make_copy(ilp)`` over ``x``; ``shared_bytes`` of dynamic shared memory per block
+    reserve space that no thread uses, which caps how many blocks fit on an SM."""
+    d_x, host = _as_device(x, "x", np.float32)
+    ilp = validate.choice(ilp, "ilp", range(1, 65))
+    block = validate.block_size(block)
+    shared_bytes = validate.positive_int(shared_bytes, "shared_bytes", minimum=0,
+                                         maximum=48 * 1024)
+    out = cuda.to_device(np.full(d_x.size, np.nan, dtype=np.float32))
+    grid = math.ceil(d_x.size / (block * ilp))
+    make_copy(ilp)[grid, block, 0, shared_bytes](d_x, out)
+    return out.copy_to_host() if host else out
+
+
+def chunk_geometry(n_elements: int, stride_bytes: int, *, padded: bool = False) -> dict:
+    """Rows, pitch (elements) and chunk count for ``make_strided_chunks`` over ``n_elements``.
+
+    Concurrent warps read chunks ``stride_bytes`` apart (``stride_bytes + 128`` when
+    ``padded``); the chunks tile ``n_elements`` floats, every one read once.
+    """
+    n_elements = validate.positive_int(n_elements, "n_elements")
+    stride_bytes = validate.positive_int(stride_bytes, "stride_bytes", minimum=WARP * FLOAT_BYTES)
+    chunk_bytes = WARP * FLOAT_BYTES
+    if stride_bytes % chunk_bytes:
+        raise ValueError(f"stride_bytes={stride_bytes} must be a multiple of the 128-byte chunk.")
+    cols = stride_bytes // chunk_bytes
+    pitch = cols * WARP + (WARP if padded else 0)
+    rows = n_elements // pitch
+    if rows < 1:
+        raise ValueError(f"{n_elements} floats hold no row of {pitch} floats: use a smaller "
+                         "stride or a larger array.")
+    return {"rows": rows, "cols": cols, "pitch": pitch, "n_chunks": rows * cols,
+            "bytes_read": rows * cols * chunk_bytes}
+
+
+def strided_sum(x, stride_bytes: int, *, padded: bool = False, ilp: int = 1, blocks: int = 2,
+                block: int = 64):
+    """Partial sums of the chunks ``make_strided_chunks`` reads, and the geometry used."""
+    d_x, _ = _as_device(x, "x", np.float32)
+    block = validate.block_size(block, multiple_of=WARP)
+    blocks = validate.positive_int(blocks, "blocks")
+    geo = chunk_geometry(d_x.size, stride_bytes, padded=padded)
+    partial = cuda.to_device(np.full(blocks * block, np.nan, dtype=np.float32))
+    make_strided_chunks(ilp)[blocks, block](d_x, partial, geo["n_chunks"], geo["rows"],
+                                            geo["pitch"])
+    return partial.copy_to_host(), geo
+
+
+# --------------------------------------------------------------------------- measurement helpers
+
+
+def _resident_blocks_per_sm(kernel, block: int, shared_bytes: int = 0) -> int:
+    """Blocks of ``kernel`` (already compiled by a launch) that fit on one SM at once."""
+    compiled = next(iter(kernel.overloads.values()))
+    return compiled.max_cooperative_grid_blocks(block, shared_bytes) // device.sm_count()
+
+
+def _chase_latency_ns(nxt_host, *, steps: int = 4096, warm: bool = True) -> dict:
+    """Nanoseconds per dependent load: (t(2s) - t(s)) / s, so the launch overhead cancels.
+
+    The chain carries on across runs (the kernel leaves its position in ``pos``), so a
+    working set larger than the steps of one run is still visited all round, and the
+    caches hold what the working set's size lets them hold.
+    """
+    d_nxt = cuda.to_device(nxt_host)
+    pos = cuda.to_device(np.zeros(1, dtype=np.int32))
+    slots = int((nxt_host >= 0).sum())
+    l2 = device.info().l2_bytes or 64 * 2**20
+    if warm and slots * WARP * FLOAT_BYTES <= 2 * l2:
+        # Go once round the whole chain, so that whatever fits in L1 or L2 is there when
+        # the timed runs start (they carry on round the same chain).
+        pointer_chase[1, 1](d_nxt, slots, pos)
+    short = bench.time_kernel(lambda: pointer_chase[1, 1](d_nxt, steps, pos),
+                              min_repeat=5, min_time=0.02)
+    long = bench.time_kernel(lambda: pointer_chase[1, 1](d_nxt, 2 * steps, pos),
+                             min_repeat=5, min_time=0.02)
+    ns = (long.median_ms - short.median_ms) * 1e6 / steps
+    end = int(pos.copy_to_host()[0])
+    if end < 0 or nxt_host[end] < 0:
+        raise RuntimeError("the pointer chase left its chain: the kernel is broken.")
+    return {"latency_ns": ns, "spread": max(short.spread, long.spread)}
+
+
+def _clock_ghz() -> float | None:
+    try:
+        return cuda.get_current_device().CLOCK_RATE / 1e6  # kHz -> GHz
+    except Exception:
+        return None
+
+
+LATENCY_SIZES_KIB = [4, 8, 16, 32, 64, 96, 128, 192, 256, 384, 512, 1024, 2048, 4096, 8192,
+                     16384, 24576, 32768, 49152, 65536, 98304, 131072, 262144, 524288, 1048576]
+
+
+@experiment("dram_latency", chapter="dram",
+            title="Load-to-use latency by pointer chasing, against working-set size",
+            units={"kib": "KiB", "latency_ns": "ns", "latency_cycles": "cycles"})
+def dram_latency(progress):
+    ghz = _clock_ghz()
+    rows = []
+    for order in ("random", "sequential"):
+        for kib in LATENCY_SIZES_KIB:
+            slots = kib * 1024 // (WARP * FLOAT_BYTES)  # one slot per 128-byte line
+            nxt = chase_chain(slots, order=order, seed=kib)
+            steps = 4096 if kib <= 65536 else 2048
+            m = _chase_latency_ns(nxt, steps=steps)
+            rows.append({"order": order, "kib": kib, "latency_ns": m["latency_ns"],
+                         "latency_cycles": m["latency_ns"] * ghz if ghz else None,
+                         "spread": m["spread"]})
+            progress(f"dram_latency {order:10s} {kib:8d} KiB  {m['latency_ns']:7.1f} ns")
+    return rows
+
+
+def _dram_latency_ns(order: str = "sequential") -> float:
+    """Latency of a load that misses L2: a chase over four times the L2's size."""
+    l2 = device.info().l2_bytes or 64 * 2**20
+    slots = 4 * l2 // (WARP * FLOAT_BYTES)
+    return _chase_latency_ns(chase_chain(slots, order=order, seed=1), steps=2048)["latency_ns"]
+
+
+LITTLE_WARPS = (1, 2, 4, 8, 16, 32, 64)
+STREAM_ELEMENTS = 1 << 26  # 256 MiB of float32: five times an H100's L2
+
+
+def _persistent_launch(kernel, warps_per_sm: int):
+    """(blocks, threads per block, resident warps per SM) for a grid that fits at once."""
+    sms = device.sm_count()
+    blocks_per_sm = max(1, warps_per_sm // 32)
+    threads = warps_per_sm * WARP // blocks_per_sm
+    fits = _resident_blocks_per_sm(kernel, threads)
+    blocks_per_sm = min(blocks_per_sm, fits)
+    return sms * blocks_per_sm, threads, blocks_per_sm * threads // WARP
+
+
+@experiment("dram_littles_law", chapter="dram",
+            title="Bandwidth against bytes in flight (resident warps x loads per thread)",
+            units={"gbps": "GB/s", "predicted_gbps": "GB/s", "bytes_in_flight": "B",
+                   "latency_ns": "ns"})
+def dram_littles_law(progress):
+    sms = device.sm_count()
+    latency = _dram_latency_ns("sequential")
+    latency_random = _dram_latency_ns("random")
+    progress(f"dram_littles_law: DRAM latency {latency:.0f} ns sequential, "
+             f"{latency_random:.0f} ns random")
+    rng = np.random.default_rng(7)
+    x = cuda.to_device((rng.random(STREAM_ELEMENTS, dtype=np.float32) - 0.5) * 3 + 1)
+    partial = cuda.device_array(sms * 64 * WARP, dtype=np.float32)
+    rows = []
+    for ilp in SUM_ILPS:
+        kernel = make_sum_loads(ilp)
+        kernel[sms, 32](x, partial)  # compile before asking for its occupancy
+        for warps in LITTLE_WARPS:
+            blocks, threads, resident = _persistent_launch(kernel, warps)
+            launch = kernel[blocks, threads]
+            t = bench.time_kernel(lambda launch=launch: launch(x, partial),
+                                  min_repeat=5, min_time=0.05)
+            in_flight = bytes_in_flight(resident, ilp, sms)
+            bw = bench.gbps(STREAM_ELEMENTS * FLOAT_BYTES, t.median_ms)
+            pred = littles_law_gbps(in_flight, latency)
+            rows.append({"warps_per_sm": resident, "ilp": ilp, "bytes_in_flight": in_flight,
+                         "gbps": bw, "predicted_gbps": pred, "latency_ns": latency,
+                         "latency_random_ns": latency_random, "spread": t.spread})
+            progress(f"dram_littles_law warps/SM={resident:2d} ilp={ilp:2d} "
+                     f"{in_flight / 1024:8.0f} KiB  {bw:7.0f} GB/s  (Little: {pred:7.0f})")
+    return rows
+
+
+OCC_BLOCKS = (32, 64, 128, 256, 384, 512)
+
+
+def _shared_for_blocks_per_sm(blocks_per_sm: int) -> int:
+    """Dynamic shared memory per block that leaves room for at most ``blocks_per_sm`` blocks."""
+    per_sm = device.info().shared_per_sm or 100 * 1024
+    # The driver reserves about 1 KiB per block; asking for just over a 1/(b+1) share
+    # keeps a (b+1)-th block out.
+    return min(48 * 1024, per_sm // (blocks_per_sm + 1) + 1)
+
+
+@experiment("dram_occupancy", chapter="dram",
+            title="Occupancy against copy bandwidth (occupancy capped with shared memory)",
+            units={"gbps": "GB/s", "occupancy": "%"})
+def dram_occupancy(progress):
+    n = STREAM_ELEMENTS
+    rng = np.random.default_rng(11)
+    x = cuda.to_device((rng.random(n, dtype=np.float32) - 0.5) * 5 - 2)
+    out = cuda.device_array(n, dtype=np.float32)
+    max_warps = device.info().max_warps_per_sm or 64
+    smem = _shared_for_blocks_per_sm(4)
+    rows = []
+    for ilp in COPY_ILPS:
+        kernel = make_copy(ilp)
+        for block in OCC_BLOCKS:
+            for capped in (True, False):
+                shared = smem if capped else 0
+                grid = math.ceil(n / (block * ilp))
+                kernel[grid, block, 0, shared](x, out)
+                per_sm = _resident_blocks_per_sm(kernel, block, shared)
+                warps = per_sm * block // WARP
+                launch = kernel[grid, block, 0, shared]
+                t = bench.time_kernel(lambda launch=launch: launch(x, out),
+                                      min_repeat=5, min_time=0.05)
+                row = {"ilp": ilp, "block": block, "shared_bytes": shared,
+                       "blocks_per_sm": per_sm, "warps_per_sm": warps,
+                       "occupancy": 100 * warps / max_warps,
+                       **bench.bandwidth_row(2 * n * FLOAT_BYTES, t)}
+                rows.append(row)
+                progress(f"dram_occupancy ilp={ilp} block={block:4d} shared={shared:6d} "
+                         f"{warps:2d} warps/SM  {row['gbps']:7.0f} GB/s")
+    return rows
+
+
+STRIDES = [128 << k for k in range(0, 19)]  # 128 B .. 32 MiB
+STRIDE_ELEMENTS = 1 << 28  # 1 GiB: rows = 1 GiB / stride, enough for every warp in flight
+
+
+@experiment("dram_strides", chapter="dram",
+            title="Power-of-two strides between concurrent warps (channel and partition effects)",
+            units={"stride_bytes": "B", "gbps": "GB/s"})
+def dram_strides(progress):
+    sms = device.sm_count()
+    rng = np.random.default_rng(5)
+    x = cuda.to_device((rng.random(STRIDE_ELEMENTS, dtype=np.float32) - 0.5) * 2 + 0.25)
+    kernel = make_strided_chunks(2)
+    block = 256
+    partial = cuda.device_array(sms * 8 * block, dtype=np.float32)
+    geo0 = chunk_geometry(STRIDE_ELEMENTS, 128)
+    kernel[sms, block](x, partial, geo0["n_chunks"], geo0["rows"], geo0["pitch"])
+    blocks = sms * min(8, _resident_blocks_per_sm(kernel, block))
+    rows = []
+    for stride in STRIDES:
+        for padded in (False, True):
+            geo = chunk_geometry(STRIDE_ELEMENTS, stride, padded=padded)
+            args = (x, partial, geo["n_chunks"], geo["rows"], geo["pitch"])
+            t = bench.time_kernel(lambda args=args: kernel[blocks, block](*args),
+                                  min_repeat=5, min_time=0.05)
+            row = {"stride_bytes": stride, "padded": padded,
+                   "pitch_bytes": geo["pitch"] * FLOAT_BYTES, "rows": geo["rows"],
+                   **bench.bandwidth_row(geo["bytes_read"], t)}
+            rows.append(row)
+            progress(f"dram_strides stride={stride:9d} padded={padded!s:5s} "
+                     f"{row['gbps']:7.0f} GB/s")
+    return rows
+
+
+# --------------------------------------------------------------------------- analysis
+
+
+def littles_law_agreement(res, *, rising_below: float = 0.8) -> list[dict]:
+    """Rows of ``dram_littles_law`` where bandwidth still rises, with prediction / measurement.
+
+    "Still rising" means below ``rising_below`` of the best bandwidth measured: there the
+    bytes in flight, not the memory system, set the pace, and Little's law should hold.
+    """
+    plateau = max(r["gbps"] for r in res.rows)
+    out = []
+    for r in sorted(res.rows, key=lambda r: r["bytes_in_flight"]):
+        if r["gbps"] < rising_below * plateau:
+            out.append({"warps_per_sm": r["warps_per_sm"], "ilp": r["ilp"],
+                        "bytes_in_flight": r["bytes_in_flight"], "gbps": r["gbps"],
+                        "predicted_gbps": r["predicted_gbps"],
+                        "ratio": r["predicted_gbps"] / r["gbps"]})
+    return out
+
+
+def latency_levels(res, order: str = "random") -> dict:
+    """Typical latency (median of a plateau) at the smallest, a mid-L2 and the largest sizes."""
+    rows = sorted(res.select(order=order), key=lambda r: r["kib"])
+    l2_kib = (res.meta.get("device") or {}).get("l2_bytes")
+    l2_kib = l2_kib // 1024 if l2_kib else 50 * 1024
+    small = [r["latency_ns"] for r in rows[:3]]
+    mid = [r["latency_ns"] for r in rows if 2048 <= r["kib"] <= l2_kib // 4]
+    big = [r["latency_ns"] for r in rows if r["kib"] >= 8 * l2_kib]
+    med = lambda v: float(np.median(v)) if v else None  # noqa: E731
+    return {"l1_ns": med(small), "l2_ns": med(mid), "dram_ns": med(big)}
+
+
+# --------------------------------------------------------------------------- figures of the model
+
+_CHANNEL_COLORS = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860",
+                   "#DA8BC3", "#8C8C8C", "#CCB974", "#64B5CD"]
+
+
+def _figure(w, h):
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(w, h), layout="constrained")
+
+
+def _channel_color(ch: int, bank: int = 0, banks: int = 1):
+    from matplotlib.colors import to_rgb
+
+    r, g, b = to_rgb(_CHANNEL_COLORS[ch % len(_CHANNEL_COLORS)])
+    # Later banks of a channel: the same hue, lighter.
+    f = 0.55 * bank / max(banks - 1, 1)
+    return (r + (1 - r) * f, g + (1 - g) * f, b + (1 - b) * f)
+
+
+def draw_burst(burst_bytes: int = 32, request: int = 21, words: int = 32, word_bytes: int = 4,
+               ratio: float = 10.0):
+    """A DRAM row: the burst around a requested address, and what a burst costs in time.
+
+    Top: ``words`` consecutive words; the one asked for (``request``, a word index) and
+    the rest of its burst are delivered together. Bottom: reading the burst's words one
+    access at a time would cost the cell-array latency (``ratio`` transfer times) per
+    word; a burst pays it once, then streams the words over the bus.
+    """
+    burst_bytes = validate.positive_int(burst_bytes, "burst_bytes", minimum=word_bytes)
+    if burst_bytes % word_bytes:
+        raise ValueError("burst_bytes must be a multiple of word_bytes.")
+    request = validate.positive_int(request, "request", minimum=0, maximum=words - 1)
+    per_burst = burst_bytes // word_bytes
+    first = request // per_burst * per_burst
+    fig = _figure(9, 3.6)
+    ax, ax2 = fig.subplots(2, 1, height_ratios=[1, 1.3])
+    for w in range(words):
+        in_burst = first <= w < first + per_burst
+        color = "#4C72B0" if in_burst else "#E5E5E5"
+        ax.add_patch(_rect(w, 0, 0.95, 1, color))
+        ax.text(w + 0.47, 0.5, str(w), ha="center", va="center", fontsize=7,
+                color="white" if in_burst else "#555555")
+        if w % per_burst == 0:
+            ax.axvline(w - 0.025, color="#333333", lw=0.8)
+    ax.annotate("requested word", (request + 0.47, 1.0), (request + 0.47, 1.7), ha="center",
+                arrowprops={"arrowstyle": "->"}, fontsize=8)
+    ax.set_xlim(-0.5, words + 0.5)
+    ax.set_ylim(-0.2, 2.0)
+    ax.axis("off")
+    ax.set_title(f"One DRAM row, {word_bytes}-byte words, {burst_bytes}-byte bursts: the sense "
+                 f"amplifiers read the whole burst (blue) at once", fontsize=9)
+    # Timing: one access per word against one burst.
+    y_single, y_burst = 1.0, 0.0
+    t = 0.0
+    for _ in range(per_burst):
+        ax2.add_patch(_rect(t, y_single, ratio, 0.6, "#BBBBBB"))
+        ax2.add_patch(_rect(t + ratio, y_single, 1, 0.6, "#222222"))
+        t += ratio + 1
+    ax2.add_patch(_rect(0, y_burst, ratio, 0.6, "#BBBBBB"))
+    for k in range(per_burst):
+        ax2.add_patch(_rect(ratio + k, y_burst, 0.95, 0.6, "#222222"))
+    ax2.set_xlim(0, max(t, ratio + per_burst) * 1.02)
+    ax2.set_ylim(-0.3, 1.9)
+    ax2.set_yticks([y_burst + 0.3, y_single + 0.3],
+                   ["one burst", f"{per_burst} separate\naccesses"])
+    ax2.set_xlabel("time (in word-transfer times; grey: cell-array access, black: transfer)")
+    ax2.text(ratio + per_burst + 1, y_burst + 0.3,
+             f"{ratio + per_burst:.0f} against {t:.0f}: {t / (ratio + per_burst):.1f}x faster",
+             va="center", fontsize=8)
+    for side in ("top", "right"):
+        ax2.spines[side].set_visible(False)
+    return fig
+
+
+def _rect(x, y, w, h, color, **kw):
+    from matplotlib.patches import Rectangle
+
+    return Rectangle((x, y), w, h, facecolor=color, edgecolor=kw.pop("edgecolor", "none"), **kw)
+
+
+def draw_banks(ratio: float = 4.0, banks: int = 2, accesses: int | None = None):
+    """The textbook's bank timing: grey cell-array accesses, black bursts on the shared bus."""
+    banks = validate.positive_int(banks, "banks", maximum=64)
+    accesses = accesses or max(3 * banks, 6)
+    sched = bank_schedule(ratio, banks, accesses)
+    fig = _figure(9, 0.45 * (banks + 1) + 1.6)
+    ax = fig.subplots()
+    for a in sched:
+        y = banks - a["bank"]
+        ax.add_patch(_rect(a["start"], y, a["ready"] - a["start"], 0.7, "#BBBBBB"))
+        if a["bus_start"] > a["ready"]:  # the data wait for the bus
+            ax.add_patch(_rect(a["ready"], y, a["bus_start"] - a["ready"], 0.7, "white",
+                               edgecolor="#BBBBBB", hatch="///"))
+        ax.add_patch(_rect(a["bus_start"], y, 1, 0.7, "#222222"))
+        ax.add_patch(_rect(a["bus_start"], 0, 1, 0.7, _channel_color(a["bank"] % 10)))
+    end = sched[-1]["bus_end"]
+    ax.set_xlim(0, end * 1.01)
+    ax.set_ylim(-0.3, banks + 0.9)
+    ax.set_yticks([0.35] + [banks - b + 0.35 for b in range(banks)],
+                  ["bus"] + [f"bank {b}" for b in range(banks)])
+    ax.set_xlabel("time (burst-transfer times)")
+    util = bus_utilization(ratio, banks)
+    ax.set_title(f"access latency R = {ratio:g} transfer times, {banks} bank"
+                 f"{'s' if banks > 1 else ''}: the bus is busy {util:.0%} of the time "
+                 f"(R + 1 = {banks_needed(ratio)} banks keep it full)", fontsize=9)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    return fig
+
+
+def draw_interleaving(layout: DramLayout = TEXTBOOK, n_elements: int = 16,
+                      element_bytes: int = FLOAT_BYTES):
+    """Which elements of an array sit in which channel and bank (the textbook's Fig. 6.9)."""
+    n_elements = validate.positive_int(n_elements, "n_elements", maximum=512)
+    cells: dict[tuple[int, int], list[int]] = {}
+    for r in layout.table(n_elements, element_bytes):
+        cells.setdefault((r["channel"], r["bank"]), []).append(r["element"])
+    C, B = layout.channels, layout.banks_per_channel
+    fig = _figure(min(2.2 * C + 1, 14), 0.9 * B + 1.2)
+    ax = fig.subplots()
+    for ch in range(C):
+        for bank in range(B):
+            elems = cells.get((ch, bank), [])
+            ax.add_patch(_rect(ch + 0.04, B - 1 - bank + 0.06, 0.92, 0.88,
+                               _channel_color(ch, bank, B)))
+            text = ", ".join(f"M[{e}]" for e in elems[:8]) + (" ..." if len(elems) > 8 else "")
+            ax.text(ch + 0.5, B - 1 - bank + 0.5, f"bank {bank}\n{_wrap(text, 22)}",
+                    ha="center", va="center", fontsize=7)
+    ax.set_xlim(0, C)
+    ax.set_ylim(0, B)
+    ax.set_xticks([c + 0.5 for c in range(C)], [f"channel {c}" for c in range(C)])
+    ax.set_yticks([])
+    for side in ("top", "right", "left"):
+        ax.spines[side].set_visible(False)
+    ax.set_title(f"{n_elements} elements of {element_bytes} bytes, {layout.burst_bytes}-byte "
+                 f"bursts, {C} channels x {B} banks: burst k goes to channel k mod {C}, "
+                 f"bank (k div {C}) mod {B}", fontsize=9)
+    return fig
+
+
+def _wrap(text: str, width: int) -> str:
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width)) if text else "(empty)"
+
+
+def draw_matmul_phases(width: int = 4, tile: int = 2, *, matrix: str = "M",
+                       layout: DramLayout = TEXTBOOK, element_bytes: int = FLOAT_BYTES,
+                       max_phases: int = 4):
+    """Which channel and bank every element loaded in each phase lives in, and the load per channel.
+
+    Top row: the matrix, one panel per phase; each element loaded in that phase is
+    coloured by its channel (lighter for higher banks) and labelled with the blocks that
+    load it. Bottom: distinct bursts asked of each channel in each phase.
+    """
+    validate.choice(matrix, "matrix", ("M", "N"))
+    width = validate.positive_int(width, "width", maximum=64)
+    tile = validate.positive_int(tile, "tile", maximum=width)
+    phases = math.ceil(width / tile)
+    shown = min(phases, validate.positive_int(max_phases, "max_phases"))
+    fig = _figure(2.6 * shown + 0.5, 5.4)
+    axes = fig.subplots(2, shown, squeeze=False, height_ratios=[2.2, 1])
+    C, B = layout.channels, layout.banks_per_channel
+    labels = width <= 8
+    for ph in range(shown):
+        ax = axes[0][ph]
+        who: dict[int, list[tuple[int, int]]] = {}
+        for acc in tile_loads(width, tile, ph, matrix=matrix, layout=layout,
+                              element_bytes=element_bytes):
+            for e in acc["elements"]:
+                who.setdefault(e, []).append(acc["block"])
+        for e in range(width * width):
+            r, c = divmod(e, width)
+            if e in who:
+                ch, bank = layout.locate_element(e, element_bytes)
+                color = _channel_color(ch, bank, B)
+            else:
+                color = "#F2F2F2"
+            ax.add_patch(_rect(c, width - 1 - r, 0.96, 0.96, color))
+            if labels and e in who:
+                ch, bank = layout.locate_element(e, element_bytes)
+                text = f"c{ch}b{bank}"
+                if phases <= 2:  # few blocks: name the ones that load the element
+                    text += "\n" + " ".join(f"{by}{bx}" for by, bx in sorted(set(who[e])))
+                ax.text(c + 0.48, width - 1 - r + 0.48, text, ha="center", va="center",
+                        fontsize=6 if width > 4 else 7)
+        ax.set_xlim(0, width)
+        ax.set_ylim(0, width)
+        ax.set_aspect("equal")
+        ax.set_xticks([])
+        ax.set_yticks([])
+        used = channels_used(width, tile, ph, matrix=matrix, layout=layout,
+                             element_bytes=element_bytes)
+        ax.set_title(f"phase {ph}: {matrix} elements loaded\nchannels {used}", fontsize=9)
+        usage = phase_usage(width, tile, ph, matrix=matrix, layout=layout,
+                            element_bytes=element_bytes)
+        bx = axes[1][ph]
+        bottom = np.zeros(C)
+        for bank in range(B):
+            counts = np.array([usage.get((ch, bank), 0) for ch in range(C)], dtype=float)
+            bx.bar(range(C), counts, bottom=bottom,
+                   color=[_channel_color(ch, bank, B) for ch in range(C)],
+                   edgecolor="white", label=f"bank {bank}")
+            bottom += counts
+        bx.set_xticks(range(C), [f"c{c}" for c in range(C)])
+        bx.yaxis.get_major_locator().set_params(integer=True)
+        bx.set_ylabel("bursts" if ph == 0 else "")
+        for side in ("top", "right"):
+            bx.spines[side].set_visible(False)
+    fig.suptitle(f"{width}x{width} tiled matrix product, {tile}x{tile} tiles "
+                 f"({shown} of {phases} phases shown)\nlabels: c<channel>b<bank>"
+                 + (", then the blocks (by bx) that load the element" if phases <= 2 else ""), fontsize=9)
+    return fig
+
+
+def explore_model():
+    """Sliders over the model: bank timing, and channels per phase of the tiled product."""
+    import ipywidgets as w  # imported here: a GPU box may lack ipywidgets
+    from IPython.display import display
+
+    def banks_view(ratio, banks):
+        display(draw_banks(ratio, banks))
+
+    def matmul_view(width, tile, matrix, burst_bytes, channels, banks):
+        layout = DramLayout(burst_bytes, channels, banks)
+        display(draw_matmul_phases(width, min(tile, width), matrix=matrix, layout=layout))
+
+    tab1 = w.interactive(banks_view, ratio=w.IntSlider(value=4, min=0, max=24),
+                         banks=w.IntSlider(value=2, min=1, max=26))
+    tab2 = w.interactive(matmul_view, width=w.IntSlider(value=4, min=2, max=32),
+                         tile=w.Dropdown(options=[1, 2, 4, 8, 16], value=2),
+                         matrix=w.ToggleButtons(options=["M", "N"]),
+                         burst_bytes=w.Dropdown(options=[4, 8, 16, 32, 64], value=8),
+                         channels=w.IntSlider(value=4, min=1, max=8),
+                         banks=w.IntSlider(value=2, min=1, max=4))
+    tabs = w.Tab(children=[tab1, tab2])
+    tabs.set_title(0, "banks on a channel")
+    tabs.set_title(1, "tiled matmul: channels per phase")
+    return tabs
+
+
+# --------------------------------------------------------------------------- measured figures
+
+
+def _style(ax, res, title):
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, which="both", alpha=0.25)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    ax.figure.text(0.99, 0.005, res.label, ha="right", va="bottom", fontsize=7, color="#555555")
+
+
+def plot_latency(res):
+    """Latency against working set: the L1, L2 and DRAM plateaus, L2's size marked."""
+    fig = _figure(8, 4.2)
+    ax = fig.subplots()
+    for i, order in enumerate(res.values("order")):
+        rows = sorted(res.select(order=order), key=lambda r: r["kib"])
+        ax.plot([r["kib"] * 1024 for r in rows], [r["latency_ns"] for r in rows], "o-",
+                ms=4, color=_CHANNEL_COLORS[i], label=f"{order} chain")
+    ax.set_xscale("log", base=2)
+    l2 = (res.meta.get("device") or {}).get("l2_bytes")
+    if l2:
+        ax.axvline(l2, color="#999999", ls="--", lw=1)
+        ax.text(l2, ax.get_ylim()[1] * 0.95, f" L2 = {l2 / 2**20:.0f} MiB", fontsize=8,
+                va="top", color="#555555")
+    ax.set_xticks([2**k for k in range(12, 31, 2)],
+                  [_bytes_label(2**k) for k in range(12, 31, 2)], fontsize=8)
+    ax.set_xlabel("working set (one 4-byte index per 128-byte line)")
+    ax.set_ylabel("load-to-use latency (ns)")
+    ax.legend(fontsize=8, loc="upper left")
+    _style(ax, res, "Pointer chasing: one dependent load at a time")
+    return fig
+
+
+def _bytes_label(n: float) -> str:
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            return f"{n / size:g} {unit}"
+    return f"{n:g} B"
+
+
+def plot_littles_law(res):
+    """Measured bandwidth against bytes in flight, Little's law and the ceilings over it."""
+    fig = _figure(8, 4.6)
+    ax = fig.subplots()
+    ilps = sorted(res.values("ilp"))
+    for i, ilp in enumerate(ilps):
+        rows = sorted(res.select(ilp=ilp), key=lambda r: r["bytes_in_flight"])
+        ax.plot([r["bytes_in_flight"] for r in rows], [r["gbps"] for r in rows], "o-", ms=4,
+                color=_CHANNEL_COLORS[i], label=f"{ilp} load{'s' if ilp > 1 else ''}/thread",
+                lw=1)
+    latency = res.rows[0]["latency_ns"]
+    xs = np.array(sorted(r["bytes_in_flight"] for r in res.rows), dtype=float)
+    ceiling = res.ceilings.get("copy_gbps")
+    top = max([r["gbps"] for r in res.rows] + [ceiling or 0])
+    line = xs / latency
+    keep = line <= 1.3 * top
+    ax.plot(xs[keep], line[keep], "k--", lw=1.2,
+            label=f"Little's law: bytes in flight / {latency:.0f} ns")
+    if ceiling:
+        ax.axhline(ceiling, color="#C44E52", lw=1, ls=":")
+        ax.text(xs[0], ceiling * 1.02, f"device copy {ceiling:.0f} GB/s", fontsize=8,
+                color="#C44E52")
+    peak = res.ceilings.get("peak_gbps")
+    if peak:
+        ax.axhline(peak, color="#999999", lw=1, ls=":")
+        ax.text(xs[0], peak * 1.02, f"theoretical {peak:.0f} GB/s", fontsize=8, color="#777777")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks([2**k for k in range(14, 25, 2)],
+                  [_bytes_label(2**k) for k in range(14, 25, 2)], fontsize=8)
+    ax.set_xlabel("bytes in flight = SMs x resident warps x 32 x loads per thread x 4 B")
+    ax.set_ylabel("bandwidth (GB/s)")
+    ax.legend(fontsize=8, loc="upper left")
+    _style(ax, res, "Bandwidth needs bytes in flight: latency x bandwidth")
+    return fig
+
+
+def plot_occupancy(res):
+    """Copy bandwidth against occupancy, for 1 and 4 elements per thread."""
+    fig = _figure(8, 4.2)
+    ax = fig.subplots()
+    for i, ilp in enumerate(sorted(res.values("ilp"))):
+        rows = sorted(res.select(ilp=ilp), key=lambda r: (r["occupancy"], -r["gbps"]))
+        ax.plot([r["occupancy"] for r in rows], [r["gbps"] for r in rows], "o", ms=5,
+                color=_CHANNEL_COLORS[i], label=f"{ilp} element{'s' if ilp > 1 else ''}/thread")
+        best: dict[float, float] = {}
+        for r in rows:
+            best[r["occupancy"]] = max(best.get(r["occupancy"], 0), r["gbps"])
+        ax.plot(list(best), list(best.values()), "-", color=_CHANNEL_COLORS[i], lw=1)
+    ceiling = res.ceilings.get("copy_gbps")
+    if ceiling:
+        ax.axhline(ceiling, color="#C44E52", lw=1, ls=":")
+        ax.text(1, ceiling * 1.02, f"device copy {ceiling:.0f} GB/s", fontsize=8,
+                color="#C44E52")
+    ax.set_xlabel("occupancy (% of the SM's warp slots, from the occupancy calculator)")
+    ax.set_ylabel("copy bandwidth (GB/s, read + write)")
+    ax.set_xlim(0, 105)
+    ax.legend(fontsize=8, loc="lower right")
+    _style(ax, res, "A memory-bound copy against occupancy")
+    return fig
+
+
+def plot_strides(res):
+    """Bandwidth with concurrent warps a power of two apart, and one chunk more."""
+    fig = _figure(8, 4.2)
+    ax = fig.subplots()
+    for i, padded in enumerate((False, True)):
+        rows = sorted(res.select(padded=padded), key=lambda r: r["stride_bytes"])
+        ax.plot([r["stride_bytes"] for r in rows], [r["gbps"] for r in rows], "o-", ms=4,
+                color=_CHANNEL_COLORS[i],
+                label="stride + 128 B (padded)" if padded else "power-of-two stride")
+    ceiling = res.ceilings.get("copy_gbps")
+    if ceiling:
+        ax.axhline(ceiling, color="#C44E52", lw=1, ls=":")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks([2**k for k in range(7, 26, 2)],
+                  [_bytes_label(2**k) for k in range(7, 26, 2)], fontsize=8)
+    ax.set_ylim(0, None)
+    ax.set_xlabel("distance between the chunks that concurrent warps read")
+    ax.set_ylabel("read bandwidth (GB/s)")
+    ax.legend(fontsize=8, loc="lower left")
+    _style(ax, res, "Power-of-two strides: does everything land in one channel?")
+    return fig
+
+
+# --------------------------------------------------------------------------- exercises
+
+
+def _sample_layouts():
+    return [TEXTBOOK, DramLayout(32, 8, 4), DramLayout(64, 6, 3), DramLayout(16, 5, 1),
+            DramLayout(256, 16, 16)]
+
+
+def check_channel_bank(fn):
+    """Exercise: ``fn(index, element_bytes, burst_bytes, channels, banks) -> (channel, bank)``."""
+    from .. import exercises as ex
+
+    chk = ex.Checker("channel and bank of an array element")
+    if not callable(fn):
+        chk.fail(f"expected a function, got {type(fn).__name__}.")
+        return chk.report()
+    rng = np.random.default_rng(4)
+    for layout in _sample_layouts():
+        for element_bytes in (4, 8, 2):
+            idx = sorted(set(range(20)) | set(int(i) for i in rng.integers(0, 10**6, 12)))
+            name = (f"{layout.burst_bytes}-byte bursts, {layout.channels} channels x "
+                    f"{layout.banks_per_channel} banks, {element_bytes}-byte elements")
+            with chk.case(name):
+                for i in idx:
+                    want = layout.locate_element(i, element_bytes)
+                    got = fn(i, element_bytes, layout.burst_bytes, layout.channels,
+                             layout.banks_per_channel)
+                    if not isinstance(got, (tuple, list)) or len(got) != 2:
+                        chk.fail(f"returned {got!r} for element {i}; return a pair "
+                                 "(channel, bank).")
+                        break
+                    if tuple(int(v) for v in got) != want:
+                        hint = ""
+                        if tuple(got) == want[::-1]:
+                            hint = " (the pair is reversed: channel first, then bank)"
+                        chk.fail(f"element {i}: got (channel, bank) = {tuple(got)}, expected "
+                                 f"{want}{hint}.")
+                        break
+    return chk.report()
+
+
+def _loads_cases():
+    """Cases whose exact answer is far from a rounding boundary (no float ambiguity)."""
+    rng = np.random.default_rng(12)
+    cases = [(3350.0, 620.0, 8, 132, 4), (3350.0, 620.0, 64, 132, 4), (4200.0, 700.0, 16, 132, 4),
+             (300.0, 450.0, 4, 40, 4), (300.0, 450.0, 32, 40, 16), (2000.0, 550.0, 2, 108, 8)]
+    while len(cases) < 14:
+        c = (float(rng.integers(200, 5000)), float(rng.integers(300, 900)),
+             int(rng.choice([1, 2, 4, 8, 16, 32, 48, 64])), int(rng.integers(20, 150)),
+             int(rng.choice([4, 8, 16])))
+        q = c[0] * c[1] / (c[2] * c[3] * WARP * c[4])
+        if q > 1 and abs(q - round(q)) > 1e-3:
+            cases.append(c)
+    return cases
+
+
+def check_loads_needed(fn):
+    """Exercise: ``fn(ceiling_gbps, latency_ns, warps_per_sm, sm_count, bytes_per_load) -> int``."""
+    from .. import exercises as ex
+
+    chk = ex.Checker("Little's law: loads per thread to reach the ceiling")
+    if not callable(fn):
+        chk.fail(f"expected a function, got {type(fn).__name__}.")
+        return chk.report()
+    for c in _loads_cases():
+        gbps, ns, warps, sms, nbytes = c
+        with chk.case(f"{gbps:.0f} GB/s, {ns:.0f} ns, {warps} warps/SM, {sms} SMs, "
+                      f"{nbytes}-byte loads"):
+            got = fn(*c)
+            want = loads_per_thread_needed(*c)
+            exact = gbps * ns / (warps * sms * WARP * nbytes)
+            if isinstance(got, bool) or not isinstance(got, (int, np.integer)):
+                if isinstance(got, (float, np.floating)) and float(got).is_integer():
+                    chk.fail(f"returned {got!r}, a float; return an int (loads are whole).")
+                else:
+                    chk.fail(f"returned {got!r}; return a whole number of loads (an int): "
+                             f"{exact:.3g} loads per thread is not enough, so round up.")
+            elif got != want:
+                if got == math.floor(exact):
+                    why = "that is rounded down, and falls short of the ceiling; round up."
+                elif got == math.ceil(exact * WARP - 1e-9):
+                    why = "each warp is 32 threads, and each thread has its own loads in flight."
+                elif got == math.ceil(gbps * ns / (warps * WARP * nbytes) - 1e-9):
+                    why = "the bytes in flight are spread over every SM, not one."
+                else:
+                    why = ("bytes in flight = bandwidth x latency, and GB/s x ns = bytes "
+                           f"(exact answer before rounding: {exact:.3g}).")
+                chk.fail(f"got {got}, expected {want}: {why}")
+    return chk.report()
+
+
+def verify_prediction(loads: int, warps_per_sm: int, res=None) -> dict:
+    """Look up the measured bandwidth at ``loads`` per thread and ``warps_per_sm`` warps/SM.
+
+    Prints how close it comes to the best bandwidth measured, and what half as many loads
+    reach. ``res`` defaults to ``records.run("dram_littles_law")`` (live on a GPU).
+    """
+    from .. import records
+
+    loads = validate.positive_int(loads, "loads")
+    warps_per_sm = validate.positive_int(warps_per_sm, "warps_per_sm")
+    res = res or records.run("dram_littles_law")
+    rows = res.select(warps_per_sm=warps_per_sm)
+    if not rows:
+        raise ValueError(f"warps_per_sm={warps_per_sm} was not measured; choose one of "
+                         f"{sorted(res.values('warps_per_sm'))}.")
+    measured = sorted(r["ilp"] for r in rows)
+    at = min((k for k in measured if k >= loads), default=measured[-1])
+    plateau = max(r["gbps"] for r in res.rows)
+    row = next(r for r in rows if r["ilp"] == at)
+    below = [r for r in rows if r["ilp"] < at]
+    half = max(below, key=lambda r: r["ilp"]) if below else None
+    print(f"{warps_per_sm} warps/SM, {at} loads per thread"
+          + (f" (the measured point at or above {loads})" if at != loads else "")
+          + f": {row['gbps']:.0f} GB/s = {100 * row['gbps'] / plateau:.0f}% of the best "
+          f"measured ({plateau:.0f} GB/s).")
+    if half:
+        print(f"  with {half['ilp']} loads per thread: {half['gbps']:.0f} GB/s = "
+              f"{100 * half['gbps'] / plateau:.0f}%.")
+    print(f"  ({res.label})")
+    return {"ilp": at, "gbps": row["gbps"], "fraction": row["gbps"] / plateau,
+            "fewer_fraction": half["gbps"] / plateau if half else None}

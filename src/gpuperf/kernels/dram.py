@@ -914,7 +914,8 @@ def draw_matmul_phases(width: int = 4, tile: int = 2, *, matrix: str = "M",
             bx.spines[side].set_visible(False)
     fig.suptitle(f"{width}x{width} tiled matrix product, {tile}x{tile} tiles "
                  f"({shown} of {phases} phases shown)\nlabels: c<channel>b<bank>"
-                 + (", then the blocks (by bx) that load the element" if phases <= 2 else ""), fontsize=9)
+                 + (", then the blocks (by bx) that load it" if phases <= 2 else ""),
+                 fontsize=9)
     return fig
 
 

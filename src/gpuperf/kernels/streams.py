@@ -1,0 +1,1310 @@
+"""Chapter "Streams and copy/compute overlap": pinned memory, streams, and pipelines.
+
+A GPU has separate engines for host-to-device copies, kernels and device-to-host
+copies. Work in one CUDA stream runs in order; work in different streams may run at
+the same time. Split a problem into chunks, give each chunk its own copy in, kernel
+and copy out, spread the chunks round-robin over a few streams, and the three engines
+work at once: a pipeline.
+
+Kernels
+-------
+``add_kernel``: ``out = a + b``, grid-stride (memory-bound: the copies dominate).
+``relax_kernel``: ``iters`` steps of ``z = 0.75 z + 0.25 (a + b)`` from ``z = a``, one
+fused multiply-add per step (compute-bound for large ``iters``). ``iters`` sets the
+arithmetic intensity: about ``2 iters / 12`` FLOP per byte copied.
+``seed_add``: the seed article's kernel, one element per thread (kept to reproduce it).
+
+Host code
+---------
+``pipelined(a, b, out, iters=, n_streams=, n_chunks=)``: the chunked pipeline, correct
+for every size (chunks differ by at most one element). ``serial(...)``: the same work
+as one copy in, one kernel, one copy out. ``Pipeline``: the reusable object both use;
+``Pipeline.time`` measures it with CUDA events recorded in every stream (GPU only).
+
+Pinned memory rule (the same on a GPU and in the simulator)
+-----------------------------------------------------------
+A copy from pageable memory (an ordinary NumPy array) is staged through a driver
+buffer and cannot overlap anything, so a pipeline over pageable arrays is a serial
+program in disguise. ``pipelined`` therefore refuses pageable host arrays with a
+``ValueError``, unless ``pageable="warn"`` (it runs, with a ``PageableMemoryWarning``)
+or ``pageable="allow"`` (it runs silently: used to measure the slow case on purpose).
+Arrays from ``cuda.pinned_array`` / ``cuda.pinned_array_like`` (and views of them) are
+pinned. The simulator has no page-locked memory, so importing this module makes the
+simulator's ``cuda.pinned_array`` remember the arrays it made; ``is_pinned`` then
+answers as a GPU would. In the simulator every stream runs synchronously: results are
+right, and nothing overlaps.
+
+Ideal pipeline
+--------------
+``ideal_schedule(h2d_ms, kernel_ms, d2h_ms, n_streams)`` predicts the best in-order
+schedule from measured per-chunk stage times: one engine per stage (two copy engines,
+one for each direction), each serving chunks in order, and a stream's next chunk
+waiting for its previous chunk's copy back.
+
+Experiments
+-----------
+``streams_seed``: the seed's 9.3 s vs 1.4 s, JIT and all; timed properly; its race.
+``streams_host_bandwidth``: pageable against pinned copies, both directions.
+``streams_pipeline``: speedup over serial against streams, measured and ideal.
+``streams_timeline``: every copy and kernel per stream, measured and ideal.
+``streams_default_stream``: how a launch on the default stream blocks other streams.
+``streams_explore``: streams x chunks x arithmetic intensity (for the widget).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+import warnings
+import weakref
+from dataclasses import dataclass, field
+
+import numpy as np
+
+# gpuperf/__init__ (which picks GPU or simulator) has run before any module of the
+# package, so numba.cuda is already in the right mode here.
+from numba import cuda
+
+from .. import SIMULATOR, bench, device, validate
+from .. import exercises as ex
+from ..records import experiment
+
+# --------------------------------------------------------------------------- kernels
+
+RELAX_KEEP = np.float32(0.75)  # exact in binary, so z = t is an exact fixed point
+RELAX_PULL = np.float32(0.25)
+
+
+@cuda.jit
+def add_kernel(a, b, out):
+    i = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    while i < out.size:
+        out[i] = a[i] + b[i]
+        i += stride
+
+
+@cuda.jit
+def relax_kernel(a, b, out, iters):
+    i = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    while i < out.size:
+        pull = RELAX_PULL * (a[i] + b[i])
+        z = a[i]
+        for _ in range(iters):
+            z = z * RELAX_KEEP + pull  # one fused multiply-add per step
+        out[i] = z
+        i += stride
+
+
+@cuda.jit
+def seed_add(a, b, result, n):
+    # The seed's kernel: one element per thread, a bounds test for the last block.
+    idx = cuda.threadIdx.x + cuda.blockDim.x * cuda.blockIdx.x
+    if idx < n:
+        result[idx] = a[idx] + b[idx]
+
+
+PTX_TARGETS = [
+    (add_kernel, "void(float32[::1], float32[::1], float32[::1])"),
+    (relax_kernel, "void(float32[::1], float32[::1], float32[::1], int64)"),
+    (seed_add, "void(int32[::1], int32[::1], float64[::1], int64)"),
+]
+
+BLOCKS_PER_SM = 8
+
+
+def reference(a, b, iters: int = 0) -> np.ndarray:
+    """The float64 result ``pipelined`` must match: ``a + b``, or the relaxation's closed form.
+
+    After ``k`` steps of ``z = 0.75 z + 0.25 t`` from ``z = a``, ``z = t + 0.75^k (a - t)``
+    with ``t = a + b``.
+    """
+    a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    t = a64 + b64
+    if iters == 0:
+        return t
+    return t + 0.75 ** iters * (a64 - t)
+
+
+def flops_per_element(iters: int) -> int:
+    """Floating-point operations per element: the add, then one FMA (2 FLOP) per step."""
+    return 1 if iters == 0 else 2 + 2 * iters
+
+
+BYTES_PER_ELEMENT = 12  # two float32 inputs copied in, one float32 output copied back
+
+
+def arithmetic_intensity(iters: int) -> float:
+    """FLOP per byte crossing the host link."""
+    return flops_per_element(iters) / BYTES_PER_ELEMENT
+
+
+def _launch(iters: int, block: int, m: int) -> tuple[int, int]:
+    grid = min((m + block - 1) // block, BLOCKS_PER_SM * device.sm_count(default=2))
+    return max(grid, 1), block
+
+
+def launch_chunk(d_a, d_b, d_out, iters: int, block: int, stream=0) -> None:
+    """Enqueue the kernel for one chunk (``iters=0``: the add) on ``stream``."""
+    grid, block = _launch(iters, block, d_out.size)
+    if iters == 0:
+        add_kernel[grid, block, stream](d_a, d_b, d_out)
+    else:
+        relax_kernel[grid, block, stream](d_a, d_b, d_out, iters)
+
+
+# --------------------------------------------------------------------------- pinned memory
+
+
+class PageableMemoryWarning(UserWarning):
+    """A pipeline was given pageable host memory: its copies cannot overlap."""
+
+
+# Simulator only: the arrays the simulator's pinned_array made, by id, with a weak
+# reference to confirm the id was not reused. Views of them share their base, so they
+# count as pinned too; copies (a + b, np.copy) are new arrays and do not.
+_SIM_PINNED: dict[int, weakref.ref] = {}
+
+
+def _sim_mark(arr: np.ndarray) -> np.ndarray:
+    key = id(arr)
+    _SIM_PINNED[key] = weakref.ref(arr, lambda _r, k=key: _SIM_PINNED.pop(k, None))
+    return arr
+
+
+def _install_simulated_pinning() -> None:
+    """Make the simulator's ``cuda.pinned_array(_like)`` mark the arrays they return.
+
+    The simulator's versions return plain NumPy arrays, indistinguishable from
+    pageable ones; the wrappers keep the same behaviour and remember the arrays.
+    """
+    import numba.cuda as nc
+
+    if getattr(nc.pinned_array, "_gpuperf_marks", False):
+        return
+    plain, plain_like = nc.pinned_array, nc.pinned_array_like
+
+    @functools.wraps(plain)
+    def pinned_array(shape, dtype=np.float64, strides=None, order="C"):
+        return _sim_mark(plain(shape, dtype=dtype, strides=strides, order=order))
+
+    @functools.wraps(plain_like)
+    def pinned_array_like(ary):
+        return _sim_mark(plain_like(ary))
+
+    pinned_array._gpuperf_marks = pinned_array_like._gpuperf_marks = True
+    nc.pinned_array, nc.pinned_array_like = pinned_array, pinned_array_like
+
+
+if SIMULATOR:
+    _install_simulated_pinning()
+
+
+def _owner_chain(x):
+    obj = x
+    while obj is not None:
+        yield obj
+        obj = getattr(obj, "base", None)
+
+
+def is_pinned(x) -> bool:
+    """True if the NumPy array ``x`` lives in page-locked (pinned) host memory."""
+    if not isinstance(x, np.ndarray):
+        return False
+    if SIMULATOR:
+        for obj in _owner_chain(x):
+            ref = _SIM_PINNED.get(id(obj))
+            if ref is not None and ref() is obj:
+                return True
+        return False
+    from numba.cuda.cudadrv import driver as drv
+
+    pinned_types = tuple(t for t in (getattr(drv, "PinnedMemory", None),
+                                     getattr(drv, "MappedMemory", None)) if t is not None)
+    if any(isinstance(obj, pinned_types) for obj in _owner_chain(x)):
+        return True
+    return _driver_says_pinned(x)
+
+
+def _driver_says_pinned(x: np.ndarray) -> bool:
+    """Ask the driver (for memory pinned in place with ``cuda.pinned(...)`` or elsewhere)."""
+    if x.size == 0:
+        return False
+    try:
+        from numba.cuda.cudadrv import driver as drv
+
+        binding = drv.binding
+        err, _flags = binding.cuMemHostGetFlags(x.ctypes.data)
+        return err == binding.CUresult.CUDA_SUCCESS
+    except Exception:  # an older driver binding: assume pageable, the safe answer
+        return False
+
+
+PAGEABLE_POLICIES = ("error", "warn", "allow")
+
+
+def _check_host(arrays: dict, pageable: str) -> None:
+    validate.choice(pageable, "pageable", PAGEABLE_POLICIES)
+    bad = [name for name, arr in arrays.items() if not is_pinned(arr)]
+    if not bad or pageable == "allow":
+        return
+    names = ", ".join(bad)
+    msg = (f"{names} {'is' if len(bad) == 1 else 'are'} in pageable host memory. A copy from "
+           "pageable memory is staged through a driver buffer and cannot overlap kernels or "
+           "other copies, so the pipeline would run serially.")
+    if pageable == "error":
+        raise ValueError(msg + " Allocate host arrays with cuda.pinned_array(n, dtype=np.float32)"
+                         " (or cuda.pinned_array_like(x), then copy into it), or pass "
+                         "pageable='warn' to run anyway.")
+    warnings.warn(msg, PageableMemoryWarning, stacklevel=4)
+
+
+def pinned_copy(x: np.ndarray) -> np.ndarray:
+    """A pinned copy of the host array ``x`` (one extra host copy; do it once, up front)."""
+    x = np.ascontiguousarray(x)
+    p = cuda.pinned_array_like(x)
+    p[...] = x
+    return p
+
+
+# --------------------------------------------------------------------------- the pipeline
+
+
+@dataclass(frozen=True)
+class Chunk:
+    index: int
+    stream: int
+    lo: int
+    hi: int
+
+    @property
+    def size(self) -> int:
+        return self.hi - self.lo
+
+
+def plan_chunks(n: int, n_chunks: int, n_streams: int) -> list[Chunk]:
+    """Split ``n`` elements into ``min(n_chunks, n)`` chunks, round-robin over the streams.
+
+    Chunk sizes differ by at most one (the first ``n % chunks`` get the extra element),
+    so no element is dropped when ``n`` does not divide evenly, and no chunk is empty.
+    """
+    n = validate.positive_int(n, "n")
+    n_chunks = min(validate.positive_int(n_chunks, "n_chunks"), n)
+    n_streams = validate.positive_int(n_streams, "n_streams", maximum=64)
+    base, extra = divmod(n, n_chunks)
+    chunks, lo = [], 0
+    for i in range(n_chunks):
+        hi = lo + base + (1 if i < extra else 0)
+        chunks.append(Chunk(i, i % n_streams, lo, hi))
+        lo = hi
+    return chunks
+
+
+KINDS = ("h2d", "kernel", "d2h")
+
+
+@dataclass
+class Run:
+    """One measured pipeline run: the total (median of repeats) and the spans of that run."""
+
+    n: int
+    iters: int
+    n_streams: int
+    n_chunks: int
+    total_ms: float
+    times_ms: list[float] = field(repr=False)
+    spans: list[dict] = field(repr=False)
+
+    def stage_times(self) -> dict[str, list[float]]:
+        """Per-chunk duration of each stage, from the spans (exact when one stream ran)."""
+        out = {k: [0.0] * self.n_chunks for k in KINDS}
+        for s in self.spans:
+            out[s["kind"]][s["chunk"]] = s["end_ms"] - s["start_ms"]
+        return out
+
+
+class Pipeline:
+    """Device buffers, streams and a chunk plan for ``n`` float32 elements, reusable.
+
+    ``run(a, b, out)`` enqueues, for each chunk, the copies of ``a`` and ``b`` in, the
+    kernel and the copy of ``out`` back, all in that chunk's stream, then waits. Each
+    chunk has its own slice of the device buffers, so no stream ever overwrites data
+    another stream still needs.
+    """
+
+    def __init__(self, n: int, *, iters: int = 0, n_streams: int = 4, n_chunks: int = 16,
+                 block: int = 256, buffers=None):
+        self.n = validate.positive_int(n, "n")
+        self.iters = validate.positive_int(iters, "iters", minimum=0, maximum=2**24)
+        self.block = validate.block_size(block, multiple_of=32)
+        self.chunks = plan_chunks(self.n, n_chunks, n_streams)
+        self.n_streams = min(n_streams, len(self.chunks))
+        self.streams = [cuda.stream() for _ in range(self.n_streams)]
+        # buffers: three float32 device arrays of n elements to reuse (pipelines that
+        # never run at the same time may share them); allocated when None.
+        if buffers is None:
+            buffers = [cuda.device_array(self.n, dtype=np.float32) for _ in range(3)]
+        if len(buffers) != 3 or any(getattr(d, "size", -1) != self.n for d in buffers):
+            raise ValueError(f"buffers must be three device arrays of {self.n} float32.")
+        self.d_a, self.d_b, self.d_out = buffers
+
+    def _arrays(self, a, b, out, pageable):
+        a = validate.array(a, name="a")
+        b = validate.array(b, name="b")
+        for name, arr in (("a", a), ("b", b)):
+            if not isinstance(arr, np.ndarray):
+                raise TypeError(f"{name} is already a device array: there is nothing to copy, "
+                                "so there is nothing to overlap. Pass host (NumPy) arrays, "
+                                "ideally from cuda.pinned_array.")
+        validate.same_shape(a, b, ("a", "b"))
+        if a.size != self.n:
+            raise ValueError(f"this Pipeline was built for {self.n} elements, but a has "
+                             f"{a.size}. Build one with Pipeline({a.size}, ...).")
+        if out is None:
+            out = cuda.pinned_array(self.n, dtype=np.float32)
+        out = validate.array(out, name="out")
+        if not isinstance(out, np.ndarray):
+            raise TypeError("out must be a host (NumPy) array, ideally from cuda.pinned_array.")
+        validate.same_shape(a, out, ("a", "out"))
+        _check_host({"a": a, "b": b, "out": out}, pageable)
+        return a, b, out
+
+    def _enqueue(self, a, b, out, marks: list | None) -> None:
+        for c in self.chunks:
+            s = self.streams[c.stream]
+            sl = slice(c.lo, c.hi)
+            da, db, dout = self.d_a[sl], self.d_b[sl], self.d_out[sl]
+            ev = None
+            if marks is not None:
+                # Four events per chunk, recorded in its stream: each op's span runs from
+                # the event before it to the event after it.
+                ev = [cuda.event() for _ in range(4)]
+                ev[0].record(s)
+            da.copy_to_device(a[sl], stream=s)
+            db.copy_to_device(b[sl], stream=s)
+            if ev:
+                ev[1].record(s)
+            launch_chunk(da, db, dout, self.iters, self.block, s)
+            if ev:
+                ev[2].record(s)
+            dout.copy_to_host(out[sl], stream=s)
+            if ev:
+                ev[3].record(s)
+                marks.append((c, ev))
+
+    def run(self, a, b, out=None, *, pageable: str = "error"):
+        """Compute ``out`` from host arrays ``a`` and ``b``; return ``out`` (pinned if new)."""
+        a, b, out = self._arrays(a, b, out, pageable)
+        self._enqueue(a, b, out, None)
+        cuda.synchronize()
+        return out
+
+    def time(self, a, b, out=None, *, pageable: str = "error", repeats: int = 5,
+             warmup: int = 1) -> Run:
+        """Measure the pipeline (GPU only): median total over ``repeats``, spans of that run.
+
+        A reference event on the legacy default stream opens each run; the legacy
+        default stream waits for every stream before it runs, so an event recorded
+        on it after the work closes the run.
+        """
+        bench._require_gpu("Pipeline.time")
+        a, b, out = self._arrays(a, b, out, pageable)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PageableMemoryWarning)
+            for _ in range(max(warmup, 1)):
+                self._enqueue(a, b, out, None)
+        cuda.synchronize()
+        legacy = cuda.legacy_default_stream()
+        runs = []
+        for _ in range(validate.positive_int(repeats, "repeats")):
+            start, end = cuda.event(), cuda.event()
+            marks: list = []
+            start.record(legacy)
+            self._enqueue(a, b, out, marks)
+            end.record(legacy)
+            end.synchronize()
+            spans = []
+            for c, ev in marks:
+                t = [start.elapsed_time(e) for e in ev]
+                for k, kind in enumerate(KINDS):
+                    spans.append({"stream": c.stream, "kind": kind, "start_ms": t[k],
+                                  "end_ms": t[k + 1], "label": f"{kind} {c.index}",
+                                  "chunk": c.index})
+            runs.append((start.elapsed_time(end), spans))
+        order = sorted(range(len(runs)), key=lambda i: runs[i][0])
+        total, spans = runs[order[len(order) // 2]]
+        return Run(self.n, self.iters, self.n_streams, len(self.chunks), total,
+                   [r[0] for r in runs], spans)
+
+
+def pipelined(a, b, out=None, *, iters: int = 0, n_streams: int = 4, n_chunks: int = 16,
+              block: int = 256, pageable: str = "error"):
+    """``out = a + b`` (``iters=0``) or the relaxation, chunked and overlapped over streams.
+
+    ``a``, ``b`` and ``out`` are float32 host arrays, pinned (see the module's pinned
+    memory rule for ``pageable``). ``out`` is allocated pinned when None. Returns ``out``.
+    """
+    a = validate.array(a, name="a")
+    return Pipeline(a.size, iters=iters, n_streams=n_streams, n_chunks=n_chunks,
+                    block=block).run(a, b, out, pageable=pageable)
+
+
+def serial(a, b, out=None, *, iters: int = 0, block: int = 256):
+    """The same work without overlap: one copy in, one kernel, one copy out, one stream."""
+    a = validate.array(a, name="a")
+    return Pipeline(a.size, iters=iters, n_streams=1, n_chunks=1,
+                    block=block).run(a, b, out, pageable="allow")
+
+
+# --------------------------------------------------------------------------- the ideal
+
+
+def _stage_lists(h2d_ms, kernel_ms, d2h_ms):
+    h, k, d = (list(map(float, x)) for x in (h2d_ms, kernel_ms, d2h_ms))
+    if not (len(h) == len(k) == len(d)) or not h:
+        raise ValueError("h2d_ms, kernel_ms and d2h_ms must be lists of the same, non-zero "
+                         f"length (one time per chunk); got {len(h)}, {len(k)}, {len(d)}.")
+    if min(h + k + d) < 0:
+        raise ValueError("stage times must not be negative.")
+    return h, k, d
+
+
+def ideal_schedule(h2d_ms, kernel_ms, d2h_ms, n_streams: int) -> list[dict]:
+    """The ideal in-order pipeline for per-chunk stage times, as timeline spans.
+
+    Three engines (copy in, compute, copy out) each serve the chunks in order; a
+    chunk's stage starts when the engine is free and its previous stage is done; and
+    chunk ``i`` shares a stream with chunk ``i - n_streams``, so its copy in waits for
+    that chunk's copy out. With one stream this is the serial sum; with enough
+    streams and equal chunks it is ``h + k + d + (chunks - 1) * max(h, k, d)``.
+    """
+    h, k, d = _stage_lists(h2d_ms, kernel_ms, d2h_ms)
+    n_streams = validate.positive_int(n_streams, "n_streams")
+    fin = {kind: [0.0] * len(h) for kind in KINDS}
+    spans = []
+    for i in range(len(h)):
+        stream_free = fin["d2h"][i - n_streams] if i >= n_streams else 0.0
+        prev = {kind: (fin[kind][i - 1] if i else 0.0) for kind in KINDS}
+        ready = max(prev["h2d"], stream_free)
+        for kind, t in zip(KINDS, (h[i], k[i], d[i])):
+            start = max(prev[kind], ready)
+            fin[kind][i] = start + t
+            spans.append({"stream": i % n_streams, "kind": kind, "start_ms": start,
+                          "end_ms": start + t, "label": f"{kind} {i}", "chunk": i})
+            ready = fin[kind][i]
+    return spans
+
+
+def ideal_ms(h2d_ms, kernel_ms, d2h_ms, n_streams: int) -> float:
+    """The makespan of ``ideal_schedule``."""
+    return max(s["end_ms"] for s in ideal_schedule(h2d_ms, kernel_ms, d2h_ms, n_streams))
+
+
+def overlap_bound_ms(h2d_ms, kernel_ms, d2h_ms) -> float:
+    """No pipeline beats its busiest engine: ``max(sum h2d, sum kernel, sum d2h)``."""
+    h, k, d = _stage_lists(h2d_ms, kernel_ms, d2h_ms)
+    return max(sum(h), sum(k), sum(d))
+
+
+# --------------------------------------------------------------------------- experiments
+
+N_PIPE = 2**25  # 128 MiB per float32 array: 384 MiB cross the host link per run
+PIPE_CHUNKS = 16
+STREAM_COUNTS = (1, 2, 3, 4, 6, 8)
+
+
+def _host_inputs(n: int, *, pinned: bool = True, seed: int = 7):
+    rng = np.random.default_rng(seed)
+    a = ex.random_array(n, rng)
+    b = ex.random_array(n, rng)
+    if not pinned:
+        return a, b, np.empty(n, np.float32)
+    pa, pb = pinned_copy(a), pinned_copy(b)
+    return pa, pb, cuda.pinned_array(n, dtype=np.float32)
+
+
+def _check_result(out, a, b, iters, what):
+    err = ex.compare(out, reference(a, b, iters), rtol=1e-5, atol=1e-5)
+    if err:
+        raise AssertionError(f"{what}: {err}")
+
+
+@functools.lru_cache(maxsize=1)
+def heavy_iters() -> int:
+    """Relaxation steps that make the kernel take about twice the copies in (GPU only).
+
+    Calibrated on this GPU, so that the compute-bound pipeline is compute-bound here
+    too: measure the serial copy in, and the kernel at 1024 steps, and scale.
+    """
+    a, b, out = _host_inputs(N_PIPE)
+    h2d = Pipeline(N_PIPE, n_streams=1, n_chunks=1).time(a, b, out, repeats=3)
+    h2d_ms = h2d.stage_times()["h2d"][0]
+    d_a, d_b, d_out = (cuda.to_device(x) for x in (a, b, out))
+    t = bench.time_kernel(lambda: launch_chunk(d_a, d_b, d_out, 1024, 256), min_repeat=3,
+                          min_time=0.02)
+    iters = int(round(2 * h2d_ms / t.median_ms * 1024 / 64)) * 64
+    return int(min(max(iters, 64), 2**16))
+
+
+def _works():
+    return [("memory-bound (a + b)", 0), ("compute-bound (relaxation)", heavy_iters())]
+
+
+@experiment("streams_pipeline", chapter="streams",
+            title="Chunked pipeline over 2^25 float32 (16 chunks): speedup against streams",
+            units={"serial_ms": "ms", "pipelined_ms": "ms", "ideal_ms": "ms", "bound_ms": "ms",
+                   "h2d_ms": "ms", "kernel_ms": "ms", "d2h_ms": "ms",
+                   "pct_of_ideal": "% of ideal speedup"})
+def pipeline_experiment(progress):
+    a, b, out = _host_inputs(N_PIPE)
+    rows = []
+    for work, iters in _works():
+        serial_run = Pipeline(N_PIPE, iters=iters, n_streams=1, n_chunks=1).time(a, b, out,
+                                                                                repeats=7)
+        _check_result(out, a, b, iters, f"serial {work}")
+        # Stage times measured chunk by chunk with one stream: nothing overlaps, so each
+        # span is that stage alone. The ideal for every stream count is built from them.
+        staged = Pipeline(N_PIPE, iters=iters, n_streams=1, n_chunks=PIPE_CHUNKS).time(
+            a, b, out, repeats=7)
+        st = staged.stage_times()
+        bound = overlap_bound_ms(st["h2d"], st["kernel"], st["d2h"])
+        progress(f"{work}, iters={iters}: serial {serial_run.total_ms:.2f} ms; stages "
+                 f"h2d {sum(st['h2d']):.2f}, kernel {sum(st['kernel']):.2f}, "
+                 f"d2h {sum(st['d2h']):.2f} ms")
+        for n_streams in STREAM_COUNTS:
+            pipe = Pipeline(N_PIPE, iters=iters, n_streams=n_streams, n_chunks=PIPE_CHUNKS)
+            out[:] = np.nan
+            run = pipe.time(a, b, out, repeats=7)
+            _check_result(out, a, b, iters, f"pipelined {work}, {n_streams} streams")
+            ideal = ideal_ms(st["h2d"], st["kernel"], st["d2h"], n_streams)
+            row = {
+                "work": work, "iters": iters, "flop_per_byte": arithmetic_intensity(iters),
+                "n_streams": n_streams, "n_chunks": PIPE_CHUNKS,
+                "serial_ms": serial_run.total_ms, "pipelined_ms": run.total_ms,
+                "ideal_ms": ideal, "bound_ms": bound,
+                "speedup": serial_run.total_ms / run.total_ms,
+                "ideal_speedup": serial_run.total_ms / ideal,
+                "pct_of_ideal": 100 * ideal / run.total_ms,
+                "h2d_ms": sum(st["h2d"]), "kernel_ms": sum(st["kernel"]),
+                "d2h_ms": sum(st["d2h"]), "spread": _spread(run.times_ms),
+            }
+            rows.append(row)
+            progress(f"  {n_streams} streams: {run.total_ms:.2f} ms, speedup "
+                     f"{row['speedup']:.2f} (ideal {row['ideal_speedup']:.2f}, "
+                     f"{row['pct_of_ideal']:.0f}% of it)")
+    return rows
+
+
+def _spread(times):
+    return bench.Timing(list(times)).spread
+
+
+TIMELINE_CHUNKS = 8
+TIMELINE_STREAMS = 4
+
+
+@experiment("streams_timeline", chapter="streams",
+            title="Every copy and kernel per stream (2^25 float32, 8 chunks), measured and ideal",
+            units={"start_ms": "ms", "end_ms": "ms"})
+def timeline_experiment(progress):
+    a, b, out = _host_inputs(N_PIPE)
+    pa, pb, pout = _host_inputs(N_PIPE, pinned=False)
+    rows = []
+
+    def add(case, work, iters, schedule, host, n_streams, spans):
+        for s in spans:
+            rows.append({"case": case, "work": work, "iters": iters, "schedule": schedule,
+                         "host": host, "n_streams": n_streams, "n_chunks": TIMELINE_CHUNKS,
+                         **s})
+
+    for work, iters in _works():
+        serial_run = Pipeline(N_PIPE, iters=iters, n_streams=1, n_chunks=1).time(a, b, out)
+        add("serial", work, iters, "measured", "pinned", 1, serial_run.spans)
+        staged = Pipeline(N_PIPE, iters=iters, n_streams=1, n_chunks=TIMELINE_CHUNKS).time(
+            a, b, out)
+        add("one stream, chunked", work, iters, "measured", "pinned", 1, staged.spans)
+        st = staged.stage_times()
+        pipe = Pipeline(N_PIPE, iters=iters, n_streams=TIMELINE_STREAMS,
+                        n_chunks=TIMELINE_CHUNKS)
+        run = pipe.time(a, b, out)
+        _check_result(out, a, b, iters, f"timeline {work}")
+        add("pipelined", work, iters, "measured", "pinned", TIMELINE_STREAMS, run.spans)
+        add("pipelined", work, iters, "ideal", "pinned", TIMELINE_STREAMS,
+            ideal_schedule(st["h2d"], st["kernel"], st["d2h"], TIMELINE_STREAMS))
+        progress(f"{work}: serial {serial_run.total_ms:.2f} ms, pipelined {run.total_ms:.2f} ms")
+        if iters == 0:
+            slow = pipe.time(pa, pb, pout, pageable="allow", repeats=3)
+            _check_result(pout, pa, pb, iters, "timeline pageable")
+            add("pipelined, pageable host memory", work, iters, "measured", "pageable",
+                TIMELINE_STREAMS, slow.spans)
+            progress(f"{work}, pageable: {slow.total_ms:.2f} ms")
+    return rows
+
+
+HOST_SIZES_MIB = (1, 4, 16, 64, 256)
+
+
+@experiment("streams_host_bandwidth", chapter="streams",
+            title="Host-device copy bandwidth: pageable against pinned host memory",
+            units={"ms": "ms", "gbps": "GB/s", "mib": "MiB"})
+def host_bandwidth_experiment(progress):
+    rows = []
+    for mib in HOST_SIZES_MIB:
+        n = mib * 2**20 // 4
+        d = cuda.device_array(n, dtype=np.float32)
+        hosts = {"pageable": np.empty(n, np.float32), "pinned": cuda.pinned_array(n, np.float32)}
+        for memory, h in hosts.items():
+            h[:] = 1.0
+            copies = {"h2d": lambda d=d, h=h: d.copy_to_device(h),
+                      "d2h": lambda d=d, h=h: d.copy_to_host(h)}
+            for direction, copy in copies.items():
+                t = bench.time_kernel(copy, min_repeat=5, min_time=0.05)
+                bw = bench.gbps(n * 4, t.median_ms)
+                rows.append({"memory": memory, "direction": direction, "mib": mib,
+                             "ms": t.median_ms, "gbps": bw, "spread": t.spread})
+                progress(f"{memory:8s} {direction} {mib:4d} MiB: {bw:6.1f} GB/s")
+    return rows
+
+
+SEED_N = 20_000_000
+SEED_STREAMS = 5
+
+
+def _seed_launch(kernel, da, db, dout, n, stream=0):
+    threads = 1024
+    blocks = math.ceil(n / threads)
+    kernel[blocks, threads, stream](da, db, dout, n)
+
+
+def seed_default_stream(kernel, x, y):
+    """The seed's first program: copies, one launch and a copy back, all on the default stream."""
+    n = x.size
+    x_device = cuda.to_device(x)
+    y_device = cuda.to_device(y)
+    out_device = cuda.device_array(n)  # float64, as in the seed
+    _seed_launch(kernel, x_device, y_device, out_device, n)
+    result = out_device.copy_to_host()
+    cuda.synchronize()
+    return result
+
+
+def seed_five_streams(kernel, x, y, n_streams: int = SEED_STREAMS):
+    """The seed's multi-stream program, bugs included: pageable copies, one shared output
+    buffer for all streams, and ``n // n_streams`` per segment (the remainder is dropped)."""
+    n = x.size
+    segment = n // n_streams
+    streams = [cuda.stream() for _ in range(n_streams)]
+    shared_out = cuda.device_array(segment)
+    result = np.empty(n)
+    for i in range(n_streams):
+        sl = slice(i * segment, (i + 1) * segment)
+        xd = cuda.to_device(x[sl], stream=streams[i])
+        yd = cuda.to_device(y[sl], stream=streams[i])
+        _seed_launch(kernel, xd, yd, shared_out, segment, streams[i])
+        result[sl] = shared_out.copy_to_host(stream=streams[i])
+    cuda.synchronize()
+    return result
+
+
+def shared_buffer_pipeline(x, y, out, n_streams: int = SEED_STREAMS, *,
+                           breadth_first: bool = False):
+    """The seed's shared output buffer with pinned memory, where streams really overlap.
+
+    ``breadth_first=True`` issues every copy in, then every kernel, then every copy
+    back (a common way to write it): then every copy back reads the last kernel's
+    result, even in the simulator. Depth-first, the race depends on timing.
+    """
+    n = x.size
+    segment = n // n_streams
+    streams = [cuda.stream() for _ in range(n_streams)]
+    shared_out = cuda.device_array(segment, dtype=out.dtype)
+    ins = []
+    for i in range(n_streams):
+        sl = slice(i * segment, (i + 1) * segment)
+        ins.append((cuda.to_device(x[sl], stream=streams[i]),
+                    cuda.to_device(y[sl], stream=streams[i]), sl))
+        if not breadth_first:
+            _seed_launch(seed_add, ins[i][0], ins[i][1], shared_out, segment, streams[i])
+            shared_out.copy_to_host(out[sl], stream=streams[i])
+    if breadth_first:
+        for i, (xd, yd, _sl) in enumerate(ins):
+            _seed_launch(seed_add, xd, yd, shared_out, segment, streams[i])
+        for i, (_xd, _yd, sl) in enumerate(ins):
+            shared_out.copy_to_host(out[sl], stream=streams[i])
+    cuda.synchronize()
+    return out
+
+
+def fixed_five_streams(x, y, out, n_streams: int = SEED_STREAMS):
+    """The seed's program fixed: pinned memory, one output slice per segment, every
+    element covered (the last segment takes the remainder)."""
+    n = x.size
+    chunks = plan_chunks(n, n_streams, n_streams)
+    streams = [cuda.stream() for _ in range(n_streams)]
+    d_x = cuda.device_array(n, dtype=x.dtype)
+    d_y = cuda.device_array(n, dtype=y.dtype)
+    d_out = cuda.device_array(n, dtype=out.dtype)
+    for c in chunks:
+        s, sl = streams[c.stream], slice(c.lo, c.hi)
+        d_x[sl].copy_to_device(x[sl], stream=s)
+        d_y[sl].copy_to_device(y[sl], stream=s)
+        _seed_launch(seed_add, d_x[sl], d_y[sl], d_out[sl], c.size, s)
+        d_out[sl].copy_to_host(out[sl], stream=s)
+    cuda.synchronize()
+    return out
+
+
+def _events_ms(fn, repeats=5):
+    fn()
+    cuda.synchronize()
+    legacy = cuda.legacy_default_stream()
+    times = []
+    for _ in range(repeats):
+        start, end = cuda.event(), cuda.event()
+        start.record(legacy)
+        fn()
+        end.record(legacy)
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return float(np.median(times))
+
+
+@experiment("streams_seed", chapter="streams",
+            title="The seed's 9.3 s against 1.4 s: compilation, pageable copies, a shared buffer",
+            units={"ms": "ms"})
+def seed_experiment(progress):
+    rng = np.random.default_rng(3)
+    x = rng.integers(-2**20, 2**20, SEED_N, dtype=np.int32)
+    y = rng.integers(-2**20, 2**20, SEED_N, dtype=np.int32)
+    ref = x.astype(np.float64) + y
+    rows = []
+
+    def wrong(result, covered=SEED_N):
+        return int(np.count_nonzero(result[:covered] != ref[:covered])) + (SEED_N - covered)
+
+    fresh = cuda.jit(seed_add.py_func)  # never compiled: its first call includes the JIT
+    cuda.synchronize()
+    t = time.perf_counter()
+    r = seed_default_stream(fresh, x, y)
+    rows.append({"variant": "seed: default stream", "timing": "wall clock, first call "
+                 "(includes compilation)", "ms": (time.perf_counter() - t) * 1e3,
+                 "wrong_elements": wrong(r)})
+    t = time.perf_counter()
+    r = seed_five_streams(fresh, x, y)
+    rows.append({"variant": "seed: 5 streams (pageable, shared output buffer)",
+                 "timing": "wall clock, second (already compiled)",
+                 "ms": (time.perf_counter() - t) * 1e3, "wrong_elements": wrong(r)})
+    for r_ in rows:
+        progress(f"{r_['variant']}, {r_['timing']}: {r_['ms']:.0f} ms")
+
+    rows.append({"variant": "seed: default stream", "timing": "CUDA events, warmed up",
+                 "ms": _events_ms(lambda: seed_default_stream(fresh, x, y)),
+                 "wrong_elements": wrong(seed_default_stream(fresh, x, y))})
+    rows.append({"variant": "seed: 5 streams (pageable, shared output buffer)",
+                 "timing": "CUDA events, warmed up",
+                 "ms": _events_ms(lambda: seed_five_streams(fresh, x, y)),
+                 "wrong_elements": wrong(seed_five_streams(fresh, x, y))})
+    px, py = pinned_copy(x), pinned_copy(y)
+    pout = cuda.pinned_array(SEED_N, dtype=np.float64)
+    covered = SEED_N // SEED_STREAMS * SEED_STREAMS
+    for order, breadth in (("depth-first", False), ("breadth-first", True)):
+        worst = 0
+        ms = _events_ms(lambda b=breadth: shared_buffer_pipeline(px, py, pout, breadth_first=b))
+        for _ in range(5):  # a race: count the worst of several tries
+            pout[:] = np.nan
+            shared_buffer_pipeline(px, py, pout, breadth_first=breadth)
+            worst = max(worst, wrong(pout, covered))
+        rows.append({"variant": f"5 streams, pinned, shared output buffer, {order} issue",
+                     "timing": "CUDA events, warmed up", "ms": ms, "wrong_elements": worst})
+    pout[:] = np.nan
+    ms = _events_ms(lambda: fixed_five_streams(px, py, pout))
+    pout[:] = np.nan
+    rows.append({"variant": "5 streams, pinned, one output slice per segment (fixed)",
+                 "timing": "CUDA events, warmed up", "ms": ms,
+                 "wrong_elements": wrong(fixed_five_streams(px, py, pout))})
+    for r_ in rows[2:]:
+        progress(f"{r_['variant']}: {r_['ms']:.1f} ms, {r_['wrong_elements']} wrong")
+    return rows
+
+
+def _nonblocking_stream():
+    """A stream created with CU_STREAM_NON_BLOCKING (Numba's cuda.stream() blocks), or None."""
+    try:
+        from numba.cuda.cudadrv import driver as drv
+
+        binding = drv.binding
+        err, handle = binding.cuStreamCreate(binding.CUstream_flags.CU_STREAM_NON_BLOCKING.value)
+        if err != binding.CUresult.CUDA_SUCCESS:
+            return None
+        return cuda.external_stream(int(handle))
+    except Exception:
+        return None
+
+
+@experiment("streams_default_stream", chapter="streams",
+            title="Two kernels in two streams, with and without a launch on the default stream",
+            units={"start_ms": "ms", "end_ms": "ms", "makespan_ms": "ms"})
+def default_stream_experiment(progress):
+    sms = device.sm_count(default=2)
+    # Each long kernel fills at most half of the SMs, so two of them can run together.
+    blocks, threads = max(1, sms // 2), 256
+    n = blocks * threads
+    rng = np.random.default_rng(5)
+    a = cuda.to_device(ex.random_array(n, rng))
+    b = cuda.to_device(ex.random_array(n, rng))
+    outs = [cuda.device_array(n, np.float32) for _ in range(2)]
+    tiny = [cuda.device_array(1, np.float32) for _ in range(3)]
+    probe = 2**14
+    t = bench.time_kernel(lambda: relax_kernel[blocks, threads](a, b, outs[0], probe),
+                          min_repeat=3, min_time=0.01)
+    iters = int(min(2**24, max(probe, probe * 3.0 / t.median_ms)))  # about 3 ms each
+    progress(f"long kernels: {blocks} blocks x {threads} threads, {iters} steps")
+    legacy = cuda.legacy_default_stream()
+    rows = []
+    cases = [("two streams", False, False), ("a default-stream launch in between", True, False),
+             ("non-blocking streams, default-stream launch in between", True, True)]
+    for case, middle, nonblocking in cases:
+        if nonblocking:
+            streams = [_nonblocking_stream(), _nonblocking_stream()]
+            if None in streams:
+                progress(f"{case}: cannot create non-blocking streams here, skipped")
+                continue
+        else:
+            streams = [cuda.stream(), cuda.stream()]
+        for _attempt in range(2):  # the first pass warms up; the second is recorded
+            ref = cuda.event()
+            ref.record(legacy)
+            ev = []
+            for s, who in ((streams[0], 1), (legacy, 0), (streams[1], 2)):
+                if who == 0 and not middle:
+                    continue
+                e0, e1 = cuda.event(), cuda.event()
+                e0.record(s)
+                if who == 0:
+                    add_kernel[1, 32, s](tiny[0], tiny[1], tiny[2])
+                else:
+                    relax_kernel[blocks, threads, s](a, b, outs[who - 1], iters)
+                e1.record(s)
+                ev.append((who, e0, e1))
+            cuda.synchronize()
+        spans = [{"stream": who, "kind": "kernel",
+                  "label": "default-stream kernel" if who == 0 else f"long kernel {who}",
+                  "start_ms": ref.elapsed_time(e0), "end_ms": ref.elapsed_time(e1)}
+                 for who, e0, e1 in ev]
+        makespan = max(s["end_ms"] for s in spans)
+        for s in spans:
+            rows.append({"case": case, **s, "makespan_ms": makespan, "iters": iters})
+        progress(f"{case}: makespan {makespan:.2f} ms")
+    return rows
+
+
+EXPLORE_N = 2**24
+EXPLORE_STREAMS = (1, 2, 4, 8)
+EXPLORE_CHUNKS = (1, 2, 4, 8, 16, 32)
+EXPLORE_ITERS = (0, 256, 1024, 4096)
+
+
+def explore_measure(n_streams: int, n_chunks: int, iters: int, *, n: int = EXPLORE_N) -> dict:
+    """Total time, serial time, ideal and overlap of one configuration (GPU only)."""
+    a, b, out, buffers = _explore_inputs(n)
+    serial_run = _explore_run(n, iters, 1, 1)
+    staged = _explore_run(n, iters, 1, n_chunks)
+    st = staged.stage_times()
+    run = Pipeline(n, iters=iters, n_streams=n_streams, n_chunks=n_chunks,
+                   buffers=buffers).time(a, b, out, repeats=3)
+    ideal = ideal_ms(st["h2d"], st["kernel"], st["d2h"], n_streams)
+    busy = sum(s["end_ms"] - s["start_ms"] for s in staged.spans)
+    return {"flop_per_byte": arithmetic_intensity(iters), "total_ms": run.total_ms,
+            "serial_ms": serial_run.total_ms, "ideal_ms": ideal,
+            "speedup": serial_run.total_ms / run.total_ms,
+            # overlap: the share of the stage time hidden under other stages
+            "overlap": max(0.0, 1 - run.total_ms / busy) if busy else 0.0,
+            "pct_of_ideal": 100 * ideal / run.total_ms}
+
+
+@functools.lru_cache(maxsize=1)
+def _explore_inputs(n):
+    a, b, out = _host_inputs(n)
+    return a, b, out, [cuda.device_array(n, dtype=np.float32) for _ in range(3)]
+
+
+@functools.lru_cache(maxsize=64)
+def _explore_run(n, iters, n_streams, n_chunks) -> Run:
+    """Serial and one-stream runs, measured once per sweep (they do not depend on streams)."""
+    a, b, out, buffers = _explore_inputs(n)
+    return Pipeline(n, iters=iters, n_streams=n_streams, n_chunks=n_chunks,
+                    buffers=buffers).time(a, b, out, repeats=3)
+
+
+@experiment("streams_explore", chapter="streams",
+            title="Streams x chunks x arithmetic intensity, 2^24 float32",
+            units={"total_ms": "ms", "serial_ms": "ms", "ideal_ms": "ms",
+                   "pct_of_ideal": "% of ideal"})
+def explore_experiment(progress):
+    return bench.sweep(explore_measure, {"iters": list(EXPLORE_ITERS),
+                                         "n_streams": list(EXPLORE_STREAMS),
+                                         "n_chunks": list(EXPLORE_CHUNKS)},
+                       label="pipeline", progress=progress)
+
+
+# --------------------------------------------------------------------------- figures
+
+KIND_COLORS = {"h2d": "#4C72B0", "kernel": "#55A868", "d2h": "#DD8452"}
+KIND_NAMES = {"h2d": "copy in (H2D)", "kernel": "kernel", "d2h": "copy out (D2H)"}
+
+
+def _timeline_fn():
+    """The shared ``gpuperf.plots.timeline`` when it exists, else this chapter's drawing."""
+    try:
+        from .. import plots
+
+        return getattr(plots, "timeline", None)
+    except ImportError:
+        return None
+
+
+def draw_spans(ax, spans, *, title: str = "", end_ms: float | None = None) -> None:
+    """Draw spans as a Gantt chart on ``ax``: one row per stream, colour by kind."""
+    streams = sorted({s["stream"] for s in spans})
+    row = {st: i for i, st in enumerate(streams)}
+    for s in spans:
+        ax.barh(row[s["stream"]], s["end_ms"] - s["start_ms"], left=s["start_ms"], height=0.7,
+                color=KIND_COLORS.get(s["kind"], "grey"), edgecolor="white", linewidth=0.5)
+    ax.set_yticks(range(len(streams)))
+    ax.set_yticklabels([f"stream {st}" for st in streams])
+    ax.invert_yaxis()
+    ax.set_xlabel("time since the reference event (ms)")
+    if end_ms is not None:
+        ax.set_xlim(0, end_ms)
+    if title:
+        ax.set_title(title, fontsize=10)
+
+
+def plot_timeline(res, work: str | None = None, *, cases=None):
+    """Measured spans of each case of ``streams_timeline`` for one work, with the ideal.
+
+    One panel per case, all on the same time axis, so that the overlap (or its lack)
+    is read off directly.
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    work = work or res.values("work")[0]
+    rows = res.select(work=work)
+    keys = []
+    for r in rows:
+        k = (r["case"], r["schedule"])
+        if k not in keys and (cases is None or r["case"] in cases):
+            keys.append(k)
+    end = max(r["end_ms"] for r in rows) * 1.02
+    fig, axes = plt.subplots(len(keys), 1, figsize=(10, 1.3 + 1.05 * len(keys) *
+                                                   max(1, TIMELINE_STREAMS / 3)),
+                             sharex=True, squeeze=False)
+    for ax, (case, schedule) in zip(axes[:, 0], keys):
+        spans = [r for r in rows if r["case"] == case and r["schedule"] == schedule]
+        total = max(s["end_ms"] for s in spans)
+        label = f"{case}, {schedule}" if schedule == "ideal" else case
+        draw_spans(ax, spans, title=f"{label}: {total:.2f} ms", end_ms=end)
+    iters = rows[0]["iters"]
+    fig.suptitle(f"{work}, iters={iters} ({res.label})", fontsize=10)
+    fig.legend(handles=[Patch(color=c, label=KIND_NAMES[k]) for k, c in KIND_COLORS.items()],
+               loc="lower center", ncol=3, frameon=False)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    return fig
+
+
+def plot_default_stream(res):
+    """The three cases of ``streams_default_stream`` as timelines on one axis."""
+    import matplotlib.pyplot as plt
+
+    cases = res.values("case")
+    end = max(res.column("end_ms")) * 1.05
+    fig, axes = plt.subplots(len(cases), 1, figsize=(9, 1.6 * len(cases) + 0.6), sharex=True,
+                             squeeze=False)
+    for ax, case in zip(axes[:, 0], cases):
+        spans = res.select(case=case)
+        for s in spans:
+            color = "#C44E52" if s["stream"] == 0 else KIND_COLORS["kernel"]
+            ax.barh(s["stream"], max(s["end_ms"] - s["start_ms"], end * 0.004),
+                    left=s["start_ms"], color=color, height=0.7)
+        ax.set_yticks([0, 1, 2])
+        ax.set_yticklabels(["default", "stream 1", "stream 2"])
+        ax.invert_yaxis()
+        ax.set_title(f"{case}: {spans[0]['makespan_ms']:.2f} ms", fontsize=10)
+    axes[-1, 0].set_xlim(0, end)
+    axes[-1, 0].set_xlabel("time since the reference event (ms)")
+    fig.suptitle(res.label, fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def plot_speedup(res):
+    """Speedup over serial against the number of streams: measured and ideal, per work."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for i, work in enumerate(res.values("work")):
+        rows = res.select(work=work)
+        x = [r["n_streams"] for r in rows]
+        color = f"C{i}"
+        ax.plot(x, [r["speedup"] for r in rows], "o-", color=color, label=f"{work}, measured")
+        ax.plot(x, [r["ideal_speedup"] for r in rows], "--", color=color,
+                label=f"{work}, ideal from stage times")
+        bound = rows[0]["serial_ms"] / rows[0]["bound_ms"]
+        ax.axhline(bound, color=color, lw=0.8, ls=":")
+        ax.annotate(f"busiest engine bound {bound:.2f}x", (x[-1], bound), color=color,
+                    fontsize=8, ha="right", va="bottom")
+    ax.set_xlabel("streams")
+    ax.set_ylabel("speedup over serial (x)")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8)
+    ax.set_title(f"{res.rows[0]['n_chunks']} chunks ({res.label})", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def plot_host_bandwidth(res):
+    """Copy bandwidth against size, pageable and pinned, each direction."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for memory, ls in (("pinned", "-"), ("pageable", "--")):
+        for direction, color in (("h2d", KIND_COLORS["h2d"]), ("d2h", KIND_COLORS["d2h"])):
+            rows = res.select(memory=memory, direction=direction)
+            ax.plot([r["mib"] for r in rows], [r["gbps"] for r in rows], "o" + ls, color=color,
+                    label=f"{memory}, {KIND_NAMES[direction]}")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("copy size (MiB)")
+    ax.set_ylabel("GB/s")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8)
+    ax.set_title(res.label, fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def plot_explore(res, *, n_chunks: int | None = None):
+    """Speedup against streams for each arithmetic intensity (one chunk count)."""
+    import matplotlib.pyplot as plt
+
+    n_chunks = n_chunks or max(res.values("n_chunks"))
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for i, iters in enumerate(res.values("iters")):
+        rows = res.select(iters=iters, n_chunks=n_chunks)
+        ax.plot([r["n_streams"] for r in rows], [r["speedup"] for r in rows], "o-", color=f"C{i}",
+                label=f"{rows[0]['flop_per_byte']:.3g} FLOP/B (iters={iters})")
+        ax.plot([r["n_streams"] for r in rows], [r["serial_ms"] / r["ideal_ms"] for r in rows],
+                ":", color=f"C{i}")
+    ax.set_xlabel("streams")
+    ax.set_ylabel("speedup over serial (x); dotted: ideal")
+    ax.set_title(f"{n_chunks} chunks ({res.label})", fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def explore(res=None):
+    """Sliders over streams, chunks and arithmetic intensity (live on a GPU).
+
+    Widgets are imported here, not at module import: a GPU box may lack ipywidgets.
+    """
+    from .. import records, widgets
+
+    res = res or records.run("streams_explore", live=False if SIMULATOR else None)
+    return widgets.explore(res, x="n_streams", y="speedup",
+                           controls={"n_chunks": list(EXPLORE_CHUNKS),
+                                     "iters": list(EXPLORE_ITERS)},
+                           live=None if SIMULATOR else explore_measure)
+
+
+# --------------------------------------------------------------------------- checkers
+
+
+class _HostCopyWatch:
+    """Watches host<->device copies while a student's function runs.
+
+    Records copies made without a stream (they go to the default stream, which waits
+    for every other stream) and copies whose host side is pageable (they cannot
+    overlap). Works on the GPU and in the simulator: it wraps the copy methods of the
+    device-array class in use and ``cuda.to_device``.
+    """
+
+    def __init__(self):
+        self.no_stream = 0
+        self.pageable = 0
+        self.copies = 0
+
+    def _note(self, host, stream):
+        self.copies += 1
+        if stream is None or (isinstance(stream, int) and stream == 0):
+            self.no_stream += 1
+        if isinstance(host, np.ndarray) and not is_pinned(host):
+            self.pageable += 1
+
+    def __enter__(self):
+        import numba.cuda as nc
+
+        self._cls = type(nc.device_array(1, dtype=np.float32))
+        # What the class itself defines (None: inherited), to put back exactly on exit.
+        self._own = {k: self._cls.__dict__.get(k) for k in ("copy_to_device", "copy_to_host")}
+        self._to_device = nc.to_device
+        to_dev, to_host, to_device = (self._cls.copy_to_device, self._cls.copy_to_host,
+                                      nc.to_device)
+        watch = self
+
+        def copy_to_device(arr, ary, stream=0, *args, **kw):
+            if isinstance(ary, np.ndarray):
+                watch._note(ary, stream)
+            return to_dev(arr, ary, stream, *args, **kw)
+
+        def copy_to_host(arr, ary=None, stream=0, *args, **kw):
+            watch._note(ary if ary is not None else np.empty(0), stream)
+            return to_host(arr, ary, stream, *args, **kw)
+
+        def to_device_(obj, stream=0, copy=True, to=None):
+            if isinstance(obj, np.ndarray):
+                watch._note(obj, stream)
+            return to_device(obj, stream=stream, copy=copy, to=to)
+
+        self._cls.copy_to_device, self._cls.copy_to_host = copy_to_device, copy_to_host
+        nc.to_device = to_device_
+        return self
+
+    def __exit__(self, *exc):
+        import numba.cuda as nc
+
+        for name, fn in self._own.items():
+            if fn is None:
+                delattr(self._cls, name)
+            else:
+                setattr(self._cls, name, fn)
+        nc.to_device = self._to_device
+        return False
+
+
+PIPELINE_CASES = ((1, 1, 1), (31, 4, 2), (1000, 7, 3), (1000, 8, 4), (257, 16, 4),
+                  (5, 8, 3), (999, 3, 8))
+
+
+def check_pipeline(student_fn, *, sizes=PIPELINE_CASES) -> ex.Report:
+    """Check ``student_fn(a, b, out, n_streams, n_chunks)``: a pipelined ``out = a + b``.
+
+    Sizes that do not divide into the chunks, more chunks than elements, more streams
+    than chunks; pinned inputs with random offset and scale; a NaN-filled output.
+    Every copy must name a stream and have a pinned host side; the function must wait
+    for its streams. On a GPU it also times a large case against the ideal.
+    """
+    chk = ex.Checker("pipelined vector add")
+    if SIMULATOR:
+        chk.note("the simulator runs every stream synchronously, so a race between streams "
+                 "(two streams sharing one buffer) can pass here; on a GPU the timed case "
+                 "runs your pipeline where streams really overlap.")
+    for seed in (0, 1):
+        for n, n_chunks, n_streams in sizes:
+            with chk.case(f"n={n}, {n_chunks} chunks, {n_streams} streams", seed=seed):
+                rng = np.random.default_rng(1000 * seed + n)
+                a = pinned_copy(ex.random_array(n, rng))
+                b = pinned_copy(ex.random_array(n, rng))
+                out = cuda.pinned_array(n, dtype=np.float32)
+                out[:] = np.nan
+                with _HostCopyWatch() as watch:
+                    got = student_fn(a, b, out, n_streams, n_chunks)
+                got = out if got is None else got
+                if not chk.compare(got, reference(a, b), rtol=1e-6, atol=1e-6):
+                    continue
+                if watch.copies == 0:
+                    chk.fail("no host<->device copy was seen: copy the chunks with "
+                             "d.copy_to_device(a[lo:hi], stream=s) and "
+                             "d.copy_to_host(out[lo:hi], stream=s).")
+                elif watch.no_stream:
+                    chk.fail(f"{watch.no_stream} of {watch.copies} copies had no stream=: they "
+                             "ran on the default stream, which waits for all other streams "
+                             "and blocks them, so nothing overlaps. Pass stream=s.")
+                elif watch.pageable:
+                    chk.fail(f"{watch.pageable} of {watch.copies} copies used pageable host "
+                             "memory (copy_to_host() with no destination makes a NumPy array; "
+                             "so does a[lo:hi].copy()): such copies cannot overlap. Copy "
+                             "straight into slices of the pinned out, from slices of a and b.")
+    chk.source_has(student_fn, "synchronize", why="the function must wait for its streams "
+                   "(cuda.synchronize() or s.synchronize() for each stream) before it returns; "
+                   "otherwise out may be read before the last copy back lands.")
+    if not SIMULATOR and chk.report_.ok:
+        _gpu_pipeline_case(chk, student_fn)
+    return chk.report()
+
+
+def _gpu_pipeline_case(chk, student_fn, n: int = 2**24, n_chunks: int = 16, n_streams: int = 4):
+    with chk.case(f"GPU: n=2^24, {n_chunks} chunks, {n_streams} streams, timed"):
+        a, b, out = _host_inputs(n, seed=11)
+        legacy = cuda.legacy_default_stream()
+        times = []
+        for _ in range(4):
+            out[:] = np.nan
+            start, end = cuda.event(), cuda.event()
+            start.record(legacy)
+            student_fn(a, b, out, n_streams, n_chunks)
+            end.record(legacy)
+            end.synchronize()
+            times.append(start.elapsed_time(end))
+            if not chk.compare(out, reference(a, b), rtol=1e-6, atol=1e-6):
+                return
+        mine = float(np.median(times[1:]))
+        staged = Pipeline(n, n_streams=1, n_chunks=n_chunks).time(a, b, out, repeats=3)
+        st = staged.stage_times()
+        ideal = ideal_ms(st["h2d"], st["kernel"], st["d2h"], n_streams)
+        ref = Pipeline(n, n_streams=n_streams, n_chunks=n_chunks).time(a, b, out, repeats=3)
+        chk.note(f"on this GPU your pipeline takes {mine:.2f} ms; the chapter's takes "
+                 f"{ref.total_ms:.2f} ms; the ideal from its stage times is {ideal:.2f} ms "
+                 f"({100 * ideal / mine:.0f}% of ideal).")
+        chk.expect(mine <= 1.25 * ref.total_ms,
+                   f"your pipeline takes {mine:.2f} ms, more than 1.25x the chapter's "
+                   f"{ref.total_ms:.2f} ms: do the copies overlap? (pinned memory, stream=, "
+                   "and no synchronize inside the loop)")
+
+
+PREDICT_CASES = [
+    # (h2d, kernel, d2h per chunk, streams): equal chunks, an uneven tail, one stream,
+    # too few streams to hide the copy back, more streams than chunks, kernel-bound.
+    ([1.0] * 4, [0.5] * 4, [1.0] * 4, 4),
+    ([2.0, 2.0, 2.0, 1.1], [0.2, 0.2, 0.2, 0.11], [1.0, 1.0, 1.0, 0.55], 3),
+    ([0.7, 0.3, 0.9], [0.4, 1.2, 0.1], [0.5, 0.5, 0.5], 1),
+    ([1.0] * 6, [0.3] * 6, [1.0] * 6, 2),
+    ([0.4] * 3, [0.1] * 3, [0.2] * 3, 8),
+    ([0.1] * 8, [1.5] * 8, [0.1] * 8, 4),
+    ([3.0], [1.0], [2.0], 2),
+]
+
+
+def check_predict(student_fn) -> ex.Report:
+    """Check ``student_fn(h2d_ms, kernel_ms, d2h_ms, n_streams) -> float``: the ideal time."""
+    chk = ex.Checker("ideal pipeline time from stage times")
+    rng = np.random.default_rng(42)
+    cases = list(PREDICT_CASES)
+    for _ in range(6):
+        chunks = int(rng.integers(2, 12))
+        cases.append(tuple(list(np.round(rng.uniform(0.05, 2.0, chunks), 3)) for _ in range(3))
+                     + (int(rng.integers(1, 6)),))
+    for h, k, d, s in cases:
+        with chk.case(f"{len(h)} chunks, {s} stream{'s' if s > 1 else ''}"):
+            got = student_fn(list(h), list(k), list(d), s)
+            want = ideal_ms(h, k, d, s)
+            if not isinstance(got, (int, float, np.floating, np.integer)):
+                chk.fail(f"return a number of milliseconds, not {type(got).__name__}.")
+                continue
+            if not math.isclose(float(got), want, rel_tol=1e-6, abs_tol=1e-9):
+                hint = ""
+                if math.isclose(float(got), overlap_bound_ms(h, k, d), rel_tol=1e-6):
+                    hint = (" That is the busiest engine's total: it leaves out filling and "
+                            "draining the pipeline.")
+                elif math.isclose(float(got), sum(h) + sum(k) + sum(d), rel_tol=1e-6):
+                    hint = " That is the serial time: nothing overlaps in it."
+                elif s < len(h) and math.isclose(float(got), ideal_ms(h, k, d, len(h)),
+                                                 rel_tol=1e-6):
+                    hint = (" That would be right with one stream per chunk: with fewer, a "
+                            "chunk's copy in waits for the copy out of the chunk before it in "
+                            "the same stream.")
+                chk.fail(f"predicted {float(got):.4g} ms, the ideal in-order pipeline takes "
+                         f"{want:.4g} ms.{hint}")
+    return chk.report()

@@ -239,6 +239,10 @@ class Result:
         """Rows whose columns equal every given value."""
         return [r for r in self.rows if all(r.get(k) == v for k, v in filters.items())]
 
+    def where(self, **filters) -> "Result":
+        """The same result restricted to the rows that match (for plots of a subset)."""
+        return Result(self.name, self.select(**filters), self.meta, self.source)
+
     def one(self, **filters) -> dict:
         rows = self.select(**filters)
         if len(rows) != 1:
@@ -379,3 +383,45 @@ def run(name: str, *, live: bool | None = None, progress=None) -> Result:
     if live is None:
         live = not SIMULATOR
     return measure(name, progress) if live else recorded(name)
+
+
+def devices() -> list[dict]:
+    """One row per shipped record file: the GPU, when, versions, ceilings, experiments."""
+    rows = []
+    for path in available():
+        data = load(path)
+        p = data.get("provenance", {})
+        c = p.get("ceilings", {})
+        d = p.get("device", {})
+        rows.append({
+            "gpu": p.get("gpu"), "file": path.name, "date": p.get("date"),
+            "SMs": d.get("sm_count"), "L2 (MiB)": (d.get("l2_bytes") or 0) / 2**20,
+            "theoretical peak (GB/s)": c.get("peak_gbps"),
+            "device-to-device copy (GB/s)": c.get("copy_gbps"),
+            "copy / peak (%)": 100 * c["copy_gbps"] / c["peak_gbps"]
+            if c.get("copy_gbps") and c.get("peak_gbps") else None,
+            "cuBLAS SGEMM (TFLOP/s)": c.get("matmul_tflops"),
+            "numba-cuda": p.get("numba_cuda"), "driver API": p.get("cuda_driver_api"),
+            "experiments": len(data.get("experiments", {})),
+            "reference": path.stem == REFERENCE,
+        })
+    return rows
+
+
+def show_devices() -> None:
+    """Display the table of recorded devices (HTML in Jupyter, text elsewhere)."""
+    rows = devices()
+    if not rows:
+        print("No record files are shipped yet: run `python -m gpuperf.record` on a GPU.")
+        return
+    table = Result("recorded_devices", rows, {"gpu": "all recorded GPUs"}, "recorded")
+    try:
+        from IPython.display import HTML, display
+
+        cols = table.columns
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(_fmt(r.get(c)))}</td>" for c in cols)
+                       + "</tr>" for r in rows)
+        display(HTML(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"))
+    except ImportError:
+        print(table.table())

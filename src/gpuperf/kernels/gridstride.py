@@ -125,7 +125,7 @@ def _device_vectors(n: int, count: int):
             units={"ms": "ms", "gbps": "GB/s"})
 def timing_experiment(progress):
     n = N_BIG
-    x, out = _device_vectors(n, 2)
+    x, out = _cached_vectors(n)
     grid, block = launch_config(n, method="grid_stride", block=256, blocks_per_sm=8)
     nbytes = 2 * 4 * n
     # A kernel object Numba has never compiled: its first call includes the JIT.
@@ -159,28 +159,40 @@ def timing_experiment(progress):
     return rows
 
 
+def measure_launch(method: str = "grid_stride", block: int = 256, blocks_per_sm: int | None = 8,
+                   n: int = N_BIG) -> dict:
+    """Time one launch configuration of the copy on ``n`` float32 (GPU only); one sweep row."""
+    bench._require_gpu("measure_launch")
+    x, out = _cached_vectors(n)
+    grid, blk = launch_config(n, method=method, block=block, blocks_per_sm=blocks_per_sm or 1)
+    kernel = copy_one_per_thread if method == "one_per_thread" else copy_grid_stride
+    t = bench.time_kernel(lambda: kernel[grid, blk](x, out), min_time=0.1)
+    return {"blocks": grid, **bench.bandwidth_row(2 * 4 * n, t)}
+
+
+_vectors: dict = {}
+
+
+def _cached_vectors(n: int):
+    if n not in _vectors:
+        _vectors.clear()  # hold one pair at a time: these are gigabytes
+        _vectors[n] = _device_vectors(n, 2)
+    return _vectors[n]
+
+
 @experiment("gridstride_launch_sweep", chapter="measuring",
             title="Grid-stride copy of 2^28 float32: blocks per SM x threads per block",
             units={"ms": "ms", "gbps": "GB/s", "pct_copy": "% of copy", "pct_peak": "% of peak"})
 def launch_sweep_experiment(progress):
-    n = N_BIG
-    x, out = _device_vectors(n, 2)
-    nbytes = 2 * 4 * n
-
-    def measure(method, block, blocks_per_sm):
-        grid, blk = launch_config(n, method=method, block=block, blocks_per_sm=blocks_per_sm)
-        kernel = copy_one_per_thread if method == "one_per_thread" else copy_grid_stride
-        t = bench.time_kernel(lambda: kernel[grid, blk](x, out), min_time=0.1)
-        return {"blocks": grid, **bench.bandwidth_row(nbytes, t)}
-
-    rows = bench.sweep(measure, {"method": ["grid_stride"], "block": [64, 128, 256, 512, 1024],
-                                 "blocks_per_sm": [1, 2, 4, 8, 16, 32]},
+    blocks = [64, 128, 256, 512, 1024]
+    rows = bench.sweep(measure_launch, {"method": ["grid_stride"], "block": blocks,
+                                        "blocks_per_sm": [1, 2, 4, 8, 16, 32]},
                        label="grid-stride", progress=progress)
-    rows += bench.sweep(measure, {"method": ["one_per_thread"], "block": [64, 128, 256, 512, 1024],
-                                  "blocks_per_sm": [None]},
+    rows += bench.sweep(measure_launch, {"method": ["one_per_thread"], "block": blocks,
+                                         "blocks_per_sm": [None]},
                         label="one-per-thread", progress=progress)
-    host_x, host_out = x.copy_to_host(), out.copy_to_host()
-    if not np.array_equal(host_x, host_out):
+    x, out = _cached_vectors(N_BIG)
+    if not np.array_equal(x.copy_to_host(), out.copy_to_host()):
         raise AssertionError("the copy kernels produced a wrong result during the sweep")
     return rows
 
@@ -189,7 +201,7 @@ def launch_sweep_experiment(progress):
             title="Grid-stride copy: GB/s against array size (2^12 to 2^28 float32)",
             units={"ms": "ms", "gbps": "GB/s", "bytes": "B"})
 def size_sweep_experiment(progress):
-    big_x, big_out = _device_vectors(N_BIG, 2)
+    big_x, big_out = _cached_vectors(N_BIG)
 
     def measure(log2_n):
         n = 2**log2_n
@@ -218,6 +230,44 @@ def ceilings_experiment(progress):
         {"ceiling": "cuBLAS SGEMM (CuPy, FP32)", "value": c["matmul_tflops"], "unit": "TFLOP/s",
          "how": "4096 x 4096 x 4096, 2 n^3 operations"},
     ]
+
+
+# --------------------------------------------------------------------------- diagrams
+
+
+def draw_grid_stride(n: int = 20, blocks: int = 2, threads: int = 4, ax=None):
+    """Which thread handles which element: a grid of ``blocks`` x ``threads`` over ``n`` elements.
+
+    Each row of boxes is one pass of the grid-stride loop; the color is the thread's
+    global index. With ``blocks * threads >= n`` it is the one-element-per-thread picture.
+    """
+    import matplotlib.pyplot as plt
+
+    n = validate.positive_int(n, "n", maximum=512)
+    blocks = validate.positive_int(blocks, "blocks", maximum=64)
+    threads = validate.block_size(threads)
+    total = blocks * threads
+    passes = (n + total - 1) // total
+    if ax is None:
+        _, ax = plt.subplots(figsize=(min(12, 0.45 * total + 2), 0.6 * passes + 1.6))
+    cmap = plt.get_cmap("tab20" if total <= 20 else "viridis")
+    for i in range(n):
+        tid, step = i % total, i // total
+        color = cmap(tid / max(total - 1, 1)) if total > 20 else cmap(tid % 20)
+        ax.add_patch(plt.Rectangle((tid, -step), 0.95, 0.9, color=color))
+        ax.text(tid + 0.47, -step + 0.45, str(i), ha="center", va="center", fontsize=7)
+    for b in range(1, blocks):
+        ax.axvline(b * threads - 0.025, color="black", linewidth=1)
+    ax.set_xlim(-0.2, total + 0.2)
+    ax.set_ylim(-passes + 0.8, 1.1)
+    ax.set_xticks([t + 0.47 for t in range(total)],
+                  [f"b{t // threads}\nt{t % threads}" for t in range(total)], fontsize=7)
+    ax.set_yticks([-p + 0.45 for p in range(passes)], [f"pass {p}" for p in range(passes)])
+    ax.set_title(f"{n} elements, grid [{blocks}, {threads}]: element i is handled by thread "
+                 f"i % {total} (stride = {blocks} x {threads} = {total})", fontsize=9)
+    for side in ("top", "right", "left"):
+        ax.spines[side].set_visible(False)
+    return ax.figure
 
 
 # --------------------------------------------------------------------------- exercises

@@ -1,0 +1,1414 @@
+"""Chapter "The reduce ladder": summing a float32 vector, from one thread to the bandwidth limit.
+
+Every rung turns ``n`` float32 values into one number, correct for every ``n >= 1``.
+
+Prologue (seed 004: one thread, then atomics, then shared memory)
+----------------------------------------------------------------
+``single-thread``        one GPU thread walks the whole array.
+``block-atomic``         one block, a grid-stride loop, one ``atomic.add`` per thread.
+``grid-atomic``          many blocks, a grid-stride loop, one ``atomic.add`` per thread.
+``shared-atomic``        many blocks, a shared-memory tree, one ``atomic.add`` per block.
+
+The ladder (seed 003, after NVIDIA's "Optimizing Parallel Reduction in CUDA")
+----------------------------------------------------------------------------
+``v0``    interleaved addressing, ``tid % (2 * s) == 0`` picks the adding threads.
+``v1``    strided index: thread ``t`` adds at ``2 * s * t`` (no divergence, bank conflicts).
+``v1.5``  ``v0`` with the remainder replaced by a bit mask, ``tid & (2 * s - 1)``.
+``v2``    sequential addressing: thread ``t`` adds ``t + s`` to ``t``; ``s`` halves.
+``v3``    each thread adds two elements while loading (half the blocks).
+``v4``    the last warp unrolled with no synchronization: a race since Volta.
+``v4.1``  the last warp through a register, with ``syncwarp`` between reads and writes.
+``v4.2``  the last warp with ``shfl_down_sync``: registers only.
+``v5``    the whole tree unrolled for a block size fixed at compile time (a factory).
+``v6``    many elements per thread, the number of blocks chosen by the host.
+``v7``    a block reduce from two rounds of warp shuffles around one barrier.
+``v8``    16-byte vector loads (``ld.global.v4.f32``), a grid of SMs x resident blocks.
+
+A ladder rung writes one partial sum per block; a second stage (a small ``v8``
+pass, then one block) turns the partials into one number. The prologue rungs add
+into the result with atomics instead.
+
+Host API: ``reduce_sum(x, version="v8", block=None, blocks=None) -> float`` and
+``plan(version, n, block=..., blocks=...)`` (buffers allocated once, for timing).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import time
+
+import numpy as np
+from numba import cuda, float32  # gpuperf/__init__ (our parent) has already chosen the mode
+
+from .. import SIMULATOR, bench, device, validate
+from .. import exercises as ex
+from ..records import experiment
+
+FULL_MASK = 0xFFFFFFFF
+WARP = 32
+
+
+def _fix_simulator_shared() -> None:
+    """Private stop-gap for two bugs in simwarp's NaN-poisoning of shared arrays (for the lead).
+
+    1. The simulator names a shared array by the source line that called
+       ``cuda.shared.array``; behind simwarp's wrapper that line is the wrapper's own,
+       so every shared array of a kernel aliases one buffer.
+    2. Poisoning is decided by comparing the allocation count before and after, with no
+       lock: a thread that started allocating before another finished re-poisons the
+       buffer after the first thread has already written its slot (random NaNs).
+
+    This replacement keys arrays by the kernel's own line, and allocates and poisons
+    under a lock, once per launch. Remove it once simwarp has the same fix.
+    """
+    import sys
+    import threading
+
+    from numba.cuda import types
+    from numba.cuda.np import numpy_support
+    from numba.cuda.simulator import kernelapi
+
+    if getattr(kernelapi.FakeCUDAShared.array, "_gpuperf_keyed", False):
+        return
+    lock = threading.Lock()
+
+    def array(self, shape, dtype, alignment=None):
+        if alignment is not None:
+            raise RuntimeError("Array alignment is not supported in cudasim")
+        if shape == 0:  # dynamic shared memory: the simulator's own path
+            return kernelapi.FakeCUDAShared.__dict__["_gpuperf_original"](self, shape, dtype)
+        frame = sys._getframe(1)
+        key = (frame.f_code.co_filename, frame.f_lineno)
+        with lock:
+            arr = self._allocations.get(key)
+            if arr is None:
+                if isinstance(dtype, types.Type):
+                    dtype = numpy_support.as_dtype(dtype)
+                arr = np.empty(shape, dtype)
+                if arr.dtype.kind == "f":
+                    arr.fill(np.nan)
+                elif arr.dtype.kind in "iu":
+                    arr.fill(np.iinfo(arr.dtype).max // 3)
+                self._allocations[key] = arr
+        return arr
+
+    array._gpuperf_keyed = True
+    original = kernelapi.FakeCUDAShared.array
+    kernelapi.FakeCUDAShared._gpuperf_original = original
+    kernelapi.FakeCUDAShared.array = array
+
+
+if SIMULATOR:
+    _fix_simulator_shared()
+
+PROLOGUE = ("single-thread", "block-atomic", "grid-atomic", "shared-atomic")
+LADDER = ("v0", "v1", "v1.5", "v2", "v3", "v4", "v4.1", "v4.2", "v5", "v6", "v7", "v8")
+VERSIONS = PROLOGUE + LADDER
+# Rungs whose grid the host chooses (each thread loops over many elements); the
+# others launch one block per block-sized (or two-block-sized) slice of the data.
+GRID_CHOSEN = ("grid-atomic", "shared-atomic", "v6", "v7", "v8")
+# Rungs that are known to be wrong on GPUs with independent thread scheduling.
+RACY = ("v4",)
+
+# Smallest block each rung accepts: the v4 family reads sdata[tid + 32].
+_MIN_BLOCK = {"v4": 64, "v4.1": 64, "v4.2": 64, "v5": 64, "v6": 64}
+# Rungs built on a halving tree need a power-of-two block; the rest need whole warps.
+_POWER_OF_TWO = ("shared-atomic", "v0", "v1", "v1.5", "v2", "v3", "v4", "v4.1", "v4.2", "v5", "v6")
+
+DEFAULT_BLOCK = 256
+# Blocks per SM for the rungs whose grid the host chooses. v8 fills every SM with as
+# many blocks as can be resident at once (one "wave"); v6 and v7 keep the seed's
+# idea of a fixed, tuned grid, expressed per SM so that it carries across GPUs.
+# The values come from reduce_grid_sweep on the reference GPU (see the chapter).
+DEFAULT_WAVES = {"v8": 1, "v7": 1, "v6": 1, "grid-atomic": 1, "shared-atomic": 1}
+
+
+# =========================================================================== kernels
+# Loops over the tree read cuda.blockDim.x at run time (as the seed's kernels do);
+# the block size fixed by the factory only sizes the shared array, except in v5 and
+# later, where it is the point: the compiler unrolls the whole tree.
+
+
+@cuda.jit
+def _zero(out):
+    if cuda.grid(1) == 0:
+        out[0] = float32(0.0)
+
+
+@cuda.jit
+def reduce_single_thread(x, out, n):
+    """One thread adds everything: no parallelism at all (seed 004's first attempt)."""
+    if cuda.grid(1) == 0:
+        total = float32(0.0)
+        for i in range(n):
+            total += x[i]
+        out[0] = total
+
+
+@cuda.jit
+def reduce_block_atomic(x, out, n):
+    """One block; each thread sums a strided slice, then one atomic add per thread."""
+    i = cuda.threadIdx.x
+    total = float32(0.0)
+    while i < n:
+        total += x[i]
+        i += cuda.blockDim.x
+    cuda.atomic.add(out, 0, total)
+
+
+@cuda.jit
+def reduce_grid_atomic(x, out, n):
+    """Many blocks, a grid-stride loop, then one atomic add per thread."""
+    i = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    total = float32(0.0)
+    while i < n:
+        total += x[i]
+        i += stride
+    cuda.atomic.add(out, 0, total)
+
+
+@functools.lru_cache(maxsize=None)
+def make_shared_atomic(block: int):
+    """Grid-stride sums, a shared-memory tree per block, one atomic add per block."""
+
+    @cuda.jit
+    def reduce_shared_atomic(x, out, n):
+        sdata = cuda.shared.array(block, float32)
+        tid = cuda.threadIdx.x
+        i = cuda.grid(1)
+        stride = cuda.gridsize(1)
+        total = float32(0.0)
+        while i < n:
+            total += x[i]
+            i += stride
+        sdata[tid] = total
+        cuda.syncthreads()
+        s = cuda.blockDim.x // 2
+        while s > 0:
+            if tid < s:
+                sdata[tid] += sdata[tid + s]
+            cuda.syncthreads()
+            s //= 2
+        if tid == 0:
+            cuda.atomic.add(out, 0, sdata[0])
+
+    return reduce_shared_atomic
+
+
+@functools.lru_cache(maxsize=None)
+def make_v0(block: int):
+    """v0: interleaved addressing; ``tid % (2 * s) == 0`` selects the adding threads."""
+
+    @cuda.jit
+    def reduce_v0(x, partial, n):
+        sdata = cuda.shared.array(block, float32)
+        tid = cuda.threadIdx.x
+        i = cuda.blockIdx.x * cuda.blockDim.x + tid
+        sdata[tid] = x[i] if i < n else float32(0.0)  # the last block hangs over the end
+        cuda.syncthreads()
+        s = 1
+        while s < cuda.blockDim.x:
+            if tid % (2 * s) == 0:  # a remainder per thread per step, and divergent warps
+                sdata[tid] += sdata[tid + s]
+            cuda.syncthreads()
+            s *= 2
+        if tid == 0:
+            partial[cuda.blockIdx.x] = sdata[0]
+
+    return reduce_v0
+
+
+@functools.lru_cache(maxsize=None)
+def make_v1(block: int):
+    """v1: strided index; consecutive threads add, but at addresses 2*s apart."""
+
+    @cuda.jit
+    def reduce_v1(x, partial, n):
+        sdata = cuda.shared.array(block, float32)
+        tid = cuda.threadIdx.x
+        i = cuda.blockIdx.x * cuda.blockDim.x + tid
+        sdata[tid] = x[i] if i < n else float32(0.0)
+        cuda.syncthreads()
+        s = 1
+        while s < cuda.blockDim.x:
+            index = 2 * s * tid  # threads 0, 1, 2... work; their addresses collide in banks
+            if index < cuda.blockDim.x:
+                sdata[index] += sdata[index + s]
+            cuda.syncthreads()
+            s *= 2
+        if tid == 0:
+            partial[cuda.blockIdx.x] = sdata[0]
+
+    return reduce_v1
+
+
+@functools.lru_cache(maxsize=None)
+def make_v1_5(block: int):
+    """v1.5: v0 with the remainder replaced by a mask (s is a power of two)."""
+
+    @cuda.jit
+    def reduce_v1_5(x, partial, n):
+        sdata = cuda.shared.array(block, float32)
+        tid = cuda.threadIdx.x
+        i = cuda.blockIdx.x * cuda.blockDim.x + tid
+        sdata[tid] = x[i] if i < n else float32(0.0)
+        cuda.syncthreads()
+        s = 1
+        while s < cuda.blockDim.x:
+            if (tid & (2 * s - 1)) == 0:  # same threads as v0, one AND instead of a division
+                sdata[tid] += sdata[tid + s]
+            cuda.syncthreads()
+            s *= 2
+        if tid == 0:
+            partial[cuda.blockIdx.x] = sdata[0]
+
+    return reduce_v1_5
+
+
+@functools.lru_cache(maxsize=None)
+def make_v2(block: int):
+    """v2: sequential addressing; thread t adds t + s, and s halves every step."""
+
+    @cuda.jit
+    def reduce_v2(x, partial, n):
+        sdata = cuda.shared.array(block, float32)
+        tid = cuda.threadIdx.x
+        i = cuda.blockIdx.x * cuda.blockDim.x + tid
+        sdata[tid] = x[i] if i < n else float32(0.0)
+        cuda.syncthreads()
+        s = cuda.blockDim.x // 2
+        while s > 0:
+            if tid < s:  # contiguous threads, contiguous addresses: no conflicts
+                sdata[tid] += sdata[tid + s]
+            cuda.syncthreads()
+            s //= 2
+        if tid == 0:
+            partial[cuda.blockIdx.x] = sdata[0]
+
+    return reduce_v2
+
+
+@functools.lru_cache(maxsize=None)
+def make_v3(block: int):
+    """v3: the first add happens during the load; each block covers 2 * block elements."""
+
+    @cuda.jit
+    def reduce_v3(x, partial, n):
+        sdata = cuda.shared.array(block, float32)
+        tid = cuda.threadIdx.x
+        i = cuda.blockIdx.x * (2 * cuda.blockDim.x) + tid
+        j = i + cuda.blockDim.x
+        a = x[i] if i < n else float32(0.0)
+        b = x[j] if j < n else float32(0.0)
+        sdata[tid] = a + b
+        cuda.syncthreads()
+        s = cuda.blockDim.x // 2
+        while s > 0:
+            if tid < s:
+                sdata[tid] += sdata[tid + s]
+            cuda.syncthreads()
+            s //= 2
+        if tid == 0:
+            partial[cuda.blockIdx.x] = sdata[0]
+
+    return reduce_v3
+
+
+@functools.lru_cache(maxsize=None)
+def make_v4(block: int):
+    """v4: the last warp unrolled with no barrier. WRONG since Volta: kept to show the race.
+
+    The seed's CUDA marks the shared array ``volatile``; Numba has no volatile, so
+    the compiler may also keep values in registers. Either way a lane may read a
+    neighbour's slot before the neighbour has written it.
+    """
+
+    @cuda.jit
+    def reduce_v4(x, partial, n):
+        sdata = cuda.shared.array(block, float32)
+        tid = cuda.threadIdx.x
+        i = cuda.blockIdx.x * (2 * cuda.blockDim.x) + tid
+        j = i + cuda.blockDim.x
+        a = x[i] if i < n else float32(0.0)
+        b = x[j] if j < n else float32(0.0)
+        sdata[tid] = a + b
+        cuda.syncthreads()
+        s = cuda.blockDim.x // 2
+        while s > 32:
+            if tid < s:
+                sdata[tid] += sdata[tid + s]
+            cuda.syncthreads()
+            s //= 2
+        if tid < 32:
+            # "A warp runs in lockstep" -- no longer true: nothing orders these steps
+            # between lanes, so lane 0 may read sdata[16] before lane 16 updated it.
+            sdata[tid] += sdata[tid + 32]
+            sdata[tid] += sdata[tid + 16]
+            sdata[tid] += sdata[tid + 8]
+            sdata[tid] += sdata[tid + 4]
+            sdata[tid] += sdata[tid + 2]
+            sdata[tid] += sdata[tid + 1]
+        if tid == 0:
+            partial[cuda.blockIdx.x] = sdata[0]
+
+    return reduce_v4
+
+
+@functools.lru_cache(maxsize=None)
+def make_v4_1(block: int):
+    """v4.1: the last warp through a register, ``syncwarp`` between every read and write."""
+
+    @cuda.jit
+    def reduce_v4_1(x, partial, n):
+        sdata = cuda.shared.array(block, float32)
+        tid = cuda.threadIdx.x
+        i = cuda.blockIdx.x * (2 * cuda.blockDim.x) + tid
+        j = i + cuda.blockDim.x
+        a = x[i] if i < n else float32(0.0)
+        b = x[j] if j < n else float32(0.0)
+        sdata[tid] = a + b
+        cuda.syncthreads()
+        s = cuda.blockDim.x // 2
+        while s > 32:
+            if tid < s:
+                sdata[tid] += sdata[tid + s]
+            cuda.syncthreads()
+            s //= 2
+        if tid < 32:
+            v = sdata[tid] + sdata[tid + 32]  # a float register (the seed's `int v` truncates)
+            offset = 16
+            while offset > 0:
+                cuda.syncwarp(FULL_MASK)  # every lane has read before anyone writes
+                sdata[tid] = v
+                cuda.syncwarp(FULL_MASK)  # every lane has written before anyone reads
+                v += sdata[tid + offset]
+                offset //= 2
+            if tid == 0:
+                partial[cuda.blockIdx.x] = v
+
+    return reduce_v4_1
+
+
+@cuda.jit(device=True, inline=True)
+def warp_sum(v):
+    """Sum ``v`` over the 32 lanes of a warp with shuffles; lane 0 gets the total."""
+    v += cuda.shfl_down_sync(FULL_MASK, v, 16)
+    v += cuda.shfl_down_sync(FULL_MASK, v, 8)
+    v += cuda.shfl_down_sync(FULL_MASK, v, 4)
+    v += cuda.shfl_down_sync(FULL_MASK, v, 2)
+    v += cuda.shfl_down_sync(FULL_MASK, v, 1)
+    return v
+
+
+@functools.lru_cache(maxsize=None)
+def make_v4_2(block: int):
+    """v4.2: the last warp with warp shuffles: registers, no shared memory, no race."""
+
+    @cuda.jit
+    def reduce_v4_2(x, partial, n):
+        sdata = cuda.shared.array(block, float32)
+        tid = cuda.threadIdx.x
+        i = cuda.blockIdx.x * (2 * cuda.blockDim.x) + tid
+        j = i + cuda.blockDim.x
+        a = x[i] if i < n else float32(0.0)
+        b = x[j] if j < n else float32(0.0)
+        sdata[tid] = a + b
+        cuda.syncthreads()
+        s = cuda.blockDim.x // 2
+        while s > 32:
+            if tid < s:
+                sdata[tid] += sdata[tid + s]
+            cuda.syncthreads()
+            s //= 2
+        if tid < 32:
+            v = warp_sum(sdata[tid] + sdata[tid + 32])
+            if tid == 0:
+                partial[cuda.blockIdx.x] = v
+
+    return reduce_v4_2
+
+
+@functools.lru_cache(maxsize=None)
+def make_v5(block: int):
+    """v5: the whole tree unrolled: ``block`` is a compile-time constant, dead steps vanish."""
+
+    @cuda.jit
+    def reduce_v5(x, partial, n):
+        sdata = cuda.shared.array(block, float32)
+        tid = cuda.threadIdx.x
+        i = cuda.blockIdx.x * (2 * block) + tid
+        j = i + block
+        a = x[i] if i < n else float32(0.0)
+        b = x[j] if j < n else float32(0.0)
+        sdata[tid] = a + b
+        cuda.syncthreads()
+        # `block` is a closure constant: the compiler folds each test and keeps only
+        # the steps this block size needs -- C++'s template<unsigned blockSize>.
+        if block >= 1024:
+            if tid < 512:
+                sdata[tid] += sdata[tid + 512]
+            cuda.syncthreads()
+        if block >= 512:
+            if tid < 256:
+                sdata[tid] += sdata[tid + 256]
+            cuda.syncthreads()
+        if block >= 256:
+            if tid < 128:
+                sdata[tid] += sdata[tid + 128]
+            cuda.syncthreads()
+        if block >= 128:
+            if tid < 64:
+                sdata[tid] += sdata[tid + 64]
+            cuda.syncthreads()
+        if tid < 32:
+            v = warp_sum(sdata[tid] + sdata[tid + 32])
+            if tid == 0:
+                partial[cuda.blockIdx.x] = v
+
+    return reduce_v5
+
+
+@functools.lru_cache(maxsize=None)
+def make_v6(block: int):
+    """v6: each thread first sums ``per_thread`` elements (a run-time count), then v5's tree."""
+
+    @cuda.jit
+    def reduce_v6(x, partial, n, per_thread):
+        sdata = cuda.shared.array(block, float32)
+        tid = cuda.threadIdx.x
+        # Block b owns the slice [b * block * per_thread, (b + 1) * block * per_thread);
+        # in each round its threads read `block` consecutive elements (coalesced).
+        i = cuda.blockIdx.x * block * per_thread + tid
+        total = float32(0.0)
+        for _ in range(per_thread):
+            if i < n:
+                total += x[i]
+            i += block
+        sdata[tid] = total
+        cuda.syncthreads()
+        if block >= 1024:
+            if tid < 512:
+                sdata[tid] += sdata[tid + 512]
+            cuda.syncthreads()
+        if block >= 512:
+            if tid < 256:
+                sdata[tid] += sdata[tid + 256]
+            cuda.syncthreads()
+        if block >= 256:
+            if tid < 128:
+                sdata[tid] += sdata[tid + 128]
+            cuda.syncthreads()
+        if block >= 128:
+            if tid < 64:
+                sdata[tid] += sdata[tid + 64]
+            cuda.syncthreads()
+        if tid < 32:
+            v = warp_sum(sdata[tid] + sdata[tid + 32])
+            if tid == 0:
+                partial[cuda.blockIdx.x] = v
+
+    return reduce_v6
+
+
+def _make_block_sum(block: int):
+    """A device function summing one value per thread over the block; thread 0 gets it.
+
+    Two rounds of warp shuffles around one barrier (PyTorch's BlockReduceSum): every
+    warp reduces its 32 values in registers, lane 0 of each warp parks the result in
+    shared memory, and warp 0 reduces those. Only slots of warps that exist are read:
+    shared memory is not zeroed, so reading all 32 slots would add garbage.
+    """
+    warps = block // WARP
+
+    @cuda.jit(device=True, inline=True)
+    def block_sum(v, warp_sums):
+        lane = cuda.threadIdx.x % WARP
+        wid = cuda.threadIdx.x // WARP
+        v = warp_sum(v)
+        if lane == 0:
+            warp_sums[wid] = v
+        cuda.syncthreads()
+        total = float32(0.0)
+        if wid == 0:
+            total = warp_sums[lane] if lane < warps else float32(0.0)
+            total = warp_sum(total)
+        return total
+
+    return block_sum
+
+
+@functools.lru_cache(maxsize=None)
+def make_v7(block: int):
+    """v7: v6's loads, then a block reduce of two warp-shuffle rounds and one barrier."""
+    block_sum = _make_block_sum(block)
+
+    @cuda.jit
+    def reduce_v7(x, partial, n, per_thread):
+        warp_sums = cuda.shared.array(WARP, float32)
+        tid = cuda.threadIdx.x
+        i = cuda.blockIdx.x * block * per_thread + tid
+        total = float32(0.0)
+        for _ in range(per_thread):
+            if i < n:
+                total += x[i]
+            i += block
+        total = block_sum(total, warp_sums)
+        if tid == 0:
+            partial[cuda.blockIdx.x] = total
+
+    return reduce_v7
+
+
+# ------------------------------------------------------------------ 16-byte loads for v8
+
+if SIMULATOR:
+
+    def load_float4(x, i):
+        """x[i:i+4] as four floats (the simulator's stand-in for one 16-byte load)."""
+        return x[i], x[i + 1], x[i + 2], x[i + 3]
+
+else:
+    from llvmlite import ir
+    from numba import types
+    from numba.cuda.extending import intrinsic
+
+    @intrinsic
+    def load_float4(typingctx, x, i):
+        """x[i:i+4] with ONE 16-byte load (``ld.global.v4.f32``); ``&x[i]`` must be 16-byte aligned.
+
+        Reading a float32x4 view of the array element by element gives four 4-byte
+        loads; this intrinsic hands LLVM a ``<4 x float>`` load with ``align 16`` in the
+        global address space, which NVPTX emits as a single vector instruction.
+        """
+        result = types.UniTuple(types.float32, 4)
+        sig = result(x, types.intp)
+
+        def codegen(context, builder, signature, args):
+            array = context.make_array(signature.args[0])(context, builder, args[0])
+            element = builder.gep(array.data, [args[1]])
+            as_global = builder.addrspacecast(element, ir.PointerType(ir.FloatType(), 1))
+            vec_type = ir.VectorType(ir.FloatType(), 4)
+            vec_ptr = builder.bitcast(as_global, ir.PointerType(vec_type, 1))
+            vec = builder.load(vec_ptr, align=16)
+            lanes = [builder.extract_element(vec, ir.Constant(ir.IntType(32), k)) for k in range(4)]
+            return context.make_tuple(builder, result, lanes)
+
+        return sig, codegen
+
+
+@functools.lru_cache(maxsize=None)
+def make_v8(block: int):
+    """v8: a grid-stride loop of 16-byte loads, then v7's block reduce.
+
+    ``head`` elements (0 to 3) come before the first 16-byte boundary and are read one
+    by one, as are the last ``(n - head) % 4``: any ``n`` and any start address work.
+    """
+    block_sum = _make_block_sum(block)
+
+    @cuda.jit
+    def reduce_v8(x, partial, n, head):
+        warp_sums = cuda.shared.array(WARP, float32)
+        tid = cuda.threadIdx.x
+        g = cuda.blockIdx.x * block + tid
+        stride = cuda.gridDim.x * block
+        # Four accumulators: one add chain per vector lane, summed at the end.
+        s0 = float32(0.0)
+        s1 = float32(0.0)
+        s2 = float32(0.0)
+        s3 = float32(0.0)
+        if g < head:
+            s0 = x[g]
+        nvec = (n - head) // 4
+        v = g
+        while v < nvec:
+            a, b, c, d = load_float4(x, head + 4 * v)
+            s0 += a
+            s1 += b
+            s2 += c
+            s3 += d
+            v += stride
+        t = head + 4 * nvec + g  # at most three elements left over
+        if t < n:
+            s1 += x[t]
+        total = block_sum((s0 + s1) + (s2 + s3), warp_sums)
+        if tid == 0:
+            partial[cuda.blockIdx.x] = total
+
+    return reduce_v8
+
+
+_FACTORIES = {
+    "shared-atomic": make_shared_atomic, "v0": make_v0, "v1": make_v1, "v1.5": make_v1_5,
+    "v2": make_v2, "v3": make_v3, "v4": make_v4, "v4.1": make_v4_1, "v4.2": make_v4_2,
+    "v5": make_v5, "v6": make_v6, "v7": make_v7, "v8": make_v8,
+}
+
+
+def kernel_for(version: str, block: int = DEFAULT_BLOCK):
+    """The compiled-on-demand kernel of ``version`` for ``block`` threads per block."""
+    validate.choice(version, "version", VERSIONS)
+    if version == "single-thread":
+        return reduce_single_thread
+    if version == "block-atomic":
+        return reduce_block_atomic
+    if version == "grid-atomic":
+        return reduce_grid_atomic
+    return _FACTORIES[version](block)
+
+
+_SIG3 = "void(float32[::1], float32[::1], int64)"
+_SIG4 = "void(float32[::1], float32[::1], int64, int64)"
+
+
+def signature(version: str) -> str:
+    """The Numba signature string of ``version``'s kernel (for PTX and resource queries)."""
+    return _SIG4 if version in ("v6", "v7", "v8") else _SIG3
+
+
+PTX_TARGETS = [(_zero, "void(float32[::1])")] + [
+    (kernel_for(v, 256), signature(v)) for v in VERSIONS
+] + [(make_v5(b), _SIG3) for b in (64, 128, 512, 1024)] + [
+    (make_v7(b), _SIG4) for b in (32, 1024)] + [(make_v8(b), _SIG4) for b in (32, 1024)]
+
+
+# =========================================================================== host side
+
+
+def _check_block(version: str, block) -> int:
+    if version == "single-thread":
+        if block not in (None, 1):
+            raise ValueError("version='single-thread' runs exactly one thread; leave block=None.")
+        return 1
+    if block is None:
+        return DEFAULT_BLOCK
+    minimum = _MIN_BLOCK.get(version, WARP)
+    block = validate.block_size(block, power_of_two=version in _POWER_OF_TWO,
+                                multiple_of=None if version in _POWER_OF_TWO else WARP)
+    if block < minimum:
+        why = "its last warp reads sdata[tid + 32]" if minimum == 64 else "whole warps"
+        raise ValueError(f"version={version!r} needs block >= {minimum} ({why}); "
+                         f"got block={block}. Use block=256.")
+    return block
+
+
+def resident_blocks_per_sm(block: int) -> int:
+    """Blocks of ``block`` threads one SM can hold at once, by its thread limit (max 32)."""
+    info = device.info()
+    per_sm = info.max_threads_per_sm or 2048
+    return max(1, min(32, per_sm // block))
+
+
+def default_blocks(version: str, n: int, block: int) -> int:
+    """The grid the host picks for rungs with a chosen grid: SMs x resident blocks x waves."""
+    waves = DEFAULT_WAVES.get(version, 1)
+    return device.sm_count(default=2) * resident_blocks_per_sm(block) * waves
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _device_address(d_x) -> int:
+    cai = getattr(d_x, "__cuda_array_interface__", None)
+    if cai is not None:
+        return int(cai["data"][0])
+    return int(d_x.ctypes.data)  # a NumPy array handed to the simulator
+
+
+def _head(d_x, n: int) -> int:
+    """Elements before the first 16-byte boundary (v8 reads them one at a time)."""
+    misalign = _device_address(d_x) % 16
+    return min(n, ((16 - misalign) % 16) // 4)
+
+
+class Plan:
+    """One reduction, launches and scratch buffers fixed, ready to run many times.
+
+    ``plan(d_x)`` enqueues every launch on the default stream and returns the
+    one-element device array that will hold the sum (no synchronization), so that
+    timing sees only GPU work. ``launches`` lists ``(name, grid, block)``.
+    """
+
+    def __init__(self, version: str, n: int, block: int, blocks: int | None):
+        self.version, self.n, self.block = version, n, block
+        self.per_thread = None
+        self.out = cuda.device_array(1, dtype=np.float32)
+        self._steps = []  # callables taking the input array
+        if version == "single-thread":
+            self.grid = 1
+            self._steps.append(lambda d_x: reduce_single_thread[1, 1](d_x, self.out, n))
+            self.launches = [("single-thread", 1, 1)]
+            return
+        kernel = kernel_for(version, block)
+        if version in PROLOGUE:
+            self.grid = 1 if version == "block-atomic" else min(blocks, _ceil_div(n, block))
+            grid = self.grid
+            self._steps.append(lambda d_x: _zero[1, 1](self.out))
+            self._steps.append(lambda d_x: kernel[grid, block](d_x, self.out, n))
+            self.launches = [("zero", 1, 1), (version, grid, block)]
+            return
+        if version in ("v6", "v7"):
+            self.per_thread = max(1, _ceil_div(n, blocks * block))
+            self.grid = _ceil_div(n, block * self.per_thread)
+        elif version == "v8":
+            self.grid = max(1, min(blocks, _ceil_div(n, 4 * block)))
+        elif version in ("v0", "v1", "v1.5", "v2"):
+            self.grid = _ceil_div(n, block)
+        else:  # v3, v4, v4.1, v4.2, v5: two elements per thread
+            self.grid = _ceil_div(n, 2 * block)
+        grid, per_thread = self.grid, self.per_thread
+        partial = cuda.device_array(grid, dtype=np.float32)
+        if version in ("v6", "v7"):
+            self._steps.append(lambda d_x: kernel[grid, block](d_x, partial, n, per_thread))
+        elif version == "v8":
+            self._steps.append(lambda d_x: kernel[grid, block](d_x, partial, n, _head(d_x, n)))
+        else:
+            self._steps.append(lambda d_x: kernel[grid, block](d_x, partial, n))
+        self.launches = [(version, grid, block)]
+        self._add_second_stage(partial, grid)
+
+    def _add_second_stage(self, partial, m: int) -> None:
+        """Partials -> one number: a multi-block v8 pass when there are many, then one block."""
+        if m > 8192:
+            grid = min(1024, _ceil_div(m, 4 * 256 * 8))
+            mid = cuda.device_array(grid, dtype=np.float32)
+            k = make_v8(256)
+            src, count = partial, m
+            self._steps.append(lambda d_x: k[grid, 256](src, mid, count, 0))
+            self.launches.append(("second stage", grid, 256))
+            partial, m = mid, grid
+        if m == 1:
+            # One block already produced the sum: copy it (device to device, no host trip).
+            src = partial
+            self._steps.append(lambda d_x: self.out.copy_to_device(src))
+            self.launches.append(("copy", 0, 0))
+            return
+        last_block = 32 if m <= 256 else 256 if m <= 8192 else 1024
+        k = make_v8(last_block)
+        src, count = partial, m
+        self._steps.append(lambda d_x: k[1, last_block](src, self.out, count, 0))
+        self.launches.append(("second stage", 1, last_block))
+
+    def __call__(self, d_x):
+        for step in self._steps:
+            step(d_x)
+        return self.out
+
+    def __repr__(self) -> str:
+        steps = ", ".join(f"{name}[{g}, {b}]" for name, g, b in self.launches if g)
+        extra = f", {self.per_thread} elements per thread" if self.per_thread else ""
+        return f"Plan({self.version!r}, n={self.n}: {steps}{extra})"
+
+
+def plan(version: str, n: int, *, block: int | None = None, blocks: int | None = None) -> Plan:
+    """Validate a configuration and build its :class:`Plan` (buffers allocated once)."""
+    validate.choice(version, "version", VERSIONS)
+    n = validate.positive_int(n, "n")
+    block = _check_block(version, block)
+    if blocks is not None:
+        if version not in GRID_CHOSEN:
+            fixed = ("one block" if version == "block-atomic" else "one thread"
+                     if version == "single-thread" else "one block per block-sized slice of x")
+            raise ValueError(
+                f"blocks= does not apply to version={version!r}, whose grid is fixed by the "
+                f"data ({fixed}). It applies to {', '.join(GRID_CHOSEN)}; leave blocks=None.")
+        blocks = validate.positive_int(blocks, "blocks", maximum=2**31 - 1)
+    elif version in GRID_CHOSEN:
+        blocks = default_blocks(version, n, block)
+    return Plan(version, n, block, blocks)
+
+
+def reduce_sum(x, version: str = "v8", *, block: int | None = None,
+               blocks: int | None = None) -> float:
+    """Sum the float32 vector ``x`` (NumPy or device array) on the GPU with one rung.
+
+    ``block``: threads per block (default 256; a power of two for tree rungs).
+    ``blocks``: the grid, for the rungs whose grid the host chooses
+    (``grid-atomic``, ``shared-atomic``, ``v6``, ``v7``, ``v8``); by default every SM
+    gets as many blocks as it can hold. Returns a Python float.
+    """
+    x = validate.array(x, name="x", dtype=np.float32, ndim=1, min_size=1)
+    p = plan(version, int(x.shape[0]), block=block, blocks=blocks)
+    d_x = cuda.to_device(x) if isinstance(x, np.ndarray) and not SIMULATOR else x
+    return float(p(d_x).copy_to_host()[0])
+
+
+# =========================================================================== diagrams
+
+
+def _tree_steps(version: str, width: int):
+    """For a tree rung: per step, the (thread, destination, source) triples that add."""
+    steps = []
+    if version in ("v0", "v1.5"):
+        s = 1
+        while s < width:
+            steps.append([(t, t, t + s) for t in range(width) if t % (2 * s) == 0])
+            s *= 2
+    elif version == "v1":
+        s = 1
+        while s < width:
+            steps.append([(t, 2 * s * t, 2 * s * t + s) for t in range(width) if 2 * s * t < width])
+            s *= 2
+    else:  # sequential addressing (v2 onwards)
+        s = width // 2
+        while s > 0:
+            steps.append([(t, t, t + s) for t in range(s)])
+            s //= 2
+    return steps
+
+
+_DIAGRAM_NOTES = {
+    "single-thread": "one thread walks every element; the rest of the GPU idles",
+    "block-atomic": "one block: thread t adds x[t], x[t+B], ...; one atomic per thread",
+    "grid-atomic": "grid-stride loop over the whole grid; one atomic per thread",
+    "shared-atomic": "grid-stride sums, a shared-memory tree per block, one atomic per block",
+    "v0": "tid % (2s) == 0 picks the threads: they thin out inside every warp",
+    "v1": "threads 0, 1, 2... add at 2*s*t: no divergence, but strided addresses share banks",
+    "v1.5": "same threads as v0; the test is a mask, tid & (2s - 1), not a division",
+    "v2": "thread t adds t + s: contiguous threads on contiguous addresses",
+    "v3": "each thread adds two elements while loading: half the blocks",
+    "v4": "v3, then the last 6 steps in one warp with no barrier (a race since Volta)",
+    "v4.1": "the last warp keeps its sum in a register, syncwarp between read and write",
+    "v4.2": "the last warp adds through shfl_down_sync: registers only",
+    "v5": "every step unrolled for a compile-time block size",
+    "v6": "each thread sums many elements first (coalesced rounds), then v5's tree",
+    "v7": "warp shuffles, one slot per warp in shared memory, one barrier, warp 0 finishes",
+    "v8": "16-byte loads over a grid sized to the GPU, then v7's block reduce",
+}
+
+
+def draw_rung(version: str, width: int = 16):
+    """A diagram of which threads add what in ``version``, for a block of ``width`` threads.
+
+    Tree rungs draw one row of shared-memory slots per step, an arrow from each
+    slot read to the slot written, labelled by the thread that adds; load rungs
+    colour the input by the thread that reads each element.
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyArrowPatch, Rectangle
+
+    validate.choice(version, "version", VERSIONS)
+    width = validate.positive_int(width, "width", minimum=4, maximum=64)
+    if width & (width - 1):
+        raise ValueError(f"width={width} must be a power of two (the tree halves it).")
+    cmap = plt.get_cmap("tab20")
+
+    def cells(ax, y, colours, labels=None, alpha=1.0):
+        for k, c in enumerate(colours):
+            ax.add_patch(Rectangle((k, y), 0.92, 0.8, facecolor=c, edgecolor="0.3",
+                                   linewidth=0.6, alpha=alpha))
+            if labels is not None and labels[k] != "":
+                ax.text(k + 0.46, y + 0.4, str(labels[k]), ha="center", va="center", fontsize=7)
+
+    load_rungs = ("single-thread", "block-atomic", "grid-atomic", "shared-atomic", "v3", "v6", "v8")
+    tree_rungs = ("v0", "v1", "v1.5", "v2", "v3", "v4", "v4.1", "v4.2", "v5", "v6", "shared-atomic")
+    rows = []  # (kind, payload)
+    if version in load_rungs:
+        rows.append(("load", None))
+    if version in tree_rungs:
+        rows += [("step", s) for s in _tree_steps(version, width)]
+    if version in ("v7", "v8"):
+        rows.append(("warps", None))
+    height = sum(2.2 if kind == "step" else 2.6 for kind, _ in rows) + 1
+    fig, ax = plt.subplots(figsize=(max(6.0, width * 0.42), 0.55 * height + 0.8))
+    y = height
+    barrier = {"v4": "no barrier", "v4.1": "syncwarp", "v4.2": "shfl_down_sync",
+               "v5": "shfl_down_sync", "v6": "shfl_down_sync"}
+    for kind, payload in rows:
+        if kind == "load":
+            y -= 2.6
+            n_in = 2 * width
+            if version == "single-thread":
+                owner = [0] * n_in
+            elif version == "v3":
+                owner = [k % width for k in range(n_in)]
+            elif version == "v6":
+                owner = [k % width for k in range(n_in)]
+            elif version == "v8":
+                owner = [(k // 4) % (width // 2) for k in range(n_in)]
+            else:  # grid-stride rungs: a grid of two blocks of width/2... drawn as width threads
+                owner = [k % width for k in range(n_in)]
+            scale = max(1, n_in // width)
+            ax.text(-0.4, y + 1.8, "x (coloured by the thread that reads it)", fontsize=8,
+                    ha="left", va="bottom")
+            for k, t in enumerate(owner):
+                ax.add_patch(Rectangle((k / scale, y + 1.0), 0.92 / scale, 0.7,
+                                       facecolor=cmap(t % 20), edgecolor="0.3", linewidth=0.4))
+            ax.text(-0.4, y + 0.2, "one value per thread after the load", fontsize=8, ha="left",
+                    va="bottom")
+            cells(ax, y - 0.7, [cmap(t % 20) for t in range(width)],
+                  labels=list(range(width)) if version != "single-thread" else
+                  [0] + [""] * (width - 1))
+            if version == "v8":
+                ax.text(width + 0.2, y + 1.3, "one color block = one 16-byte load", fontsize=7)
+            y -= 0.8
+        elif kind == "step":
+            y -= 2.2
+            active = {t for t, _, _ in payload}
+            dsts = {d for _, d, _ in payload}
+            colours = [cmap(next(t for t, d, _ in payload if d == k) % 20) if k in dsts else "0.93"
+                       for k in range(width)]
+            cells(ax, y, colours, labels=[k for k in range(width)])
+            for t, d, s in payload:
+                arrow = FancyArrowPatch((s + 0.46, y + 0.85), (d + 0.46, y + 0.85),
+                                        connectionstyle="arc3,rad=-0.35", arrowstyle="-|>",
+                                        mutation_scale=7, linewidth=0.7, color=cmap(t % 20))
+                ax.add_patch(arrow)
+            stride = payload[0][2] - payload[0][1] if payload else 0
+            threads = sorted(active)
+            shown = ", ".join(map(str, threads[:6])) + (" ..." if len(threads) > 6 else "")
+            note = f"s={stride}: threads {shown} add"
+            last_warp = version in barrier and stride < max(2, width // 4) and width > 4
+            sync = barrier.get(version, "syncthreads") if last_warp else "syncthreads"
+            ax.text(width + 0.2, y + 0.4, f"{note}   [{sync}]", fontsize=7, va="center")
+        elif kind == "warps":
+            y -= 2.6
+            warps = max(2, width // 4)
+            per = width // warps
+            colours = [cmap((k // per) % 20) for k in range(width)]
+            cells(ax, y + 1.2, colours, labels=[f"w{k // per}" if k % per == 0 else ""
+                                                for k in range(width)])
+            ax.text(width + 0.2, y + 1.6, "round 1: shfl_down_sync inside each warp",
+                    fontsize=7, va="center")
+            cells(ax, y, [cmap(k % 20) for k in range(warps)],
+                  labels=[f"w{k}" for k in range(warps)])
+            ax.text(warps + 0.2, y + 0.4, "lane 0 of each warp -> warp_sums[w]; ONE syncthreads; "
+                    "round 2: warp 0 shuffles", fontsize=7, va="center")
+            y -= 0.2
+    ax.set_xlim(-0.5, width + 9)
+    ax.set_ylim(y - 1.0, height + 0.5)
+    ax.axis("off")
+    ax.set_title(f"{version}: {_DIAGRAM_NOTES[version]}", fontsize=9, loc="left")
+    fig.tight_layout()
+    return fig
+
+
+# =========================================================================== PTX and resources
+
+
+def ptx(version: str, block: int = DEFAULT_BLOCK, cc=(9, 0)) -> str:
+    """The PTX of ``version``'s kernel (needs the real CUDA target, not the simulator).
+
+    Under the simulator, compile in a fresh process with ``GPUPERF_MODE=compile``;
+    ``ptx_lines`` does that for you.
+    """
+    if SIMULATOR:
+        raise RuntimeError("PTX needs Numba's real CUDA target; this process runs the simulator. "
+                           "Use gp.reduce.ptx_lines(...), which compiles in a separate process.")
+    kernel = kernel_for(version, _check_block(version, block))
+    text, _ = cuda.compile_ptx(kernel.py_func if hasattr(kernel, "py_func") else kernel,
+                               signature(version), cc=cc)
+    return text
+
+
+TELLING = {
+    "bar.sync": r"\bbar\.sync\b|\bbarrier\.sync\b",
+    "shfl.sync": r"\bshfl\.sync\b",
+    "ld.global.v4.f32": r"\bld\.global(\.nc)?\.v4\.f32\b",
+    "ld.global.f32": r"\bld\.global(\.nc)?\.f32\b",
+    "rem": r"\brem\.[su](32|64)\b",
+    "atom.add": r"\b(red|atom)\.global\.add\.f32\b",
+    "bar.warp.sync": r"\bbar\.warp\.sync\b",
+}
+
+
+def ptx_counts(text: str) -> dict:
+    """How often each telling instruction appears in a PTX listing."""
+    return {name: len(re.findall(pattern, text)) for name, pattern in TELLING.items()}
+
+
+def telling_lines(text: str, names=("bar.sync", "shfl.sync", "ld.global.v4.f32", "rem",
+                                    "bar.warp.sync", "atom.add"), limit: int = 8) -> list[str]:
+    """The PTX lines that tell a rung's story (barriers, shuffles, vector loads, remainders)."""
+    pattern = "|".join(TELLING[n] for n in names)
+    lines = [ln.strip() for ln in text.splitlines() if re.search(pattern, ln)]
+    return lines[:limit]
+
+
+def ptx_lines(version: str, names=None, block: int = DEFAULT_BLOCK, cc=(9, 0)) -> list[str]:
+    """The telling PTX lines of ``version`` for ``cc`` (via a subprocess under the simulator)."""
+    names = tuple(names) if names else tuple(k for k in TELLING if k != "ld.global.f32")
+    if not SIMULATOR:
+        return telling_lines(ptx(version, block, cc), names, limit=40)
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = ("import json, sys, gpuperf.kernels.reduce as r; "
+            f"print(json.dumps(r.telling_lines(r.ptx({version!r}, {block}, {tuple(cc)}), "
+            f"{names!r}, limit=40)))")
+    env = {**os.environ, "GPUPERF_MODE": "compile", "NUMBA_ENABLE_CUDASIM": "0"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=300)
+    if out.returncode != 0:
+        raise RuntimeError(f"compiling {version} to PTX failed:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+# =========================================================================== experiments
+
+N_LADDER = 2**28  # 1 GiB of float32: fills any GPU, far beyond any L2
+# Seed 003, NVIDIA V100 (sm_70), n = 2^25 float32, block 256: (microseconds, GB/s, speedup).
+SEED_V100 = {
+    "v0": (788.29, 170.90, 1.00), "v1": (502.43, 268.13, 1.56), "v1.5": (394.88, 341.16, 2.00),
+    "v2": (375.90, 358.38, 2.10), "v3": (205.89, 653.10, 3.83), "v4": (176.86, 760.28, 4.46),
+    "v4.1": (183.23, 733.86, 4.30), "v4.2": (176.13, 763.46, 4.48), "v5": (175.52, 766.10, 4.49),
+    "v6": (163.84, 819.26, 4.81), "v7": (162.62, 825.41, 4.85), "v8": (162.21, 827.45, 4.86),
+}
+V100_PEAK_GBPS = 900.0
+# Seed 004, n = 512 * 512 float32, ms per call (each call also memset and copied 256 floats).
+SEED_PROLOGUE_MS = {"numpy.sum (CPU)": 0.041, "single-thread": 31.418, "block-atomic": 0.173,
+                    "grid-atomic": 0.036, "shared-atomic": 0.021}
+SEED_PROLOGUE_WHAT = {"numpy.sum (CPU)": "OpenCV cv::sum on the CPU"}
+
+
+def _random_device(n: int, seed: int = 3):
+    """A fresh random float32 vector (random offset and scale) on the GPU, and its float64 sum."""
+    rng = np.random.default_rng(seed)
+    scale, offset = rng.uniform(0.5, 2.0), rng.uniform(0.1, 1.0)
+    host = (rng.random(n, dtype=np.float32) * np.float32(scale) + np.float32(offset))
+    return cuda.to_device(host), float(np.sum(host, dtype=np.float64))
+
+
+def _time_calls(fn, reps: int = 4, min_time: float = 0.1):
+    """Median ms per call of ``fn`` called ``reps`` times back to back.
+
+    Back to back, the launches of call k+1 are queued while call k runs, so the
+    host's launch overhead stays out of the GPU time, as it does in a real pipeline.
+    """
+    t = bench.time_kernel(lambda: [fn() for _ in range(reps)], min_time=min_time, min_repeat=5)
+    return bench.Timing([ms / reps for ms in t.times_ms])
+
+
+def _plan_calls(p: Plan, d_x):
+    """``run()`` enqueues the plan on ``d_x``; ``fetch()`` returns its result as a float."""
+    return (lambda: p(d_x)), (lambda: float(p.out.copy_to_host()[0]))
+
+
+def _measure_plan(p: Plan, d_x, reps: int = 4, min_time: float = 0.1):
+    """The plan's result on ``d_x`` (first run) and its time per call."""
+    run, fetch = _plan_calls(p, d_x)
+    run()
+    value = fetch()
+    return value, _time_calls(run, reps=reps, min_time=min_time)
+
+
+def _cupy_sum(d_x):
+    try:
+        import cupy as cp
+    except ImportError:
+        return None
+    cx = cp.asarray(d_x)
+    out = cp.empty((), dtype=cp.float32)
+    return lambda: cp.sum(cx, out=out), lambda: float(out.get())
+
+
+def _row(name, n, timing, value, ref, **extra):
+    rel = abs(value - ref) / abs(ref)
+    return {"version": name, "n": n, **bench.bandwidth_row(4 * n, timing), "result": value,
+            "rel_error": rel, **extra}
+
+
+@experiment("reduce_ladder", chapter="reduce",
+            title="Every rung of the reduce ladder at 2^28 float32, with cupy.sum and the "
+                  "seed's V100",
+            units={"ms": "ms", "gbps": "GB/s", "pct_peak": "% of peak", "pct_copy": "% of copy",
+                   "seed_v100_us": "us", "seed_v100_gbps": "GB/s"})
+def ladder_experiment(progress):
+    n = N_LADDER
+    d_x, ref = _random_device(n)
+    rows = []
+    for version in LADDER:
+        p = plan(version, n)
+        value, t = _measure_plan(p, d_x)
+        seed = SEED_V100[version]
+        rows.append(_row(version, n, t, value, ref, block=p.block, blocks=p.grid,
+                         correct=abs(value - ref) <= 1e-4 * abs(ref),
+                         seed_v100_us=seed[0], seed_v100_gbps=seed[1],
+                         seed_v100_pct_peak=100 * seed[1] / V100_PEAK_GBPS, seed_speedup=seed[2]))
+        progress(f"{version:5s} {t.median_ms:8.3f} ms  {rows[-1]['gbps']:7.0f} GB/s  "
+                 f"rel.err {rows[-1]['rel_error']:.1e}")
+    cupy = _cupy_sum(d_x)
+    if cupy is not None:
+        run, fetch = cupy
+        run()
+        value = fetch()
+        t = _time_calls(run)
+        rows.append(_row("cupy.sum", n, t, value, ref, block=None, blocks=None,
+                         correct=abs(value - ref) <= 1e-4 * abs(ref), seed_v100_us=None,
+                         seed_v100_gbps=None, seed_v100_pct_peak=None, seed_speedup=None))
+        progress(f"cupy.sum {t.median_ms:8.3f} ms  {rows[-1]['gbps']:7.0f} GB/s")
+    v0 = rows[0]["ms"]
+    best = max((r for r in rows if r["version"] in LADDER and r["correct"]),
+               key=lambda r: r["gbps"])
+    for r in rows:
+        r["speedup_vs_v0"] = v0 / r["ms"]
+        if cupy is not None:
+            r["pct_cupy"] = 100 * r["gbps"] / rows[-1]["gbps"]
+        r["best"] = r is best
+    return rows
+
+
+@experiment("reduce_prologue", chapter="reduce",
+            title="Seed 004's prologue: one thread, atomics, shared memory, against numpy.sum",
+            units={"ms": "ms", "gbps": "GB/s", "seed_ms": "ms"})
+def prologue_experiment(progress):
+    rows = []
+    for n in (2**18, 2**24):
+        d_x, ref = _random_device(n, seed=4)
+        host = d_x.copy_to_host()
+        np.sum(host)
+        times = []
+        for _ in range(max(5, int(2e7 // n))):
+            t0 = time.perf_counter()
+            value = float(np.sum(host))
+            times.append((time.perf_counter() - t0) * 1e3)
+        t = bench.Timing(times)
+        rows.append(_row("numpy.sum (CPU)", n, t, value, ref, device="CPU",
+                         seed_ms=SEED_PROLOGUE_MS["numpy.sum (CPU)"] if n == 2**18 else None))
+        progress(f"n=2^{n.bit_length() - 1} numpy.sum {t.median_ms:.3f} ms")
+        for version in PROLOGUE + ("v8",):
+            if version == "single-thread" and n > 2**20:
+                continue  # one thread would take seconds per call
+            p = plan(version, n)
+            value, t = _measure_plan(p, d_x, reps=1 if version == "single-thread" else 4,
+                                     min_time=0.05)
+            rows.append(_row(version, n, t, value, ref, device="GPU", blocks=p.grid, block=p.block,
+                             seed_ms=SEED_PROLOGUE_MS.get(version) if n == 2**18 else None))
+            progress(f"n=2^{n.bit_length() - 1} {version} {t.median_ms:.3f} ms")
+        cupy = _cupy_sum(d_x)
+        if cupy is not None:
+            run, fetch = cupy
+            run()
+            t = _time_calls(run)
+            rows.append(_row("cupy.sum", n, t, fetch(), ref, device="GPU", seed_ms=None))
+    return rows
+
+
+@experiment("reduce_block_sweep", chapter="reduce",
+            title="Threads per block for v2, v5 and v7 (2^28 float32)",
+            units={"ms": "ms", "gbps": "GB/s", "pct_peak": "% of peak", "pct_copy": "% of copy"})
+def block_sweep_experiment(progress):
+    n = N_LADDER
+    d_x, ref = _random_device(n)
+
+    def measure(version, block):
+        if block < _MIN_BLOCK.get(version, WARP):
+            return {"ms": None, "gbps": None, "note": "below this rung's minimum block"}
+        p = plan(version, n, block=block)
+        value = float(p(d_x).copy_to_host()[0])
+        t = _time_calls(lambda: p(d_x), min_time=0.05)
+        return {"blocks": p.grid, "rel_error": abs(value - ref) / ref,
+                **bench.bandwidth_row(4 * n, t)}
+
+    rows = []
+    for version in ("v2", "v5", "v7"):
+        rows += bench.sweep(measure, {"version": [version],
+                                      "block": [32, 64, 128, 256, 512, 1024]},
+                            label=version, progress=progress)
+    return [r for r in rows if r.get("ms") is not None]
+
+
+def _grid_candidates() -> list[int]:
+    sms = device.sm_count(default=2)
+    seed = [256, 512, 1024, 2048, 4096, 8192, 16384, 65536]
+    per_sm = [sms * k for k in (1, 2, 4, 8, 16, 32)]
+    return sorted(set(seed + per_sm))
+
+
+@experiment("reduce_grid_sweep", chapter="reduce",
+            title="Number of blocks (and elements per thread) for v6, v7 and v8 (2^28 float32)",
+            units={"ms": "ms", "gbps": "GB/s", "pct_peak": "% of peak", "pct_copy": "% of copy"})
+def grid_sweep_experiment(progress):
+    n = N_LADDER
+    d_x, ref = _random_device(n)
+    sms = device.sm_count(default=2)
+
+    def measure(version, blocks):
+        p = plan(version, n, block=256, blocks=blocks)
+        value = float(p(d_x).copy_to_host()[0])
+        t = _time_calls(lambda: p(d_x), min_time=0.05)
+        per_thread = _ceil_div(n, p.grid * 256)
+        return {"grid": p.grid, "blocks_per_sm": p.grid / sms, "elements_per_thread": per_thread,
+                "rel_error": abs(value - ref) / ref, **bench.bandwidth_row(4 * n, t)}
+
+    rows = []
+    for version in ("v6", "v7", "v8"):
+        rows += bench.sweep(measure, {"version": [version], "blocks": _grid_candidates()},
+                            label=version, progress=progress)
+    return rows
+
+
+@experiment("reduce_size_sweep", chapter="reduce",
+            title="Array size 2^16..2^28 float32: where launch overhead gives way to bandwidth",
+            units={"ms": "ms", "gbps": "GB/s", "pct_peak": "% of peak", "pct_copy": "% of copy"})
+def size_sweep_experiment(progress):
+    big, _ = _random_device(N_LADDER)
+    l2 = device.info().l2_bytes or 0
+    rows = []
+    for log2_n in range(16, 29):
+        n = 2**log2_n
+        d_x = big[:n]
+        ref = float(np.sum(d_x.copy_to_host(), dtype=np.float64))
+        flush = 4 * n < 4 * l2
+        for version in ("v3", "v7", "v8", "cupy.sum"):
+            if version == "cupy.sum":
+                cupy = _cupy_sum(d_x)
+                if cupy is None:
+                    continue
+                run, fetch = cupy
+            else:
+                run, fetch = _plan_calls(plan(version, n), d_x)
+            run()
+            value = fetch()
+            t = bench.time_kernel(run, min_time=0.03, flush=flush)
+            rows.append({**_row(version, n, t, value, ref), "log2_n": log2_n, "l2_flushed": flush})
+        progress(f"n=2^{log2_n}: " + "  ".join(f"{r['version']} {r['gbps']:.0f}"
+                                               for r in rows if r["n"] == n))
+    return rows
+
+
+@experiment("reduce_resources", chapter="reduce",
+            title="Registers, shared memory and telling PTX lines of every rung (block 256)",
+            units={"registers": "per thread", "shared_bytes": "B per block"})
+def resources_experiment(progress):
+    rows = []
+    for version in VERSIONS:
+        kernel = kernel_for(version, DEFAULT_BLOCK)
+        sig = signature(version)
+        kernel.compile(sig)
+        text = ptx(version)
+        counts = ptx_counts(text)
+        row = {"version": version, "registers": kernel.get_regs_per_thread(sig),
+               "shared_bytes": kernel.get_shared_mem_per_block(sig),
+               "local_bytes": kernel.get_local_mem_per_thread(sig),
+               **{k.replace(".", "_"): v for k, v in counts.items()},
+               "ptx_lines": "\n".join(telling_lines(text, limit=12))}
+        rows.append(row)
+        progress(f"{version}: {row['registers']} registers, {row['shared_bytes']} B shared, "
+                 f"{counts['bar.sync']} bar.sync, {counts['shfl.sync']} shfl.sync, "
+                 f"{counts['ld.global.v4.f32']} ld.global.v4.f32, {counts['rem']} rem")
+    for block in (64, 128, 512, 1024):
+        text, _ = cuda.compile_ptx(make_v5(block).py_func, _SIG3, cc=(9, 0))
+        rows.append({"version": f"v5 (block {block})", **{k.replace(".", "_"): v
+                     for k, v in ptx_counts(text).items()}})
+    return rows
+
+
+# =========================================================================== exercises
+
+EXERCISE_BLOCK = 256
+
+
+def _partials_case(chk, kernel, n, seed, grid, block=EXERCISE_BLOCK, extra=()):
+    x = ex.random_array(n, seed)
+    partial = ex.poisoned(grid)
+    kernel[grid, block](x, partial, n, *extra)
+    got = float(np.sum(partial.astype(np.float64)))
+    if np.isnan(partial).any():
+        bad = int(np.flatnonzero(np.isnan(partial))[0])
+        chk.fail(f"partial[{bad}] is NaN: block {bad} never wrote its sum, or added shared "
+                 "memory that nothing wrote (shared memory is not zeroed; every slot the "
+                 "tree reads must be written first, with 0 past the end of x).")
+        return
+    ref = float(np.sum(x.astype(np.float64)))
+    chk.compare(np.array([got]), np.array([ref]), rtol=2e-5, atol=1e-4,
+                what=f"sum of the {grid} partial(s)")
+
+
+def check_sequential(kernel) -> ex.Report:
+    """Check a sequential-addressing block reduce ``kernel(x, partial, n)`` (256 threads a block).
+
+    One element per thread; block ``b`` writes the sum of its 256 elements to
+    ``partial[b]``. Sizes 1..several blocks, two seeds, poisoned outputs and shared memory.
+    """
+    chk = ex.Checker("sequential addressing (v2)", race_note=True)
+    if not chk.is_kernel(kernel):
+        return chk.report()
+    chk.source_has(kernel, "syncthreads",
+                   why="no cuda.syncthreads(): every step of the tree must wait for the last.")
+    chk.source_lacks(kernel, r"%\s*\(?\s*2\s*\*", regex=True,
+                     why="the test uses a remainder (tid % (2 * s)): that is v0's interleaved "
+                         "addressing; sequential addressing has thread t add t + s.")
+    for seed in (0, 1):
+        for n in ex.sizes_around(EXERCISE_BLOCK):
+            with chk.case(f"n={n}", seed=seed):
+                _partials_case(chk, kernel, n, seed, _ceil_div(n, EXERCISE_BLOCK))
+    return chk.report()
+
+
+def check_block_reduce(kernel) -> ex.Report:
+    """Check a warp-shuffle block reduce ``kernel(x, partial, n)`` with a grid-stride load.
+
+    256 threads a block; each thread sums x[g], x[g + gridsize], ...; the block's total
+    goes to ``partial[blockIdx.x]``. Grids of 1, 2 and 5 blocks, many sizes.
+    """
+    chk = ex.Checker("warp-shuffle block reduce (v7)", race_note=True)
+    if not chk.is_kernel(kernel):
+        return chk.report()
+    chk.source_has(kernel, "shfl_down_sync",
+                   why="no cuda.shfl_down_sync: reduce inside each warp with warp shuffles.")
+    for seed in (0, 1):
+        for n in ex.sizes_around(EXERCISE_BLOCK):
+            for grid in ((1, 2, 5) if seed == 0 else (2,)):
+                with chk.case(f"n={n}, {grid} block(s)", seed=seed):
+                    _partials_case(chk, kernel, n, seed, grid)
+    return chk.report()
+
+
+def check_fast_sum(fn, *, target: float = 0.9) -> ex.Report:
+    """Check ``fn(d_x) -> float``, a fast sum of a float32 device vector.
+
+    Correct for sizes 1..100,000 and misaligned starts everywhere; on a GPU it must
+    also reach ``target`` times the bandwidth of the chapter's best rung (v8) at
+    2^26 float32.
+    """
+    chk = ex.Checker("a sum at the bandwidth limit", race_note=True)
+    if not callable(fn):
+        chk.fail(f"expected a function fn(d_x) -> float, got {type(fn).__name__}.")
+        return chk.report()
+    sizes = (1, 3, 31, 32, 33, 255, 256, 257, 1000, 4099, 100_003 if not SIMULATOR else 5003)
+    for seed in (0, 1):
+        for n in sizes:
+            with chk.case(f"n={n}", seed=seed):
+                host = ex.random_array(n + 1, seed)
+                start = seed  # seed 1 starts one element in: not 16-byte aligned
+                view = host[start:start + n]
+                d_x = view if SIMULATOR else cuda.to_device(host)[start:start + n]
+                got = fn(d_x)
+                if not isinstance(got, (float, int, np.floating)):
+                    chk.fail(f"returned {type(got).__name__}; return the sum as a Python float.")
+                    continue
+                chk.compare(np.array([float(got)]), np.array([np.sum(view, dtype=np.float64)]),
+                            rtol=2e-5, atol=1e-4, what="sum")
+    if SIMULATOR:
+        chk.note("bandwidth not measured: this runs on the simulator. On a GPU the check also "
+                 f"asks for {target:.0%} of v8's GB/s at 2^26 float32.")
+    elif chk.report_.ok:
+        n = 2**26
+        d_x, _ = _random_device(n, seed=5)
+        ref_plan = plan("v8", n)
+        ref = _time_calls(lambda: ref_plan(d_x))
+        mine = bench.time_kernel(lambda: fn(d_x), min_time=0.1)
+        with chk.case(f"bandwidth at n=2^26 (target {target:.0%} of v8)"):
+            chk.note(ex.bandwidth_line(mine.median_ms, ref.median_ms, 4 * n,
+                                       reference_name="v8"))
+            chk.expect(mine.median_ms <= ref.median_ms / target,
+                       f"{bench.gbps(4 * n, mine.median_ms):.0f} GB/s is under {target:.0%} of "
+                       f"v8's {bench.gbps(4 * n, ref.median_ms):.0f} GB/s. Do more work per "
+                       "thread, use 16-byte loads, size the grid to the GPU, and keep host work "
+                       "(allocations, copies) out of fn.")
+    return chk.report()
+
+
+__all__ = [
+    "VERSIONS", "LADDER", "PROLOGUE", "reduce_sum", "plan", "Plan", "kernel_for", "signature",
+    "make_v0", "make_v1", "make_v1_5", "make_v2", "make_v3", "make_v4", "make_v4_1", "make_v4_2",
+    "make_v5", "make_v6", "make_v7", "make_v8", "make_shared_atomic", "reduce_single_thread",
+    "reduce_block_atomic", "reduce_grid_atomic", "warp_sum", "load_float4", "draw_rung", "ptx",
+    "ptx_lines", "ptx_counts", "telling_lines", "check_sequential", "check_block_reduce",
+    "check_fast_sum", "PTX_TARGETS", "SEED_V100",
+]

@@ -1,0 +1,241 @@
+"""GDN case study: references, the four algorithms, the fused kernel, wrappers, checkers."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gpuperf as gp  # first: it picks the GPU or the simulator before numba.cuda loads
+from gpuperf import records
+from gpuperf.kernels import gdn
+
+cuda = gdn.cuda
+
+WRONG = Path(__file__).parent / "wrong" / "gdn"
+
+
+def _load(path: Path):
+    spec = importlib.util.spec_from_file_location(f"wrong_{path.stem}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _rel(got, ref):
+    return np.linalg.norm(np.asarray(got, np.float64) - ref) / np.linalg.norm(ref)
+
+
+# --------------------------------------------------------------------------- the mathematics
+
+
+def test_reference_gradients_match_finite_differences():
+    """The float64 references are the derivatives of L = sum(delta * u), checked numerically."""
+    w, delta, gamma, beta = (a.astype(np.float64) for a in gdn.random_problem(3, 11, seed=4))
+
+    def loss(g, b, x):
+        u, _ = gdn.reference_forward(x, g, b)
+        return float((delta * u).sum())
+
+    dgamma, dbeta = gdn.reference_backward(w, delta, gamma, beta)
+    dw = gdn.reference_input_grad(w, delta, gamma, beta)
+    h = 1e-6
+    for (k, j) in [(0, 0), (1, 2), (2, 1)]:
+        e = np.zeros_like(gamma)
+        e[k, j] = h
+        num = (loss(gamma + e, beta, w) - loss(gamma - e, beta, w)) / (2 * h)
+        assert num == pytest.approx(dgamma[k, j], rel=1e-6, abs=1e-9)
+    for k in range(3):
+        e = np.zeros_like(beta)
+        e[k] = h
+        num = (loss(gamma, beta + e, w) - loss(gamma, beta - e, w)) / (2 * h)
+        assert num == pytest.approx(dbeta[k], rel=1e-6, abs=1e-9)
+    for (j, s) in [(0, 0), (2, 7)]:
+        e = np.zeros_like(w)
+        e[j, s] = h
+        num = (loss(gamma, beta, w + e) - loss(gamma, beta, w - e)) / (2 * h)
+        assert num == pytest.approx(dw[j, s], rel=1e-6, abs=1e-9)
+
+
+def test_reference_raw_rows_sum_to_dgamma():
+    w, delta, gamma, beta = gdn.random_problem(4, 9, seed=2)
+    _, d = gdn.reference_forward(w, gamma, beta)
+    dgamma, _ = gdn.reference_backward(w, delta, gamma, beta)
+    np.testing.assert_allclose(gdn.reference_raw(w, delta, d).sum(axis=1).reshape(4, 4), dgamma,
+                               rtol=1e-12)
+
+
+def test_channel_major_layout():
+    x = np.random.default_rng(0).random((2, 3, 4, 5)).astype(np.float32)
+    cm = gdn.channel_major(x)
+    assert cm.shape == (3, 40) and cm.flags.c_contiguous
+    np.testing.assert_array_equal(cm[1, 20:40], x[1, 1].ravel())
+    with pytest.raises(ValueError, match="batch, N, m, n"):
+        gdn.channel_major(x[0])
+
+
+# --------------------------------------------------------------------------- kernels
+
+
+@pytest.mark.parametrize("n_ch,n_s,block", [(3, 37, 32), (1, 1, 32), (2, 65, 64)])
+def test_forward_matches_reference(n_ch, n_s, block):
+    w, _, gamma, beta = gdn.random_problem(n_ch, n_s, seed=n_s)
+    u, d = gdn.forward(w, gamma, beta, block=block)
+    ref_u, ref_d = gdn.reference_forward(w, gamma, beta)
+    np.testing.assert_allclose(u, ref_u, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(d, ref_d, rtol=1e-5)
+
+
+@pytest.mark.parametrize("algorithm", gdn.ALGORITHMS)
+@pytest.mark.parametrize("n_ch,n_s,block", [(3, 37, 32), (2, 65, 64)])
+def test_algorithms_build_the_raw_contributions(algorithm, n_ch, n_s, block):
+    """Sizes that are not multiples of the block, channel counts that are not powers of two."""
+    w, delta, gamma, beta = gdn.random_problem(n_ch, n_s, seed=7 + n_s)
+    _, d = gdn.reference_forward(w, gamma, beta)
+    d = d.astype(np.float32)
+    raw = gdn.raw_contributions(w, delta, d, algorithm, block=block)
+    assert not np.isnan(raw).any()
+    np.testing.assert_allclose(raw, gdn.reference_raw(w, delta, d), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("method", ["registers", "shared", "fused"])
+def test_backward_gives_both_gradients(method):
+    # S = 300 with blocks of 32: the fused kernel coarsens by 8 (chunks of 256) and has a tail.
+    n_ch, n_s = 3, 300
+    w, delta, gamma, beta = gdn.random_problem(n_ch, n_s, seed=3)
+    _, d = gdn.forward(w, gamma, beta, block=32)
+    dgamma, dbeta = gdn.backward(w, delta, d, method, block=32)
+    ref_g, ref_b = gdn.reference_backward(w, delta, gamma, beta)
+    assert _rel(dgamma, ref_g) < 1e-5
+    assert _rel(dbeta, ref_b) < 1e-5
+
+
+def test_row_sums():
+    mat = gp.exercises.random_array((5, 77), 3)
+    np.testing.assert_allclose(gdn.row_sums(mat, block=32), mat.astype(np.float64).sum(axis=1),
+                               rtol=1e-5)
+
+
+def test_device_arrays_are_accepted():
+    w, delta, gamma, beta = gdn.random_problem(2, 40, seed=9)
+    _, d = gdn.reference_forward(w, gamma, beta)
+    d = d.astype(np.float32)
+    raw = gdn.raw_contributions(cuda.to_device(w), cuda.to_device(delta), cuda.to_device(d),
+                                "registers", block=32)
+    np.testing.assert_allclose(raw, gdn.reference_raw(w, delta, d), rtol=1e-5, atol=1e-7)
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def test_bad_inputs_are_refused_with_the_fix():
+    w, delta, gamma, beta = gdn.random_problem(2, 10, seed=1)
+    with pytest.raises(TypeError, match="astype"):
+        gdn.raw_contributions(w.astype(np.float64), delta, w)
+    with pytest.raises(ValueError, match="same shape"):
+        gdn.raw_contributions(w, delta[:, :5].copy(), w)
+    with pytest.raises(ValueError, match="not one of"):
+        gdn.raw_contributions(w, delta, w, "fastest")
+    with pytest.raises(ValueError, match="not C-contiguous"):
+        gdn.raw_contributions(w.T.copy().T, delta, w)
+    with pytest.raises(ValueError, match="gamma must be"):
+        gdn.forward(w, gamma[:1], beta)
+    with pytest.raises(ValueError, match="beta > 0"):
+        gdn.forward(w, gamma, -beta)
+    with pytest.raises(ValueError, match="1024"):
+        gdn.backward(w, delta, w, block=2048)
+    with pytest.raises(ValueError, match="power of two"):
+        gdn.row_sums(w, block=48)
+
+
+# --------------------------------------------------------------------------- bookkeeping
+
+
+def test_bytes_and_memory_order_the_algorithms():
+    n_ch, n_s = 64, 4 * 128 * 128
+    moved = [gdn.moved_bytes(m, n_ch, n_s) for m in gdn.ALGORITHMS]
+    assert moved[0] > moved[1] > moved[2] == moved[3] > gdn.moved_bytes("fused", n_ch, n_s)
+    assert gdn.allocated_bytes("replicate", n_ch, n_s) == 5 * gdn.raw_bytes(n_ch, n_s)
+    # The seed's size (N=256, 128x128, batch 4): algorithm 1 alone needs 86 GB.
+    seed = gdn.SEED_CONFIG
+    need = gdn.allocated_bytes("replicate", seed["n_ch"], seed["batch"] * seed["side"] ** 2)
+    assert need > 80e9
+    with pytest.raises(ValueError, match="unknown method"):
+        gdn.moved_bytes("magic", 2, 2)
+
+
+def test_experiments_are_registered():
+    names = records.experiments()
+    for name in ("gdn_algorithms", "gdn_reduction"):
+        assert name in names and names[name].chapter == "gdn"
+
+
+def test_ptx_targets_listed():
+    kernels = [k for k, _ in gdn.PTX_TARGETS]
+    assert len(kernels) >= 10 and all(isinstance(sig, str) for _, sig in gdn.PTX_TARGETS)
+
+
+# --------------------------------------------------------------------------- checkers
+
+
+@cuda.jit
+def _registers_solution(delta, w, d, raw):
+    n_ch, n_s = w.shape
+    s = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    k = cuda.blockIdx.y
+    if s < n_s:
+        dk = d[k, s]
+        common = np.float32(-0.5) * delta[k, s] * w[k, s] * dk * dk * dk
+        for j in range(n_ch):
+            wj = w[j, s]
+            raw[k * n_ch + j, s] = common * wj * wj
+
+
+@cuda.jit
+def _beta_solution(delta, w, d, dbeta):
+    partial = cuda.shared.array(64, np.float32)
+    t = cuda.threadIdx.x
+    k = cuda.blockIdx.x
+    acc = np.float32(0.0)
+    for s in range(t, w.shape[1], cuda.blockDim.x):
+        dk = d[k, s]
+        acc += delta[k, s] * w[k, s] * dk * dk * dk
+    partial[t] = acc
+    cuda.syncthreads()
+    stride = cuda.blockDim.x // 2
+    while stride > 0:
+        if t < stride:
+            partial[t] += partial[t + stride]
+        cuda.syncthreads()
+        stride //= 2
+    if t == 0:
+        dbeta[k] = np.float32(-0.5) * partial[0]
+
+
+def test_checkers_accept_correct_solutions():
+    assert gdn.check_registers(_registers_solution)
+    assert gdn.check_beta_grad(_beta_solution)
+    assert gdn.check_moved_bytes(gdn.moved_bytes)
+
+
+def test_checkers_refuse_non_kernels():
+    assert not gdn.check_registers(lambda *a: None)
+
+
+WRONG_FILES = sorted(p for p in WRONG.glob("*.py")
+                     if getattr(_load(p), "CHECKER", "").startswith("check_")
+                     and hasattr(gdn, _load(p).CHECKER))
+
+
+@pytest.mark.parametrize("path", WRONG_FILES, ids=lambda p: p.stem)
+def test_checker_rejects_known_wrong_solution(path, capsys):
+    mod = _load(path)
+    report = getattr(gdn, mod.CHECKER)(mod.kernel)
+    assert not report, f"{path.name} passed {mod.CHECKER}"
+    assert "Traceback" not in capsys.readouterr().out
+
+
+def test_wrong_folder_is_not_empty():
+    assert len(WRONG_FILES) >= 8

@@ -1,0 +1,94 @@
+"""Privatization: the histogram kernels, the wrapper's checks, the checker and its wrong answers."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gpuperf  # noqa: F401  (first: it picks the GPU or the simulator before numba.cuda loads)
+from gpuperf import records
+from gpuperf.kernels import privatization as pv
+
+cuda = pv.cuda
+WRONG = Path(__file__).parent / "wrong" / "gdn"
+
+
+def _load(path: Path):
+    spec = importlib.util.spec_from_file_location(f"wrong_{path.stem}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("version", pv.VERSIONS)
+@pytest.mark.parametrize("distribution", pv.DISTRIBUTIONS)
+@pytest.mark.parametrize("n,block,blocks_per_sm", [(1, 32, 1), (257, 64, 1), (3001, 64, 2)])
+def test_histogram_counts_every_byte_once(version, distribution, n, block, blocks_per_sm):
+    data = pv.random_bytes(n, distribution, seed=n)
+    hist = pv.histogram(data, version, block=block, blocks_per_sm=blocks_per_sm)
+    np.testing.assert_array_equal(hist, pv.reference(data))
+    assert hist.dtype == np.int32 and hist.sum() == n
+
+
+def test_skewed_data_is_skewed():
+    data = pv.random_bytes(10_000, "skewed", seed=1)
+    assert pv.reference(data).max() > 0.85 * data.size
+    assert pv.reference(pv.random_bytes(10_000, "uniform", seed=1)).max() < 0.01 * 10_000
+
+
+def test_bad_inputs_are_refused_with_the_fix():
+    data = pv.random_bytes(100, seed=0)
+    with pytest.raises(TypeError, match="astype"):
+        pv.histogram(data.astype(np.int32))
+    with pytest.raises(ValueError, match="dimension"):
+        pv.histogram(data.reshape(10, 10))
+    with pytest.raises(ValueError, match="not one of"):
+        pv.histogram(data, "shared")
+    with pytest.raises(ValueError, match="multiple of 32"):
+        pv.histogram(data, block=100)
+    with pytest.raises(ValueError, match="not one of"):
+        pv.random_bytes(10, "zipf")
+
+
+def test_experiment_registered_and_ptx_listed():
+    assert records.experiments()["privatization_histogram"].chapter == "checklist"
+    assert len(pv.PTX_TARGETS) == 2
+
+
+@cuda.jit
+def _solution(data, hist):
+    private = cuda.shared.array(256, np.int32)
+    t = cuda.threadIdx.x
+    for b in range(t, 256, cuda.blockDim.x):
+        private[b] = 0
+    cuda.syncthreads()
+    i = cuda.grid(1)
+    while i < data.size:
+        cuda.atomic.add(private, data[i], 1)
+        i += cuda.gridsize(1)
+    cuda.syncthreads()
+    for b in range(t, 256, cuda.blockDim.x):
+        if private[b] != 0:
+            cuda.atomic.add(hist, b, private[b])
+
+
+def test_checker_accepts_the_solution():
+    assert pv.check_private_histogram(_solution)
+
+
+WRONG_FILES = sorted(p for p in WRONG.glob("histogram_*.py"))
+
+
+@pytest.mark.parametrize("path", WRONG_FILES, ids=lambda p: p.stem)
+def test_checker_rejects_known_wrong_solution(path, capsys):
+    mod = _load(path)
+    assert mod.CHECKER == "check_private_histogram"
+    assert not pv.check_private_histogram(mod.kernel), f"{path.name} passed"
+    assert "Traceback" not in capsys.readouterr().out
+
+
+def test_wrong_folder_has_histograms():
+    assert len(WRONG_FILES) >= 4

@@ -1,0 +1,1271 @@
+"""Memory coalescing: what a warp's addresses turn into, and kernels that respect it.
+
+A warp executes one load instruction for 32 threads at once. The memory system
+serves it in 32-byte *sectors* (four to a 128-byte cache line): the instruction
+costs as many sectors as its 32 addresses touch, whether the threads use all of
+their bytes or four of them. This module makes that visible and measurable.
+
+The model (no GPU needed)
+-------------------------
+``warp_access(stride, offset, elem_bytes)``: the sectors and lines one warp's load
+touches, and its efficiency (bytes used / bytes moved). ``draw_warp_access`` draws
+it, ``draw_warp_access_gallery`` draws the cases the chapter discusses, and
+``explore_warp_access()`` is the interactive version (ipywidgets, imported lazily).
+
+``trace(kernel, grid, block, *args)`` runs a kernel on the simulator and records
+every global and shared access, warp by warp: the sectors each load and store
+touched and the shared-memory bank conflicts. The exercises' checkers use it to
+tell a coalesced kernel from an uncoalesced one without a GPU.
+
+Kernels
+-------
+``make_copy_ilp(ilp)``: grid-stride copy, ``ilp`` independent loads in flight per thread.
+``make_copy_vec4(ilp)``: the same with 16-byte loads and stores (``load_float4``/``store_float4``).
+``matmul_naive`` / ``matmul_naive_bcol``: the textbook's traversals, B[k, col] against B stored
+column-major (element ``col * K + k``).
+``make_matmul_bcol(tile, mode, pad)``: tiled matmul with B column-major: ``"uncoalesced"``
+(the chapter-5 loading), ``"corner"`` (corner turning), and ``"rowmajor"`` (B row-major, the
+reference).
+``transpose_naive``, ``make_transpose(tile, block_rows, pad)``: the transpose ladder.
+
+Experiments (all prefixed ``coalescing_``)
+------------------------------------------
+``coalescing_stride``, ``coalescing_offset``, ``coalescing_traversal``,
+``coalescing_matmul_bcol``, ``coalescing_transpose``, ``coalescing_copy_ladder``,
+``coalescing_copy_tuning``.
+
+Exercises
+---------
+``check_remap(kernel)``: fix an uncoalesced kernel by remapping threads to data.
+``check_padded_transpose(kernel)``: the tiled transpose with padding.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import sys
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+from numba import cuda, float32, float64  # noqa: E402,I001  (after gpuperf: the mode is chosen first)
+
+from .. import SIMULATOR, bench, device, validate
+from ..records import experiment
+
+SECTOR_BYTES = 32  # the unit DRAM and L2 deliver to an SM
+LINE_BYTES = 128  # an L1 cache line: four sectors
+WARP = 32
+BANKS = 32  # shared memory: 32 banks, 4 bytes wide
+
+_DTYPES = {"float32": (np.float32, float32), "float64": (np.float64, float64)}
+
+
+# =========================================================================== the model
+
+
+@dataclass(frozen=True)
+class WarpAccess:
+    """The memory transactions of one warp-wide load or store.
+
+    ``addresses`` are the byte addresses of the active lanes' elements, relative to a
+    256-byte-aligned allocation (``cudaMalloc`` aligns at least that much).
+    """
+
+    addresses: tuple[int, ...]
+    elem_bytes: int
+    description: str = ""
+
+    @classmethod
+    def from_addresses(cls, addresses, elem_bytes: int, description: str = "") -> WarpAccess:
+        return cls(tuple(int(a) for a in addresses), int(elem_bytes), description)
+
+    @property
+    def lanes(self) -> int:
+        return len(self.addresses)
+
+    @property
+    def sectors(self) -> tuple[int, ...]:
+        """Indices (address // 32) of the sectors touched, sorted."""
+        touched = set()
+        for a in self.addresses:
+            first, last = a // SECTOR_BYTES, (a + self.elem_bytes - 1) // SECTOR_BYTES
+            touched.update(range(first, last + 1))
+        return tuple(sorted(touched))
+
+    @property
+    def lines(self) -> tuple[int, ...]:
+        return tuple(sorted({s * SECTOR_BYTES // LINE_BYTES for s in self.sectors}))
+
+    @property
+    def bytes_used(self) -> int:
+        """Distinct bytes the lanes asked for."""
+        used = set()
+        for a in self.addresses:
+            used.update(range(a, a + self.elem_bytes))
+        return len(used)
+
+    @property
+    def bytes_moved(self) -> int:
+        return SECTOR_BYTES * len(self.sectors)
+
+    @property
+    def efficiency(self) -> float:
+        """Bytes used / bytes moved: 1.0 is a perfectly coalesced access."""
+        return self.bytes_used / self.bytes_moved if self.addresses else 1.0
+
+    def summary(self) -> str:
+        return (f"{self.lanes} lanes use {self.bytes_used} B; the memory system moves "
+                f"{self.bytes_moved} B in {len(self.sectors)} sectors of {len(self.lines)} "
+                f"line{'s' if len(self.lines) != 1 else ''}: {self.efficiency:.0%} efficient")
+
+
+def warp_access(stride: int = 1, offset: int = 0, elem_bytes: int = 4,
+                lanes: int = WARP) -> WarpAccess:
+    """The sectors one warp's load touches when lane ``i`` reads element ``offset + i * stride``.
+
+    ``stride`` and ``offset`` count elements of ``elem_bytes`` bytes each (1, 2, 4, 8 or
+    16: a 16-byte element is a float4 vector load). ``stride=0`` is a broadcast.
+    """
+    stride = validate.positive_int(stride, "stride", minimum=0, maximum=4096)
+    offset = validate.positive_int(offset, "offset", minimum=0, maximum=4096)
+    elem_bytes = validate.choice(elem_bytes, "elem_bytes", (1, 2, 4, 8, 16))
+    lanes = validate.positive_int(lanes, "lanes", maximum=WARP)
+    addrs = [(offset + lane * stride) * elem_bytes for lane in range(lanes)]
+    desc = f"stride {stride}, offset {offset}, {elem_bytes}-byte elements"
+    return WarpAccess.from_addresses(addrs, elem_bytes, desc)
+
+
+def stride_efficiency(stride: int, elem_bytes: int = 4) -> float:
+    """The model's efficiency of a warp reading every ``stride``-th element (aligned)."""
+    return warp_access(stride, 0, elem_bytes).efficiency
+
+
+_USED, _MOVED, _IDLE = "#1f5fa8", "#a9c8ec", "#f4f4f4"
+
+
+def draw_warp_access(access: WarpAccess | None = None, *, stride: int = 1, offset: int = 0,
+                     elem_bytes: int = 4, ax=None, max_lines: int = 8, title: bool = True):
+    """Draw the 128-byte lines one warp touches: sectors moved (light), bytes used (dark).
+
+    Pass a ``WarpAccess`` (from ``warp_access`` or a trace) or the three parameters.
+    Each row is one touched line; lane numbers sit on the bytes each lane reads.
+    Returns the matplotlib Figure.
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
+
+    acc = access if access is not None else warp_access(stride, offset, elem_bytes)
+    lines = acc.lines
+    shown = lines[:max_lines]
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(9, 0.45 * len(shown) + 1.3))
+    else:
+        fig = ax.figure
+    sectors = set(acc.sectors)
+    lanes_at: dict[int, list[tuple[int, int]]] = {}
+    for lane, a in enumerate(acc.addresses):
+        lanes_at.setdefault(a // LINE_BYTES, []).append((lane, a))
+    for row, line in enumerate(shown):
+        y = len(shown) - 1 - row
+        base = line * LINE_BYTES
+        for s in range(LINE_BYTES // SECTOR_BYTES):
+            sector = base // SECTOR_BYTES + s
+            ax.add_patch(Rectangle((s * SECTOR_BYTES, y), SECTOR_BYTES, 0.8,
+                                   facecolor=_MOVED if sector in sectors else _IDLE,
+                                   edgecolor="#333333", linewidth=1.0))
+        for lane, a in lanes_at.get(line, []):
+            x0 = a - base
+            width = min(acc.elem_bytes, LINE_BYTES - x0)
+            ax.add_patch(Rectangle((x0, y + 0.1), width, 0.6, facecolor=_USED,
+                                   edgecolor="white", linewidth=0.4))
+            if width >= 4:
+                ax.text(x0 + width / 2, y + 0.4, str(lane), ha="center", va="center",
+                        fontsize=5.5 if width < 8 else 7, color="white")
+        ax.text(-2, y + 0.4, f"line @ {base:#06x}", ha="right", va="center", fontsize=8)
+    if len(lines) > len(shown):
+        ax.text(LINE_BYTES / 2, -0.45, f"... and {len(lines) - len(shown)} more lines like these",
+                ha="center", va="center", fontsize=8, style="italic")
+    ax.set_xlim(-34, LINE_BYTES + 1)
+    ax.set_ylim(-0.8 if len(lines) > len(shown) else -0.2, len(shown))
+    ax.set_xticks([0, 32, 64, 96, 128])
+    ax.set_xlabel("byte within the 128-byte line (boxes: 32-byte sectors)", fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.set_yticks([])
+    for side in ("top", "right", "left"):
+        ax.spines[side].set_visible(False)
+    if title:
+        head = acc.description or "one warp's access"
+        ax.set_title(f"{head}\n{acc.summary()}", fontsize=9)
+    return fig
+
+
+GALLERY_CASES = (
+    dict(stride=1, offset=0, elem_bytes=4),
+    dict(stride=1, offset=1, elem_bytes=4),
+    dict(stride=2, offset=0, elem_bytes=4),
+    dict(stride=8, offset=0, elem_bytes=4),
+    dict(stride=1, offset=0, elem_bytes=8),
+    dict(stride=1, offset=0, elem_bytes=16),
+)
+
+
+def draw_warp_access_gallery(cases=GALLERY_CASES):
+    """The static figure for the book: several strides, offsets and element sizes."""
+    import matplotlib.pyplot as plt
+
+    accesses = [warp_access(**c) for c in cases]
+    rows = [min(len(a.lines), 4) + (len(a.lines) > 4) for a in accesses]
+    fig, axes = plt.subplots(len(cases), 1, figsize=(9, 0.5 * sum(rows) + 1.0 * len(cases)),
+                             gridspec_kw={"height_ratios": [r + 1.2 for r in rows]})
+    for ax, acc in zip(np.atleast_1d(axes), accesses):
+        draw_warp_access(acc, ax=ax, max_lines=4)
+    fig.tight_layout()
+    return fig
+
+
+def draw_stride_efficiency(max_stride: int = 32, elem_sizes=(4, 8)):
+    """The model's efficiency against stride, for each element size (a line plot)."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 3.2))
+    strides = list(range(1, max_stride + 1))
+    for eb in elem_sizes:
+        ax.plot(strides, [100 * stride_efficiency(s, eb) for s in strides], marker="o",
+                markersize=3, label=f"{eb}-byte elements")
+    ax.set_xlabel("stride (elements)")
+    ax.set_ylabel("bytes used / bytes moved (%)")
+    ax.set_ylim(0, 105)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    ax.set_title("The sector model: efficiency of one warp's load against stride", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def explore_warp_access():
+    """Sliders for stride, offset and element size over the warp-access figure (ipywidgets)."""
+    try:
+        import ipywidgets as widgets
+    except ImportError as err:  # a bare GPU box may lack it; the static figures still work
+        raise ImportError("explore_warp_access needs ipywidgets (pip install ipywidgets); "
+                          "without it use draw_warp_access(stride=..., offset=..., "
+                          "elem_bytes=...).") from err
+    import matplotlib.pyplot as plt
+    from IPython.display import display
+
+    def show(stride, offset, elem_bytes):
+        fig = draw_warp_access(stride=stride, offset=offset, elem_bytes=elem_bytes)
+        display(fig)
+        plt.close(fig)
+
+    return widgets.interact(
+        show,
+        stride=widgets.IntSlider(value=1, min=0, max=33, description="stride"),
+        offset=widgets.IntSlider(value=0, min=0, max=32, description="offset"),
+        elem_bytes=widgets.Dropdown(options=[1, 2, 4, 8, 16], value=4, description="bytes"),
+    )
+
+
+# =========================================================================== tracing (simulator)
+
+
+@dataclass(frozen=True)
+class Request:
+    """One warp executing one memory instruction (one source line, one loop iteration)."""
+
+    space: str  # "global" or "shared"
+    kind: str  # "load" or "store"
+    array: str
+    line: int
+    source: str
+    block: tuple
+    warp: int
+    access: WarpAccess
+
+    @property
+    def bank_conflict(self) -> int:
+        """Shared memory: the most distinct 4-byte words any one bank must serve (1 = none)."""
+        words_per_bank: dict[int, set] = {}
+        for a in self.access.addresses:
+            for w in range(a // 4, (a + self.access.elem_bytes - 1) // 4 + 1):
+                words_per_bank.setdefault(w % BANKS, set()).add(w)
+        return max((len(ws) for ws in words_per_bank.values()), default=1)
+
+
+class AccessTrace:
+    """Every warp-level request a simulated kernel made, with per-instruction summaries."""
+
+    def __init__(self, requests: list[Request]):
+        self.requests = requests
+
+    def select(self, *, space=None, kind=None, array=None) -> list[Request]:
+        return [r for r in self.requests
+                if (space is None or r.space == space) and (kind is None or r.kind == kind)
+                and (array is None or r.array == array)]
+
+    def efficiency(self, **filters) -> float | None:
+        """Bytes used / bytes moved over the selected global requests (None if there are none)."""
+        reqs = self.select(space=filters.pop("space", "global"), **filters)
+        moved = sum(r.access.bytes_moved for r in reqs)
+        return sum(r.access.bytes_used for r in reqs) / moved if moved else None
+
+    def sectors_per_request(self, **filters) -> float | None:
+        reqs = self.select(space=filters.pop("space", "global"), **filters)
+        return sum(len(r.access.sectors) for r in reqs) / len(reqs) if reqs else None
+
+    def max_bank_conflict(self, **filters) -> int:
+        reqs = self.select(space="shared", **filters)
+        return max((r.bank_conflict for r in reqs), default=0)
+
+    def instructions(self) -> list[dict]:
+        """One row per (space, kind, array, source line): what its warp requests cost."""
+        groups: dict[tuple, list[Request]] = {}
+        for r in self.requests:
+            groups.setdefault((r.space, r.kind, r.array, r.line), []).append(r)
+        rows = []
+        for (space, kind, array, line), reqs in sorted(groups.items(), key=lambda g: g[0][3]):
+            moved = sum(r.access.bytes_moved for r in reqs)
+            row = {
+                "line": line, "source": reqs[0].source, "space": space, "kind": kind,
+                "array": array, "requests": len(reqs),
+                "sectors_per_request": sum(len(r.access.sectors) for r in reqs) / len(reqs),
+                "efficiency": sum(r.access.bytes_used for r in reqs) / moved,
+            }
+            if space == "shared":
+                row["bank_conflict"] = max(r.bank_conflict for r in reqs)
+            rows.append(row)
+        return rows
+
+    def table(self) -> str:
+        out = [f"{'line':>4}  {'access':<22} {'requests':>8} {'sectors/req':>11} "
+               f"{'used/moved':>10} {'banks':>6}  source"]
+        for r in self.instructions():
+            what = f"{r['space']} {r['kind']} {r['array']}"
+            if r["space"] == "shared":
+                sectors, eff = "-", "-"
+                conflict = f"{r['bank_conflict']}-way" if r["bank_conflict"] > 1 else "none"
+            else:
+                sectors, eff, conflict = f"{r['sectors_per_request']:.1f}", \
+                    f"{r['efficiency']:.0%}", ""
+            out.append(f"{r['line']:>4}  {what:<22} {r['requests']:>8} {sectors:>11} {eff:>10} "
+                       f"{conflict:>6}  {r['source']}")
+        return "\n".join(out)
+
+    def __str__(self) -> str:
+        return self.table()
+
+    def __repr__(self) -> str:
+        return self.table()
+
+    def first(self, **filters) -> Request:
+        reqs = self.select(**filters)
+        if not reqs:
+            raise LookupError(f"no request matches {filters}.")
+        return reqs[0]
+
+    def draw(self, **filters):
+        """Draw the first selected request's sectors (warp 0 of block 0, first time through)."""
+        req = self.first(**filters)
+        acc = WarpAccess(req.access.addresses, req.access.elem_bytes,
+                         f"{req.space} {req.kind} of {req.array}, line {req.line}: "
+                         f"`{req.source}` (warp {req.warp}, block {req.block})")
+        return draw_warp_access(acc)
+
+
+def _byte_offset(ary: np.ndarray, idx) -> tuple[int, int] | None:
+    """(byte offset from the allocation's start, bytes) of ``ary[idx]``.
+
+    A single element, or a contiguous 1-D slice (a vector access); None otherwise.
+    """
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    if len(idx) != ary.ndim:
+        return None
+    off, nbytes = 0, ary.itemsize
+    for i, n, st in zip(idx, ary.shape, ary.strides):
+        if isinstance(i, slice) and ary.ndim == 1:
+            start, stop, step = i.indices(n)
+            if step != 1 or stop <= start:
+                return None
+            i, nbytes = start, (stop - start) * ary.itemsize
+        elif not isinstance(i, (int, np.integer)):
+            return None
+        i = int(i)
+        off += (i + n if i < 0 else i) * st
+    root = ary
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    start = ary.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    return start + off, nbytes
+
+
+class _Log:
+    """What the traced arrays saw: one event per element access by a simulated thread."""
+
+    def __init__(self):
+        self.events: list[tuple] = []
+        self.lines: dict[tuple, str] = {}
+
+    def record(self, space, kind, name, ary, idx, skip_codes):
+        t = threading.current_thread()
+        if not hasattr(t, "threadIdx"):
+            return  # host-side access, not a thread of the kernel
+        where = _byte_offset(ary, idx)
+        if where is None:
+            return
+        addr, nbytes = where
+        f = sys._getframe(2)
+        while f is not None and f.f_code in skip_codes:
+            f = f.f_back
+        site = (f.f_code.co_filename, f.f_lineno) if f is not None else ("?", 0)
+        counts = t.__dict__.setdefault("_gp_trace_counts", {})
+        key = (space, kind, name, site)
+        occurrence = counts.get(key, 0)
+        counts[key] = occurrence + 1
+        if site not in self.lines:
+            import linecache
+
+            self.lines[site] = linecache.getline(site[0], site[1]).strip()
+        self.events.append((space, kind, name, site, tuple(t.blockIdx), t.thread_id,
+                            occurrence, addr, nbytes))
+
+    def requests(self) -> list[Request]:
+        groups: dict[tuple, list] = {}
+        for space, kind, name, site, block, tid, occ, addr, size in self.events:
+            key = (space, kind, name, site, block, tid // WARP, occ)
+            groups.setdefault(key, []).append((tid, addr, size))
+        reqs = []
+        for (space, kind, name, site, block, warp, _occ), lanes in groups.items():
+            lanes.sort()
+            acc = WarpAccess.from_addresses([a for _, a, _ in lanes], lanes[0][2])
+            reqs.append(Request(space, kind, name, site[1], self.lines.get(site, ""), block,
+                                warp, acc))
+        reqs.sort(key=lambda r: (r.block, r.warp, r.line))
+        return reqs
+
+
+def _traced_classes(log: _Log):
+    from numba.cuda.simulator.cudadrv.devicearray import (
+        FakeCUDAArray,
+        FakeWithinKernelCUDAArray,
+    )
+
+    class TracedDeviceArray(FakeCUDAArray):
+        def __init__(self, ary, name):
+            super().__init__(ary)
+            self._gp_name = name
+
+        def __getitem__(self, idx):
+            log.record("global", "load", self._gp_name, self._ary, idx, skip)
+            return super().__getitem__(idx)
+
+        def __setitem__(self, idx, val):
+            log.record("global", "store", self._gp_name, self._ary, idx, skip)
+            return super().__setitem__(idx, val)
+
+    class TracedShared(np.ndarray):
+        def __getitem__(self, idx):
+            log.record("shared", "load", self._gp_name, self, idx, skip)
+            return np.ndarray.__getitem__(self, idx)
+
+        def __setitem__(self, idx, val):
+            log.record("shared", "store", self._gp_name, self, idx, skip)
+            return np.ndarray.__setitem__(self, idx, val)
+
+    skip = {TracedDeviceArray.__getitem__.__code__, TracedDeviceArray.__setitem__.__code__,
+            TracedShared.__getitem__.__code__, TracedShared.__setitem__.__code__,
+            FakeWithinKernelCUDAArray.__getitem__.__code__,
+            FakeWithinKernelCUDAArray.__setitem__.__code__,
+            FakeCUDAArray.__getitem__.__code__, FakeCUDAArray.__setitem__.__code__}
+    if SIMULATOR:  # the vector helpers are plain Python here: report their caller's line
+        skip |= {load_float4.__code__, store_float4.__code__}
+    return TracedDeviceArray, TracedShared
+
+
+_trace_lock = threading.Lock()
+
+
+def trace(kernel, grid, block, *args) -> AccessTrace:
+    """Run ``kernel[grid, block](*args)`` on the simulator and record every array access.
+
+    NumPy arguments are used in place (the kernel's writes land in them). Returns an
+    ``AccessTrace``: print it for a table of sectors per request and bank conflicts.
+    Simulator only: a GPU does not let Python watch its loads (use Nsight Compute there).
+    """
+    if not SIMULATOR:
+        raise RuntimeError(
+            "trace() watches the simulated threads' loads and stores, so it needs the CUDA "
+            "simulator; on a GPU, profile with Nsight Compute "
+            "(ncu --section MemoryWorkloadAnalysis) instead. "
+            "Start Python with GPUPERF_MODE=simulator to trace.")
+    import inspect
+
+    from numba.cuda.simulator import kernelapi
+    from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+
+    py = getattr(kernel, "py_func", kernel)
+    try:
+        names = list(inspect.signature(py).parameters)
+    except (TypeError, ValueError):
+        names = []
+    names += [f"arg{i}" for i in range(len(names), len(args))]
+    log = _Log()
+    TracedDeviceArray, TracedShared = _traced_classes(log)
+    wrapped = []
+    for name, arg in zip(names, args):
+        if isinstance(arg, np.ndarray) and arg.ndim > 0:
+            wrapped.append(TracedDeviceArray(arg, name))
+        elif isinstance(arg, FakeCUDAArray):
+            wrapped.append(TracedDeviceArray(arg._ary, name))
+        else:
+            wrapped.append(arg)
+
+    def shared_array(self, shape, dtype, alignment=None):
+        if shape == 0:  # dynamic shared memory: untraced
+            return original(self, shape, dtype, alignment)
+        from numba.np import numpy_support
+
+        if not isinstance(dtype, np.dtype) and hasattr(dtype, "bitwidth"):
+            dtype = numpy_support.as_dtype(dtype)
+        caller = sys._getframe(1)
+        site = (caller.f_code.co_filename, caller.f_lineno)
+        arr = self._allocations.get(site)
+        if arr is None:
+            # One allocation per source line and block, as the simulator keeps them,
+            # filled with garbage like real shared memory.
+            import linecache
+
+            arr = np.empty(shape, dtype).view(TracedShared)
+            m = re.match(r"\s*(\w+)\s*=", linecache.getline(*site))
+            arr._gp_name = m.group(1) if m else f"shared@{site[1]}"
+            if arr.dtype.kind == "f":
+                np.ndarray.fill(arr, np.nan)
+            self._allocations[site] = arr
+        return arr
+
+    with _trace_lock:
+        original = kernelapi.FakeCUDAShared.array
+        kernelapi.FakeCUDAShared.array = shared_array
+        try:
+            kernel[grid, block](*wrapped)
+        finally:
+            kernelapi.FakeCUDAShared.array = original
+    return AccessTrace(log.requests())
+
+
+# =========================================================================== vector loads
+
+
+if SIMULATOR:
+
+    def load_float4(arr, i):
+        """The four float32 at ``arr[4*i : 4*i+4]`` as one 16-byte load (a tuple of 4)."""
+        j = 4 * i
+        v = arr[j:j + 4]  # one 16-byte access, as trace() sees it
+        return (v[0], v[1], v[2], v[3])
+
+    def store_float4(arr, i, values):
+        """Store a tuple of four float32 to ``arr[4*i : 4*i+4]`` as one 16-byte store."""
+        j = 4 * i
+        arr[j:j + 4] = np.array([values[0], values[1], values[2], values[3]], np.float32)
+
+else:
+    from llvmlite import ir
+    from numba.core import types
+    from numba.cuda.extending import intrinsic
+
+    def _float4_pointer(context, builder, arrty, arr, idxty, idx):
+        ary = context.make_array(arrty)(context, builder, arr)
+        i = context.cast(builder, idx, idxty, types.intp)
+        first = builder.mul(i, ir.Constant(i.type, 4))
+        ptr = builder.gep(ary.data, [first])
+        return builder.bitcast(ptr, ir.VectorType(ir.FloatType(), 4).as_pointer())
+
+    def _is_float32_vector(arr):
+        return (isinstance(arr, types.Array) and arr.dtype == types.float32 and arr.ndim == 1
+                and arr.layout == "C")
+
+    @intrinsic
+    def load_float4(typingctx, arr, i):
+        """The four float32 at ``arr[4*i : 4*i+4]`` with one ``ld.global.v4.f32``.
+
+        ``arr`` must be a C-contiguous float32 vector whose data pointer is 16-byte
+        aligned (every fresh allocation is); the caller keeps ``4*i+3`` in bounds.
+        """
+        if not (_is_float32_vector(arr) and isinstance(i, types.Integer)):
+            return None
+        sig = types.UniTuple(types.float32, 4)(arr, i)
+
+        def codegen(context, builder, signature, args):
+            vptr = _float4_pointer(context, builder, signature.args[0], args[0],
+                                   signature.args[1], args[1])
+            vec = builder.load(vptr, align=16)
+            parts = [builder.extract_element(vec, ir.Constant(ir.IntType(32), k))
+                     for k in range(4)]
+            return context.make_tuple(builder, signature.return_type, parts)
+
+        return sig, codegen
+
+    @intrinsic
+    def store_float4(typingctx, arr, i, values):
+        """Store four float32 to ``arr[4*i : 4*i+4]`` with one ``st.global.v4.f32``."""
+        if not (_is_float32_vector(arr) and isinstance(i, types.Integer)
+                and isinstance(values, types.UniTuple) and values.count == 4
+                and values.dtype == types.float32):
+            return None
+        sig = types.void(arr, i, values)
+
+        def codegen(context, builder, signature, args):
+            vptr = _float4_pointer(context, builder, signature.args[0], args[0],
+                                   signature.args[1], args[1])
+            vec = ir.Constant(ir.VectorType(ir.FloatType(), 4), ir.Undefined)
+            for k in range(4):
+                vec = builder.insert_element(vec, builder.extract_value(args[2], k),
+                                             ir.Constant(ir.IntType(32), k))
+            builder.store(vec, vptr, align=16)
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+
+# =========================================================================== copies
+
+
+@functools.lru_cache(maxsize=None)
+def make_copy_ilp(ilp: int = 4, dtype: str = "float32"):
+    """Grid-stride copy with ``ilp`` independent loads in flight per thread.
+
+    Each round a thread loads ``ilp`` elements, one grid apart (so each warp's load is
+    128 contiguous bytes), into registers, and only then stores them. Stores never
+    wait, so the loads of one round overlap; a plain ``out[i] = x[i]`` loop cannot
+    overlap them, because the compiler may not move the next load above a store to
+    an array that might alias the source.
+    """
+    ilp = validate.positive_int(ilp, "ilp", maximum=16)
+    _, nb_type = _DTYPES[validate.choice(dtype, "dtype", tuple(_DTYPES))]
+    ILP = ilp
+
+    @cuda.jit
+    def copy_ilp(src, dst):
+        n = src.size
+        threads = cuda.gridsize(1)
+        i = cuda.grid(1)
+        regs = cuda.local.array(ILP, nb_type)
+        round_elems = threads * ILP
+        base = 0
+        while base + round_elems <= n:  # full rounds: no bounds tests
+            for k in range(ILP):
+                regs[k] = src[base + k * threads + i]
+            for k in range(ILP):
+                dst[base + k * threads + i] = regs[k]
+            base += round_elems
+        for k in range(ILP):  # the last, partial round
+            j = base + k * threads + i
+            if j < n:
+                dst[j] = src[j]
+
+    return copy_ilp
+
+
+@functools.lru_cache(maxsize=None)
+def make_copy_vec4(ilp: int = 2):
+    """Grid-stride float32 copy with 16-byte vector loads, ``ilp`` of them in flight.
+
+    ``src`` and ``dst`` must be 16-byte aligned (fresh allocations are); the last
+    ``n % 4`` elements are copied one by one.
+    """
+    ilp = validate.positive_int(ilp, "ilp", maximum=16)
+    ILP = ilp
+
+    @cuda.jit
+    def copy_vec4(src, dst):
+        n = src.size
+        vectors = n // 4
+        threads = cuda.gridsize(1)
+        i = cuda.grid(1)
+        regs = cuda.local.array((ILP, 4), float32)
+        round_vectors = threads * ILP
+        base = 0
+        while base + round_vectors <= vectors:
+            for k in range(ILP):
+                v = load_float4(src, base + k * threads + i)
+                regs[k, 0] = v[0]
+                regs[k, 1] = v[1]
+                regs[k, 2] = v[2]
+                regs[k, 3] = v[3]
+            for k in range(ILP):
+                store_float4(dst, base + k * threads + i,
+                             (regs[k, 0], regs[k, 1], regs[k, 2], regs[k, 3]))
+            base += round_vectors
+        for k in range(ILP):
+            j = base + k * threads + i
+            if j < vectors:
+                store_float4(dst, j, load_float4(src, j))
+        tail = vectors * 4 + i  # at most 3 elements that do not fill a vector
+        if tail < n:
+            dst[tail] = src[tail]
+
+    return copy_vec4
+
+
+COPY_VERSIONS = ("one_per_thread", "grid_stride", "ilp", "vec4")
+
+
+def _data_pointer(arr) -> int | None:
+    cai = getattr(arr, "__cuda_array_interface__", None)
+    return None if cai is None else int(cai["data"][0])
+
+
+def copy_launch(n: int, *, version: str = "vec4", block: int = 256,
+                blocks_per_sm: int | None = 8, ilp: int = 2) -> tuple[int, int]:
+    """Blocks and threads for copying ``n`` elements with ``version``.
+
+    ``blocks_per_sm=None`` sizes the grid to the data (each thread one round);
+    otherwise the grid is ``blocks_per_sm`` blocks per SM, never more than the data needs.
+    """
+    validate.choice(version, "version", COPY_VERSIONS)
+    block = validate.block_size(block, multiple_of=WARP)
+    per_thread = {"one_per_thread": 1, "grid_stride": 1, "ilp": ilp, "vec4": 4 * ilp}[version]
+    needed = max(1, -(-n // (block * per_thread)))
+    if version == "one_per_thread" or blocks_per_sm is None:
+        return needed, block
+    blocks_per_sm = validate.positive_int(blocks_per_sm, "blocks_per_sm", maximum=64)
+    return min(needed, blocks_per_sm * device.sm_count(default=2)), block
+
+
+def copy(src, dst=None, *, version: str = "vec4", block: int = 256,
+         blocks_per_sm: int | None = 8, ilp: int = 2):
+    """Copy the float32 vector ``src`` into ``dst`` (allocated if None); return ``dst``.
+
+    ``version``: ``"one_per_thread"``, ``"grid_stride"`` (chapter 1's kernels),
+    ``"ilp"`` (``ilp`` loads in flight per thread) or ``"vec4"`` (16-byte loads, ``ilp``
+    of them in flight: the one that reaches the copy ceiling).
+    """
+    src = validate.array(src, name="src")
+    if dst is None:
+        dst = np.empty_like(src) if isinstance(src, np.ndarray) else cuda.device_array_like(src)
+    dst = validate.array(dst, name="dst")
+    validate.same_shape(src, dst, ("src", "dst"))
+    grid, block = copy_launch(src.size, version=version, block=block,
+                              blocks_per_sm=blocks_per_sm, ilp=ilp)
+    if version == "vec4":
+        for name, arr in (("src", src), ("dst", dst)):
+            ptr = _data_pointer(arr)
+            if ptr is not None and ptr % 16:
+                raise ValueError(
+                    f"{name} starts at an address that is not a multiple of 16 bytes (a view "
+                    f"such as x[1:]), so 16-byte vector loads would fault. Use version='ilp', "
+                    "or copy from a fresh allocation.")
+    from . import gridstride
+
+    kernel = {"one_per_thread": gridstride.copy_one_per_thread,
+              "grid_stride": gridstride.copy_grid_stride,
+              "ilp": make_copy_ilp(ilp), "vec4": make_copy_vec4(ilp)}[version]
+    kernel[grid, block](src, dst)
+    return dst
+
+
+# =========================================================================== traversal
+
+
+@cuda.jit
+def matmul_naive(A, B, C):
+    """C = A @ B, one thread per C element, B row-major: the warp reads B[k, col]
+    (element ``k * N + col``), consecutive threads, consecutive addresses."""
+    col, row = cuda.grid(2)
+    if row < C.shape[0] and col < C.shape[1]:
+        acc = float32(0.0)
+        for k in range(A.shape[1]):
+            acc += A[row, k] * B[k, col]
+        C[row, col] = acc
+
+
+@cuda.jit
+def matmul_naive_bcol(A, Bt, C):
+    """The same product with B stored column-major (``Bt`` is B's transpose, row-major):
+    the warp reads Bt[col, k] (element ``col * K + k``), consecutive threads K elements apart."""
+    col, row = cuda.grid(2)
+    if row < C.shape[0] and col < C.shape[1]:
+        acc = float32(0.0)
+        for k in range(A.shape[1]):
+            acc += A[row, k] * Bt[col, k]
+        C[row, col] = acc
+
+
+MATMUL_MODES = ("rowmajor", "uncoalesced", "corner")
+
+
+@functools.lru_cache(maxsize=None)
+def make_matmul_bcol(tile: int = 32, mode: str = "corner", pad: int = 0):
+    """Tiled C = A @ B (``tile`` x ``tile`` blocks) with B's tiles loaded by ``mode``.
+
+    ``"rowmajor"``: B given row-major (``B[k, j]``), the chapter-5 kernel, the reference.
+    ``"uncoalesced"``: B given column-major as ``Bt`` (``Bt[j, k]`` is B[k, j]) and loaded
+    with the chapter-5 mapping: thread (ty, tx) loads B[k0+ty, col], so consecutive tx
+    read addresses K apart.
+    ``"corner"``: corner turning: thread (ty, tx) loads B[k0+tx, j0+ty] = Bt[j0+ty, k0+tx],
+    so consecutive tx read consecutive addresses; it stores into the tile transposed.
+    ``pad`` extra columns in B's shared tile keep that transposed store free of bank conflicts.
+    """
+    tile = validate.positive_int(tile, "tile", maximum=32)
+    validate.choice(mode, "mode", MATMUL_MODES)
+    pad = validate.positive_int(pad, "pad", minimum=0, maximum=4)
+    validate.shared_bytes(4 * (tile * tile + tile * (tile + pad)), what=f"tile={tile}, pad={pad}")
+    TILE = tile
+    A_SHAPE = (tile, tile)
+    B_SHAPE = (tile, tile + pad)
+    CORNER = mode == "corner"
+    ROWMAJOR = mode == "rowmajor"
+
+    @cuda.jit
+    def matmul_tiled_bcol(A, B, C):
+        As = cuda.shared.array(A_SHAPE, float32)
+        Bs = cuda.shared.array(B_SHAPE, float32)  # Bs[kk, jj] holds B[k0 + kk, j0 + jj]
+        tx = cuda.threadIdx.x
+        ty = cuda.threadIdx.y
+        j0 = cuda.blockIdx.x * TILE
+        row = cuda.blockIdx.y * TILE + ty
+        col = j0 + tx
+        M, K = A.shape
+        N = C.shape[1]
+        acc = float32(0.0)
+        for k0 in range(0, K, TILE):
+            # A's tile: consecutive tx read consecutive elements of one row of A.
+            if row < M and k0 + tx < K:
+                As[ty, tx] = A[row, k0 + tx]
+            else:
+                As[ty, tx] = 0.0
+            if ROWMAJOR:
+                if k0 + ty < K and col < N:
+                    Bs[ty, tx] = B[k0 + ty, col]
+                else:
+                    Bs[ty, tx] = 0.0
+            elif CORNER:
+                # Swap the roles of tx and ty: tx now walks along k, down one column
+                # of B, which is contiguous in column-major storage.
+                if j0 + ty < N and k0 + tx < K:
+                    Bs[tx, ty] = B[j0 + ty, k0 + tx]
+                else:
+                    Bs[tx, ty] = 0.0
+            else:
+                # The chapter-5 mapping on column-major B: tx walks along a row of B,
+                # and B's rows are strided by K in memory.
+                if k0 + ty < K and col < N:
+                    Bs[ty, tx] = B[col, k0 + ty]
+                else:
+                    Bs[ty, tx] = 0.0
+            cuda.syncthreads()
+            for kk in range(TILE):
+                acc += As[ty, kk] * Bs[kk, tx]
+            cuda.syncthreads()
+        if row < M and col < N:
+            C[row, col] = acc
+
+    return matmul_tiled_bcol
+
+
+def matmul(A, B, *, layout: str = "col", version: str = "corner", tile: int = 32,
+           pad: int = 1):
+    """C = A @ B for float32 matrices, with B stored column-major (``layout="col"``).
+
+    With ``layout="col"``, pass B as its transpose ``Bt`` (shape N x K, C-contiguous):
+    ``Bt[j, k]`` is B's element (k, j), i.e. B in column-major order. ``version``:
+    ``"naive"`` or the tiled ``"uncoalesced"`` / ``"corner"``. With ``layout="row"``,
+    B is K x N row-major and ``version`` is ``"naive"`` or ``"rowmajor"``.
+    """
+    validate.choice(layout, "layout", ("row", "col"))
+    allowed = ("naive", "rowmajor") if layout == "row" else ("naive", "uncoalesced", "corner")
+    validate.choice(version, "version", allowed)
+    A = validate.array(A, name="A", ndim=2)
+    B = validate.array(B, name="Bt" if layout == "col" else "B", ndim=2)
+    M, K = A.shape
+    if layout == "col":
+        N, Kb = B.shape
+    else:
+        Kb, N = B.shape
+    if Kb != K:
+        raise ValueError(
+            f"A is {M} x {K}, so B must have {K} rows; with layout={layout!r} pass "
+            + ("Bt of shape (N, K), B's transpose stored row-major." if layout == "col"
+               else "B of shape (K, N)."))
+    if isinstance(A, np.ndarray) and isinstance(B, np.ndarray):
+        C = np.empty((M, N), np.float32)
+    else:
+        C = cuda.device_array((M, N), np.float32)
+    if version == "naive":
+        block = (16, 16)
+        grid = (-(-N // 16), -(-M // 16))
+        kernel = matmul_naive if layout == "row" else matmul_naive_bcol
+    else:
+        grid = (-(-N // tile), -(-M // tile))
+        block = (tile, tile)
+        kernel = make_matmul_bcol(tile, version, pad if version == "corner" else 0)
+    kernel[grid, block](A, B, C)
+    return C
+
+
+# =========================================================================== transpose
+
+
+@cuda.jit
+def transpose_naive(a, out):
+    """out = a.T, one element per thread: reads along a row (coalesced), writes down a
+    column of ``out`` (each lane a different line)."""
+    x, y = cuda.grid(2)
+    if y < a.shape[0] and x < a.shape[1]:
+        out[x, y] = a[y, x]
+
+
+@functools.lru_cache(maxsize=None)
+def make_transpose(tile: int = 32, block_rows: int = 8, pad: int = 1):
+    """Tiled transpose: a ``tile`` x ``tile`` tile through shared memory per block.
+
+    The block is ``(tile, block_rows)`` threads; each thread moves ``tile // block_rows``
+    elements. Both the read of ``a`` and the write of ``out`` go along rows (coalesced);
+    the turn happens in shared memory, where reading a column of an unpadded tile puts
+    all 32 lanes on one bank. ``pad=1`` shifts each row by one bank.
+    """
+    tile = validate.positive_int(tile, "tile", maximum=64)
+    block_rows = validate.positive_int(block_rows, "block_rows", maximum=tile)
+    if tile % block_rows:
+        raise ValueError(f"block_rows={block_rows} must divide tile={tile} (each thread moves "
+                         "tile // block_rows rows of the tile).")
+    validate.block_size(tile * block_rows, name="tile * block_rows")
+    pad = validate.positive_int(pad, "pad", minimum=0, maximum=4)
+    validate.shared_bytes(4 * tile * (tile + pad), what=f"tile={tile}, pad={pad}")
+    TILE, ROWS = tile, block_rows
+    SHAPE = (tile, tile + pad)
+
+    @cuda.jit
+    def transpose_tiled(a, out):
+        t = cuda.shared.array(SHAPE, float32)
+        tx = cuda.threadIdx.x
+        ty = cuda.threadIdx.y
+        rows, cols = a.shape
+        x = cuda.blockIdx.x * TILE + tx  # column of a
+        y0 = cuda.blockIdx.y * TILE + ty
+        for j in range(0, TILE, ROWS):
+            if y0 + j < rows and x < cols:
+                t[ty + j, tx] = a[y0 + j, x]
+        cuda.syncthreads()
+        # out's tile (bx, by) is a's tile (by, bx): write it along out's rows.
+        x = cuda.blockIdx.y * TILE + tx  # column of out = row of a
+        y0 = cuda.blockIdx.x * TILE + ty
+        for j in range(0, TILE, ROWS):
+            if y0 + j < cols and x < rows:
+                out[y0 + j, x] = t[tx, ty + j]
+
+    return transpose_tiled
+
+
+TRANSPOSE_VERSIONS = {
+    # name: (tile, block_rows, pad); None is the naive kernel
+    "naive": None,
+    "tiled": (32, 32, 0),
+    "tiled_padded": (32, 32, 1),
+    "tiled_padded_4x": (32, 8, 1),
+}
+
+
+def transpose(a, out=None, *, version: str = "tiled_padded_4x"):
+    """``a.T`` as a new C-contiguous float32 matrix, with one of ``TRANSPOSE_VERSIONS``."""
+    validate.choice(version, "version", TRANSPOSE_VERSIONS)
+    a = validate.array(a, name="a", ndim=2)
+    rows, cols = a.shape
+    if out is None:
+        out = np.empty((cols, rows), np.float32) if isinstance(a, np.ndarray) else \
+            cuda.device_array((cols, rows), np.float32)
+    out = validate.array(out, name="out", ndim=2)
+    if tuple(out.shape) != (cols, rows):
+        raise ValueError(f"out must have shape {(cols, rows)} (a's shape reversed), "
+                         f"not {tuple(out.shape)}.")
+    params = TRANSPOSE_VERSIONS[version]
+    if params is None:
+        transpose_naive[(-(-cols // 32), -(-rows // 8)), (32, 8)](a, out)
+    else:
+        tile, block_rows, pad = params
+        make_transpose(tile, block_rows, pad)[(-(-cols // tile), -(-rows // tile)),
+                                              (tile, block_rows)](a, out)
+    return out
+
+
+# =========================================================================== PTX targets
+
+_V = "float32[::1]"
+_M = "float32[:, ::1]"
+PTX_TARGETS = [
+    (make_copy_ilp(4), f"void({_V}, {_V})"),
+    (make_copy_ilp(4), "void(float32[:], float32[:])"),  # strided views
+    (make_copy_ilp(4, "float64"), "void(float64[:], float64[:])"),
+    (make_copy_vec4(2), f"void({_V}, {_V})"),
+    (matmul_naive, f"void({_M}, {_M}, {_M})"),
+    (matmul_naive_bcol, f"void({_M}, {_M}, {_M})"),
+    (make_matmul_bcol(32, "rowmajor", 0), f"void({_M}, {_M}, {_M})"),
+    (make_matmul_bcol(32, "uncoalesced", 0), f"void({_M}, {_M}, {_M})"),
+    (make_matmul_bcol(32, "corner", 1), f"void({_M}, {_M}, {_M})"),
+    (transpose_naive, f"void({_M}, {_M})"),
+    (make_transpose(32, 32, 0), f"void({_M}, {_M})"),
+    (make_transpose(32, 8, 1), f"void({_M}, {_M})"),
+]
+
+
+# =========================================================================== experiments
+
+
+@cuda.jit
+def fill_pseudorandom(x, seed):
+    """Fill ``x`` with values in [-1, 2) from a cheap integer hash of the index: data on
+    the device without a slow host-side random generator and transfer."""
+    i = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    while i < x.size:
+        h = (i * 2654435761 + seed * 40503) % 1000003
+        x[i] = h * (3.0 / 1000003.0) - 1.0
+        i += stride
+
+
+def _device_data(n: int, dtype=np.float32, seed: int = 1):
+    x = cuda.device_array(n, dtype)
+    fill_pseudorandom[4 * device.sm_count(default=2), 256](x, seed)
+    return x
+
+
+def _time_launch(kernel, grid, block, *args, **options) -> bench.Timing:
+    """Time ``kernel[grid, block](*args)`` with the bench protocol."""
+    return bench.time_kernel(lambda: kernel[grid, block](*args), **options)
+
+
+def _copy_row(nbytes, timing, **extra):
+    return {**extra, **bench.bandwidth_row(nbytes, timing)}
+
+
+_BW_UNITS = {"ms": "ms", "gbps": "GB/s", "pct_copy": "% of copy", "pct_peak": "% of peak"}
+
+N_STRIDE = 2**23  # elements each strided copy moves
+STRIDES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
+
+
+@experiment("coalescing_stride", chapter="coalescing",
+            title="Copying every s-th element (2^23 of them): useful GB/s against stride",
+            units={**_BW_UNITS, "model_pct": "% (sector model)", "moved_gbps": "GB/s"})
+def stride_experiment(progress):
+    rows = []
+    for dtype in ("float32", "float64"):
+        rows += _stride_sweep(dtype, progress)
+    return rows
+
+
+def _stride_sweep(dtype, progress):
+    np_type, _ = _DTYPES[dtype]
+    size = np.dtype(np_type).itemsize
+    src = _device_data(N_STRIDE * max(STRIDES), np_type)
+    dst = cuda.device_array_like(src)
+    kernel = make_copy_ilp(4, dtype)
+    grid, block = copy_launch(N_STRIDE, version="ilp", ilp=4)
+
+    def measure(stride):
+        xs, ys = src[:N_STRIDE * stride:stride], dst[:N_STRIDE * stride:stride]
+        t = _time_launch(kernel, grid, block, xs, ys, min_time=0.1)
+        for first in (0, N_STRIDE - 4096):  # spot-check the head and the tail
+            span = slice(first * stride, (first + 4096) * stride)
+            if not np.array_equal(dst[span].copy_to_host()[::stride],
+                                  src[span].copy_to_host()[::stride]):
+                raise AssertionError(f"the strided copy (stride {stride}) is wrong")
+        eff = stride_efficiency(stride, size)
+        row = _copy_row(2 * size * N_STRIDE, t, dtype=dtype, elem_bytes=size)
+        row.update(model_pct=100 * eff, moved_gbps=row["gbps"] / eff)
+        return row
+
+    return bench.sweep(measure, {"stride": list(STRIDES)}, label=dtype, progress=progress)
+
+
+N_OFFSET = 2**26
+OFFSETS = tuple(range(0, 33))
+
+
+@experiment("coalescing_offset", chapter="coalescing",
+            title="Copying 2^26 float32 starting `offset` elements into the arrays",
+            units=_BW_UNITS)
+def offset_experiment(progress):
+    src = _device_data(N_OFFSET + max(OFFSETS))
+    dst = cuda.device_array_like(src)
+    kernel = make_copy_ilp(4)
+    grid, block = copy_launch(N_OFFSET, version="ilp", ilp=4)
+
+    def measure(misaligned, offset):
+        xs = src[offset:offset + N_OFFSET]
+        ys = dst[offset:offset + N_OFFSET] if misaligned == "both" else dst[:N_OFFSET]
+        t = _time_launch(kernel, grid, block, xs, ys, min_time=0.05)
+        return _copy_row(8 * N_OFFSET, t, offset_bytes=4 * offset)
+
+    return bench.sweep(measure, {"misaligned": ["both", "source"], "offset": list(OFFSETS)},
+                       label="offset", progress=progress)
+
+
+@experiment("coalescing_traversal", chapter="coalescing",
+            title="Naive matmul: B read as B[k, col] (row-major) or B[col, k] (column-major)",
+            units={"ms": "ms", "tflops": "TFLOP/s", "slowdown": "x"})
+def traversal_experiment(progress):
+    rows = []
+    for n in (512, 1024, 2048):
+        A = _device_data(n * n, seed=1).reshape(n, n)
+        B = _device_data(n * n, seed=2).reshape(n, n)
+        C = cuda.device_array((n, n), np.float32)
+        grid, block = (-(-n // 16), -(-n // 16)), (16, 16)
+        base = None
+        for layout, kernel in (("row-major B[k, col]", matmul_naive),
+                               ("column-major B[col, k]", matmul_naive_bcol)):
+            t = _time_launch(kernel, grid, block, A, B, C, min_repeat=5, min_time=0.1)
+            base = base or t.median_ms
+            rows.append({"layout": layout, "n": n, "ms": t.median_ms,
+                         "tflops": bench.tflops(2 * n**3, t.median_ms),
+                         "slowdown": t.median_ms / base})
+            progress(f"traversal n={n} {layout}: {t.median_ms:.2f} ms")
+    return rows
+
+
+MATMUL_VARIANTS = (
+    # label, mode, pad
+    ("B row-major (chapter 5)", "rowmajor", 0),
+    ("B column-major, uncoalesced", "uncoalesced", 0),
+    ("corner turning", "corner", 0),
+    ("corner turning + padding", "corner", 1),
+)
+
+
+@experiment("coalescing_matmul_bcol", chapter="coalescing",
+            title="Tiled matmul with B column-major: uncoalesced against corner turning",
+            units={"ms": "ms", "tflops": "TFLOP/s"})
+def matmul_experiment(progress):
+    rows = []
+    for n in (2048, 4096):
+        A = _device_data(n * n, seed=1).reshape(n, n)
+        B = _device_data(n * n, seed=2).reshape(n, n)
+        C = cuda.device_array((n, n), np.float32)
+        for tile in (16, 32):
+            grid, block = (-(-n // tile), -(-n // tile)), (tile, tile)
+            for label, mode, pad in MATMUL_VARIANTS:
+                kernel = make_matmul_bcol(tile, mode, pad)
+                t = _time_launch(kernel, grid, block, A, B, C, min_repeat=5, min_time=0.1)
+                rows.append({"version": label, "mode": mode, "pad": pad, "tile": tile, "n": n,
+                             "ms": t.median_ms, "tflops": bench.tflops(2 * n**3, t.median_ms)})
+                progress(f"matmul n={n} tile={tile} {label}: {rows[-1]['tflops']:.2f} TFLOP/s")
+    # Spot check: corner turning computes A @ B for column-major B (= A @ Bt.T).
+    n = 256
+    A = _device_data(n * n, seed=3).reshape(n, n)
+    Bt = _device_data(n * n, seed=4).reshape(n, n)
+    got = matmul(A, Bt, layout="col", version="corner").copy_to_host()
+    ref = A.copy_to_host().astype(np.float64) @ Bt.copy_to_host().T
+    if not np.allclose(got, ref, rtol=1e-3, atol=1e-3):
+        raise AssertionError("corner-turning matmul produced a wrong result")
+    return rows
+
+
+N_TRANSPOSE = 8192
+TRANSPOSE_SWEEP = (
+    # label, tile, block_rows, pad (None: the naive kernel)
+    ("naive", None, None, None),
+    ("tiled", 32, 32, 0),
+    ("tiled + padding", 32, 32, 1),
+    ("tiled, 4 per thread", 32, 8, 0),
+    ("tiled + padding, 2 per thread", 32, 16, 1),
+    ("tiled + padding, 4 per thread", 32, 8, 1),
+    ("tiled + padding, 8 per thread", 32, 4, 1),
+)
+
+
+@experiment("coalescing_transpose", chapter="coalescing",
+            title="Transposing a 8192 x 8192 float32 matrix, against copying the same bytes",
+            units=_BW_UNITS)
+def transpose_experiment(progress):
+    n = N_TRANSPOSE
+    a = _device_data(n * n).reshape(n, n)
+    out = cuda.device_array((n, n), np.float32)
+    nbytes = 2 * 4 * n * n
+    rows = []
+    for label, tile, block_rows, pad in TRANSPOSE_SWEEP:
+        if tile is None:
+            kernel, grid, block = transpose_naive, (n // 32, n // 8), (32, 8)
+        else:
+            kernel = make_transpose(tile, block_rows, pad)
+            grid, block = (-(-n // tile), -(-n // tile)), (tile, block_rows)
+        t = _time_launch(kernel, grid, block, a, out, min_time=0.1)
+        rows.append(_copy_row(nbytes, t, version=label, kind="transpose",
+                              elements_per_thread=1 if tile is None else tile // block_rows,
+                              pad=pad or 0))
+        progress(f"transpose {label}: {rows[-1]['gbps']:.0f} GB/s "
+                 f"({rows[-1]['pct_copy']:.0f}% of copy)")
+        if not np.array_equal(out.copy_to_host(), a.copy_to_host().T):
+            raise AssertionError(f"transpose {label!r} produced a wrong result")
+    flat_a, flat_out = a.reshape(n * n), out.reshape(n * n)
+    grid, block = copy_launch(n * n, version="vec4", ilp=2)
+    vec4 = make_copy_vec4(2)
+    t = bench.time_kernel(lambda: vec4[grid, block](flat_a, flat_out), min_time=0.1)
+    rows.append(_copy_row(nbytes, t, version="copy (vec4, not a transpose)", kind="copy",
+                          elements_per_thread=None, pad=None))
+    return rows
+
+
+N_COPY = 2**28  # 1 GiB of float32, the size of the device-to-device ceiling's copy
+COPY_LADDER = (
+    # label, version, ilp, blocks_per_sm
+    ("one element per thread", "one_per_thread", 1, None),
+    ("grid-stride, 1 load in flight", "grid_stride", 1, 8),
+    ("grid-stride, 2 loads in flight", "ilp", 2, 8),
+    ("grid-stride, 4 loads in flight", "ilp", 4, 8),
+    ("grid-stride, 8 loads in flight", "ilp", 8, 8),
+    ("16-byte loads, 1 in flight", "vec4", 1, 8),
+    ("16-byte loads, 2 in flight", "vec4", 2, 8),
+    ("16-byte loads, 4 in flight", "vec4", 4, 8),
+)
+
+
+@experiment("coalescing_copy_ladder", chapter="coalescing",
+            title="Copying 1 GiB of float32: from one element per thread to the copy ceiling",
+            units={**_BW_UNITS, "bytes_in_flight_per_sm": "B"})
+def copy_ladder_experiment(progress):
+    src = _device_data(N_COPY)
+    dst = cuda.device_array_like(src)
+    rows = []
+    for label, version, ilp, per_sm in COPY_LADDER:
+        grid, block = copy_launch(N_COPY, version=version, ilp=ilp, blocks_per_sm=per_sm)
+        run = functools.partial(copy, src, dst, version=version, ilp=ilp, blocks_per_sm=per_sm)
+        t = bench.time_kernel(run, min_time=0.2)
+        per_load = 16 if version == "vec4" else 4
+        resident = min(2048, block * (per_sm or 8))  # threads an SM holds at once
+        rows.append(_copy_row(8 * N_COPY, t, version=label, kernel=version, ilp=ilp,
+                              blocks=grid, block=block,
+                              bytes_in_flight_per_sm=resident * ilp * per_load))
+        progress(f"copy {label}: {rows[-1]['gbps']:.0f} GB/s ({rows[-1]['pct_copy']:.0f}%)")
+    t = bench.time_kernel(lambda: dst.copy_to_device(src), min_time=0.2)
+    rows.append(_copy_row(8 * N_COPY, t, version="cudaMemcpy device to device", kernel="memcpy",
+                          ilp=None, blocks=None, block=None, bytes_in_flight_per_sm=None))
+    if not np.array_equal(dst[:1 << 20].copy_to_host(), src[:1 << 20].copy_to_host()):
+        raise AssertionError("the copy produced a wrong result")
+    return rows
+
+
+@experiment("coalescing_copy_tuning", chapter="coalescing",
+            title="16-byte-load copy of 1 GiB: loads in flight x block size x blocks per SM",
+            units=_BW_UNITS)
+def copy_tuning_experiment(progress):
+    src = _device_data(N_COPY)
+    dst = cuda.device_array_like(src)
+
+    def measure(ilp, block, blocks_per_sm):
+        grid, blk = copy_launch(N_COPY, version="vec4", ilp=ilp, block=block,
+                                blocks_per_sm=blocks_per_sm or None)
+        kernel = make_copy_vec4(ilp)
+        t = _time_launch(kernel, grid, blk, src, dst, min_time=0.05)
+        return _copy_row(8 * N_COPY, t, blocks=grid)
+
+    # blocks_per_sm=0 means "as many blocks as the data needs" (one round per thread).
+    return bench.sweep(measure, {"ilp": [1, 2, 4], "block": [128, 256, 512, 1024],
+                                 "blocks_per_sm": [1, 2, 4, 8, 16, 0]},
+                       label="vec4 copy", progress=progress)
+
+
+PTX_TARGETS.append((fill_pseudorandom, "void(float32[::1], int64)"))
+PTX_TARGETS.append((fill_pseudorandom, "void(float64[::1], int64)"))

@@ -305,7 +305,11 @@ def make_sum_loads(ilp: int):
         while i < full:
             for k in range(ilp):
                 acc += x[i + k * threads]
-            i += ilp * threads
+            # (acc != acc) is 0 unless the data hold a NaN (and then the sum is NaN
+            # anyway), but the compiler cannot know that: the next iteration's
+            # addresses now wait for this iteration's loads. Without it the compiler
+            # unrolls the loop and overlaps iterations, and ilp=1 keeps 4 loads in flight.
+            i += ilp * threads + (acc != acc)
         while i < n:  # the tail: fewer than ilp elements left for this thread
             acc += x[i]
             i += threads
@@ -322,10 +326,17 @@ def make_copy(ilp: int):
     @cuda.jit
     def copy(x, out):
         base = cuda.blockIdx.x * cuda.blockDim.x * ilp + cuda.threadIdx.x
+        # All loads first, then all stores: a store to out might alias x as far as the
+        # compiler knows, so a load placed after a store could not be moved before it.
+        vals = cuda.local.array(ilp, np.float32)  # unrolled into registers
         for k in range(ilp):
             i = base + k * cuda.blockDim.x  # consecutive threads, consecutive elements
             if i < x.size:
-                out[i] = x[i]
+                vals[k] = x[i]
+        for k in range(ilp):
+            i = base + k * cuda.blockDim.x
+            if i < x.size:
+                out[i] = vals[k]
 
     return copy
 

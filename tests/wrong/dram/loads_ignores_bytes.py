@@ -1,0 +1,8 @@
+"""Forgets the size of each load (counts loads as bytes)."""
+import math
+
+CHECKER = "check_loads_needed"
+
+
+def student(ceiling_gbps, latency_ns, warps_per_sm, sm_count, bytes_per_load):
+    return math.ceil(ceiling_gbps * latency_ns / (warps_per_sm * sm_count * 32))

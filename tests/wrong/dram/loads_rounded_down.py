@@ -1,0 +1,6 @@
+"""Rounds down: the bytes in flight fall short of bandwidth x latency."""
+CHECKER = "check_loads_needed"
+
+
+def student(ceiling_gbps, latency_ns, warps_per_sm, sm_count, bytes_per_load):
+    return int(ceiling_gbps * latency_ns / (warps_per_sm * sm_count * 32 * bytes_per_load))

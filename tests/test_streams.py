@@ -1,0 +1,323 @@
+"""Streams chapter: the pipeline against NumPy, the pinned-memory rule, the ideal model,
+the seed's programs and bugs, and the checkers (with known-wrong solutions)."""
+
+import importlib.util
+import itertools
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from numba import cuda  # noqa: I001  (after gpuperf: the mode is chosen first)
+
+import gpuperf as gp
+from gpuperf import exercises as ex
+from gpuperf import records
+from gpuperf.kernels import streams
+
+WRONG = Path(__file__).parent / "wrong" / "streams"
+WRONG_FILES = sorted(WRONG.glob("*.py"))
+
+
+def _load(path: Path):
+    spec = importlib.util.spec_from_file_location(f"wrong_streams_{path.stem}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _pinned_inputs(n, seed):
+    rng = np.random.default_rng(seed)
+    a = streams.pinned_copy(ex.random_array(n, rng))
+    b = streams.pinned_copy(ex.random_array(n, rng))
+    out = cuda.pinned_array(n, dtype=np.float32)
+    out[:] = np.nan
+    return a, b, out
+
+
+# --------------------------------------------------------------------------- chunk plan
+
+
+@pytest.mark.parametrize("n,chunks,n_streams", [(1, 1, 1), (10, 3, 2), (10, 16, 4),
+                                                 (1000, 7, 3), (257, 16, 5)])
+def test_plan_covers_every_element_once(n, chunks, n_streams):
+    plan = streams.plan_chunks(n, chunks, n_streams)
+    assert plan[0].lo == 0 and plan[-1].hi == n
+    assert all(p.hi == q.lo for p, q in itertools.pairwise(plan))
+    sizes = [c.size for c in plan]
+    assert min(sizes) >= 1 and max(sizes) - min(sizes) <= 1
+    assert len(plan) == min(chunks, n)
+    assert [c.stream for c in plan] == [i % n_streams for i in range(len(plan))]
+
+
+# --------------------------------------------------------------------------- the pipeline
+
+
+@pytest.mark.parametrize("n,chunks,n_streams,iters", [(1, 1, 1, 0), (37, 5, 3, 0),
+                                                       (100, 7, 4, 3), (10, 16, 4, 0),
+                                                       (129, 4, 8, 40)])
+def test_pipeline_matches_numpy(n, chunks, n_streams, iters):
+    a, b, out = _pinned_inputs(n, seed=n + iters)
+    got = streams.pipelined(a, b, out, iters=iters, n_streams=n_streams, n_chunks=chunks,
+                            block=64)
+    assert got is out
+    np.testing.assert_allclose(out, streams.reference(a, b, iters), rtol=2e-6, atol=1e-6)
+
+
+def test_relaxation_depends_on_both_inputs():
+    # A few steps leave a visible trace of a; the fixed point is a + b.
+    a, b, out = _pinned_inputs(64, seed=3)
+    few = streams.pipelined(a, b, out, iters=2, n_chunks=2, n_streams=2, block=64).copy()
+    assert not np.allclose(few, a + b, rtol=1e-3)
+    np.testing.assert_allclose(streams.reference(a, b, 200), a.astype(np.float64) + b, rtol=1e-12)
+
+
+def test_serial_matches_numpy_and_allocates_pinned_output():
+    a, b, _ = _pinned_inputs(77, seed=5)
+    out = streams.serial(a, b, iters=4, block=64)
+    assert streams.is_pinned(out)
+    np.testing.assert_allclose(out, streams.reference(a, b, 4), rtol=2e-6, atol=1e-6)
+
+
+def test_pipeline_object_is_reusable():
+    pipe = streams.Pipeline(50, n_streams=2, n_chunks=3, block=32)
+    for seed in (1, 2):
+        a, b, out = _pinned_inputs(50, seed)
+        pipe.run(a, b, out)
+        np.testing.assert_allclose(out, streams.reference(a, b), rtol=1e-6)
+
+
+# --------------------------------------------------------------------------- pinned memory
+
+
+def test_is_pinned_follows_the_memory_not_the_values():
+    p = cuda.pinned_array(16, dtype=np.float32)
+    p[:] = 1
+    assert streams.is_pinned(p)
+    assert streams.is_pinned(p[3:9])  # a view shares the page-locked buffer
+    assert streams.is_pinned(p.reshape(4, 4))
+    assert streams.is_pinned(cuda.pinned_array_like(np.zeros(3)))
+    assert not streams.is_pinned(p + p)  # a new array, in ordinary memory
+    assert not streams.is_pinned(p.copy())
+    assert not streams.is_pinned(np.empty(16, np.float32))
+    assert not streams.is_pinned([1.0, 2.0])
+
+
+def test_pageable_pipeline_is_refused_by_default():
+    a, b, out = _pinned_inputs(20, seed=1)
+    with pytest.raises(ValueError, match="pageable.*cuda.pinned_array"):
+        streams.pipelined(a.copy(), b, out, n_chunks=2)
+    with pytest.raises(ValueError, match="out is in pageable"):
+        streams.pipelined(a, b, np.empty(20, np.float32), n_chunks=2)
+
+
+def test_pageable_pipeline_warns_when_asked_and_stays_correct():
+    a, b, out = _pinned_inputs(20, seed=2)
+    pa, pout = np.array(a), np.full(20, np.nan, np.float32)
+    with pytest.warns(streams.PageableMemoryWarning, match="a, out are in pageable"):
+        streams.pipelined(pa, b, pout, n_chunks=3, n_streams=2, pageable="warn", block=32)
+    np.testing.assert_allclose(pout, streams.reference(a, b), rtol=1e-6)
+
+
+def test_pageable_allowed_silently_when_measured_on_purpose():
+    a, b, _ = _pinned_inputs(20, seed=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = streams.pipelined(np.array(a), np.array(b), np.empty(20, np.float32), n_chunks=2,
+                                pageable="allow", block=32)
+    np.testing.assert_allclose(out, streams.reference(a, b), rtol=1e-6)
+
+
+def test_bad_inputs_say_how_to_fix_them():
+    a, b, out = _pinned_inputs(8, seed=6)
+    with pytest.raises(TypeError, match="astype"):
+        streams.pipelined(a.astype(np.float64), b, out)
+    with pytest.raises(ValueError, match="same shape"):
+        streams.pipelined(a, b[:4], out)
+    with pytest.raises(TypeError, match="device array"):
+        streams.pipelined(cuda.to_device(a), b, out)
+    with pytest.raises(ValueError, match="n_streams"):
+        streams.pipelined(a, b, out, n_streams=0)
+    with pytest.raises(ValueError, match="n_chunks"):
+        streams.pipelined(a, b, out, n_chunks=0)
+    with pytest.raises(ValueError, match="iters"):
+        streams.pipelined(a, b, out, iters=-1)
+    with pytest.raises(ValueError, match="multiple of 32"):
+        streams.pipelined(a, b, out, block=100)
+    with pytest.raises(ValueError, match="pageable="):
+        streams.pipelined(a, b, out, pageable="maybe")
+    with pytest.raises(TypeError, match="NumPy array"):
+        streams.pipelined(list(a), b, out)
+    with pytest.raises(ValueError, match="built for 8"):
+        streams.Pipeline(8).run(*_pinned_inputs(9, 1))
+
+
+# --------------------------------------------------------------------------- the ideal
+
+
+def test_ideal_with_one_stream_is_the_serial_sum():
+    h, k, d = [0.7, 0.3, 0.9], [0.4, 1.2, 0.1], [0.5, 0.5, 0.5]
+    assert streams.ideal_ms(h, k, d, 1) == pytest.approx(sum(h + k + d))
+
+
+def test_ideal_with_equal_chunks_is_the_textbook_formula():
+    for th, tk, td, chunks in [(1.0, 0.5, 1.0, 4), (0.1, 1.5, 0.1, 8), (0.3, 0.3, 0.9, 5)]:
+        want = th + tk + td + (chunks - 1) * max(th, tk, td)
+        got = streams.ideal_ms([th] * chunks, [tk] * chunks, [td] * chunks, chunks)
+        assert got == pytest.approx(want)
+
+
+def test_two_streams_cannot_hide_both_copies():
+    # With two streams, chunk i's copy in waits for chunk i-2's copy out.
+    h = d = [1.0] * 6
+    k = [0.3] * 6
+    assert streams.ideal_ms(h, k, d, 2) > streams.ideal_ms(h, k, d, 3) + 0.5
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_ideal_schedule_obeys_engines_and_streams(seed):
+    rng = np.random.default_rng(seed)
+    chunks = int(rng.integers(1, 12))
+    h, k, d = (list(rng.uniform(0.05, 2, chunks)) for _ in range(3))
+    n_streams = int(rng.integers(1, 6))
+    spans = streams.ideal_schedule(h, k, d, n_streams)
+    total = max(s["end_ms"] for s in spans)
+    assert streams.overlap_bound_ms(h, k, d) - 1e-9 <= total <= sum(h + k + d) + 1e-9
+    for kind in streams.KINDS:  # one engine per kind: its spans never overlap
+        mine = sorted((s for s in spans if s["kind"] == kind), key=lambda s: s["start_ms"])
+        assert all(p["end_ms"] <= q["start_ms"] + 1e-9 for p, q in itertools.pairwise(mine))
+    for st in range(n_streams):  # in a stream, everything runs in order
+        mine = [s for s in spans if s["stream"] == st]
+        assert all(p["end_ms"] <= q["start_ms"] + 1e-9 for p, q in itertools.pairwise(mine))
+    more = streams.ideal_ms(h, k, d, n_streams + 1)
+    assert more <= total + 1e-9  # a stream more never makes the ideal slower
+
+
+def test_stage_lists_are_validated():
+    with pytest.raises(ValueError, match="same"):
+        streams.ideal_ms([1.0], [1.0, 2.0], [1.0], 1)
+    with pytest.raises(ValueError, match="negative"):
+        streams.ideal_ms([1.0], [-1.0], [1.0], 1)
+
+
+def test_run_stage_times_read_the_spans():
+    spans = streams.ideal_schedule([1.0, 2.0], [0.5, 0.5], [0.25, 0.75], 1)
+    run = streams.Run(10, 0, 1, 2, 5.0, [5.0], spans)
+    assert run.stage_times() == {"h2d": [1.0, 2.0], "kernel": [0.5, 0.5], "d2h": [0.25, 0.75]}
+
+
+# --------------------------------------------------------------------------- the seed
+
+
+def test_seed_programs_and_the_shared_buffer_bug():
+    n = 53  # not a multiple of 5: the seed's segments drop the last 3 elements
+    rng = np.random.default_rng(9)
+    x = rng.integers(-1000, 1000, n, dtype=np.int32)
+    y = rng.integers(-1000, 1000, n, dtype=np.int32)
+    ref = x.astype(np.float64) + y
+    np.testing.assert_array_equal(streams.seed_default_stream(streams.seed_add, x, y), ref)
+    seg = n // 5 * 5
+    five = streams.seed_five_streams(streams.seed_add, x, y)
+    np.testing.assert_array_equal(five[:seg], ref[:seg])  # the simulator runs it in order
+    px, py = streams.pinned_copy(x), streams.pinned_copy(y)
+    out = cuda.pinned_array(n, np.float64)
+    out[:] = np.nan
+    streams.shared_buffer_pipeline(px, py, out, breadth_first=True)
+    assert np.count_nonzero(out[:seg] != ref[:seg]) > seg // 2  # every copy reads the last kernel
+    out[:] = np.nan
+    np.testing.assert_array_equal(streams.fixed_five_streams(px, py, out), ref)
+
+
+# --------------------------------------------------------------------------- checkers
+
+
+def my_pipeline(a, b, out, n_streams, n_chunks):
+    """A correct answer to the exercise (the notebook hides its own)."""
+    n = a.size
+    n_chunks = min(n_chunks, n)
+    s_list = [cuda.stream() for _ in range(n_streams)]
+    d_a, d_b, d_out = (cuda.device_array_like(x) for x in (a, b, out))
+    for i in range(n_chunks):
+        lo, hi = n * i // n_chunks, n * (i + 1) // n_chunks
+        s = s_list[i % n_streams]
+        d_a[lo:hi].copy_to_device(a[lo:hi], stream=s)
+        d_b[lo:hi].copy_to_device(b[lo:hi], stream=s)
+        streams.add_kernel[4, 64, s](d_a[lo:hi], d_b[lo:hi], d_out[lo:hi])
+        d_out[lo:hi].copy_to_host(out[lo:hi], stream=s)
+    cuda.synchronize()
+    return out
+
+
+def my_predict(h2d_ms, kernel_ms, d2h_ms, n_streams):
+    done = {"h": [], "k": [], "d": []}
+    for i, (th, tk, td) in enumerate(zip(h2d_ms, kernel_ms, d2h_ms)):
+        free = done["d"][i - n_streams] if i >= n_streams else 0.0
+        h = max(done["h"][-1] if i else 0.0, free) + th
+        k = max(done["k"][-1] if i else 0.0, h) + tk
+        d = max(done["d"][-1] if i else 0.0, k) + td
+        for key, v in zip("hkd", (h, k, d)):
+            done[key].append(v)
+    return done["d"][-1]
+
+
+def test_check_pipeline_accepts_a_correct_pipeline(capsys):
+    report = streams.check_pipeline(my_pipeline)
+    assert report, report.text()
+    assert "\u2713" in capsys.readouterr().out
+
+
+def test_check_pipeline_accepts_the_packaged_pipeline():
+    def packaged(a, b, out, n_streams, n_chunks):
+        streams.pipelined(a, b, out, n_streams=n_streams, n_chunks=n_chunks, block=64)
+        cuda.synchronize()
+
+    assert streams.check_pipeline(packaged)
+
+
+def test_check_predict_accepts_a_correct_model():
+    assert streams.check_predict(my_predict)
+
+
+def test_copy_watch_restores_numba():
+    cls = type(cuda.device_array(1, dtype=np.float32))
+    before = (cls.__dict__.get("copy_to_host"), cls.__dict__.get("copy_to_device"),
+              cuda.to_device)
+    with streams._HostCopyWatch():
+        pass
+    assert before == (cls.__dict__.get("copy_to_host"), cls.__dict__.get("copy_to_device"),
+                      cuda.to_device)
+
+
+@pytest.mark.parametrize("path", WRONG_FILES, ids=[p.stem for p in WRONG_FILES])
+def test_checker_rejects_known_wrong_solution(path, capsys):
+    mod = _load(path)
+    report = getattr(streams, mod.CHECKER)(mod.student)
+    assert not report, f"{path.name} passed {mod.CHECKER}"
+    assert "Traceback" not in capsys.readouterr().out
+
+
+def test_wrong_folder_covers_both_exercises():
+    checkers = {_load(p).CHECKER for p in WRONG_FILES}
+    assert checkers == {"check_pipeline", "check_predict"}
+    assert len(WRONG_FILES) >= 8
+
+
+# --------------------------------------------------------------------------- registry
+
+
+def test_experiments_are_registered_with_the_chapter_prefix():
+    names = [n for n, e in records.experiments().items() if e.chapter == "streams"]
+    assert sorted(names) == sorted(["streams_seed", "streams_host_bandwidth", "streams_pipeline",
+                                    "streams_timeline", "streams_default_stream",
+                                    "streams_explore"])
+
+
+def test_measuring_needs_a_gpu():
+    a, b, out = _pinned_inputs(8, seed=1)
+    with pytest.raises(gp.bench.NeedsGPU):
+        streams.Pipeline(8).time(a, b, out)
+
+
+def test_ptx_targets_listed():
+    names = {k.py_func.__name__ for k, _ in streams.PTX_TARGETS}
+    assert names == {"add_kernel", "relax_kernel", "seed_add"}

@@ -57,7 +57,7 @@ def new_notebook(cells):
         else:
             raise ValueError(f"cell {i}: kind must be 'md' or 'code', not {kind!r}")
         if i == 0:
-            out.append(nbformat.v4.new_code_cell(SETUP_CELL, metadata={"tags": ["setup"]}))
+            out.append(nbformat.v4.new_code_cell(SETUP_CELL, metadata={"tags": ["setup", "hide-input"]}))
     nb.cells = out
     nb.metadata.update({
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},

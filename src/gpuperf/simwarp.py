@@ -195,19 +195,37 @@ def activemask(self):
     return mask
 
 
-def _poison_shared(original):
-    def array(self, shape, dtype, alignment=None):
-        before = len(self._allocations)
-        arr = original(self, shape, dtype, alignment)
-        # The simulator keeps one allocation per source line: poison only new ones.
-        if len(self._allocations) > before:
-            if arr.dtype.kind == "f":
-                arr.fill(np.nan)
-            elif arr.dtype.kind in "iu":
-                arr.fill(np.iinfo(arr.dtype).max // 3)
-        return arr
+def _poisoned_shared_array(self, shape, dtype, alignment=None):
+    """The simulator's ``cuda.shared.array``, with new allocations filled with garbage.
 
-    return array
+    A copy of the simulator's own logic (one allocation per calling source line),
+    with creation and poisoning done under a lock: otherwise a thread could write
+    its element before the creating thread has poisoned the array.
+    """
+    import sys
+    import traceback
+
+    from numba.core import types
+    from numba.np import numpy_support
+
+    if alignment is not None:
+        raise RuntimeError("Array alignment is not supported in cudasim")
+    if isinstance(dtype, types.Type):
+        dtype = numpy_support.as_dtype(dtype)
+    if shape == 0:  # dynamic shared memory: one buffer shared by all such arrays
+        count = self._dynshared_size // dtype.itemsize
+        return np.frombuffer(self._dynshared.data, dtype=dtype, count=count)
+    caller = traceback.extract_stack(sys._getframe())[-2][0:2]
+    with _registry_lock:
+        res = self._allocations.get(caller)
+        if res is None:
+            res = np.empty(shape, dtype)
+            if res.dtype.kind == "f":
+                res.fill(np.nan)
+            elif res.dtype.kind in "iu":
+                res.fill(np.iinfo(res.dtype).max // 3)
+            self._allocations[caller] = res
+    return res
 
 
 def install() -> None:
@@ -221,5 +239,5 @@ def install() -> None:
     for fn in (syncwarp, shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync,
                ballot_sync, any_sync, all_sync, activemask):
         setattr(fake, fn.__name__, fn)
-    kernelapi.FakeCUDAShared.array = _poison_shared(kernelapi.FakeCUDAShared.array)
+    kernelapi.FakeCUDAShared.array = _poisoned_shared_array
     _installed = True

@@ -1,0 +1,26 @@
+"""Tests run on Numba's CUDA simulator (CI has no GPU), at small sizes."""
+
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("GPUPERF_MODE", "simulator")
+
+import gpuperf  # noqa: E402,F401  (chooses the mode before any test imports numba.cuda)
+
+ROOT = Path(__file__).resolve().parents[1]
+WRONG = Path(__file__).parent / "wrong"
+
+
+def load_wrong(chapter: str):
+    """(name, module) for every known-wrong solution of a chapter (tests/wrong/<chapter>/*.py)."""
+    import importlib.util
+
+    out = []
+    for path in sorted((WRONG / chapter).glob("*.py")):
+        spec = importlib.util.spec_from_file_location(f"wrong_{chapter}_{path.stem}", path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = mod  # the simulator looks kernels' globals up by module
+        spec.loader.exec_module(mod)
+        out.append((path.stem, mod))
+    return out

@@ -1,0 +1,72 @@
+import numpy as np
+import pytest
+from conftest import load_wrong
+
+import gpuperf as gp
+from gpuperf import exercises as ex
+
+gs = gp.gridstride
+
+
+@pytest.mark.parametrize("n", [1, 31, 32, 33, 255, 257, 1000])
+@pytest.mark.parametrize("method,kw", [("one_per_thread", {}), ("grid_stride", {}),
+                                       ("grid_stride", {"blocks": 1, "block": 1}),
+                                       ("grid_stride", {"blocks": 2, "block": 4})])
+def test_copies_are_exact(n, method, kw):
+    x = ex.random_array(n, n)
+    out = ex.poisoned(n)
+    gs.copy(x, out, method=method, **kw)
+    np.testing.assert_array_equal(out, x)
+
+
+def test_saxpy_reference_kernel_passes_its_checker():
+    assert gs.check_saxpy(gs.saxpy_grid_stride)
+
+
+def test_launch_config():
+    assert gs.launch_config(1000, method="one_per_thread", block=256) == (4, 256)
+    blocks, block = gs.launch_config(10**9, method="grid_stride", block=256, blocks_per_sm=4)
+    assert block == 256 and blocks == 4 * gp.device.sm_count(default=2)
+    # never more blocks than the data needs
+    assert gs.launch_config(10, method="grid_stride", block=256, blocks_per_sm=8) == (1, 256)
+
+
+@pytest.mark.parametrize("kwargs,err,words", [
+    ({"x": [1.0, 2.0]}, TypeError, "NumPy array"),
+    ({"x": np.ones(4)}, TypeError, "float32"),
+    ({"x": np.ones(0, np.float32)}, ValueError, "empty"),
+    ({"x": np.ones(8, np.float32)[::2]}, ValueError, "contiguous"),
+    ({"x": np.ones((2, 2), np.float32)}, ValueError, "ravel"),
+    ({"x": np.ones(4, np.float32), "block": 2048}, ValueError, "1024"),
+    ({"x": np.ones(4, np.float32), "block": 0}, ValueError, "block"),
+    ({"x": np.ones(4, np.float32), "method": "fast"}, ValueError, "one_per_thread"),
+    ({"x": np.ones(4, np.float32), "method": "one_per_thread", "blocks": 2}, ValueError, "blocks="),
+    ({"x": np.ones(4, np.float32), "out": np.ones(5, np.float32)}, ValueError, "same shape"),
+])
+def test_bad_input_is_explained(kwargs, err, words):
+    with pytest.raises(err, match=words):
+        gs.copy(**kwargs)
+
+
+@pytest.mark.parametrize("name,mod", load_wrong("measuring"), ids=lambda v: v if isinstance(v, str) else "")
+def test_checkers_reject_known_wrong_solutions(name, mod, capsys):
+    checker = gs.check_saxpy if name.startswith("saxpy") else gs.check_bandwidth_formula
+    report = checker(mod.kernel)
+    assert not report, f"{name} should be rejected"
+    text = capsys.readouterr().out
+    assert "Traceback" not in text and "\u2717" in text
+
+
+def test_bandwidth_checker_names_the_mistake(capsys):
+    gs.check_bandwidth_formula(lambda n, ms: 2 * 4 * n / (ms * 1e-3) / 1e9)
+    assert "you counted two arrays" in capsys.readouterr().out
+
+
+def test_grid_stride_diagram_draws():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    fig = gs.draw_grid_stride(20, 2, 4)
+    assert len(fig.axes[0].patches) == 20
+    with pytest.raises(ValueError):
+        gs.draw_grid_stride(0, 2, 4)

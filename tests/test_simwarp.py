@@ -1,0 +1,133 @@
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from numba import cuda
+
+import gpuperf  # noqa: F401  (installs the intrinsics)
+from gpuperf.simwarp import WarpSyncError
+
+
+@cuda.jit
+def warp_sum(x, out):
+    i = cuda.grid(1)
+    v = x[i]
+    offset = 16
+    while offset > 0:
+        v += cuda.shfl_down_sync(0xFFFFFFFF, v, offset)
+        offset //= 2
+    if cuda.laneid == 0:
+        out[i // 32] = v
+
+
+def test_shuffle_reduction_sums_each_warp():
+    x = np.random.default_rng(0).random(96).astype(np.float32)
+    out = np.full(3, np.nan, np.float32)
+    warp_sum[1, 96](x, out)
+    np.testing.assert_allclose(out, x.reshape(3, 32).sum(axis=1), rtol=1e-5)
+
+
+@cuda.jit
+def block_sum_last_warp_unrolled(x, out):
+    # a shared-memory tree down to 64 values, then the last warp with syncwarp between steps
+    s = cuda.shared.array(128, np.float32)
+    t = cuda.threadIdx.x
+    s[t] = x[t]
+    cuda.syncthreads()
+    if t < 64:
+        s[t] += s[t + 64]
+    cuda.syncthreads()
+    if t < 32:
+        v = s[t] + s[t + 32]
+        cuda.syncwarp()
+        s[t] = v
+        cuda.syncwarp()
+        for off in (16, 8, 4, 2, 1):
+            if t < off:
+                v = s[t] + s[t + off]
+            cuda.syncwarp()
+            if t < off:
+                s[t] = v
+            cuda.syncwarp()
+        if t == 0:
+            out[0] = s[0]
+
+
+def test_syncwarp_last_warp_unroll():
+    x = np.random.default_rng(1).random(128).astype(np.float32)
+    out = np.full(1, np.nan, np.float32)
+    block_sum_last_warp_unrolled[1, 128](x, out)
+    np.testing.assert_allclose(out[0], x.astype(np.float64).sum(), rtol=1e-5)
+
+
+@cuda.jit
+def votes(x, out):
+    i = cuda.grid(1)
+    b = cuda.ballot_sync(0xFFFFFFFF, x[i] > 0.5)
+    a = cuda.any_sync(0xFFFFFFFF, x[i] > 0.99)
+    al = cuda.all_sync(0xFFFFFFFF, x[i] >= 0.0)
+    up = cuda.shfl_up_sync(0xFFFFFFFF, i, 1)
+    xo = cuda.shfl_xor_sync(0xFFFFFFFF, i, 1)
+    bc = cuda.shfl_sync(0xFFFFFFFF, i, 5)
+    if cuda.laneid == 0:
+        out[0] = b
+        out[1] = a
+        out[2] = al
+        out[6] = cuda.activemask()
+    if cuda.laneid == 3:
+        out[3] = up
+        out[4] = xo
+        out[5] = bc
+
+
+def test_ballot_vote_and_shuffles():
+    x = np.random.default_rng(2).random(32)
+    out = np.zeros(7, np.int64)
+    votes[1, 32](x, out)
+    assert out[0] == sum(1 << lane for lane in range(32) if x[lane] > 0.5)
+    assert out[1] == int((x > 0.99).any())
+    assert out[2] == 1
+    assert list(out[3:6]) == [2, 2, 5]
+    assert out[6] == 0xFFFFFFFF
+
+
+def test_partial_warp_shuffle_fails_loudly():
+    x = np.ones(48, np.float32)
+    out = np.zeros(2, np.float32)
+    with pytest.raises(WarpSyncError, match="do not exist"):
+        warp_sum[1, 48](x, out)
+
+
+def test_a_lane_that_returned_early_fails_instead_of_hanging():
+    code = """
+import numpy as np, gpuperf
+from numba import cuda
+@cuda.jit
+def k(out):
+    t = cuda.threadIdx.x
+    if t == 7:
+        return
+    out[t] = cuda.shfl_down_sync(0xFFFFFFFF, t, 1)
+try:
+    k[1, 32](np.zeros(32, np.int64))
+except Exception as e:
+    print(type(e).__name__, e)
+"""
+    env = {**os.environ, "GPUPERF_MODE": "simulator", "GPUPERF_SIM_WARP_TIMEOUT": "2"}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert "WarpSyncError" in r.stdout and "returned early" in r.stdout, r.stdout + r.stderr
+
+
+@cuda.jit
+def reads_shared_before_writing(out):
+    s = cuda.shared.array(32, np.float32)
+    out[cuda.threadIdx.x] = s[cuda.threadIdx.x]
+
+
+def test_new_shared_arrays_are_poisoned():
+    out = np.zeros(32, np.float32)
+    reads_shared_before_writing[1, 32](out)
+    assert np.isnan(out).all()

@@ -122,6 +122,8 @@ DEFAULT_BLOCK = 256
 # idea of a fixed, tuned grid, expressed per SM so that it carries across GPUs.
 # The values come from reduce_grid_sweep on the reference GPU (see the chapter).
 DEFAULT_WAVES = {"v8": 1, "v7": 1, "v6": 1, "grid-atomic": 1, "shared-atomic": 1}
+# 16-byte loads a v8 thread issues per loop trip (see make_v8), tuned on the reference GPU.
+V8_UNROLL = 1
 
 
 # =========================================================================== kernels
@@ -599,12 +601,17 @@ else:
 
 
 @functools.lru_cache(maxsize=None)
-def make_v8(block: int):
+def make_v8(block: int, unroll: int = 1):
     """v8: a grid-stride loop of 16-byte loads, then v7's block reduce.
 
     ``head`` elements (0 to 3) come before the first 16-byte boundary and are read one
     by one, as are the last ``(n - head) % 4``: any ``n`` and any start address work.
+    ``unroll`` (1, 2 or 4) is how many 16-byte loads a thread issues before it adds:
+    more loads in flight per thread, for GPUs that need more bytes in flight than one
+    load per resident thread provides.
     """
+    if unroll not in (1, 2, 4):
+        raise ValueError(f"unroll={unroll!r} must be 1, 2 or 4.")
     block_sum = _make_block_sum(block)
 
     @cuda.jit
@@ -622,12 +629,32 @@ def make_v8(block: int):
             s0 = x[g]
         nvec = (n - head) // 4
         v = g
+        if unroll == 4:  # a compile-time constant: the other branches vanish
+            while v + 3 * stride < nvec:
+                a = load_float4(x, head + 4 * v)
+                b = load_float4(x, head + 4 * (v + stride))
+                c = load_float4(x, head + 4 * (v + 2 * stride))
+                d = load_float4(x, head + 4 * (v + 3 * stride))
+                s0 += (a[0] + b[0]) + (c[0] + d[0])
+                s1 += (a[1] + b[1]) + (c[1] + d[1])
+                s2 += (a[2] + b[2]) + (c[2] + d[2])
+                s3 += (a[3] + b[3]) + (c[3] + d[3])
+                v += 4 * stride
+        if unroll >= 2:
+            while v + stride < nvec:
+                a = load_float4(x, head + 4 * v)
+                b = load_float4(x, head + 4 * (v + stride))
+                s0 += a[0] + b[0]
+                s1 += a[1] + b[1]
+                s2 += a[2] + b[2]
+                s3 += a[3] + b[3]
+                v += 2 * stride
         while v < nvec:
-            a, b, c, d = load_float4(x, head + 4 * v)
-            s0 += a
-            s1 += b
-            s2 += c
-            s3 += d
+            a = load_float4(x, head + 4 * v)
+            s0 += a[0]
+            s1 += a[1]
+            s2 += a[2]
+            s3 += a[3]
             v += stride
         t = head + 4 * nvec + g  # at most three elements left over
         if t < n:
@@ -646,9 +673,11 @@ _FACTORIES = {
 }
 
 
-def kernel_for(version: str, block: int = DEFAULT_BLOCK):
+def kernel_for(version: str, block: int = DEFAULT_BLOCK, unroll: int | None = None):
     """The compiled-on-demand kernel of ``version`` for ``block`` threads per block."""
     validate.choice(version, "version", VERSIONS)
+    if version == "v8":
+        return make_v8(block, V8_UNROLL if unroll is None else unroll)
     if version == "single-thread":
         return reduce_single_thread
     if version == "block-atomic":
@@ -670,7 +699,8 @@ def signature(version: str) -> str:
 PTX_TARGETS = [(_zero, "void(float32[::1])")] + [
     (kernel_for(v, 256), signature(v)) for v in VERSIONS
 ] + [(make_v5(b), _SIG3) for b in (64, 128, 512, 1024)] + [
-    (make_v7(b), _SIG4) for b in (32, 1024)] + [(make_v8(b), _SIG4) for b in (32, 1024)]
+    (make_v7(b), _SIG4) for b in (32, 1024)] + [(make_v8(b), _SIG4) for b in (32, 1024)] + [
+    (make_v8(256, u), _SIG4) for u in (2, 4)]
 
 
 # =========================================================================== host side
@@ -731,8 +761,10 @@ class Plan:
     timing sees only GPU work. ``launches`` lists ``(name, grid, block)``.
     """
 
-    def __init__(self, version: str, n: int, block: int, blocks: int | None):
+    def __init__(self, version: str, n: int, block: int, blocks: int | None,
+                 unroll: int | None = None):
         self.version, self.n, self.block = version, n, block
+        self.unroll = (V8_UNROLL if unroll is None else unroll) if version == "v8" else None
         self.per_thread = None
         self.out = cuda.device_array(1, dtype=np.float32)
         self._steps = []  # callables taking the input array
@@ -741,7 +773,7 @@ class Plan:
             self._steps.append(lambda d_x: reduce_single_thread[1, 1](d_x, self.out, n))
             self.launches = [("single-thread", 1, 1)]
             return
-        kernel = kernel_for(version, block)
+        kernel = kernel_for(version, block, self.unroll)
         if version in PROLOGUE:
             self.grid = 1 if version == "block-atomic" else min(blocks, _ceil_div(n, block))
             grid = self.grid
@@ -802,9 +834,17 @@ class Plan:
         return f"Plan({self.version!r}, n={self.n}: {steps}{extra})"
 
 
-def plan(version: str, n: int, *, block: int | None = None, blocks: int | None = None) -> Plan:
-    """Validate a configuration and build its :class:`Plan` (buffers allocated once)."""
+def plan(version: str, n: int, *, block: int | None = None, blocks: int | None = None,
+         unroll: int | None = None) -> Plan:
+    """Validate a configuration and build its :class:`Plan` (buffers allocated once).
+
+    ``unroll`` (v8 only): 16-byte loads per thread per loop trip, 1, 2 or 4.
+    """
     validate.choice(version, "version", VERSIONS)
+    if unroll is not None:
+        if version != "v8":
+            raise ValueError(f"unroll= applies only to version='v8', not {version!r}.")
+        validate.choice(unroll, "unroll", (1, 2, 4))
     n = validate.positive_int(n, "n")
     block = _check_block(version, block)
     if blocks is not None:
@@ -817,7 +857,7 @@ def plan(version: str, n: int, *, block: int | None = None, blocks: int | None =
         blocks = validate.positive_int(blocks, "blocks", maximum=2**31 - 1)
     elif version in GRID_CHOSEN:
         blocks = default_blocks(version, n, block)
-    return Plan(version, n, block, blocks)
+    return Plan(version, n, block, blocks, unroll)
 
 
 def reduce_sum(x, version: str = "v8", *, block: int | None = None,
@@ -1051,6 +1091,7 @@ def ptx_lines(version: str, names=None, block: int = DEFAULT_BLOCK, cc=(9, 0)) -
 # =========================================================================== experiments
 
 N_LADDER = 2**28  # 1 GiB of float32: fills any GPU, far beyond any L2
+SIZE_LOG2 = range(16, 29)  # the size sweep: 256 KiB (inside L2) to 1 GiB
 # Seed 003, NVIDIA V100 (sm_70), n = 2^25 float32, block 256: (microseconds, GB/s, speedup).
 SEED_V100 = {
     "v0": (788.29, 170.90, 1.00), "v1": (502.43, 268.13, 1.56), "v1.5": (394.88, 341.16, 2.00),
@@ -1249,7 +1290,7 @@ def size_sweep_experiment(progress):
     big, _ = _random_device(N_LADDER)
     l2 = device.info().l2_bytes or 0
     rows = []
-    for log2_n in range(16, 29):
+    for log2_n in SIZE_LOG2:
         n = 2**log2_n
         d_x = big[:n]
         ref = float(np.sum(d_x.copy_to_host(), dtype=np.float64))
@@ -1279,12 +1320,12 @@ def resources_experiment(progress):
     for version in VERSIONS:
         kernel = kernel_for(version, DEFAULT_BLOCK)
         sig = signature(version)
-        kernel.compile(sig)
+        compiled = kernel.compile(sig)  # ptxas ran: these are the SASS figures
         text = ptx(version)
         counts = ptx_counts(text)
-        row = {"version": version, "registers": kernel.get_regs_per_thread(sig),
-               "shared_bytes": kernel.get_shared_mem_per_block(sig),
-               "local_bytes": kernel.get_local_mem_per_thread(sig),
+        row = {"version": version, "registers": compiled.regs_per_thread,
+               "shared_bytes": compiled.shared_mem_per_block,
+               "local_bytes": compiled.local_mem_per_thread,
                **{k.replace(".", "_"): v for k, v in counts.items()},
                "ptx_lines": "\n".join(telling_lines(text, limit=12))}
         rows.append(row)

@@ -231,8 +231,8 @@ def frames_slider(make_frame, values, *, name: str = "value", interval: int = 80
     ``make_frame(ax, value)`` draws one frame. Returns HTML from matplotlib's
     ``FuncAnimation.to_jshtml``.
     """
-    from matplotlib import animation
     from IPython.display import HTML
+    from matplotlib import animation
 
     fig, ax = plt.subplots(figsize=(7, 4))
 

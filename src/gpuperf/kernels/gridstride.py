@@ -21,12 +21,11 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from numba import cuda  # gpuperf/__init__ has already chosen the mode
 
 from .. import SIMULATOR, bench, device, validate
 from .. import exercises as ex
 from ..records import experiment
-
-from numba import cuda  # noqa: E402,I001  (after gpuperf: the mode is chosen first)
 
 
 @cuda.jit

@@ -1,0 +1,79 @@
+import numpy as np
+import pytest
+
+from gpuperf import exercises as ex
+
+
+def test_sizes_around_a_block():
+    assert ex.sizes_around(256) == [1, 31, 32, 33, 255, 256, 257, 775, 1000]
+
+
+def test_random_arrays_are_offset_scaled_and_seeded():
+    a, b = ex.random_array(1000, 3), ex.random_array(1000, 3)
+    np.testing.assert_array_equal(a, b)
+    assert a.dtype == np.float32 and not np.array_equal(a, ex.random_array(1000, 4))
+    assert abs(a.mean()) > 1e-3  # not centred on zero by construction
+
+
+def test_poisoned():
+    assert np.isnan(ex.poisoned(4)).all()
+    assert (ex.poisoned(3, np.int32) == np.iinfo(np.int32).min).all()
+
+
+def test_compare_explains_unwritten_and_wrong_elements():
+    ref = np.arange(5, dtype=np.float64) + 0.5
+    assert ex.compare(ref.astype(np.float32), ref) is None
+    got = ref.copy()
+    got[3] = np.nan
+    assert "1 of 5 output element(s) are NaN, first at index 3" in ex.compare(got, ref)
+    got = ref.copy()
+    got[2] = 9
+    assert "first at index 2: got 9" in ex.compare(got, ref)
+    assert "shape" in ex.compare(np.zeros(3), ref)
+
+
+def test_checker_turns_exceptions_into_one_line(capsys):
+    chk = ex.Checker("demo")
+    with chk.case("ok"):
+        chk.compare(np.ones(2), np.ones(2))
+    with chk.case("boom"):
+        [][1]
+    with chk.case("todo"):
+        raise NotImplementedError()
+    report = chk.report()
+    out = capsys.readouterr().out
+    assert not report and "2 of 3 checks failed" in out
+    assert "your code raised IndexError" in out and "bounds" in out
+    assert "not implemented yet" in out and "Traceback" not in out
+
+
+def test_passing_report_is_truthy(capsys):
+    chk = ex.Checker("demo")
+    with chk.case("a"):
+        pass
+    assert chk.report() and "all 1 checks passed" in capsys.readouterr().out
+
+
+def test_empty_checker_does_not_pass():
+    assert not ex.Checker("nothing ran").report(show=False)
+
+
+def test_source_checks():
+    def f():
+        return "syncthreads"
+
+    chk = ex.Checker("src")
+    assert chk.source_has(f, "syncthreads", why="needs a barrier")
+    assert not chk.source_has(f, "shfl", why="use a shuffle")
+    assert chk.report_.failed == [("source", "use a shuffle")]
+
+
+def test_is_kernel_rejects_plain_functions(capsys):
+    chk = ex.Checker("k")
+    assert not chk.is_kernel(lambda: None)
+    assert "@cuda.jit" in chk.report().text()
+
+
+@pytest.mark.parametrize("bad", [None, 3])
+def test_is_kernel_rejects_non_callables(bad):
+    assert not ex.Checker("k").is_kernel(bad)

@@ -1,0 +1,78 @@
+"""The notebooks as files: no outputs, the shared setup cell, Colab metadata, exercises, toc."""
+
+import re
+
+import nbformat
+import pytest
+import yaml
+from conftest import ROOT
+
+from gpuperf import colab
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
+TOC = (ROOT / "_toc.yml").read_text()
+
+
+def ids(p):
+    return p.name
+
+
+def test_there_are_notebooks():
+    assert NOTEBOOKS
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
+def test_stored_without_outputs(path):
+    nb = nbformat.read(path, as_version=4)
+    with_outputs = [i for i, c in enumerate(nb.cells)
+                    if c.cell_type == "code" and (c.outputs or c.execution_count)]
+    assert not with_outputs, f"cells {with_outputs} have outputs: strip them"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
+def test_setup_cell_and_colab_metadata(path):
+    nb = nbformat.read(path, as_version=4)
+    first_code = next(c for c in nb.cells if c.cell_type == "code")
+    assert "setup" in first_code.metadata.get("tags", [])
+    assert first_code.source == colab.SETUP_CELL, "use gpuperf.colab.SETUP_CELL verbatim"
+    assert nb.metadata.get("accelerator") == "GPU"
+    assert nb.metadata.get("kernelspec", {}).get("name") == "python3"
+    assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# ")
+
+
+def test_setup_cell_url_matches_config():
+    assert colab.REPOSITORY_URL == CONFIG["repository"]["url"]
+    assert f"git+{CONFIG['repository']['url']}" in colab.SETUP_CELL
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
+def test_in_the_table_of_contents(path):
+    assert f"notebooks/{path.stem}" in TOC
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
+def test_every_exercise_has_hidden_solution_and_checker(path):
+    nb = nbformat.read(path, as_version=4)
+    cells = nb.cells
+    labels = []
+    for i, cell in enumerate(cells):
+        m = re.search(r":::\{exercise\}.*\n:label: (\S+)", cell.source) if cell.cell_type == "markdown" else None
+        if not m:
+            continue
+        label = m.group(1)
+        labels.append(label)
+        rest = cells[i + 1:]
+        start = next((j for j, c in enumerate(rest) if c.cell_type == "markdown"
+                      and re.search(r"\{solution-start\}\s+" + re.escape(label), c.source)), None)
+        assert start is not None, f"{label}: no solution-start cell after the exercise"
+        end = next((j for j, c in enumerate(rest) if j > start and c.cell_type == "markdown"
+                    and "{solution-end}" in c.source), None)
+        assert end is not None, f"{label}: no solution-end cell"
+        body = [c for c in rest[start + 1:end] if c.cell_type == "code"]
+        assert body and all("### BEGIN SOLUTION" in c.source and "### END SOLUTION" in c.source
+                            for c in body), f"{label}: solution code needs BEGIN/END SOLUTION markers"
+        after = next((c for c in rest[end + 1:] if c.cell_type == "code"), None)
+        assert after is not None and re.search(r"\bcheck_\w+\(", after.source), \
+            f"{label}: the code cell after the solution must call a checker"
+    assert len(labels) == len(set(labels))

@@ -1,0 +1,68 @@
+"""Every kernel compiles to PTX for sm_75 (T4, Colab) and sm_90 (H100/H200), with no GPU.
+
+The simulator replaces the real CUDA target for the whole process, so compilation runs in
+a subprocess with GPUPERF_MODE=compile (the real target, no GPU needed). This catches typing
+errors the simulator never sees (it runs kernels as Python).
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+SCRIPT = r"""
+import importlib, json, pkgutil, sys, traceback
+import gpuperf
+from gpuperf import kernels
+from numba import cuda
+
+results = []
+for mod in pkgutil.iter_modules(kernels.__path__):
+    if mod.name.startswith("_"):
+        continue
+    try:
+        m = importlib.import_module(f"gpuperf.kernels.{mod.name}")
+    except Exception as e:
+        results.append({"module": mod.name, "kernel": "<import>", "cc": None,
+                        "error": f"{type(e).__name__}: {e}"})
+        continue
+    targets = getattr(m, "PTX_TARGETS", None)
+    if not targets:
+        results.append({"module": mod.name, "kernel": "<PTX_TARGETS>", "cc": None,
+                        "error": "the module defines no PTX_TARGETS"})
+        continue
+    for kernel, sig in targets:
+        fn = getattr(kernel, "py_func", kernel)
+        for cc in [(7, 5), (9, 0)]:
+            row = {"module": mod.name, "kernel": fn.__name__, "sig": str(sig), "cc": list(cc)}
+            try:
+                ptx, _ = cuda.compile_ptx(fn, sig, cc=cc)
+                row["ok"] = ".entry" in ptx or ".func" in ptx
+                if not row["ok"]:
+                    row["error"] = "no .entry in the PTX"
+            except Exception as e:
+                row["error"] = f"{type(e).__name__}: {str(e).strip().splitlines()[-1] if str(e).strip() else ''}"
+            results.append(row)
+print("PTXJSON" + json.dumps(results))
+"""
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    env = {**os.environ, "GPUPERF_MODE": "compile"}
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    r = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env,
+                       timeout=1800)
+    line = next((ln for ln in r.stdout.splitlines() if ln.startswith("PTXJSON")), None)
+    assert line, f"PTX compilation did not run:\n{r.stdout[-2000:]}\n{r.stderr[-4000:]}"
+    return json.loads(line[len("PTXJSON"):])
+
+
+def test_every_kernel_compiles_for_sm75_and_sm90(compiled):
+    failures = [f"{r['module']}.{r['kernel']} {r.get('sig', '')} cc={r['cc']}: {r['error']}"
+                for r in compiled if r.get("error")]
+    assert not failures, "\n".join(failures)
+    assert sum(1 for r in compiled if r.get("ok")) >= 6
+    assert {tuple(r["cc"]) for r in compiled if r.get("ok")} == {(7, 5), (9, 0)}

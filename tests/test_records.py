@@ -1,0 +1,113 @@
+import json
+import re
+
+import nbformat
+import pytest
+from conftest import ROOT
+
+import gpuperf as gp
+from gpuperf import records
+
+
+@pytest.fixture
+def tmp_record(tmp_path, monkeypatch):
+    path = tmp_path / "my-gpu.json"
+    data = {"format": records.FORMAT,
+            "provenance": {"gpu": "My GPU", "date": "2026-01-02", "numba_cuda": "0.30.4",
+                           "ceilings": {"copy_gbps": 1000.0, "peak_gbps": 1200.0}},
+            "experiments": {"gridstride_ceilings": {
+                "meta": {"date": "2026-01-02", "ceilings": {"copy_gbps": 1000.0}},
+                "rows": [{"ceiling": "copy", "value": 1000.0}, {"ceiling": "peak", "value": 1200.0}]}}}
+    records.save(data, path)
+    monkeypatch.setenv(records.ENV_RECORD, str(path))
+    return path
+
+
+def test_save_load_replay_roundtrip(tmp_record):
+    res = records.run("gridstride_ceilings")
+    assert res.source == "recorded" and res.gpu == "My GPU"
+    assert res.label == "recorded on My GPU, 2026-01-02, numba-cuda 0.30.4"
+    assert res.column("value") == [1000.0, 1200.0]
+    assert res.one(ceiling="peak")["value"] == 1200.0
+    assert res.where(ceiling="copy").rows == [{"ceiling": "copy", "value": 1000.0}]
+    assert "My GPU" in res._repr_html_() and "1,000" in res.table()
+    assert res.ceilings["copy_gbps"] == 1000.0
+
+
+def test_missing_experiment_in_record_says_how_to_record(tmp_record):
+    with pytest.raises(records.NotRecorded, match="--only gridstride_timing"):
+        records.run("gridstride_timing")
+
+
+def test_unknown_experiment_is_a_value_error():
+    with pytest.raises(ValueError, match="no experiment called"):
+        records.run("gridstride_nonsense")
+
+
+def test_live_run_in_the_simulator_needs_a_gpu():
+    with pytest.raises(gp.bench.NeedsGPU):
+        records.run("gridstride_ceilings", live=True)
+
+
+def test_bad_record_env_is_explained(monkeypatch):
+    monkeypatch.setenv(records.ENV_RECORD, "no-such-gpu")
+    with pytest.raises(FileNotFoundError, match="available"):
+        records.record_path()
+
+
+def test_experiment_names_are_checked():
+    with pytest.raises(ValueError, match="snake_case"):
+        records.experiment("Bad Name", chapter="x", title="x")
+
+
+def test_slug():
+    assert records.slug("NVIDIA H100 80GB HBM3") == "nvidia-h100-80gb-hbm3"
+    assert records.slug("NVIDIA H200") == "nvidia-h200"
+
+
+def test_every_chapter_module_imports():
+    records.experiments()
+    assert not records.BROKEN, records.BROKEN
+
+
+def test_shipped_record_has_every_experiment():
+    shipped = records.load(records.DATA_DIR / f"{records.REFERENCE}.json")
+    assert shipped["provenance"]["gpu"].startswith("NVIDIA H")  # an H100 or H200
+    missing = sorted(set(records.experiments()) - set(shipped["experiments"]))
+    assert not missing, f"not in the shipped record (run python -m gpuperf.record --only ...): {missing}"
+    for name, entry in shipped["experiments"].items():
+        assert entry["rows"], name
+
+
+def _experiment_names_in_notebooks():
+    names = set()
+    for p in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        nb = nbformat.read(p, as_version=4)
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                names |= {(p.name, m) for m in re.findall(r"records\.run\(\s*[\"']([a-z0-9_]+)", cell.source)}
+    return names
+
+
+def test_notebooks_only_use_recorded_experiments():
+    shipped = records.load(records.DATA_DIR / f"{records.REFERENCE}.json")["experiments"]
+    used = _experiment_names_in_notebooks()
+    assert used, "expected the notebooks to replay experiments"
+    missing = sorted(f"{nb}: {name}" for nb, name in used if name not in shipped)
+    assert not missing, missing
+
+
+def test_record_cli_refuses_without_gpu_and_lists(capsys):
+    from gpuperf import record
+
+    assert record.main(["--list"]) == 0
+    assert "gridstride_launch_sweep" in capsys.readouterr().out
+    assert record.main(["--only", "nonsense_"]) == 2
+    assert "no experiment" in capsys.readouterr().err
+    assert record.main(["--only", "gridstride_"]) == 2
+    assert "needs a GPU" in capsys.readouterr().err
+
+
+def test_records_are_plain_json():
+    for path in records.available():
+        json.loads(path.read_text())

@@ -1,0 +1,42 @@
+import numpy as np
+import pytest
+
+from gpuperf import validate as v
+
+
+def test_accepts_good_input():
+    x = np.ones(3, np.float32)
+    assert v.array(x) is x
+    assert v.block_size(256, power_of_two=True) == 256
+    assert v.positive_int(np.int64(5), "n") == 5
+
+
+@pytest.mark.parametrize("call,err,words", [
+    (lambda: v.array([1.0]), TypeError, "np.asarray"),
+    (lambda: v.array(np.ones(3, np.int32)), TypeError, "astype"),
+    (lambda: v.array(np.ones((2, 2), np.float32)), ValueError, "ravel"),
+    (lambda: v.array(np.ones(0, np.float32)), ValueError, "empty"),
+    (lambda: v.array(np.ones(6, np.float32)[::2]), ValueError, "ascontiguousarray"),
+    (lambda: v.block_size(1025), ValueError, "1024"),
+    (lambda: v.block_size(96, power_of_two=True), ValueError, "64 or 128"),
+    (lambda: v.block_size(100, multiple_of=32), ValueError, "128"),
+    (lambda: v.block_size(2.5), TypeError, "integer"),
+    (lambda: v.block_size(True), TypeError, "integer"),
+    (lambda: v.positive_int(0, "n"), ValueError, ">= 1"),
+    (lambda: v.positive_int(9, "n", maximum=8), ValueError, "between 1 and 8"),
+    (lambda: v.choice("v9", "version", ["v0", "v1"]), ValueError, "'v0', 'v1'"),
+    (lambda: v.shared_bytes(64 * 1024), ValueError, "48 KiB"),
+    (lambda: v.same_shape(np.ones(2), np.ones(3)), ValueError, "same shape"),
+])
+def test_bad_input_messages_say_how_to_fix(call, err, words):
+    with pytest.raises(err, match=words):
+        call()
+
+
+def test_device_arrays_are_accepted():
+    from numba import cuda
+
+    d = cuda.to_device(np.ones(4, np.float32))
+    assert v.array(d) is d
+    with pytest.raises(TypeError, match="float32"):
+        v.array(cuda.to_device(np.ones(4)))

@@ -1,0 +1,696 @@
+"""Chapter "Thread coarsening": more work per thread, from the textbook kernel to SGEMM.
+
+Kernels
+-------
+``make_coarsened(tile, factor)``: the textbook's coarsened tiled matmul. A block of
+tile x tile threads computes a tile x (tile * factor) piece of C: it loads each tile of
+A once and reuses it for ``factor`` tiles of B, where the plain tiled kernel has
+``factor`` blocks load the same A tile.
+``vecadd`` and ``make_vecadd_coarsened(factor)``: coarsening where parallelism costs
+nothing (pitfall 1).
+``make_regtile_scalar(bm, bn, bk, tm, tn)``: 2D register tiling, first form. A block
+computes bm x bn of C; each thread a tm x tn block of it, held in registers, so each
+value read from shared memory feeds tm or tn multiply-adds instead of one.
+``make_regtile(bm, bn, bk, tm, tn, prefetch=...)``: the same with the A tile stored
+transposed, 16-byte loads from global and shared memory (``matmul.load4``), each
+thread's outputs split in 4-wide groups so that a warp's shared loads hit 32 distinct
+banks, no bounds tests for tiles inside the matrices (but correct tails), and with
+``prefetch=True`` the next tile's global loads issued before the current tile's math.
+
+Experiments (``matmul_*``)
+--------------------------
+``matmul_coarsen_sweep``: factor x size, with blocks, waves and occupancy.
+``matmul_vecadd_coarsen``: vector add against factor (no gain).
+``matmul_regtile_sweep``: block tile and TM x TN against TFLOP/s and occupancy.
+``matmul_resources``: registers, shared memory, local memory and occupancy of every variant.
+``matmul_ladder``: every step at 4096^3 with its % of cuBLAS.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from numba import cuda, float32  # noqa: E402,I001  (after gpuperf: the mode is chosen first)
+
+from .. import SIMULATOR, bench, device, validate
+from .. import exercises as ex
+from ..records import experiment
+from . import matmul as mm
+from .matmul import Variant, _cdiv, load4, store4
+
+
+def _jit(max_registers: int | None):
+    """``cuda.jit`` with a register cap where the target supports one (not the simulator)."""
+    if max_registers and not SIMULATOR:
+        return cuda.jit(max_registers=max_registers)
+    return cuda.jit
+
+
+# --------------------------------------------------------------------------- textbook coarsening
+
+
+@functools.lru_cache(maxsize=None)
+def make_coarsened(tile: int = 32, factor: int = 4):
+    """Coarsened tiled matmul: each thread computes ``factor`` outputs, ``tile`` columns apart."""
+    tile = mm._check_tile(tile)
+    factor = validate.positive_int(factor, "factor", maximum=64)
+    shape = (tile, tile)
+
+    @cuda.jit
+    def coarsened(A, B, C):
+        sA = cuda.shared.array(shape, float32)
+        sB = cuda.shared.array(shape, float32)
+        acc = cuda.local.array(factor, float32)  # one running sum per output
+        tx = cuda.threadIdx.x
+        ty = cuda.threadIdx.y
+        row = cuda.blockIdx.y * tile + ty
+        col_start = cuda.blockIdx.x * tile * factor + tx
+        M, K = A.shape
+        N = B.shape[1]
+        for c in range(factor):
+            acc[c] = float32(0.0)
+        for t in range((K + tile - 1) // tile):
+            k = t * tile + tx
+            sA[ty, tx] = A[row, k] if row < M and k < K else float32(0.0)  # loaded once...
+            for c in range(factor):  # ...and used for `factor` tiles of B (the coarsening loop)
+                col = col_start + c * tile
+                k = t * tile + ty
+                sB[ty, tx] = B[k, col] if k < K and col < N else float32(0.0)
+                cuda.syncthreads()
+                for n in range(tile):
+                    acc[c] += sA[ty, n] * sB[n, tx]
+                cuda.syncthreads()
+        for c in range(factor):
+            col = col_start + c * tile
+            if row < M and col < N:
+                C[row, col] = acc[c]
+
+    return coarsened
+
+
+# --------------------------------------------------------------------------- vector add
+
+
+@cuda.jit
+def vecadd(x, y, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = x[i] + y[i]
+
+
+@functools.lru_cache(maxsize=None)
+def make_vecadd_coarsened(factor: int = 4):
+    """Each thread adds ``factor`` elements, a block's width apart (stays coalesced)."""
+    factor = validate.positive_int(factor, "factor", maximum=64)
+
+    @cuda.jit
+    def vecadd_coarsened(x, y, out):
+        base = cuda.blockIdx.x * cuda.blockDim.x * factor + cuda.threadIdx.x
+        for c in range(factor):
+            i = base + c * cuda.blockDim.x
+            if i < out.size:
+                out[i] = x[i] + y[i]
+
+    return vecadd_coarsened
+
+
+# --------------------------------------------------------------------------- register tiling
+
+
+def _check_regtile(bm, bn, bk, tm, tn, vector: bool):
+    for name, v in (("bm", bm), ("bn", bn), ("bk", bk), ("tm", tm), ("tn", tn)):
+        validate.positive_int(v, name, maximum=256)
+    if bm % tm or bn % tn:
+        raise ValueError(f"the block tile {bm}x{bn} must divide into thread tiles {tm}x{tn}.")
+    threads = (bm // tm) * (bn // tn)
+    validate.block_size(threads, name=f"threads per block ({bm}/{tm} x {bn}/{tn})")
+    if (bm * bk) % threads or (bk * bn) % threads:
+        raise ValueError(f"{threads} threads cannot share the loads of a {bm}x{bk} and a "
+                         f"{bk}x{bn} tile evenly; choose tiles whose sizes are multiples of "
+                         "the thread count.")
+    if vector and (tm % 4 or tn % 4 or bk % 4):
+        raise ValueError("the vectorized kernel needs tm, tn and bk multiples of 4 (it moves "
+                         "4 floats per load).")
+    validate.shared_bytes(4 * bk * (bm + bn), what=f"a {bm}x{bk} and a {bk}x{bn} tile")
+    return threads
+
+
+@functools.lru_cache(maxsize=None)
+def make_regtile_scalar(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int = 8,
+                        max_registers: int | None = None):
+    """2D register tiling, first form: scalar loads, each thread a contiguous tm x tn block."""
+    threads = _check_regtile(bm, bn, bk, tm, tn, vector=False)
+    cols_t = bn // tn  # threads across the block tile
+    a_shape, b_shape = (bm, bk), (bk, bn)
+    a_per_thread, b_per_thread = bm * bk // threads, bk * bn // threads
+    n_acc = tm * tn
+
+    @_jit(max_registers)
+    def regtile_scalar(A, B, C):
+        As = cuda.shared.array(a_shape, float32)
+        Bs = cuda.shared.array(b_shape, float32)
+        acc = cuda.local.array(n_acc, float32)  # constant indices only: lives in registers
+        ra = cuda.local.array(tm, float32)
+        rb = cuda.local.array(tn, float32)
+        tid = cuda.threadIdx.x
+        trow = tid // cols_t
+        tcol = tid % cols_t
+        row0 = cuda.blockIdx.y * bm
+        col0 = cuda.blockIdx.x * bn
+        M, K = A.shape
+        N = B.shape[1]
+        for i in range(n_acc):
+            acc[i] = float32(0.0)
+        for k0 in range(0, K, bk):
+            for l in range(a_per_thread):
+                idx = tid + l * threads
+                r = idx // bk
+                c = idx % bk
+                As[r, c] = A[row0 + r, k0 + c] if row0 + r < M and k0 + c < K else float32(0.0)
+            for l in range(b_per_thread):
+                idx = tid + l * threads
+                r = idx // bn
+                c = idx % bn
+                Bs[r, c] = B[k0 + r, col0 + c] if k0 + r < K and col0 + c < N else float32(0.0)
+            cuda.syncthreads()
+            for kk in range(bk):
+                for i in range(tm):
+                    ra[i] = As[trow * tm + i, kk]
+                for j in range(tn):
+                    rb[j] = Bs[kk, tcol * tn + j]
+                for i in range(tm):  # tm x tn multiply-adds from tm + tn shared loads
+                    for j in range(tn):
+                        acc[i * tn + j] += ra[i] * rb[j]
+            cuda.syncthreads()
+        for i in range(tm):
+            r = row0 + trow * tm + i
+            for j in range(tn):
+                c = col0 + tcol * tn + j
+                if r < M and c < N:
+                    C[r, c] = acc[i * tn + j]
+
+    return regtile_scalar
+
+
+@functools.lru_cache(maxsize=None)
+def make_regtile(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int = 8,
+                 prefetch: bool = False, max_registers: int | None = None):
+    """2D register tiling with 16-byte loads, transposed A tile and conflict-free layout.
+
+    Thread (trow, tcol) owns rows ``g * bm/(tm/4) + 4 * trow + (0..3)`` and columns
+    ``h * bn/(tn/4) + 4 * tcol + (0..3)``: groups of 4 spread across the block tile,
+    so the 8 threads of each quarter-warp read 128 consecutive bytes of shared memory.
+    Blocks wholly inside C (and K, N multiples of 4) take the fast path: vector loads
+    with no bounds tests; the others, and the last partial tile along K, load scalars
+    with bounds tests. All threads reach every barrier in both.
+    """
+    threads = _check_regtile(bm, bn, bk, tm, tn, vector=True)
+    cols_t = bn // tn
+    row_groups, col_groups = tm // 4, tn // 4
+    row_stride, col_stride = bm // row_groups, bn // col_groups
+    a_shape, b_shape = (bk, bm), (bk, bn)  # A stored transposed: As[k, m]
+    a_vec_row, b_vec_row = bk // 4, bn // 4  # float4s per row of the A and B tiles
+    a_total, b_total = bm * bk // 4, bk * bn // 4  # float4s in each tile
+    # float4 loads per thread; a guard skips the extra ones when a tile has fewer
+    # float4s than threads x loads (e.g. a 64x8 tile, 128 float4s, for 256 threads)
+    a_vecs, b_vecs = _cdiv(a_total, threads), _cdiv(b_total, threads)
+    a_scalars, b_scalars = bm * bk // threads, bk * bn // threads
+    n_acc = tm * tn
+    pa_size, pb_size = 4 * a_vecs, 4 * b_vecs
+
+    @_jit(max_registers)
+    def regtile(A, B, C):
+        As = cuda.shared.array(a_shape, float32)
+        Bs = cuda.shared.array(b_shape, float32)
+        acc = cuda.local.array(n_acc, float32)
+        ra = cuda.local.array(tm, float32)
+        rb = cuda.local.array(tn, float32)
+        pa = cuda.local.array(pa_size, float32)  # the next tile, in flight (prefetch)
+        pb = cuda.local.array(pb_size, float32)
+        tid = cuda.threadIdx.x
+        trow = tid // cols_t
+        tcol = tid % cols_t
+        row0 = cuda.blockIdx.y * bm
+        col0 = cuda.blockIdx.x * bn
+        M, K = A.shape
+        N = B.shape[1]
+        for i in range(n_acc):
+            acc[i] = float32(0.0)
+        interior = row0 + bm <= M and col0 + bn <= N and K % 4 == 0 and N % 4 == 0
+        n_fast = K // bk if interior else 0  # k-tiles taken with vector loads, unguarded
+        n_tiles = (K + bk - 1) // bk
+        if prefetch and n_fast > 0:
+            for l in range(a_vecs):
+                idx = tid + l * threads
+                if idx < a_total:
+                    v0, v1, v2, v3 = load4(A, row0 + idx // a_vec_row, (idx % a_vec_row) * 4)
+                    pa[4 * l] = v0
+                    pa[4 * l + 1] = v1
+                    pa[4 * l + 2] = v2
+                    pa[4 * l + 3] = v3
+            for l in range(b_vecs):
+                idx = tid + l * threads
+                if idx < b_total:
+                    v0, v1, v2, v3 = load4(B, idx // b_vec_row, col0 + (idx % b_vec_row) * 4)
+                    pb[4 * l] = v0
+                    pb[4 * l + 1] = v1
+                    pb[4 * l + 2] = v2
+                    pb[4 * l + 3] = v3
+        for t in range(n_tiles):
+            k0 = t * bk
+            if t < n_fast:
+                for l in range(a_vecs):
+                    idx = tid + l * threads
+                    if idx < a_total:
+                        r = idx // a_vec_row
+                        c = (idx % a_vec_row) * 4
+                        if not prefetch:
+                            v0, v1, v2, v3 = load4(A, row0 + r, k0 + c)
+                            pa[4 * l] = v0
+                            pa[4 * l + 1] = v1
+                            pa[4 * l + 2] = v2
+                            pa[4 * l + 3] = v3
+                        for q in range(4):  # transposed store: As[k, m]
+                            As[c + q, r] = pa[4 * l + q]
+                for l in range(b_vecs):
+                    idx = tid + l * threads
+                    if idx < b_total:
+                        r = idx // b_vec_row
+                        c = (idx % b_vec_row) * 4
+                        if not prefetch:
+                            v0, v1, v2, v3 = load4(B, k0 + r, col0 + c)
+                            pb[4 * l] = v0
+                            pb[4 * l + 1] = v1
+                            pb[4 * l + 2] = v2
+                            pb[4 * l + 3] = v3
+                        store4(Bs, r, c, pb[4 * l], pb[4 * l + 1], pb[4 * l + 2], pb[4 * l + 3])
+            else:  # edge blocks and the last partial k-tile: scalar loads, zero outside
+                for l in range(a_scalars):
+                    idx = tid + l * threads
+                    r = idx // bk
+                    c = idx % bk
+                    As[c, r] = A[row0 + r, k0 + c] if row0 + r < M and k0 + c < K else float32(0.0)
+                for l in range(b_scalars):
+                    idx = tid + l * threads
+                    r = idx // bn
+                    c = idx % bn
+                    Bs[r, c] = B[k0 + r, col0 + c] if k0 + r < K and col0 + c < N else float32(0.0)
+            cuda.syncthreads()
+            if prefetch and t + 1 < n_fast:  # issue the next tile's loads; they land during the math
+                k1 = k0 + bk
+                for l in range(a_vecs):
+                    idx = tid + l * threads
+                    if idx < a_total:
+                        v0, v1, v2, v3 = load4(A, row0 + idx // a_vec_row, k1 + (idx % a_vec_row) * 4)
+                        pa[4 * l] = v0
+                        pa[4 * l + 1] = v1
+                        pa[4 * l + 2] = v2
+                        pa[4 * l + 3] = v3
+                for l in range(b_vecs):
+                    idx = tid + l * threads
+                    if idx < b_total:
+                        v0, v1, v2, v3 = load4(B, k1 + idx // b_vec_row, col0 + (idx % b_vec_row) * 4)
+                        pb[4 * l] = v0
+                        pb[4 * l + 1] = v1
+                        pb[4 * l + 2] = v2
+                        pb[4 * l + 3] = v3
+            for kk in range(bk):
+                for g in range(row_groups):  # 16-byte shared loads, 4 values each
+                    a0, a1, a2, a3 = load4(As, kk, g * row_stride + trow * 4)
+                    ra[4 * g] = a0
+                    ra[4 * g + 1] = a1
+                    ra[4 * g + 2] = a2
+                    ra[4 * g + 3] = a3
+                for h in range(col_groups):
+                    b0, b1, b2, b3 = load4(Bs, kk, h * col_stride + tcol * 4)
+                    rb[4 * h] = b0
+                    rb[4 * h + 1] = b1
+                    rb[4 * h + 2] = b2
+                    rb[4 * h + 3] = b3
+                for i in range(tm):
+                    for j in range(tn):
+                        acc[i * tn + j] += ra[i] * rb[j]
+            cuda.syncthreads()
+        for i in range(tm):
+            r = row0 + (i // 4) * row_stride + trow * 4 + i % 4
+            for h in range(col_groups):
+                c = col0 + h * col_stride + tcol * 4
+                base = i * tn + 4 * h
+                if interior:
+                    store4(C, r, c, acc[base], acc[base + 1], acc[base + 2], acc[base + 3])
+                else:
+                    for q in range(4):
+                        if r < M and c + q < N:
+                            C[r, c + q] = acc[base + q]
+
+    return regtile
+
+
+_SIG = mm._SIG
+_VEC_SIG = "void(float32[::1], float32[::1], float32[::1])"
+PTX_TARGETS = [
+    (make_coarsened(32, 4), _SIG),
+    (make_coarsened(16, 2), _SIG),
+    (vecadd, _VEC_SIG),
+    (make_vecadd_coarsened(4), _VEC_SIG),
+    (make_regtile_scalar(), _SIG),
+    (make_regtile_scalar(64, 64, 8, 4, 4), _SIG),
+    (make_regtile(), _SIG),
+    (make_regtile(prefetch=True), _SIG),
+    (make_regtile(64, 64, 8, 4, 4), _SIG),
+]
+
+
+# --------------------------------------------------------------------------- variants
+
+
+def coarsened_variant(tile: int = 32, factor: int = 4) -> Variant:
+    k = make_coarsened(tile, factor)
+    return Variant(f"coarsened {tile}x{factor}", k, (tile, tile),
+                   lambda M, N: (_cdiv(N, tile * factor), _cdiv(M, tile)),
+                   "coarsened", (tile, factor))
+
+
+def regtile_variant(bm=128, bn=128, bk=8, tm=8, tn=8, *, vectorized: bool = True,
+                    prefetch: bool = False, max_registers: int | None = None) -> Variant:
+    if vectorized:
+        k = make_regtile(bm, bn, bk, tm, tn, prefetch, max_registers)
+        kind = "pipelined" if prefetch else "vectorized"
+    else:
+        if prefetch:
+            raise ValueError("prefetch=True needs vectorized=True (it reuses the vector loads).")
+        k = make_regtile_scalar(bm, bn, bk, tm, tn, max_registers)
+        kind = "scalar"
+    cap = f" cap{max_registers}" if max_registers else ""
+    threads = (bm // tm) * (bn // tn)
+    return Variant(f"regtile {kind} {bm}x{bn}x{bk} {tm}x{tn}{cap}", k, (threads,),
+                   lambda M, N: (_cdiv(N, bn), _cdiv(M, bm)), "block", (bm, bn))
+
+
+VERSIONS = ("coarsened", "regtile_scalar", "regtile", "regtile_pipelined")
+
+
+def variant(version: str = "regtile_pipelined", **params) -> Variant:
+    """A ``Variant`` of this chapter's kernels: ``coarsened`` (tile, factor) or a register tile."""
+    validate.choice(version, "version", VERSIONS)
+    if version == "coarsened":
+        return coarsened_variant(**params)
+    if version == "regtile_scalar":
+        return regtile_variant(vectorized=False, **params)
+    return regtile_variant(prefetch=version == "regtile_pipelined", **params)
+
+
+def matmul(A, B, out=None, *, version: str = "regtile_pipelined", **params):
+    """``A @ B`` in float32 with one of this chapter's kernels (``VERSIONS``)."""
+    return mm.run_variant(variant(version, **params), A, B, out)
+
+
+def vector_add(x, y, out=None, *, factor: int = 1, block: int = 256):
+    """``x + y`` with the plain (factor 1) or coarsened vector-add kernel."""
+    x = validate.array(x, name="x")
+    y = validate.array(y, name="y")
+    validate.same_shape(x, y, ("x", "y"))
+    block = validate.block_size(block, multiple_of=32)
+    factor = validate.positive_int(factor, "factor", maximum=64)
+    host = isinstance(x, np.ndarray)
+    dx = cuda.to_device(x) if host else x
+    dy = cuda.to_device(y) if isinstance(y, np.ndarray) else y
+    dout = cuda.device_array(x.shape, np.float32) if out is None else (
+        cuda.to_device(out) if isinstance(out, np.ndarray) else out)
+    k = vecadd if factor == 1 else make_vecadd_coarsened(factor)
+    k[_cdiv(x.size, block * factor), block](dx, dy, dout)
+    if isinstance(out, np.ndarray):
+        out[...] = dout.copy_to_host()
+        return out
+    return dout.copy_to_host() if host else dout
+
+
+# --------------------------------------------------------------------------- resources
+
+
+def resources(v: Variant) -> dict:
+    """Registers/thread, shared and local memory, and occupancy of ``v``'s compiled kernel.
+
+    Read from the compiled kernel (compile it first, e.g. with ``mm.verify(v)``) and the
+    driver's occupancy calculator. GPU only.
+    """
+    bench._require_gpu("resources")
+    k = v.kernel
+    if not k.overloads:
+        raise RuntimeError(f"{v.name} is not compiled yet; run it once (e.g. mm.verify(v)).")
+    compiled = next(iter(k.overloads.values()))
+    cufunc = compiled._codelibrary.get_cufunc()
+    blocks_per_sm = int(cuda.current_context().get_active_blocks_per_multiprocessor(
+        cufunc, v.threads, 0))
+    info = device.info()
+    max_warps = info.max_warps_per_sm or 64
+    warps = blocks_per_sm * _cdiv(v.threads, 32)
+    return {"threads": v.threads, "regs": int(compiled.regs_per_thread),
+            "smem_bytes": int(compiled.shared_mem_per_block),
+            "local_bytes": int(compiled.local_mem_per_thread),
+            "blocks_per_sm": blocks_per_sm, "occupancy": warps / max_warps}
+
+
+def waves(v: Variant, M: int, N: int, blocks_per_sm: int) -> float:
+    """Blocks in the grid over blocks the GPU holds at once (SMs x blocks per SM)."""
+    g = v.grid(M, N)
+    blocks = g[0] * (g[1] if len(g) > 1 else 1)
+    return blocks / (device.sm_count() * max(blocks_per_sm, 1))
+
+
+def grid_blocks(v: Variant, M: int, N: int) -> int:
+    g = v.grid(M, N)
+    return int(g[0] * (g[1] if len(g) > 1 else 1))
+
+
+# --------------------------------------------------------------------------- experiments
+
+_UNITS = {"ms": "ms", "tflops": "TFLOP/s", "pct_cublas": "% of cuBLAS", "smem_bytes": "B",
+          "local_bytes": "B", "occupancy": "fraction of max warps", "gbps": "GB/s"}
+FACTORS = (1, 2, 4, 8, 16)
+
+
+@experiment("matmul_coarsen_sweep", chapter="coarsening",
+            title="Coarsening factor x size (tile 32): TFLOP/s, blocks, waves, occupancy",
+            units=_UNITS)
+def coarsen_sweep_experiment(progress):
+    rows = []
+    for tile in (16, 32):
+        for f in FACTORS:
+            v = mm.variant("tiled", tile=tile) if f == 1 else coarsened_variant(tile, f)
+            mm.verify(v)
+            res = resources(v)
+            for n in (1024, 4096):
+                m = mm.measure_variant(v, n, **mm._repeats(n))
+                rows.append({"tile": tile, "factor": f, "n": n, **m, **res,
+                             "blocks": grid_blocks(v, n, n),
+                             "waves": waves(v, n, n, res["blocks_per_sm"])})
+                progress(f"tile {tile} factor {f} n={n}: {m['tflops']:.2f} TFLOP/s")
+    return rows
+
+
+@experiment("matmul_vecadd_coarsen", chapter="coarsening",
+            title="Vector add of 2^26 float32 against coarsening factor (pitfall 1)",
+            units=_UNITS)
+def vecadd_coarsen_experiment(progress):
+    n = 2**26
+    rng = np.random.default_rng(2)
+    x = cuda.to_device(ex.random_array(n, rng))
+    y = cuda.to_device(ex.random_array(n, rng))
+    out = cuda.device_array(n, np.float32)
+    rows = []
+    for f in FACTORS:
+        k = vecadd if f == 1 else make_vecadd_coarsened(f)
+        grid = _cdiv(n, 256 * f)
+        got = vector_add(x[:1000].copy_to_host(), y[:1000].copy_to_host(), factor=f)
+        assert np.allclose(got, x[:1000].copy_to_host() + y[:1000].copy_to_host())
+        t = bench.time_kernel(lambda k=k, grid=grid: k[grid, 256](x, y, out))
+        rows.append({"factor": f, "blocks": grid, **bench.bandwidth_row(3 * 4 * n, t)})
+        progress(f"factor {f}: {rows[-1]['gbps']:.0f} GB/s")
+    return rows
+
+
+REGTILE_CONFIGS = [  # (bm, bn, bk, tm, tn)
+    (64, 64, 16, 4, 4), (128, 64, 8, 8, 4), (128, 128, 8, 8, 8), (128, 128, 16, 8, 8),
+]
+
+
+@experiment("matmul_regtile_sweep", chapter="coarsening",
+            title="2D register tiling: block tile and TM x TN at 4096^3, with occupancy",
+            units=_UNITS)
+def regtile_sweep_experiment(progress):
+    n = 4096
+    rows = []
+    for (bm, bn, bk, tm, tn) in REGTILE_CONFIGS:
+        for kind in ("scalar", "vectorized", "pipelined"):
+            v = regtile_variant(bm, bn, bk, tm, tn, vectorized=kind != "scalar",
+                                prefetch=kind == "pipelined")
+            mm.verify(v)
+            res = resources(v)
+            m = mm.measure_variant(v, n, **mm._repeats(n))
+            rows.append({"kind": kind, "bm": bm, "bn": bn, "bk": bk, "tm": tm, "tn": tn,
+                         "tile": f"{tm}x{tn}", "n": n, **m, **res})
+            progress(f"{v.name}: {m['tflops']:.2f} TFLOP/s, {res['regs']} regs, "
+                     f"{res['blocks_per_sm']} blocks/SM")
+    return rows
+
+
+def ladder_variants() -> list[Variant]:
+    """Every step of the two chapters, slowest first."""
+    return [
+        mm.variant("naive_row_x"), mm.variant("naive_col_x"), mm.variant("tiled", tile=32),
+        coarsened_variant(32, 4), regtile_variant(vectorized=False),
+        regtile_variant(), regtile_variant(prefetch=True),
+    ]
+
+
+@experiment("matmul_resources", chapter="coarsening",
+            title="Registers, shared memory and occupancy of every variant, from the compiled kernels",
+            units=_UNITS)
+def resources_experiment(progress):
+    rows = []
+    vs = ladder_variants() + [coarsened_variant(32, f) for f in (2, 8, 16)] + [
+        regtile_variant(*cfg) for cfg in REGTILE_CONFIGS if cfg != (128, 128, 8, 8, 8)]
+    for v in vs:
+        mm.verify(v)
+        rows.append({"version": v.name, **resources(v)})
+        progress(f"{v.name}: {rows[-1]['regs']} regs, {rows[-1]['blocks_per_sm']} blocks/SM")
+    return rows
+
+
+@experiment("matmul_ladder", chapter="coarsening",
+            title="Every step from naive to 2D register tiling at 4096^3, against cuBLAS",
+            units={**_UNITS, "ai": "FLOP/B", "bound_tflops": "TFLOP/s"})
+def ladder_experiment(progress):
+    n = 4096
+    vs = ladder_variants()
+    for v in vs:
+        mm.verify(v)
+    rows = mm.roofline_rows(vs, n, progress)
+    for r, v in zip(rows, vs):
+        r.update({k: val for k, val in resources(v).items() if k != "threads"})
+    c = mm.measure_cublas(n)
+    if c:
+        rows.append({"version": "cuBLAS (CuPy @)", "n": n, **c})
+    return rows
+
+
+# --------------------------------------------------------------------------- widgets
+
+
+def measure_point(tile: int = 32, factor: int = 1, n: int = 4096) -> dict:
+    """One live point for the explorer: TFLOP/s and occupancy of a tile/factor pair."""
+    v = mm.variant("tiled", tile=tile) if factor == 1 else coarsened_variant(tile, factor)
+    mm.verify(v)
+    return {**mm.measure_variant(v, n, **mm._repeats(n)), **resources(v)}
+
+
+def measure_regtile_point(tm: int = 8, tn: int = 8, bm: int = 128, bn: int = 128, bk: int = 8,
+                          kind: str = "pipelined", n: int = 4096) -> dict:
+    v = regtile_variant(bm, bn, bk, tm, tn, vectorized=kind != "scalar",
+                        prefetch=kind == "pipelined")
+    mm.verify(v)
+    return {**mm.measure_variant(v, n, **mm._repeats(n)), **resources(v)}
+
+
+def explore_coarsening(res=None):
+    """Sliders over tile and factor (recorded sweep; a measure button on a GPU)."""
+    from .. import records, widgets  # lazily: a GPU box may lack ipywidgets
+
+    res = res or records.run("matmul_coarsen_sweep")
+    return widgets.explore(res, x="factor", y="tflops",
+                           controls={"tile": res.values("tile"), "n": res.values("n")},
+                           live=None if SIMULATOR else measure_point)
+
+
+def explore_regtile(res=None):
+    """Sliders over the register-tiling configurations (recorded; measured live on a GPU)."""
+    from .. import records, widgets
+
+    res = res or records.run("matmul_regtile_sweep")
+    return widgets.explore(res, x="tile", y="tflops", controls={"kind": res.values("kind"),
+                                                                "bk": res.values("bk")},
+                           live=None if SIMULATOR else measure_regtile_point)
+
+
+# --------------------------------------------------------------------------- exercises
+
+
+def check_coarsened(make_kernel, tile: int = 8, factor: int = 3) -> ex.Report:
+    """Check ``make_kernel(tile, factor)``: a coarsened tiled kernel ``k(A, B, C)``.
+
+    Launched with (tile, tile) threads per block and a grid of
+    (ceil(N / (tile * factor)), ceil(M / tile)) blocks; each thread computes ``factor``
+    outputs of one row, ``tile`` columns apart.
+    """
+
+    def make_launch():
+        k = make_kernel(tile, factor)
+        if not (hasattr(k, "__getitem__") and callable(k)):
+            raise TypeError(f"make_kernel({tile}, {factor}) returned {type(k).__name__}, not a "
+                            "@cuda.jit kernel.")
+
+        def launch(A, B, C):
+            M, N = C.shape
+            k[(_cdiv(N, tile * factor), _cdiv(M, tile)), (tile, tile)](A, B, C)
+
+        return launch
+
+    sizes = [(1, 1, 1), (9, 11, 25), (8, 8, 24), (17, 13, 50), (5, 20, 7)]
+    chk = mm.check_matmul_kernel(make_launch, f"coarsened tiled matmul (tile {tile}, factor {factor})",
+                                 sizes=sizes)
+    chk.source_has(make_kernel, "syncthreads",
+                   why="the tiles in shared memory need cuda.syncthreads() between loading "
+                       "and using them, and before they are overwritten.")
+    chk.source_has(make_kernel, "local.array",
+                   why="keep the factor running sums in a cuda.local.array (registers).")
+    return chk.report()
+
+
+def check_best_factor(answer: dict, res=None) -> ex.Report:
+    """Check the best-factor analysis ``answer`` against the sweep ``res``.
+
+    ``answer`` keys: ``best_factor`` (the fastest at n=4096 for tile 32), ``blocks_per_sm``
+    and ``occupancy`` of that variant, and ``blocks_at_1024`` (grid blocks at n=1024 with
+    factor 16).
+    """
+    from .. import records
+
+    chk = ex.Checker("best coarsening factor, explained")
+    res = res or records.run("matmul_coarsen_sweep")
+    rows = res.select(tile=32, n=4096)
+    best = max(rows, key=lambda r: r["tflops"])
+    if not isinstance(answer, dict):
+        chk.fail("answer must be a dict with keys best_factor, blocks_per_sm, occupancy, "
+                 "blocks_at_1024.")
+        return chk.report()
+    with chk.case("best factor at 4096"):
+        chk.expect(answer.get("best_factor") == best["factor"],
+                   f"the fastest factor in this sweep is {best['factor']} "
+                   f"({best['tflops']:.2f} TFLOP/s), not {answer.get('best_factor')}; read the "
+                   "table for tile 32, n=4096.")
+    with chk.case("occupancy of the best factor"):
+        chk.expect(answer.get("blocks_per_sm") == best["blocks_per_sm"],
+                   f"blocks_per_sm of factor {best['factor']} is {best['blocks_per_sm']} in the "
+                   "sweep (column blocks_per_sm).")
+        occ = answer.get("occupancy")
+        chk.expect(isinstance(occ, (int, float)) and abs(occ - best["occupancy"]) < 0.02,
+                   f"occupancy of factor {best['factor']} is {best['occupancy']:.3f} (active "
+                   "warps over the SM's maximum).")
+    with chk.case("too much coarsening at 1024"):
+        r16 = res.one(tile=32, n=1024, factor=16)
+        chk.expect(answer.get("blocks_at_1024") == r16["blocks"],
+                   f"factor 16 at n=1024 launches ceil(1024/(32*16)) x ceil(1024/32) = "
+                   f"{r16['blocks']} blocks; compare with the GPU's {device.sm_count()} SMs "
+                   "(on the recorded GPU see gp.show_device()).")
+    return chk.report()
+
+
+__all__ = [
+    "make_coarsened", "vecadd", "make_vecadd_coarsened", "make_regtile_scalar", "make_regtile",
+    "coarsened_variant", "regtile_variant", "variant", "matmul", "vector_add", "resources",
+    "waves", "grid_blocks", "ladder_variants", "measure_point", "measure_regtile_point",
+    "explore_coarsening", "explore_regtile", "check_coarsened", "check_best_factor",
+    "VERSIONS", "FACTORS", "REGTILE_CONFIGS",
+]

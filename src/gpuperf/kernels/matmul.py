@@ -1,0 +1,841 @@
+"""Chapter "Shared-memory tiling": matrix multiplication from a naive kernel to shared tiles.
+
+``C = A @ B`` with ``A`` of shape (M, K), ``B`` of shape (K, N), all float32, row-major.
+
+Kernels
+-------
+``naive_row_x``: one thread per output, ``row`` taken from ``threadIdx.x`` (the seed's
+mapping): the 32 threads of a warp walk down a column of ``A`` and of ``C``, so their
+loads and stores are 4*K and 4*N bytes apart and cannot be coalesced.
+``naive_col_x``: the same arithmetic with ``col`` from ``threadIdx.x``: a warp reads one
+element of ``A`` (a broadcast) and 32 consecutive elements of ``B`` (one transaction).
+``make_tiled_seed(tile)``: the seed article's shared-memory kernel, kept with its three
+bugs for the chapter to take apart (``and`` where ``or`` is needed, a ``return`` before
+the barrier, unguarded tile loads).
+``make_tiled_early_return(tile)``: bounds fixed, early return kept: the threads that
+left never load their part of the tile.
+``make_tiled(tile)``: the correct tiled kernel, ``tile`` a compile-time constant.
+
+Helpers shared with ``gpuperf.kernels.coarsening``: the 16-byte vector load and store
+``load4``/``store4``, operand checks, launch descriptions (``Variant``), timing of one
+variant, and the traffic model.
+
+Experiments (``matmul_*``)
+--------------------------
+``matmul_naive_vs_tiled``: TFLOP/s against size for both naive mappings, tiles 8/16/32
+and cuBLAS. ``matmul_tile_sweep``: tile size at 4096^3. ``matmul_roofline``: each
+version's model intensity, bound and measured rate. ``matmul_seed_bugs``: what the
+seed's kernel does on a GPU at sizes that are and are not multiples of the tile.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import cuda, float32  # noqa: E402,I001  (after gpuperf: the mode is chosen first)
+
+from .. import SIMULATOR, bench, validate
+from .. import exercises as ex
+from ..records import experiment
+
+# --------------------------------------------------------------------------- simulator fix
+
+
+def _shared_arrays_alias() -> bool:
+    """True if two cuda.shared.array calls on different lines return the same array.
+
+    The simulator keys each shared allocation by the source line that asked for it,
+    two frames up; a wrapper around ``FakeCUDAShared.array`` (the NaN poisoning of
+    ``gpuperf.simwarp``) moves that frame into the wrapper, so every shared array of a
+    kernel becomes one. Every kernel here has two (sA and sB).
+    """
+    from numba.cuda.simulator.kernelapi import FakeCUDAShared
+
+    shared = FakeCUDAShared(0)
+    first = shared.array(1, np.float32)
+    second = shared.array(1, np.float32)
+    return first is second
+
+
+def _fix_shared_alias() -> None:
+    """Key simulated shared arrays by the kernel's line again, keeping the NaN poison.
+
+    Private stop-gap until ``gpuperf.simwarp`` does this itself: it runs only when the
+    aliasing is detected, so it becomes a no-op once the core is fixed.
+    """
+    import sys
+    import traceback
+
+    from numba.cuda import types as nb_types
+    from numba.cuda.simulator.kernelapi import FakeCUDAShared
+    from numba.np import numpy_support
+
+    original = FakeCUDAShared.array
+
+    def array(self, shape, dtype, alignment=None):
+        if shape == 0 or alignment is not None:  # dynamic shared memory, or an error
+            return original(self, shape, dtype, alignment)
+        if isinstance(dtype, nb_types.Type):
+            dtype = numpy_support.as_dtype(dtype)
+        caller = tuple(traceback.extract_stack(sys._getframe(1), limit=1)[-1][0:2])
+        arr = self._allocations.get(caller)
+        if arr is None:
+            arr = np.empty(shape, dtype)
+            if arr.dtype.kind == "f":
+                arr.fill(np.nan)
+            elif arr.dtype.kind in "iu":
+                arr.fill(np.iinfo(arr.dtype).max // 3)
+            self._allocations[caller] = arr
+        return arr
+
+    FakeCUDAShared.array = array
+
+
+if SIMULATOR and _shared_arrays_alias():
+    _fix_shared_alias()
+
+
+# --------------------------------------------------------------------------- vector access
+#
+# A float32x4 view indexed from Numba gives four scalar loads. These two intrinsics
+# emit one 16-byte access (ld.global.v4.f32 / ld.shared.v4.f32 and the st forms): the
+# element arr[i, j] must sit on a 16-byte boundary, i.e. j % 4 == 0, the row length a
+# multiple of 4 and the array's base 16-byte aligned (cudaMalloc gives 256).
+# Under the simulator they are plain Python with the same alignment rules checked, so
+# that a misaligned use fails there instead of faulting on a GPU.
+
+if SIMULATOR:
+
+    def _check_aligned(arr, i, j):
+        if j % 4 or arr.shape[1] % 4:
+            raise ValueError(
+                f"16-byte access at [{i}, {j}] of an array with rows of {arr.shape[1]} floats: "
+                "the column and the row length must both be multiples of 4 (a GPU would fault "
+                "with a misaligned address).")
+
+    def load4(arr, i, j):
+        """Four consecutive floats ``arr[i, j:j+4]`` in one 16-byte load."""
+        _check_aligned(arr, i, j)
+        return arr[i, j], arr[i, j + 1], arr[i, j + 2], arr[i, j + 3]
+
+    def store4(arr, i, j, a, b, c, d):
+        """Store four floats at ``arr[i, j:j+4]`` in one 16-byte store."""
+        _check_aligned(arr, i, j)
+        arr[i, j], arr[i, j + 1], arr[i, j + 2], arr[i, j + 3] = a, b, c, d
+
+else:
+    from llvmlite import ir
+
+    try:  # numba-cuda >= 0.2x carries its own copies of these
+        from numba.cuda import types
+        from numba.cuda.cgutils import get_item_pointer
+        from numba.cuda.extending import intrinsic
+    except ImportError:  # older numba-cuda (e.g. Colab's) uses numba's
+        from numba.core import types
+        from numba.core.cgutils import get_item_pointer
+        from numba.cuda.extending import intrinsic
+
+    _V4 = ir.VectorType(ir.FloatType(), 4)
+
+    def _vec_pointer(context, builder, arrty, arr, i, j):
+        ary = context.make_array(arrty)(context, builder, arr)
+        ptr = get_item_pointer(context, builder, arrty, ary, [i, j],
+                               wraparound=False, boundscheck=False)
+        return builder.bitcast(ptr, _V4.as_pointer())
+
+    def _is_f32_matrix(arr):
+        return isinstance(arr, types.Array) and arr.ndim == 2 and arr.dtype == types.float32
+
+    @intrinsic
+    def load4(typingctx, arr, i, j):
+        """Four consecutive floats ``arr[i, j:j+4]`` in one 16-byte load."""
+        if not _is_f32_matrix(arr):
+            return None
+        ret = types.UniTuple(types.float32, 4)
+
+        def codegen(context, builder, sig, args):
+            ptr = _vec_pointer(context, builder, sig.args[0], *args)
+            vec = builder.load(ptr, align=16)
+            parts = [builder.extract_element(vec, ir.Constant(ir.IntType(32), k))
+                     for k in range(4)]
+            return context.make_tuple(builder, ret, parts)
+
+        return ret(arr, types.intp, types.intp), codegen
+
+    @intrinsic
+    def store4(typingctx, arr, i, j, a, b, c, d):
+        """Store four floats at ``arr[i, j:j+4]`` in one 16-byte store."""
+        if not _is_f32_matrix(arr):
+            return None
+        f = types.float32
+
+        def codegen(context, builder, sig, args):
+            ptr = _vec_pointer(context, builder, sig.args[0], *args[:3])
+            vec = ir.Constant(_V4, None)
+            for k in range(4):
+                vec = builder.insert_element(vec, args[3 + k], ir.Constant(ir.IntType(32), k))
+            builder.store(vec, ptr, align=16)
+            return context.get_dummy_value()
+
+        return types.void(arr, types.intp, types.intp, f, f, f, f), codegen
+
+
+# --------------------------------------------------------------------------- naive kernels
+
+
+@cuda.jit
+def naive_row_x(A, B, C):
+    # The seed's mapping: x (the fastest-varying thread index, the one a warp spans)
+    # picks the row. Neighbouring threads read A[row, k] and write C[row, col] one row
+    # apart: 32 separate memory transactions per warp instead of one.
+    row = cuda.threadIdx.x + cuda.blockIdx.x * cuda.blockDim.x
+    col = cuda.threadIdx.y + cuda.blockIdx.y * cuda.blockDim.y
+    if row < C.shape[0] and col < C.shape[1]:
+        acc = float32(0.0)  # not `0.`, which is a float64 accumulator (32x slower on a T4)
+        for k in range(A.shape[1]):
+            acc += A[row, k] * B[k, col]
+        C[row, col] = acc
+
+
+@cuda.jit
+def naive_col_x(A, B, C):
+    # x picks the column: a warp reads one A[row, k] (broadcast to all 32 threads) and
+    # 32 consecutive B[k, col], and writes 32 consecutive C[row, col].
+    col = cuda.threadIdx.x + cuda.blockIdx.x * cuda.blockDim.x
+    row = cuda.threadIdx.y + cuda.blockIdx.y * cuda.blockDim.y
+    if row < C.shape[0] and col < C.shape[1]:
+        acc = float32(0.0)
+        for k in range(A.shape[1]):
+            acc += A[row, k] * B[k, col]
+        C[row, col] = acc
+
+
+# --------------------------------------------------------------------------- tiled kernels
+
+TILES = (8, 16, 32)
+
+
+def _check_tile(tile: int) -> int:
+    tile = validate.positive_int(tile, "tile", minimum=1, maximum=32)
+    # tile x tile threads per block: 32 x 32 = 1024 is CUDA's limit.
+    return tile
+
+
+@functools.lru_cache(maxsize=None)
+def make_tiled_seed(tile: int = 16):
+    """The seed article's shared-memory kernel, bugs included (do not use it)."""
+    tile = _check_tile(tile)
+    shape = (tile, tile)
+
+    @cuda.jit
+    def tiled_seed(A, B, C):
+        sA = cuda.shared.array(shape, float32)
+        sB = cuda.shared.array(shape, float32)
+        tx = cuda.threadIdx.x
+        ty = cuda.threadIdx.y
+        row = cuda.threadIdx.x + cuda.blockDim.x * cuda.blockIdx.x
+        col = cuda.threadIdx.y + cuda.blockDim.y * cuda.blockIdx.y
+        if row >= C.shape[0] and col >= C.shape[1]:  # BUG 1: `and` must be `or`
+            return  # BUG 2: leaves before the barriers below; its tile elements never load
+        tmp = float32(0.0)
+        for m in range(math.ceil(A.shape[1] / tile)):
+            sA[tx, ty] = A[row, ty + m * tile]  # BUG 3: no test that the column is < K
+            sB[tx, ty] = B[tx + m * tile, col]  # ... nor that the row is < K
+            cuda.syncthreads()
+            for n in range(tile):
+                tmp += sA[tx, n] * sB[n, ty]
+            cuda.syncthreads()
+        C[row, col] = tmp
+
+    return tiled_seed
+
+
+@functools.lru_cache(maxsize=None)
+def make_tiled_early_return(tile: int = 16):
+    """Loads guarded and ``or`` fixed, but threads outside C still return early."""
+    tile = _check_tile(tile)
+    shape = (tile, tile)
+
+    @cuda.jit
+    def tiled_early_return(A, B, C):
+        sA = cuda.shared.array(shape, float32)
+        sB = cuda.shared.array(shape, float32)
+        tx = cuda.threadIdx.x
+        ty = cuda.threadIdx.y
+        row = cuda.blockIdx.y * tile + ty
+        col = cuda.blockIdx.x * tile + tx
+        M, K = A.shape
+        N = B.shape[1]
+        if row >= M or col >= N:
+            return  # BUG: this thread was also due to load sA[ty, tx] and sB[ty, tx]
+        acc = float32(0.0)
+        for t in range((K + tile - 1) // tile):
+            k = t * tile + tx
+            sA[ty, tx] = A[row, k] if k < K else float32(0.0)
+            k = t * tile + ty
+            sB[ty, tx] = B[k, col] if k < K else float32(0.0)
+            cuda.syncthreads()
+            for n in range(tile):
+                acc += sA[ty, n] * sB[n, tx]
+            cuda.syncthreads()
+        C[row, col] = acc
+
+    return tiled_early_return
+
+
+@functools.lru_cache(maxsize=None)
+def make_tiled(tile: int = 32):
+    """The shared-memory tiled kernel: a tile x tile block computes a tile x tile piece of C.
+
+    Every thread loads one element of each input tile (zero outside the matrices),
+    all threads reach both barriers, and only the store is guarded.
+    """
+    tile = _check_tile(tile)
+    shape = (tile, tile)  # computed here, outside the kernel: a compile-time constant
+
+    @cuda.jit
+    def tiled(A, B, C):
+        sA = cuda.shared.array(shape, float32)
+        sB = cuda.shared.array(shape, float32)
+        tx = cuda.threadIdx.x  # x varies fastest within a warp: it picks the column
+        ty = cuda.threadIdx.y
+        row = cuda.blockIdx.y * tile + ty
+        col = cuda.blockIdx.x * tile + tx
+        M, K = A.shape
+        N = B.shape[1]
+        acc = float32(0.0)
+        for t in range((K + tile - 1) // tile):
+            # Coalesced loads: consecutive tx read consecutive columns of A and of B.
+            k = t * tile + tx
+            sA[ty, tx] = A[row, k] if row < M and k < K else float32(0.0)
+            k = t * tile + ty
+            sB[ty, tx] = B[k, col] if k < K and col < N else float32(0.0)
+            cuda.syncthreads()  # the whole tile is loaded before anyone reads it
+            for n in range(tile):
+                acc += sA[ty, n] * sB[n, tx]
+            cuda.syncthreads()  # everyone is done with this tile before it is overwritten
+        if row < M and col < N:
+            C[row, col] = acc
+
+    return tiled
+
+
+_SIG = "void(float32[:, ::1], float32[:, ::1], float32[:, ::1])"
+PTX_TARGETS = [
+    (naive_row_x, _SIG),
+    (naive_col_x, _SIG),
+    (make_tiled_seed(16), _SIG),
+    (make_tiled_early_return(16), _SIG),
+] + [(make_tiled(t), _SIG) for t in TILES]
+
+
+# --------------------------------------------------------------------------- launching
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One kernel with its launch shape: how every version is run, timed and checked.
+
+    ``grid(M, N)`` returns the grid for an M x N output; ``block`` the block shape.
+    ``model`` names the traffic model (see ``traffic_bytes``); ``params`` its parameters.
+    """
+
+    name: str
+    kernel: object
+    block: tuple
+    grid: object
+    model: str
+    params: tuple = ()
+
+    def launch(self, A, B, C) -> None:
+        M, N = C.shape
+        self.kernel[self.grid(M, N), self.block](A, B, C)
+
+    @property
+    def threads(self) -> int:
+        return math.prod(self.block)
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+VERSIONS = ("naive_row_x", "naive_col_x", "tiled", "tiled_seed", "tiled_early_return")
+
+
+def variant(version: str = "tiled", *, tile: int = 32) -> Variant:
+    """The ``Variant`` of one of this chapter's kernels (``VERSIONS``)."""
+    validate.choice(version, "version", VERSIONS)
+    if version == "naive_row_x":
+        return Variant("naive (row from x)", naive_row_x, (16, 16),
+                       lambda M, N: (_cdiv(M, 16), _cdiv(N, 16)), "naive")
+    if version == "naive_col_x":
+        return Variant("naive (col from x)", naive_col_x, (16, 16),
+                       lambda M, N: (_cdiv(N, 16), _cdiv(M, 16)), "naive")
+    tile = _check_tile(tile)
+    if version == "tiled_seed":  # the seed's mapping: x picks the row
+        return Variant(f"seed tiled {tile}", make_tiled_seed(tile), (tile, tile),
+                       lambda M, N: (_cdiv(M, tile), _cdiv(N, tile)), "tiled", (tile,))
+    factory = make_tiled if version == "tiled" else make_tiled_early_return
+    return Variant(f"tiled {tile}" if version == "tiled" else f"early return {tile}",
+                   factory(tile), (tile, tile), lambda M, N: (_cdiv(N, tile), _cdiv(M, tile)),
+                   "tiled", (tile,))
+
+
+def check_operands(A, B, out=None):
+    """Validate ``A`` (M, K), ``B`` (K, N) and ``out`` (M, N): float32, 2-D, C-contiguous."""
+    A = validate.array(A, name="A", ndim=2)
+    B = validate.array(B, name="B", ndim=2)
+    if A.shape[1] != B.shape[0]:
+        raise ValueError(
+            f"A is {A.shape[0]} x {A.shape[1]} and B is {B.shape[0]} x {B.shape[1]}: the columns "
+            f"of A ({A.shape[1]}) must equal the rows of B ({B.shape[0]}) for A @ B.")
+    if out is not None:
+        out = validate.array(out, name="out", ndim=2)
+        if tuple(out.shape) != (A.shape[0], B.shape[1]):
+            raise ValueError(f"out must have shape {(A.shape[0], B.shape[1])} (rows of A, "
+                             f"columns of B), not {tuple(out.shape)}.")
+    return A, B, out
+
+
+def run_variant(v: Variant, A, B, out=None):
+    """Compute ``A @ B`` with variant ``v``; NumPy in, NumPy out; device arrays stay on device."""
+    A, B, out = check_operands(A, B, out)
+    on_host = isinstance(A, np.ndarray) and isinstance(B, np.ndarray)
+    dA = cuda.to_device(A) if isinstance(A, np.ndarray) else A
+    dB = cuda.to_device(B) if isinstance(B, np.ndarray) else B
+    shape = (A.shape[0], B.shape[1])
+    if out is None:
+        dC = cuda.device_array(shape, dtype=np.float32)
+    else:
+        dC = cuda.to_device(out) if isinstance(out, np.ndarray) else out
+    v.launch(dA, dB, dC)
+    if on_host or isinstance(out, np.ndarray):
+        host = dC.copy_to_host()
+        if isinstance(out, np.ndarray):
+            out[...] = host
+            return out
+        return host
+    return dC
+
+
+def matmul(A, B, out=None, *, version: str = "tiled", tile: int = 32):
+    """``A @ B`` in float32 with one of this chapter's kernels (``VERSIONS``).
+
+    NumPy arrays in give a NumPy array back; device arrays stay on the device.
+    """
+    return run_variant(variant(version, tile=tile), A, B, out)
+
+
+# --------------------------------------------------------------------------- models
+
+
+def flops(M: int, N: int, K: int) -> int:
+    """Floating-point operations of A @ B: one multiply and one add per (i, j, k)."""
+    return 2 * M * N * K
+
+
+def traffic_bytes(model: str, M: int, N: int, K: int, *params) -> float:
+    """Bytes the kernel asks global memory for, if no cache catches a repeat.
+
+    ``naive``: every thread reads a row of A and a column of B: 2*M*N*K loads.
+    ``tiled`` (tile T): each A element is loaded once per tile column of C (N/T
+    times), each B element once per tile row (M/T times).
+    ``coarsened`` (T, F): a block covers T x (T*F) of C, so A is loaded N/(T*F) times.
+    ``block`` (BM, BN): a block covers BM x BN of C: A loaded N/BN times, B M/BM times.
+    Plus one write of C (M*N) in every case. 4 bytes per float32.
+    """
+    if model == "naive":
+        loads = 2 * M * N * K
+    elif model == "tiled":
+        (t,) = params
+        loads = M * K * _cdiv(N, t) + K * N * _cdiv(M, t)
+    elif model == "coarsened":
+        t, f = params
+        loads = M * K * _cdiv(N, t * f) + K * N * _cdiv(M, t)
+    elif model == "block":
+        bm, bn = params
+        loads = M * K * _cdiv(N, bn) + K * N * _cdiv(M, bm)
+    else:
+        raise ValueError(f"unknown traffic model {model!r}; use naive, tiled, coarsened or block.")
+    return 4.0 * (loads + M * N)
+
+
+def intensity(model: str, M: int, N: int, K: int, *params) -> float:
+    """Arithmetic intensity in FLOP per byte of global traffic (``traffic_bytes``)."""
+    return flops(M, N, K) / traffic_bytes(model, M, N, K, *params)
+
+
+def roofline_bound(ai: float, bw_gbps: float, peak_tflops: float) -> float:
+    """The roofline: min(peak, bandwidth x intensity), in TFLOP/s."""
+    return min(peak_tflops, bw_gbps * ai / 1e3)
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+@functools.lru_cache(maxsize=4)
+def device_operands(M: int, N: int, K: int, seed: int = 0):
+    """Random device operands (offset and scale, never zeros) and an output, cached."""
+    A = ex.random_array((M, K), seed)
+    B = ex.random_array((K, N), seed + 1)
+    return cuda.to_device(A), cuda.to_device(B), cuda.device_array((M, N), np.float32)
+
+
+def reference(A, B) -> np.ndarray:
+    """A @ B in float64 on the CPU: the truth every kernel is checked against."""
+    return np.asarray(A, np.float64) @ np.asarray(B, np.float64)
+
+
+def relative_error(got, ref) -> float:
+    got = np.asarray(got, np.float64)
+    return float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
+
+
+def verify(v: Variant, M: int = 197, N: int = 203, K: int = 189, seed: int = 11) -> float:
+    """Run ``v`` once on odd sizes with a poisoned output; return the relative error.
+
+    Raises ``AssertionError`` if anything is NaN or the error is over 1e-4.
+    """
+    A = ex.random_array((M, K), seed)
+    B = ex.random_array((K, N), seed + 1)
+    out = cuda.to_device(ex.poisoned((M, N)))
+    v.launch(cuda.to_device(A), cuda.to_device(B), out)
+    got = out.copy_to_host()
+    assert not np.isnan(got).any(), f"{v.name}: unwritten (NaN) outputs at {M}x{N}x{K}"
+    err = relative_error(got, reference(A, B))
+    assert err < 1e-4, f"{v.name}: relative error {err:.2e} at {M}x{N}x{K}"
+    return err
+
+
+def measure_variant(v: Variant, n: int, *, min_repeat: int = 10, min_time: float = 0.2) -> dict:
+    """Time ``v`` on n x n x n; return ms, TFLOP/s and % of cuBLAS."""
+    dA, dB, dC = device_operands(n, n, n)
+    t = bench.time_kernel(lambda: v.launch(dA, dB, dC), warmup=1, min_repeat=min_repeat,
+                          min_time=min_time)
+    tf = bench.tflops(flops(n, n, n), t.median_ms)
+    cub = bench.ceilings().get("matmul_tflops")
+    return {"ms": t.median_ms, "spread": t.spread, "tflops": tf,
+            "pct_cublas": 100 * tf / cub if cub else None}
+
+
+def measure_cublas(n: int) -> dict | None:
+    """CuPy's ``@`` (cuBLAS SGEMM, plain FP32) at n^3; None where CuPy is missing."""
+    t = bench.measure_cublas_sgemm(n)
+    if t is None:
+        return None
+    tf = bench.tflops(flops(n, n, n), t.median_ms)
+    cub = bench.ceilings().get("matmul_tflops")
+    return {"ms": t.median_ms, "spread": t.spread, "tflops": tf,
+            "pct_cublas": 100 * tf / cub if cub else None}
+
+
+def _repeats(n: int) -> dict:
+    # Big products take tens of ms each: a few repeats give a stable median and keep
+    # every experiment well under a minute.
+    return {"min_repeat": 3, "min_time": 0.05} if n >= 4096 else {"min_repeat": 10, "min_time": 0.1}
+
+
+# --------------------------------------------------------------------------- experiments
+
+SIZES = (256, 512, 1024, 2048, 4096)
+_UNITS = {"ms": "ms", "tflops": "TFLOP/s", "pct_cublas": "% of cuBLAS"}
+
+
+def _chapter_variants():
+    return [variant("naive_row_x"), variant("naive_col_x")] + [
+        variant("tiled", tile=t) for t in TILES]
+
+
+@experiment("matmul_naive_vs_tiled", chapter="tiling",
+            title="Naive (both mappings) and tiled matmul against size, with cuBLAS",
+            units=_UNITS)
+def naive_vs_tiled_experiment(progress):
+    rows = []
+    for v in _chapter_variants():
+        verify(v)
+        for n in SIZES:
+            if v.name.startswith("naive (row") and n > 2048:
+                continue  # ~1 s a run at 4096: the trend is plain by 2048
+            rows.append({"version": v.name, "n": n, **measure_variant(v, n, **_repeats(n))})
+            progress(f"{v.name} n={n}: {rows[-1]['tflops']:.2f} TFLOP/s")
+    for n in SIZES:
+        c = measure_cublas(n)
+        if c:
+            rows.append({"version": "cuBLAS (CuPy @)", "n": n, **c})
+    return rows
+
+
+@experiment("matmul_tile_sweep", chapter="tiling",
+            title="Tile size against TFLOP/s and global traffic at 4096^3",
+            units={**_UNITS, "ai": "FLOP/B", "bound_tflops": "TFLOP/s"})
+def tile_sweep_experiment(progress):
+    n = 4096
+    ceil = bench.ceilings()
+    rows = []
+    for t in (4, 8, 16, 32):
+        v = variant("tiled", tile=t)
+        verify(v)
+        ai = intensity("tiled", n, n, n, t)
+        row = {"tile": t, "threads": t * t, "ai": ai,
+               "bound_tflops": roofline_bound(ai, ceil["copy_gbps"], ceil.get("matmul_tflops") or 1e9),
+               **measure_variant(v, n, **_repeats(n))}
+        rows.append(row)
+        progress(f"tile {t}: {row['tflops']:.2f} TFLOP/s")
+    return rows
+
+
+def roofline_rows(variants, n: int, progress) -> list[dict]:
+    """Model intensity, roofline bound and measured rate of each variant at n^3."""
+    ceil = bench.ceilings()
+    peak = ceil.get("matmul_tflops")
+    rows = []
+    for v in variants:
+        ai = intensity(v.model, n, n, n, *v.params)
+        bound = roofline_bound(ai, ceil["copy_gbps"], peak or float("inf"))
+        m = measure_variant(v, n, **_repeats(n))
+        rows.append({"version": v.name, "n": n, "model": v.model,
+                     "traffic_gb": traffic_bytes(v.model, n, n, n, *v.params) / 1e9,
+                     "ai": ai, "bound_tflops": bound, **m,
+                     "pct_of_bound": 100 * m["tflops"] / bound,
+                     # what the traffic model says the kernel pulled through, per second
+                     "model_gbps": traffic_bytes(v.model, n, n, n, *v.params) / (m["ms"] * 1e6)})
+        progress(f"{v.name}: {m['tflops']:.2f} TFLOP/s, model bound {bound:.1f}")
+    return rows
+
+
+@experiment("matmul_roofline", chapter="tiling",
+            title="Each version's intensity, roofline bound and measured rate at 2048^3",
+            units={**_UNITS, "ai": "FLOP/B", "bound_tflops": "TFLOP/s", "traffic_gb": "GB",
+                   "model_gbps": "GB/s", "pct_of_bound": "%"})
+def roofline_experiment(progress):
+    return roofline_rows(_chapter_variants(), 2048, progress)
+
+
+@experiment("matmul_seed_bugs", chapter="tiling",
+            title="The seed's tiled kernel on a GPU: sizes that are and are not multiples of 16",
+            units={"rel_error": "", "nan": "elements"})
+def seed_bugs_experiment(progress):
+    rows = []
+    for version in ("tiled_seed", "tiled_early_return", "tiled"):
+        v = variant(version, tile=16)
+        for (M, K, N) in ((64, 48, 32), (33, 47, 29), (100, 70, 90)):
+            rows.append({"version": v.name, "M": M, "K": K, "N": N, **bug_outcome(v, M, K, N)})
+            progress(f"{v.name} {M}x{K}x{N}: {rows[-1]['outcome']}")
+    return rows
+
+
+def _padded_device(host: np.ndarray, pad: int = 1 << 16):
+    """A device copy of ``host`` at the start of a larger NaN-filled buffer.
+
+    A kernel that reads or writes a little past the array then touches memory we own
+    (NaN, so stray reads show in the output) instead of another allocation, and
+    cannot fault and take the CUDA context down with it.
+    """
+    buf = np.full(host.size + pad, np.nan, np.float32)
+    buf[: host.size] = host.ravel()
+    return cuda.to_device(buf)[: host.size].reshape(host.shape)
+
+
+def bug_outcome(v: Variant, M: int, K: int, N: int, seed: int = 5) -> dict:
+    """Run ``v`` once on a poisoned output: NaN count, relative error, or the exception."""
+    A = ex.random_array((M, K), seed)
+    B = ex.random_array((K, N), seed + 1)
+    out = ex.poisoned((M, N))
+    try:
+        if SIMULATOR:  # an out-of-range access raises IndexError here
+            got = run_variant(v, A, B, out)
+        else:  # on a GPU, give the buggy kernel NaN-filled room past each array to stray into
+            dA, dB, dC = (_padded_device(x) for x in (A, B, out))
+            v.launch(dA, dB, dC)
+            got = dC.copy_to_host()
+    except Exception as err:
+        return {"nan": None, "rel_error": None,
+                "outcome": f"raised {type(err).__name__}: {str(err).splitlines()[-1][:80]}"}
+    nan = int(np.isnan(got).sum())
+    ref = reference(A, B)
+    ok = ~np.isnan(got)
+    err = relative_error(np.where(ok, got, 0), np.where(ok, ref, 0)) if ok.any() else None
+    if nan:
+        outcome = f"{nan} of {got.size} outputs NaN"
+    elif err is not None and err > 1e-4:
+        outcome = f"wrong values (relative error {err:.1e})"
+    else:
+        outcome = "correct"
+    return {"nan": nan, "rel_error": err, "outcome": outcome}
+
+
+# --------------------------------------------------------------------------- exercises
+
+CHECK_SIZES = [(1, 1, 1), (33, 47, 29), (16, 16, 16), (17, 15, 33), (40, 64, 8)]
+
+
+def check_matmul_kernel(make_launch, title: str, *, sizes=CHECK_SIZES, rtol=1e-4) -> ex.Report:
+    """Shared engine: ``make_launch()`` returns ``launch(A, B, C)``; run it on awkward sizes."""
+    chk = ex.Checker(title, race_note=True)
+    try:
+        launch = make_launch()
+    except NotImplementedError:
+        chk.fail("not implemented yet: replace `raise NotImplementedError()` with your code.")
+        return chk.report()
+    except Exception as err:
+        chk.fail(ex.describe_exception(err))
+        return chk.report()
+    for seed in (0, 1):
+        for (M, K, N) in sizes if seed == 0 else sizes[1:3]:
+            with chk.case(f"A {M}x{K} @ B {K}x{N}", seed=seed):
+                A = ex.random_array((M, K), seed * 100 + M)
+                B = ex.random_array((K, N), seed * 100 + N + 1)
+                dA, dB = cuda.to_device(A), cuda.to_device(B)
+                dC = cuda.to_device(ex.poisoned((M, N)))
+                launch(dA, dB, dC)
+                ref = reference(A, B)
+                chk.compare(dC.copy_to_host(), ref, rtol=rtol, atol=rtol * float(np.abs(ref).max()))
+    return chk
+
+
+def check_tiled(make_kernel, tile: int = 16) -> ex.Report:
+    """Check ``make_kernel(tile)``, a factory returning a tiled kernel ``k(A, B, C)``.
+
+    It is launched with blocks of (tile, tile) threads and a grid of
+    (ceil(N / tile), ceil(M / tile)) blocks: x covers the columns of C, y the rows.
+    """
+
+    def make_launch():
+        k = make_kernel(tile)
+        if not (hasattr(k, "__getitem__") and callable(k)):
+            raise TypeError(f"make_kernel({tile}) returned {type(k).__name__}, not a @cuda.jit "
+                            "kernel; define the kernel inside the factory and return it.")
+
+        def launch(A, B, C):
+            M, N = C.shape
+            k[(_cdiv(N, tile), _cdiv(M, tile)), (tile, tile)](A, B, C)
+
+        return launch
+
+    chk = check_matmul_kernel(make_launch, f"tiled matmul with {tile} x {tile} tiles")
+    src_fn = make_kernel
+    chk.source_has(src_fn, "syncthreads",
+                   why="the kernel needs cuda.syncthreads() after loading a tile and again "
+                       "before overwriting it.")
+    chk.source_lacks(src_fn, r"^\s*return\s*$", regex=True,
+                     why="a bare `return` inside the kernel lets threads skip the barriers and "
+                         "their share of the tile loads; guard the loads and the store instead.")
+    return chk.report()
+
+
+def check_intensity(fn) -> ex.Report:
+    """Check ``fn(M, N, K, tile, bw_gbps, peak_tflops) -> (intensity, bound_tflops)``.
+
+    Intensity in FLOP/byte of global traffic of the tiled kernel (reads of A and B at
+    the tile's reuse, plus the write of C); the bound is the roofline min(peak, bw x AI).
+    """
+    chk = ex.Checker("arithmetic intensity and roofline bound of a tiled matmul")
+    rng = np.random.default_rng(3)
+    cases = [(4096, 4096, 4096, 32, 3000.0, 20.0), (1024, 2048, 512, 16, 900.0, 8.1),
+             (4096, 4096, 4096, 8, 3350.0, 51.0), (512, 512, 512, 4, 300.0, 8.1),
+             (int(rng.integers(500, 5000)), int(rng.integers(500, 5000)),
+              int(rng.integers(500, 5000)), 16, float(rng.uniform(200, 4000)), 40.0)]
+    for M, N, K, t, bw, peak in cases:
+        with chk.case(f"M={M} N={N} K={K} tile={t}, {bw:.0f} GB/s, {peak} TFLOP/s"):
+            got = fn(M, N, K, t, bw, peak)
+            if not (isinstance(got, tuple) and len(got) == 2):
+                chk.fail("return a pair (intensity in FLOP/byte, bound in TFLOP/s).")
+                continue
+            ai, bound = (float(g) for g in got)
+            want_ai = intensity("tiled", M, N, K, t)
+            want_bound = roofline_bound(want_ai, bw, peak)
+            hints = {2.0: "FLOPs count the multiply and the add: 2*M*N*K",
+                     0.5: "FLOPs are 2*M*N*K (a multiply and an add), and bytes are 4 per float",
+                     4.0: "count bytes, 4 per float32, not elements"}
+            if abs(ai / want_ai - 1) > 0.02:
+                ratio = ai / want_ai
+                hint = next((h for r, h in hints.items() if abs(ratio / r - 1) < 0.05), None)
+                chk.fail(f"intensity {ai:.4g} FLOP/B, expected {want_ai:.4g}"
+                         + (f": {hint}." if hint else
+                            ". Count A read N/T times, B read M/T times, C written once."))
+            elif abs(bound / want_bound - 1) > 0.02:
+                chk.fail(f"bound {bound:.4g} TFLOP/s, expected {want_bound:.4g}: the roofline is "
+                         "min(peak, bandwidth x intensity), with GB/s x FLOP/B = GFLOP/s.")
+    return chk.report()
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def draw_mappings(n: int = 8):
+    """Which elements of A, B and C one warp touches under each naive mapping."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 3, figsize=(9, 6))
+    for r, (title, along_col) in enumerate((("row from threadIdx.x (uncoalesced)", True),
+                                            ("col from threadIdx.x (coalesced)", False))):
+        for c, (name, shape) in enumerate((("A", (n, n)), ("B", (n, n)), ("C", (n, n)))):
+            ax = axes[r, c]
+            grid = np.zeros(shape)
+            if along_col:  # the warp's threads span rows
+                if name == "A":
+                    grid[:, 2] = 1
+                elif name == "B":
+                    grid[2, 3] = 1
+                else:
+                    grid[:, 3] = 1
+            else:
+                if name == "A":
+                    grid[3, 2] = 1
+                elif name == "B":
+                    grid[2, :] = 1
+                else:
+                    grid[3, :] = 1
+            ax.imshow(grid, cmap="Blues", vmin=0, vmax=1.3)
+            ax.set_xticks(np.arange(-0.5, n), [])
+            ax.set_yticks(np.arange(-0.5, n), [])
+            ax.grid(color="0.7", lw=0.5)
+            ax.tick_params(length=0)
+            ax.set_title(f"{name}" + ("" if c else f"\n{title}"), fontsize=9, loc="left")
+    fig.suptitle("One step k of one warp: shaded elements are what its threads touch "
+                 "(row-major: a row is contiguous)", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def draw_tiling(n: int = 8, tile: int = 2, step: int = 1):
+    """Tiled matmul: the C tile a block owns, and the A and B tiles it loads at ``step``."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
+
+    fig, axes = plt.subplots(1, 3, figsize=(9, 3.4))
+    bi, bj = 1, 2  # the block's tile row and column in C
+    specs = (("A (M x K)", (bi, step)), ("B (K x N)", (step, bj)), ("C (M x N)", (bi, bj)))
+    for ax, (name, (ti, tj)) in zip(axes, specs):
+        ax.set_xlim(0, n)
+        ax.set_ylim(n, 0)
+        ax.set_aspect("equal")
+        for k in range(0, n + 1, tile):
+            ax.axhline(k, color="0.85", lw=0.6)
+            ax.axvline(k, color="0.85", lw=0.6)
+        if name.startswith("A"):
+            ax.add_patch(Rectangle((0, bi * tile), n, tile, color="C0", alpha=0.15))
+        if name.startswith("B"):
+            ax.add_patch(Rectangle((bj * tile, 0), tile, n, color="C0", alpha=0.15))
+        ax.add_patch(Rectangle((tj * tile, ti * tile), tile, tile, color="C1" if name[0] != "C"
+                               else "C2", alpha=0.8))
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.set_title(name, fontsize=10)
+    fig.suptitle(f"Step {step}: the block loads one {tile}x{tile} tile of A and one of B into "
+                 "shared memory; every thread uses each loaded element tile times", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+__all__ = [
+    "naive_row_x", "naive_col_x", "make_tiled_seed", "make_tiled_early_return", "make_tiled",
+    "Variant", "variant", "matmul", "run_variant", "check_operands", "flops", "traffic_bytes",
+    "intensity", "roofline_bound", "verify", "measure_variant", "measure_cublas", "bug_outcome",
+    "check_tiled", "check_intensity", "draw_mappings", "draw_tiling", "load4", "store4",
+    "VERSIONS", "TILES", "SIZES",
+]

@@ -1,0 +1,142 @@
+"""Chapter "Shared-memory tiling": kernels, models, the seed's bugs, checkers (simulator)."""
+
+import numpy as np
+import pytest
+from conftest import load_wrong
+
+import gpuperf as gp
+from gpuperf import exercises as ex
+
+mm = gp.matmul
+
+# Not multiples of any tile: the brief's 33x47 by 47x29, plus a tall-thin and a 1x1 case.
+ODD = [(33, 47, 29), (1, 1, 1), (20, 5, 41)]
+
+
+def _check(v, M, K, N, seed=3):
+    A = ex.random_array((M, K), seed)
+    B = ex.random_array((K, N), seed + 1)
+    out = ex.poisoned((M, N))
+    got = mm.run_variant(v, A, B, out)
+    assert got is out
+    assert not np.isnan(got).any(), f"{v.name}: unwritten outputs"
+    ref = A.astype(np.float64) @ B.astype(np.float64)
+    err = np.linalg.norm(got - ref) / np.linalg.norm(ref)
+    assert err < 1e-5, f"{v.name}: relative error {err:.2e}"
+
+
+@pytest.mark.parametrize("M,K,N", ODD)
+@pytest.mark.parametrize("version,tile", [("naive_row_x", 32), ("naive_col_x", 32),
+                                          ("tiled", 8), ("tiled", 16)])
+def test_kernels_match_float64(version, tile, M, K, N):
+    _check(mm.variant(version, tile=tile), M, K, N)
+
+
+def test_tiled_32_one_block_each_way():
+    _check(mm.variant("tiled", tile=32), 33, 40, 31)  # 2 x 1 blocks, two k-tiles
+
+
+def test_matmul_wrapper_numpy_in_numpy_out():
+    A, B = ex.random_array((9, 7), 1), ex.random_array((7, 5), 2)
+    got = mm.matmul(A, B, version="tiled", tile=4)
+    assert isinstance(got, np.ndarray) and got.shape == (9, 5)
+    np.testing.assert_allclose(got, A.astype(np.float64) @ B, rtol=1e-5, atol=1e-5)
+
+
+def test_seed_kernel_is_right_only_on_multiples_of_the_tile():
+    seed = mm.variant("tiled_seed", tile=8)
+    assert mm.bug_outcome(seed, 16, 24, 16)["outcome"] == "correct"
+    bad = mm.bug_outcome(seed, 17, 23, 9)
+    assert bad["outcome"].startswith("raised IndexError")
+
+
+def test_early_return_leaves_tile_holes():
+    v = mm.variant("tiled_early_return", tile=8)
+    assert mm.bug_outcome(v, 16, 24, 16)["outcome"] == "correct"
+    assert mm.bug_outcome(v, 33, 47, 29)["outcome"] != "correct"
+    assert mm.bug_outcome(mm.variant("tiled", tile=8), 33, 47, 29)["outcome"] == "correct"
+
+
+def test_vector_access_refuses_misalignment():
+    arr = np.zeros((2, 8), np.float32)
+    assert mm.load4(arr, 1, 4) == (0, 0, 0, 0)
+    with pytest.raises(ValueError, match="multiples of 4"):
+        mm.load4(arr, 0, 2)
+    with pytest.raises(ValueError, match="multiples of 4"):
+        mm.store4(np.zeros((2, 6), np.float32), 0, 0, 1, 2, 3, 4)
+
+
+def test_shared_arrays_do_not_alias():
+    assert not mm._shared_arrays_alias()
+
+
+def test_traffic_model():
+    n = 4096
+    assert mm.flops(2, 3, 4) == 48
+    assert mm.traffic_bytes("naive", n, n, n) == 4.0 * (2 * n**3 + n * n)
+    # tile T: intensity close to T/4 FLOP/B for large square matrices
+    for t in (8, 16, 32):
+        assert mm.intensity("tiled", n, n, n, t) == pytest.approx(t / 4, rel=0.02)
+    # coarsening by F loads A F times less often
+    assert mm.traffic_bytes("coarsened", n, n, n, 32, 4) < mm.traffic_bytes("tiled", n, n, n, 32)
+    assert mm.traffic_bytes("coarsened", n, n, n, 32, 1) == mm.traffic_bytes("tiled", n, n, n, 32)
+    assert mm.intensity("block", n, n, n, 128, 128) == pytest.approx(32, rel=0.02)
+    assert mm.roofline_bound(8.0, 3000.0, 50.0) == 24.0
+    assert mm.roofline_bound(64.0, 3000.0, 50.0) == 50.0
+    with pytest.raises(ValueError, match="unknown traffic model"):
+        mm.traffic_bytes("magic", 1, 1, 1)
+
+
+@pytest.mark.parametrize("call,err,words", [
+    (lambda: mm.matmul(np.ones((3, 4), np.float32), np.ones((5, 2), np.float32)), ValueError,
+     "columns of A"),
+    (lambda: mm.matmul(np.ones((3, 4)), np.ones((4, 2), np.float32)), TypeError, "float32"),
+    (lambda: mm.matmul([[1.0]], np.ones((1, 1), np.float32)), TypeError, "NumPy array"),
+    (lambda: mm.matmul(np.ones(4, np.float32), np.ones((4, 2), np.float32)), ValueError,
+     "2 dimensions"),
+    (lambda: mm.matmul(np.ones((4, 4), np.float32).T[:, :2], np.ones((2, 2), np.float32)),
+     ValueError, "contiguous"),
+    (lambda: mm.matmul(np.ones((2, 2), np.float32), np.ones((2, 2), np.float32),
+                       out=np.ones((3, 2), np.float32)), ValueError, "out must have shape"),
+    (lambda: mm.matmul(np.ones((2, 2), np.float32), np.ones((2, 2), np.float32), tile=64),
+     ValueError, "tile"),
+    (lambda: mm.matmul(np.ones((2, 2), np.float32), np.ones((2, 2), np.float32),
+                       version="fast"), ValueError, "naive_row_x"),
+])
+def test_bad_input_is_explained(call, err, words):
+    with pytest.raises(err, match=words):
+        call()
+
+
+def test_reference_solutions_pass(capsys):
+    assert mm.check_tiled(mm.make_tiled, tile=4)
+    assert mm.check_intensity(
+        lambda M, N, K, t, bw, peak: (mm.intensity("tiled", M, N, K, t),
+                                      min(peak, bw * mm.intensity("tiled", M, N, K, t) / 1e3)))
+
+
+@pytest.mark.parametrize("name,mod", load_wrong("matmul"),
+                         ids=lambda v: v if isinstance(v, str) else "")
+def test_checkers_reject_known_wrong_solutions(name, mod, capsys):
+    if name.startswith("tiled"):
+        report = mm.check_tiled(mod.make_kernel, tile=4)
+    elif name.startswith("intensity"):
+        report = mm.check_intensity(mod.intensity_and_bound)
+    else:
+        report = gp.coarsening.check_coarsened(mod.make_kernel, tile=4, factor=3)
+    assert not report, f"{name} should be rejected"
+    text = capsys.readouterr().out
+    assert "Traceback" not in text and "\u2717" in text
+
+
+def test_figures_draw():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    assert mm.draw_mappings().axes and mm.draw_tiling().axes
+
+
+def test_experiments_are_registered():
+    names = gp.records.experiments()
+    for n in ("matmul_naive_vs_tiled", "matmul_tile_sweep", "matmul_roofline", "matmul_seed_bugs"):
+        assert n in names and names[n].chapter == "tiling"

@@ -1,0 +1,35 @@
+"""One running sum shared by all the factor outputs."""
+from numba import cuda, float32
+
+
+def make_kernel(tile, factor):
+    shape = (tile, tile)
+
+    @cuda.jit
+    def k(A, B, C):
+        sA = cuda.shared.array(shape, float32)
+        sB = cuda.shared.array(shape, float32)
+        acc = cuda.local.array(1, float32)
+        tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+        row = cuda.blockIdx.y * tile + ty
+        col_start = cuda.blockIdx.x * tile * factor + tx
+        M, K = A.shape
+        N = B.shape[1]
+        acc[0] = float32(0.0)
+        for t in range((K + tile - 1) // tile):
+            kk = t * tile + tx
+            sA[ty, tx] = A[row, kk] if row < M and kk < K else float32(0.0)
+            for c in range(factor):
+                col = col_start + c * tile
+                kk = t * tile + ty
+                sB[ty, tx] = B[kk, col] if kk < K and col < N else float32(0.0)
+                cuda.syncthreads()
+                for n in range(tile):
+                    acc[0] += sA[ty, n] * sB[n, tx]
+                cuda.syncthreads()
+        for c in range(factor):
+            col = col_start + c * tile
+            if row < M and col < N:
+                C[row, col] = acc[0]
+
+    return k

@@ -1,0 +1,7 @@
+"""Counts one operation per multiply-add instead of two."""
+
+
+def intensity_and_bound(M, N, K, tile, bw_gbps, peak_tflops):
+    nbytes = 4 * (M * K * -(-N // tile) + K * N * -(-M // tile) + M * N)
+    ai = M * N * K / nbytes
+    return ai, min(peak_tflops, bw_gbps * ai / 1e3)

@@ -565,6 +565,62 @@ PTX_TARGETS = [
 ]
 
 
+# --------------------------------------------------------------------------- diagrams
+
+
+def draw_organization(n_ch: int = 3, n_s: int = 8, block: int = 4):
+    """Who writes what: the raw matrix (``N*N`` rows x ``S`` samples) under each algorithm.
+
+    Each cell is one raw contribution ``raw[k*N + j, s]``; its colour is the unit of
+    work that writes it (algorithm 1: a block of the flat product launch, after four
+    replication launches; algorithm 2: one of the N launches; algorithms 3 and 4: a
+    block of the single 2D launch). Numbers in the cells are the writing thread's id
+    within its block.
+    """
+    import matplotlib.pyplot as plt
+
+    rows = n_ch * n_ch
+    fig, axes = plt.subplots(1, 3, figsize=(12, 0.32 * rows + 1.8), sharey=True)
+    titles = ["1. replicate: 4 copies to N*N*S, then one flat launch",
+              "2. per channel: N launches of N*S threads",
+              "3 and 4. one launch, block (x, k): row k of gamma"]
+    cmap = plt.get_cmap("tab20")
+    for panel, ax in enumerate(axes):
+        colour = np.zeros((rows, n_s))
+        tid = np.zeros((rows, n_s), dtype=int)
+        for r in range(rows):
+            k, j = divmod(r, n_ch)
+            for s in range(n_s):
+                if panel == 0:
+                    flat = r * n_s + s
+                    colour[r, s], tid[r, s] = flat // block, flat % block
+                elif panel == 1:
+                    flat = j * n_s + s
+                    colour[r, s], tid[r, s] = k * 6 + flat // block, flat % block
+                else:
+                    colour[r, s], tid[r, s] = k * 3 + s // block, s % block
+        ax.imshow(colour % 20, cmap=cmap, vmin=0, vmax=19, aspect="auto")
+        for r in range(rows):
+            for s in range(n_s):
+                ax.text(s, r, str(tid[r, s]), ha="center", va="center", fontsize=7)
+        for k in range(1, n_ch):
+            ax.axhline(k * n_ch - 0.5, color="black", linewidth=1.5)
+        ax.set_title(titles[panel], fontsize=9)
+        ax.set_xlabel("sample s (pixel of an image of the batch)")
+        ax.set_xticks(range(n_s))
+    axes[0].set_yticks(range(rows), [f"k={r // n_ch}, j={r % n_ch}" for r in range(rows)])
+    fig.suptitle(f"raw[k*N + j, s] for N={n_ch}, S={n_s}, blocks of {block} threads: colour = "
+                 "unit of work, number = thread in its block", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def memory_table(n_ch: int, n_samples: int) -> list[dict]:
+    """Bytes each method allocates and must move at one size (no GPU needed)."""
+    return [{"method": m, "allocated_GB": allocated_bytes(m, n_ch, n_samples) / 1e9,
+             "moved_GB": moved_bytes(m, n_ch, n_samples) / 1e9} for m in METHODS]
+
+
 # --------------------------------------------------------------------------- experiments
 
 # The sweep the widget explores: channels x image side, batch of 4 images.
@@ -725,6 +781,16 @@ def _measure_config(n_ch, side, *, cp, copy_gbps, block, progress):
     return rows
 
 
+def measure_point(n_ch: int, side: int, method: str = "registers") -> dict:
+    """Time one method at one (N, side) on this GPU: the widget's live button."""
+    bench._require_gpu("gdn.measure_point")
+    v.choice(method, "method", METHODS)
+    rows = [r for r in _measure_config(n_ch, side, cp=_cupy(), block=DEFAULT_BLOCK,
+                                       copy_gbps=bench.ceilings()["copy_gbps"],
+                                       progress=lambda _m: None) if r["method"] == method]
+    return rows[0]
+
+
 @experiment("gdn_algorithms", chapter="gdn",
             title="GDN backward (dgamma): the seed's four algorithms, fused, and cuBLAS, "
                   "over channels N and image side (batch of 4)",
@@ -795,6 +861,14 @@ def reduction_experiment(progress):
     add("row_sum kernel, a loop of N launches", n_ch, loop, sums.copy_to_host)
     add("row_sum kernel, one batched launch", 1,
         lambda: row_sum[n_ch * n_ch, block](raw, sums), sums.copy_to_host)
+    ladder = _reduce_ladder_loop(raw, n_ch * n_ch, n_s)
+    if ladder is None:
+        rows.append({"method": "reduce ladder's best rung, one call per row", "ms": None,
+                     "note": "skipped: the reduce chapter's plan() API is not available"})
+    else:
+        loop_rows, all_rows, per_call = ladder
+        add("reduce ladder's v8 plan, a loop of N*N calls", per_call * n_ch * n_ch, loop_rows,
+            all_rows)
     if cp is not None:
         craw = cp.asarray(raw)
         ones = cp.ones(n_s, dtype=cp.float32)
@@ -815,13 +889,38 @@ def reduction_experiment(progress):
     return rows
 
 
+def _reduce_ladder_loop(raw, n_rows, n_s):
+    """The reduce chapter's best rung (its ``plan("v8", n)``) called once per row of ``raw``.
+
+    Returns ``(run, result, launches_per_call)``, or None when the reduce module lacks that
+    API. ``result`` re-runs the loop, gathering every row's sum (for the correctness check).
+    """
+    try:
+        from . import reduce as reduce_chapter
+
+        p = reduce_chapter.plan("v8", n_s)
+    except Exception:  # the chapter is missing or its API changed: report, do not crash
+        return None
+    rows = [raw[r] for r in range(n_rows)]
+
+    def run():
+        for row in rows:
+            p(row)
+
+    def result():
+        return np.array([p(row).copy_to_host()[0] for row in rows], np.float32)
+
+    per_call = sum(1 for _, grid, _ in getattr(p, "launches", []) if grid) or 1
+    return run, result, per_call
+
+
 def headline_table(res):
     """The case study's table (list of dicts) from a ``gdn_algorithms`` result."""
     rows = res.select(n_ch=HEADLINE["n_ch"], side=HEADLINE["side"])
     table = []
     for r in rows:
         table.append({k: r.get(k) for k in ("method", "launches", "allocated_mb", "moved_mb",
-                                             "ms", "floor_ms", "pct_floor", "reduce_ms",
+                                             "ms", "floor_ms", "pct_floor", "gbps", "reduce_ms",
                                              "total_ms", "speedup_vs_previous", "rel_err",
                                              "note")})
     return table

@@ -710,6 +710,35 @@ def make_copy_vec4(ilp: int = 2):
     return copy_vec4
 
 
+@functools.lru_cache(maxsize=None)
+def make_copy_strided(ilp: int = 4, dtype: str = "float32"):
+    """Copy every ``stride``-th element: ``dst[j * stride] = src[j * stride]`` for
+    ``j < count``, ``ilp`` loads in flight per thread. Lane ``j`` of a warp reads
+    element ``j * stride``: the access the sector model (``warp_access``) describes."""
+    ilp = validate.positive_int(ilp, "ilp", maximum=16)
+    _, nb_type = _DTYPES[validate.choice(dtype, "dtype", tuple(_DTYPES))]
+    ILP = ilp
+
+    @cuda.jit
+    def copy_strided(src, dst, count, stride):
+        threads = cuda.gridsize(1)
+        i = cuda.grid(1)
+        regs = cuda.local.array(ILP, nb_type)
+        base = 0
+        while base + threads * ILP <= count:
+            for k in range(ILP):
+                regs[k] = src[(base + k * threads + i) * stride]
+            for k in range(ILP):
+                dst[(base + k * threads + i) * stride] = regs[k]
+            base += threads * ILP
+        for k in range(ILP):
+            j = base + k * threads + i
+            if j < count:
+                dst[j * stride] = src[j * stride]
+
+    return copy_strided
+
+
 COPY_VERSIONS = ("one_per_thread", "grid_stride", "ilp", "vec4")
 
 
@@ -919,43 +948,69 @@ def transpose_naive(a, out):
 
 
 @functools.lru_cache(maxsize=None)
-def make_transpose(tile: int = 32, block_rows: int = 8, pad: int = 1):
+def make_transpose(tile: int = 32, block_rows: int = 8, pad: int = 1, staged: bool = True):
     """Tiled transpose: a ``tile`` x ``tile`` tile through shared memory per block.
 
-    The block is ``(tile, block_rows)`` threads; each thread moves ``tile // block_rows``
-    elements. Both the read of ``a`` and the write of ``out`` go along rows (coalesced);
-    the turn happens in shared memory, where reading a column of an unpadded tile puts
-    all 32 lanes on one bank. ``pad=1`` shifts each row by one bank.
+    The block is ``(min(tile, 32), block_rows)`` threads; each thread moves
+    ``tile * tile / (32 * block_rows)`` elements. Both the read of ``a`` and the write
+    of ``out`` go along rows (coalesced); the turn happens in shared memory, where
+    reading a column of an unpadded tile puts all 32 lanes on one bank. ``pad=1``
+    shifts each row by one bank.
+
+    ``staged=True``: in tiles away from the edges, every thread issues all its loads
+    into registers before it stores any of them to shared memory, so its loads are in
+    flight together. Written the plain way (load, store, load, store), each load waits
+    for the previous one: the compiler keeps a load and the shared store that follows
+    it in order inside each bounds test.
     """
     tile = validate.positive_int(tile, "tile", maximum=64)
     block_rows = validate.positive_int(block_rows, "block_rows", maximum=tile)
-    if tile % block_rows:
-        raise ValueError(f"block_rows={block_rows} must divide tile={tile} (each thread moves "
-                         "tile // block_rows rows of the tile).")
-    validate.block_size(tile * block_rows, name="tile * block_rows")
+    if tile % block_rows or (tile > 32 and tile % 32):
+        raise ValueError(f"block_rows={block_rows} must divide tile={tile}, and a tile over "
+                         "32 must be a multiple of 32.")
+    bx = min(tile, WARP)
+    validate.block_size(bx * block_rows, name="min(tile, 32) * block_rows")
     pad = validate.positive_int(pad, "pad", minimum=0, maximum=4)
     validate.shared_bytes(4 * tile * (tile + pad), what=f"tile={tile}, pad={pad}")
-    TILE, ROWS = tile, block_rows
+    TILE, ROWS, BX = tile, block_rows, bx
+    ROWS_PER, COLS_PER = tile // block_rows, tile // bx
+    PER = ROWS_PER * COLS_PER
     SHAPE = (tile, tile + pad)
+    STAGED = bool(staged)
 
     @cuda.jit
     def transpose_tiled(a, out):
         t = cuda.shared.array(SHAPE, float32)
+        regs = cuda.local.array(PER, float32)
         tx = cuda.threadIdx.x
         ty = cuda.threadIdx.y
         rows, cols = a.shape
-        x = cuda.blockIdx.x * TILE + tx  # column of a
-        y0 = cuda.blockIdx.y * TILE + ty
-        for j in range(0, TILE, ROWS):
-            if y0 + j < rows and x < cols:
-                t[ty + j, tx] = a[y0 + j, x]
+        r0 = cuda.blockIdx.y * TILE  # the tile's first row of a
+        c0 = cuda.blockIdx.x * TILE  # and first column
+        interior = r0 + TILE <= rows and c0 + TILE <= cols  # the same for the whole block
+        if STAGED and interior:
+            for i in range(ROWS_PER):  # all loads first: they are in flight together
+                for j in range(COLS_PER):
+                    regs[i * COLS_PER + j] = a[r0 + ty + i * ROWS, c0 + tx + j * BX]
+            for i in range(ROWS_PER):
+                for j in range(COLS_PER):
+                    t[ty + i * ROWS, tx + j * BX] = regs[i * COLS_PER + j]
+        else:
+            for i in range(ROWS_PER):
+                for j in range(COLS_PER):
+                    r = r0 + ty + i * ROWS
+                    c = c0 + tx + j * BX
+                    if r < rows and c < cols:
+                        t[ty + i * ROWS, tx + j * BX] = a[r, c]
         cuda.syncthreads()
-        # out's tile (bx, by) is a's tile (by, bx): write it along out's rows.
-        x = cuda.blockIdx.y * TILE + tx  # column of out = row of a
-        y0 = cuda.blockIdx.x * TILE + ty
-        for j in range(0, TILE, ROWS):
-            if y0 + j < cols and x < rows:
-                out[y0 + j, x] = t[tx, ty + j]
+        # out's tile (bx, by) is a's tile (by, bx): write it along out's rows, reading
+        # a column of t (lanes TILE + pad words apart: distinct banks when that is odd).
+        for i in range(ROWS_PER):
+            for j in range(COLS_PER):
+                orow = c0 + ty + i * ROWS  # a column of a
+                ocol = r0 + tx + j * BX  # a row of a
+                if orow < cols and ocol < rows:
+                    out[orow, ocol] = t[tx + j * BX, ty + i * ROWS]
 
     return transpose_tiled
 
@@ -966,6 +1021,7 @@ TRANSPOSE_VERSIONS = {
     "tiled": (32, 32, 0),
     "tiled_padded": (32, 32, 1),
     "tiled_padded_4x": (32, 8, 1),
+    "tiled_padded_64": (64, 8, 1),  # 64 x 64 tiles: 16 per thread, 256-byte row segments
 }
 
 
@@ -987,7 +1043,7 @@ def transpose(a, out=None, *, version: str = "tiled_padded_4x"):
     else:
         tile, block_rows, pad = params
         make_transpose(tile, block_rows, pad)[(-(-cols // tile), -(-rows // tile)),
-                                              (tile, block_rows)](a, out)
+                                              (min(tile, WARP), block_rows)](a, out)
     return out
 
 
@@ -997,8 +1053,8 @@ _V = "float32[::1]"
 _M = "float32[:, ::1]"
 PTX_TARGETS = [
     (make_copy_ilp(4), f"void({_V}, {_V})"),
-    (make_copy_ilp(4), "void(float32[:], float32[:])"),  # strided views
-    (make_copy_ilp(4, "float64"), "void(float64[:], float64[:])"),
+    (make_copy_strided(4), f"void({_V}, {_V}, int64, int64)"),
+    (make_copy_strided(4, "float64"), "void(float64[::1], float64[::1], int64, int64)"),
     (make_copy_vec4(2), f"void({_V}, {_V})"),
     (matmul_naive, f"void({_M}, {_M}, {_M})"),
     (matmul_naive_bcol, f"void({_M}, {_M}, {_M})"),
@@ -1008,6 +1064,8 @@ PTX_TARGETS = [
     (transpose_naive, f"void({_M}, {_M})"),
     (make_transpose(32, 32, 0), f"void({_M}, {_M})"),
     (make_transpose(32, 8, 1), f"void({_M}, {_M})"),
+    (make_transpose(32, 8, 1, staged=False), f"void({_M}, {_M})"),
+    (make_transpose(64, 8, 1), f"void({_M}, {_M})"),
 ]
 
 
@@ -1062,12 +1120,13 @@ def _stride_sweep(dtype, progress):
     size = np.dtype(np_type).itemsize
     src = _device_data(N_STRIDE * max(STRIDES), np_type)
     dst = cuda.device_array_like(src)
-    kernel = make_copy_ilp(4, dtype)
+    kernel = make_copy_strided(4, dtype)
     grid, block = copy_launch(N_STRIDE, version="ilp", ilp=4)
 
     def measure(stride):
-        xs, ys = src[:N_STRIDE * stride:stride], dst[:N_STRIDE * stride:stride]
-        t = _time_launch(kernel, grid, block, xs, ys, min_time=0.1)
+        # (Strided views src[::stride] would do the same, but Numba launches kernels on
+        # non-contiguous device arrays through a slow path: milliseconds per launch.)
+        t = _time_launch(kernel, grid, block, src, dst, N_STRIDE, stride, min_time=0.1)
         for first in (0, N_STRIDE - 4096):  # spot-check the head and the tail
             span = slice(first * stride, (first + 4096) * stride)
             if not np.array_equal(dst[span].copy_to_host()[::stride],
@@ -1165,14 +1224,16 @@ def matmul_experiment(progress):
 
 N_TRANSPOSE = 8192
 TRANSPOSE_SWEEP = (
-    # label, tile, block_rows, pad (None: the naive kernel)
-    ("naive", None, None, None),
-    ("tiled", 32, 32, 0),
-    ("tiled + padding", 32, 32, 1),
-    ("tiled, 4 per thread", 32, 8, 0),
-    ("tiled + padding, 2 per thread", 32, 16, 1),
-    ("tiled + padding, 4 per thread", 32, 8, 1),
-    ("tiled + padding, 8 per thread", 32, 4, 1),
+    # label, tile, block_rows, pad, staged (tile None: the naive kernel)
+    ("naive", None, None, None, None),
+    ("tiled", 32, 32, 0, True),
+    ("tiled + padding", 32, 32, 1, True),
+    ("tiled + padding, 4 per thread, loads one at a time", 32, 8, 1, False),
+    ("tiled + padding, 4 per thread", 32, 8, 1, True),
+    ("tiled + padding, 8 per thread", 32, 4, 1, True),
+    ("64x64 tiles + padding, 8 per thread", 64, 16, 1, True),
+    ("64x64 tiles + padding, 16 per thread", 64, 8, 1, True),
+    ("64x64 tiles + padding, 32 per thread", 64, 4, 1, True),
 )
 
 
@@ -1185,65 +1246,73 @@ def transpose_experiment(progress):
     out = cuda.device_array((n, n), np.float32)
     nbytes = 2 * 4 * n * n
     rows = []
-    for label, tile, block_rows, pad in TRANSPOSE_SWEEP:
+    for label, tile, block_rows, pad, staged in TRANSPOSE_SWEEP:
         if tile is None:
             kernel, grid, block = transpose_naive, (n // 32, n // 8), (32, 8)
         else:
-            kernel = make_transpose(tile, block_rows, pad)
-            grid, block = (-(-n // tile), -(-n // tile)), (tile, block_rows)
+            kernel = make_transpose(tile, block_rows, pad, staged)
+            grid, block = (-(-n // tile), -(-n // tile)), (min(tile, WARP), block_rows)
         t = _time_launch(kernel, grid, block, a, out, min_time=0.1)
         rows.append(_copy_row(nbytes, t, version=label, kind="transpose",
-                              elements_per_thread=1 if tile is None else tile // block_rows,
-                              pad=pad or 0))
+                              elements_per_thread=1 if tile is None else
+                              tile * tile // (min(tile, WARP) * block_rows),
+                              tile=tile, pad=pad or 0, staged=staged))
         progress(f"transpose {label}: {rows[-1]['gbps']:.0f} GB/s "
                  f"({rows[-1]['pct_copy']:.0f}% of copy)")
         if not np.array_equal(out.copy_to_host(), a.copy_to_host().T):
             raise AssertionError(f"transpose {label!r} produced a wrong result")
     flat_a, flat_out = a.reshape(n * n), out.reshape(n * n)
-    grid, block = copy_launch(n * n, version="vec4", ilp=2)
-    vec4 = make_copy_vec4(2)
-    t = bench.time_kernel(lambda: vec4[grid, block](flat_a, flat_out), min_time=0.1)
-    rows.append(_copy_row(nbytes, t, version="copy (vec4, not a transpose)", kind="copy",
-                          elements_per_thread=None, pad=None))
+    grid, block = copy_launch(n * n, version="vec4", ilp=1, blocks_per_sm=None)
+    t = _time_launch(make_copy_vec4(1), grid, block, flat_a, flat_out, min_time=0.1)
+    rows.append(_copy_row(nbytes, t, version="copy of the same bytes (16-byte loads)",
+                          kind="copy", elements_per_thread=4, tile=None, pad=None, staged=None))
     return rows
 
 
 N_COPY = 2**28  # 1 GiB of float32, the size of the device-to-device ceiling's copy
 COPY_LADDER = (
-    # label, version, ilp, blocks_per_sm
+    # label, version, ilp, blocks_per_sm (None: as many blocks as the data needs)
     ("one element per thread", "one_per_thread", 1, None),
     ("grid-stride, 1 load in flight", "grid_stride", 1, 8),
     ("grid-stride, 2 loads in flight", "ilp", 2, 8),
     ("grid-stride, 4 loads in flight", "ilp", 4, 8),
     ("grid-stride, 8 loads in flight", "ilp", 8, 8),
-    ("16-byte loads, 1 in flight", "vec4", 1, 8),
-    ("16-byte loads, 2 in flight", "vec4", 2, 8),
-    ("16-byte loads, 4 in flight", "vec4", 4, 8),
+    ("16-byte loads, grid-stride", "vec4", 1, 8),
+    ("16-byte loads, 2 in flight, grid-stride", "vec4", 2, 8),
+    ("16-byte loads, grid sized to the data", "vec4", 1, None),
+    ("16-byte loads, 2 in flight, grid sized to the data", "vec4", 2, None),
 )
+
+
+def _copy_kernel(version: str, ilp: int):
+    from . import gridstride
+
+    return {"one_per_thread": gridstride.copy_one_per_thread,
+            "grid_stride": gridstride.copy_grid_stride,
+            "ilp": make_copy_ilp(ilp), "vec4": make_copy_vec4(ilp)}[version]
 
 
 @experiment("coalescing_copy_ladder", chapter="coalescing",
             title="Copying 1 GiB of float32: from one element per thread to the copy ceiling",
-            units={**_BW_UNITS, "bytes_in_flight_per_sm": "B"})
+            units={**_BW_UNITS, "bytes_per_thread_in_flight": "B"})
 def copy_ladder_experiment(progress):
     src = _device_data(N_COPY)
     dst = cuda.device_array_like(src)
     rows = []
     for label, version, ilp, per_sm in COPY_LADDER:
         grid, block = copy_launch(N_COPY, version=version, ilp=ilp, blocks_per_sm=per_sm)
-        run = functools.partial(copy, src, dst, version=version, ilp=ilp, blocks_per_sm=per_sm)
-        t = bench.time_kernel(run, min_time=0.2)
+        # The kernel itself, not the host wrapper: its checks would add ~50 us per call.
+        t = _time_launch(_copy_kernel(version, ilp), grid, block, src, dst, min_time=0.2)
         per_load = 16 if version == "vec4" else 4
-        resident = min(2048, block * (per_sm or 8))  # threads an SM holds at once
         rows.append(_copy_row(8 * N_COPY, t, version=label, kernel=version, ilp=ilp,
                               blocks=grid, block=block,
-                              bytes_in_flight_per_sm=resident * ilp * per_load))
+                              bytes_per_thread_in_flight=ilp * per_load))
         progress(f"copy {label}: {rows[-1]['gbps']:.0f} GB/s ({rows[-1]['pct_copy']:.0f}%)")
+        if not np.array_equal(dst[-4096:].copy_to_host(), src[-4096:].copy_to_host()):
+            raise AssertionError(f"the copy {label!r} produced a wrong result")
     t = bench.time_kernel(lambda: dst.copy_to_device(src), min_time=0.2)
     rows.append(_copy_row(8 * N_COPY, t, version="cudaMemcpy device to device", kernel="memcpy",
-                          ilp=None, blocks=None, block=None, bytes_in_flight_per_sm=None))
-    if not np.array_equal(dst[:1 << 20].copy_to_host(), src[:1 << 20].copy_to_host()):
-        raise AssertionError("the copy produced a wrong result")
+                          ilp=None, blocks=None, block=None, bytes_per_thread_in_flight=None))
     return rows
 
 

@@ -2,26 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
+from conftest import load_wrong
 
 import gpuperf as gp  # first: it picks the GPU or the simulator before numba.cuda loads
 from gpuperf import records
 from gpuperf.kernels import gdn
 
 cuda = gdn.cuda
-
-WRONG = Path(__file__).parent / "wrong" / "gdn"
-
-
-def _load(path: Path):
-    spec = importlib.util.spec_from_file_location(f"wrong_{path.stem}", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _rel(got, ref):
@@ -224,18 +213,20 @@ def test_checkers_refuse_non_kernels():
     assert not gdn.check_registers(lambda *a: None)
 
 
-WRONG_FILES = sorted(p for p in WRONG.glob("*.py")
-                     if getattr(_load(p), "CHECKER", "").startswith("check_")
-                     and hasattr(gdn, _load(p).CHECKER))
+# tests/wrong/gdn/ also holds the privatized histogram's wrong answers (test_privatization).
+WRONG = [(name, mod) for name, mod in load_wrong("gdn") if hasattr(gdn, mod.CHECKER)]
 
 
-@pytest.mark.parametrize("path", WRONG_FILES, ids=lambda p: p.stem)
-def test_checker_rejects_known_wrong_solution(path, capsys):
-    mod = _load(path)
+@pytest.mark.parametrize("name,mod", WRONG, ids=[name for name, _ in WRONG])
+def test_checker_rejects_known_wrong_solution(name, mod, capsys):
     report = getattr(gdn, mod.CHECKER)(mod.kernel)
-    assert not report, f"{path.name} passed {mod.CHECKER}"
+    assert not report, f"{name} passed {mod.CHECKER}"
     assert "Traceback" not in capsys.readouterr().out
 
 
-def test_wrong_folder_is_not_empty():
-    assert len(WRONG_FILES) >= 8
+def test_every_wrong_file_names_its_checker():
+    from gpuperf.kernels import privatization
+
+    for name, mod in load_wrong("gdn"):
+        assert hasattr(gdn, mod.CHECKER) or hasattr(privatization, mod.CHECKER), name
+    assert len(WRONG) >= 8

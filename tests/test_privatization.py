@@ -2,25 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
+from conftest import load_wrong
 
 import gpuperf  # noqa: F401  (first: it picks the GPU or the simulator before numba.cuda loads)
 from gpuperf import records
 from gpuperf.kernels import privatization as pv
 
 cuda = pv.cuda
-WRONG = Path(__file__).parent / "wrong" / "gdn"
-
-
-def _load(path: Path):
-    spec = importlib.util.spec_from_file_location(f"wrong_{path.stem}", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+# The histogram's known-wrong answers live beside the case study's, in tests/wrong/gdn/.
+WRONG = [(name, mod) for name, mod in load_wrong("gdn") if name.startswith("histogram_")]
 
 
 @pytest.mark.parametrize("version", pv.VERSIONS)
@@ -79,16 +71,12 @@ def test_checker_accepts_the_solution():
     assert pv.check_private_histogram(_solution)
 
 
-WRONG_FILES = sorted(p for p in WRONG.glob("histogram_*.py"))
-
-
-@pytest.mark.parametrize("path", WRONG_FILES, ids=lambda p: p.stem)
-def test_checker_rejects_known_wrong_solution(path, capsys):
-    mod = _load(path)
+@pytest.mark.parametrize("name,mod", WRONG, ids=[name for name, _ in WRONG])
+def test_checker_rejects_known_wrong_solution(name, mod, capsys):
     assert mod.CHECKER == "check_private_histogram"
-    assert not pv.check_private_histogram(mod.kernel), f"{path.name} passed"
+    assert not pv.check_private_histogram(mod.kernel), f"{name} passed"
     assert "Traceback" not in capsys.readouterr().out
 
 
 def test_wrong_folder_has_histograms():
-    assert len(WRONG_FILES) >= 4
+    assert len(WRONG) >= 4

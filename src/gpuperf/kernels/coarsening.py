@@ -542,6 +542,7 @@ def ladder_variants() -> list[Variant]:
         mm.variant("naive_row_x"), mm.variant("naive_col_x"), mm.variant("tiled", tile=32),
         coarsened_variant(32, 4), regtile_variant(vectorized=False),
         regtile_variant(), regtile_variant(prefetch=True),
+        regtile_variant(128, 128, 16, 8, 8, prefetch=True),
     ]
 
 
@@ -552,7 +553,7 @@ def resources_experiment(progress):
     rows = []
     vs = ladder_variants() + [coarsened_variant(32, f) for f in (2, 8, 16)] + [
         regtile_variant(*cfg) for cfg in REGTILE_CONFIGS if cfg != (128, 128, 8, 8, 8)]
-    for v in vs:
+    for v in {v.name: v for v in vs}.values():  # the ladder and the sweep share one config
         mm.verify(v)
         rows.append({"version": v.name, **resources(v)})
         progress(f"{v.name}: {rows[-1]['regs']} regs, {rows[-1]['blocks_per_sm']} blocks/SM")
@@ -586,30 +587,36 @@ def measure_point(tile: int = 32, factor: int = 1, n: int = 4096) -> dict:
     return {**mm.measure_variant(v, n, **mm._repeats(n)), **resources(v)}
 
 
-def measure_regtile_point(tm: int = 8, tn: int = 8, bm: int = 128, bn: int = 128, bk: int = 8,
-                          kind: str = "pipelined", n: int = 4096) -> dict:
+_BLOCK_TILE = {"4x4": (64, 64), "8x4": (128, 64), "8x8": (128, 128)}
+
+
+def measure_regtile_point(tile: str = "8x8", kind: str = "pipelined", bk: int = 8,
+                          n: int = 4096) -> dict:
+    """One live point for the register-tiling explorer (``tile`` is "TMxTN")."""
+    tm, tn = (int(v) for v in tile.split("x"))
+    bm, bn = _BLOCK_TILE.get(tile, (16 * tm, 16 * tn))
     v = regtile_variant(bm, bn, bk, tm, tn, vectorized=kind != "scalar",
                         prefetch=kind == "pipelined")
     mm.verify(v)
     return {**mm.measure_variant(v, n, **mm._repeats(n)), **resources(v)}
 
 
-def explore_coarsening(res=None):
-    """Sliders over tile and factor (recorded sweep; a measure button on a GPU)."""
+def explore_coarsening(res=None, y: str = "tflops"):
+    """Sliders over tile and size, ``y`` (tflops or occupancy) against factor; live on a GPU."""
     from .. import records, widgets  # lazily: a GPU box may lack ipywidgets
 
     res = res or records.run("matmul_coarsen_sweep")
-    return widgets.explore(res, x="factor", y="tflops",
+    return widgets.explore(res, x="factor", y=y,
                            controls={"tile": res.values("tile"), "n": res.values("n")},
                            live=None if SIMULATOR else measure_point)
 
 
-def explore_regtile(res=None):
-    """Sliders over the register-tiling configurations (recorded; measured live on a GPU)."""
+def explore_regtile(res=None, y: str = "tflops"):
+    """TMxTN against ``y`` (tflops or occupancy) per kernel kind and BK; live on a GPU."""
     from .. import records, widgets
 
     res = res or records.run("matmul_regtile_sweep")
-    return widgets.explore(res, x="tile", y="tflops", controls={"kind": res.values("kind"),
+    return widgets.explore(res, x="tile", y=y, controls={"kind": res.values("kind"),
                                                                 "bk": res.values("bk")},
                            live=None if SIMULATOR else measure_regtile_point)
 
@@ -682,8 +689,8 @@ def check_best_factor(answer: dict, res=None) -> ex.Report:
         r16 = res.one(tile=32, n=1024, factor=16)
         chk.expect(answer.get("blocks_at_1024") == r16["blocks"],
                    f"factor 16 at n=1024 launches ceil(1024/(32*16)) x ceil(1024/32) = "
-                   f"{r16['blocks']} blocks; compare with the GPU's {device.sm_count()} SMs "
-                   "(on the recorded GPU see gp.show_device()).")
+                   f"{r16['blocks']} blocks, for a GPU with "
+                   f"{res.meta.get('device', {}).get('sm_count', 'its')} SMs.")
     return chk.report()
 
 

@@ -48,60 +48,6 @@ from ..records import experiment
 FULL_MASK = 0xFFFFFFFF
 WARP = 32
 
-
-def _fix_simulator_shared() -> None:
-    """Private stop-gap for two bugs in simwarp's NaN-poisoning of shared arrays (for the lead).
-
-    1. The simulator names a shared array by the source line that called
-       ``cuda.shared.array``; behind simwarp's wrapper that line is the wrapper's own,
-       so every shared array of a kernel aliases one buffer.
-    2. Poisoning is decided by comparing the allocation count before and after, with no
-       lock: a thread that started allocating before another finished re-poisons the
-       buffer after the first thread has already written its slot (random NaNs).
-
-    This replacement keys arrays by the kernel's own line, and allocates and poisons
-    under a lock, once per launch. Remove it once simwarp has the same fix.
-    """
-    import sys
-    import threading
-
-    from numba.cuda import types
-    from numba.cuda.np import numpy_support
-    from numba.cuda.simulator import kernelapi
-
-    if getattr(kernelapi.FakeCUDAShared.array, "_gpuperf_keyed", False):
-        return
-    lock = threading.Lock()
-
-    def array(self, shape, dtype, alignment=None):
-        if alignment is not None:
-            raise RuntimeError("Array alignment is not supported in cudasim")
-        if shape == 0:  # dynamic shared memory: the simulator's own path
-            return kernelapi.FakeCUDAShared.__dict__["_gpuperf_original"](self, shape, dtype)
-        frame = sys._getframe(1)
-        key = (frame.f_code.co_filename, frame.f_lineno)
-        with lock:
-            arr = self._allocations.get(key)
-            if arr is None:
-                if isinstance(dtype, types.Type):
-                    dtype = numpy_support.as_dtype(dtype)
-                arr = np.empty(shape, dtype)
-                if arr.dtype.kind == "f":
-                    arr.fill(np.nan)
-                elif arr.dtype.kind in "iu":
-                    arr.fill(np.iinfo(arr.dtype).max // 3)
-                self._allocations[key] = arr
-        return arr
-
-    array._gpuperf_keyed = True
-    original = kernelapi.FakeCUDAShared.array
-    kernelapi.FakeCUDAShared._gpuperf_original = original
-    kernelapi.FakeCUDAShared.array = array
-
-
-if SIMULATOR:
-    _fix_simulator_shared()
-
 PROLOGUE = ("single-thread", "block-atomic", "grid-atomic", "shared-atomic")
 LADDER = ("v0", "v1", "v1.5", "v2", "v3", "v4", "v4.1", "v4.2", "v5", "v6", "v7", "v8")
 VERSIONS = PROLOGUE + LADDER
@@ -1360,6 +1306,29 @@ def _partials_case(chk, kernel, n, seed, grid, block=EXERCISE_BLOCK, extra=()):
                 what=f"sum of the {grid} partial(s)")
 
 
+def _source_with_callees(kernel) -> str:
+    """The kernel's source and that of the device functions it calls (one level down).
+
+    Finds ``helper(...)`` and ``module.helper(...)`` among the names the kernel uses.
+    """
+    import types as pytypes
+
+    fn = getattr(kernel, "py_func", kernel)
+    parts = [ex.source_of(fn) or ""]
+    scope = dict(getattr(fn, "__globals__", {}))
+    closure = getattr(fn, "__closure__", None) or ()
+    scope.update(zip(fn.__code__.co_freevars, (c.cell_contents for c in closure)))
+    names = fn.__code__.co_names + fn.__code__.co_freevars
+    modules = [obj for obj in scope.values() if isinstance(obj, pytypes.ModuleType)]
+    for name in names:
+        candidates = [scope.get(name)] + [getattr(m, name, None) for m in modules]
+        for obj in candidates:
+            if obj is not None and obj is not kernel and hasattr(obj, "py_func"):
+                parts.append(ex.source_of(obj) or "")
+                break
+    return "\n".join(parts)
+
+
 def check_sequential(kernel) -> ex.Report:
     """Check a sequential-addressing block reduce ``kernel(x, partial, n)`` (256 threads a block).
 
@@ -1390,13 +1359,18 @@ def check_block_reduce(kernel) -> ex.Report:
     chk = ex.Checker("warp-shuffle block reduce (v7)", race_note=True)
     if not chk.is_kernel(kernel):
         return chk.report()
-    chk.source_has(kernel, "shfl_down_sync",
-                   why="no cuda.shfl_down_sync: reduce inside each warp with warp shuffles.")
-    for seed in (0, 1):
-        for n in ex.sizes_around(EXERCISE_BLOCK):
-            for grid in ((1, 2, 5) if seed == 0 else (2,)):
-                with chk.case(f"n={n}, {grid} block(s)", seed=seed):
-                    _partials_case(chk, kernel, n, seed, grid)
+    if "shfl_" not in _source_with_callees(kernel):
+        chk.fail("no cuda.shfl_down_sync (in the kernel or the device functions it calls): "
+                 "reduce inside each warp with warp shuffles.")
+    # One block for every size; several blocks (some with nothing to read) where the
+    # grid-stride split matters. Shuffles are slow in the simulator: keep it lean.
+    several = (1, 3 * EXERCISE_BLOCK + 7, 1000)
+    cases = [(0, n, 1) for n in ex.sizes_around(EXERCISE_BLOCK)]
+    cases += [(0, n, grid) for grid in (2, 3) for n in several]
+    cases += [(1, n, 2) for n in (33, EXERCISE_BLOCK + 1, 1000)]
+    for seed, n, grid in cases:
+        with chk.case(f"n={n}, {grid} block(s)", seed=seed):
+            _partials_case(chk, kernel, n, seed, grid)
     return chk.report()
 
 

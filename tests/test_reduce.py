@@ -1,0 +1,225 @@
+"""The reduce ladder under the simulator: every rung against float64 NumPy, the v4 race,
+plans, input validation, the checkers and the diagrams."""
+
+import sys
+
+import numpy as np
+import pytest
+from conftest import load_wrong
+from numba import cuda, float32
+
+import gpuperf as gp
+from gpuperf import exercises as ex
+
+red = gp.reduce
+SIZES = [1, 31, 32, 33, 255, 256, 257, 1000, 3 * 256 + 7]
+CORRECT = [v for v in red.VERSIONS if v not in red.RACY]
+
+
+def _reference(x):
+    return float(np.sum(x, dtype=np.float64))
+
+
+def _close(got, x):
+    # float32 partial sums of |x| ~ 4 over ~1000 elements: 1e-5 relative is ample.
+    return abs(got - _reference(x)) <= 1e-5 * max(1.0, float(np.sum(np.abs(x), dtype=np.float64)))
+
+
+@pytest.mark.parametrize("version", CORRECT)
+@pytest.mark.parametrize("n", SIZES)
+def test_every_rung_sums_every_size(version, n):
+    x = ex.random_array(n, n)
+    # 64 threads a block keeps "several blocks" cheap in the simulator; the
+    # single thread takes no block size.
+    block = None if version == "single-thread" else 64
+    got = red.reduce_sum(x, version, block=block)
+    assert isinstance(got, float)
+    assert _close(got, x), (version, n, got, _reference(x))
+
+
+@pytest.mark.parametrize("version", ["v2", "v5", "v7", "v8"])
+def test_default_block_and_a_second_seed(version):
+    x = ex.random_array(1000, 12345)
+    assert _close(red.reduce_sum(x, version), x)
+
+
+@pytest.mark.parametrize("version,blocks", [("v6", 1), ("v6", 3), ("v7", 2), ("v8", 1), ("v8", 5),
+                                            ("grid-atomic", 2), ("shared-atomic", 3)])
+def test_rungs_with_a_chosen_grid_work_for_any_grid(version, blocks):
+    x = ex.random_array(777, blocks)
+    assert _close(red.reduce_sum(x, version, block=64, blocks=blocks), x)
+
+
+@pytest.mark.parametrize("unroll", [1, 2, 4])
+@pytest.mark.parametrize("start", [0, 1, 2, 3])
+def test_v8_handles_misaligned_starts_and_tails(unroll, start):
+    n = 4 * 64 * 3 + 5  # a few grid rounds plus a tail of one
+    host = ex.random_array(n + 4, 7 + start)
+    d_x = cuda.to_device(host)[start:start + n]
+    assert red._head(d_x, n) == (4 - start) % 4
+    p = red.plan("v8", n, block=32, blocks=2, unroll=unroll)
+    got = float(p(d_x).copy_to_host()[0])
+    assert _close(got, host[start:start + n])
+
+
+def test_v4_race_shows_in_the_simulator_and_the_fixes_do_not():
+    """v4 reduces its last warp with no synchronization, trusting lockstep execution.
+
+    Since Volta nothing orders one lane's `sdata[tid] += sdata[tid + 16]` after lane
+    16's previous step, and the simulator makes that concrete: each CUDA thread is a
+    Python thread, scheduled by the interpreter in slices, never in lockstep, so lane 0
+    usually runs several steps ahead of lane 16 and adds a stale value. One launch
+    could, in principle, interleave by luck into lockstep order, so we run a few
+    launches with a very short switch interval (many scheduling points) and ask for at
+    least one wrong sum, and for every v4.1/v4.2 sum (same data, syncwarp or shuffles)
+    to be right.
+    """
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        x = ex.random_array(1000, 3)
+        v4 = [red.reduce_sum(x, "v4", block=64) for _ in range(3)]
+        fixed = [red.reduce_sum(x, v, block=64) for v in ("v4.1", "v4.2") for _ in range(2)]
+    finally:
+        sys.setswitchinterval(old)
+    assert any(not _close(got, x) for got in v4), f"v4 came out right every time: {v4}"
+    assert all(_close(got, x) for got in fixed), fixed
+
+
+def test_plans_choose_the_grid():
+    sms = gp.device.sm_count(default=2)
+    assert red.plan("v0", 1000, block=256).grid == 4
+    assert red.plan("v3", 1000, block=256).grid == 2  # two elements per thread
+    p = red.plan("v6", 10_000, block=64, blocks=4)
+    assert p.per_thread == 40 and p.grid == 4
+    p = red.plan("v8", 10**6, block=256)
+    assert p.grid == sms * red.resident_blocks_per_sm(256)
+    assert red.plan("v8", 100, block=256).grid == 1  # never more blocks than the data needs
+    assert red.plan("block-atomic", 10**6, block=128).grid == 1
+    # many partials go through a multi-block second stage before the last block
+    names = [name for name, _, _ in red.plan("v0", 2**23, block=64).launches]
+    assert names == ["v0", "second stage", "second stage"]
+    assert "v8" in repr(red.plan("v8", 1000))
+
+
+@pytest.mark.parametrize("kwargs,err,words", [
+    ({"x": [1.0, 2.0]}, TypeError, "NumPy array"),
+    ({"x": np.ones(4)}, TypeError, "float32"),
+    ({"x": np.ones(0, np.float32)}, ValueError, "empty"),
+    ({"x": np.ones((2, 2), np.float32)}, ValueError, "ravel"),
+    ({"x": np.ones(8, np.float32)[::2]}, ValueError, "contiguous"),
+    ({"version": "v9"}, ValueError, "v8"),
+    ({"version": "v2", "block": 48}, ValueError, "power of two"),
+    ({"version": "v8", "block": 48}, ValueError, "multiple of 32"),
+    ({"version": "v4", "block": 32}, ValueError, "block >= 64"),
+    ({"version": "v7", "block": 2048}, ValueError, "1024"),
+    ({"version": "v2", "block": 256.0}, TypeError, "integer"),
+    ({"version": "v2", "blocks": 8}, ValueError, "blocks= does not apply"),
+    ({"version": "v8", "blocks": 0}, ValueError, "blocks"),
+    ({"version": "single-thread", "block": 256}, ValueError, "one thread"),
+])
+def test_bad_input_is_explained(kwargs, err, words):
+    kwargs = {"x": np.ones(4, np.float32), **kwargs}
+    with pytest.raises(err, match=words):
+        red.reduce_sum(**kwargs)
+
+
+def test_plan_refuses_unroll_outside_v8():
+    with pytest.raises(ValueError, match="only to version='v8'"):
+        red.plan("v7", 100, unroll=2)
+    with pytest.raises(ValueError, match="unroll"):
+        red.plan("v8", 100, unroll=3)
+
+
+def test_every_kernel_is_a_ptx_target():
+    names = {getattr(k, "py_func", k).__name__ for k, _ in red.PTX_TARGETS}
+    for version in red.VERSIONS:
+        assert red.kernel_for(version, 256).py_func.__name__ in names
+
+
+def test_ptx_counting():
+    text = "\tbar.sync \t0;\n\tshfl.sync.down.b32 \t%r1, %r2;\n\tld.global.v4.f32 \t{%f1}, [%rd1];\n"
+    counts = red.ptx_counts(text)
+    assert counts["bar.sync"] == 1 and counts["shfl.sync"] == 1 and counts["ld.global.v4.f32"] == 1
+    assert red.telling_lines(text, ("ld.global.v4.f32",)) == ["ld.global.v4.f32 \t{%f1}, [%rd1];"]
+
+
+def _block_reduce_solution():
+    # `cuda` must be a module global: the simulator swaps it in the kernel's globals.
+    warps = red.EXERCISE_BLOCK // 32
+
+    @cuda.jit
+    def block_reduce(x, partial, n):
+        warp_sums = cuda.shared.array(32, float32)
+        lane, wid = cuda.threadIdx.x % 32, cuda.threadIdx.x // 32
+        total = float32(0.0)
+        i = cuda.grid(1)
+        while i < n:
+            total += x[i]
+            i += cuda.gridsize(1)
+        total = red.warp_sum(total)
+        if lane == 0:
+            warp_sums[wid] = total
+        cuda.syncthreads()
+        if wid == 0:
+            total = red.warp_sum(warp_sums[lane] if lane < warps else float32(0.0))
+            if lane == 0:
+                partial[cuda.blockIdx.x] = total
+
+    return block_reduce
+
+
+def test_checkers_accept_correct_solutions():
+    assert red.check_sequential(red.make_v2(red.EXERCISE_BLOCK))
+    assert red.check_block_reduce(_block_reduce_solution())
+    assert red.check_fast_sum(lambda d_x: red.reduce_sum(d_x, "v8"))
+
+
+def _checker_for(name):
+    return {"seq": red.check_sequential, "warp": red.check_block_reduce,
+            "fast": red.check_fast_sum}[name.split("_")[0]]
+
+
+@pytest.mark.parametrize("name,mod", load_wrong("reduce"),
+                         ids=lambda v: v if isinstance(v, str) else "")
+def test_checkers_reject_known_wrong_solutions(name, mod, capsys):
+    report = _checker_for(name)(mod.kernel)
+    assert not report, f"{name} should be rejected"
+    text = capsys.readouterr().out
+    assert "Traceback" not in text and "\u2717" in text
+
+
+def test_the_four_classic_mistakes_are_covered():
+    names = {name for name, _ in load_wrong("reduce")}
+    for exercise in ("seq", "warp"):
+        for mistake in ("no_", "multiple_of_block", "one_block", "zeroed_shared"):
+            assert any(n.startswith(exercise) and mistake in n for n in names), (exercise, mistake)
+
+
+def test_checker_explains_a_non_kernel(capsys):
+    assert not red.check_sequential(lambda x, p, n: None)
+    assert "@cuda.jit" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("version", red.VERSIONS)
+def test_every_rung_has_a_diagram(version):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig = red.draw_rung(version)
+    assert fig.axes[0].patches, version
+    plt.close(fig)
+
+
+def test_diagram_refuses_bad_width():
+    with pytest.raises(ValueError, match="power of two"):
+        red.draw_rung("v2", width=12)
+
+
+def test_seed_table_is_complete():
+    assert set(red.SEED_V100) == set(red.LADDER)
+    # the seed's own speedups follow from its times
+    for version, (us, _gbps, speedup) in red.SEED_V100.items():
+        assert abs(red.SEED_V100["v0"][0] / us - speedup) < 0.02, version

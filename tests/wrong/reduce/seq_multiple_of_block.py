@@ -1,0 +1,21 @@
+"""Loads x[i] with no bounds test: right only when n is a multiple of the block."""
+from numba import cuda, float32
+
+BLOCK = 256
+
+
+@cuda.jit
+def kernel(x, partial, n):
+    sdata = cuda.shared.array(BLOCK, float32)
+    tid = cuda.threadIdx.x
+    i = cuda.blockIdx.x * BLOCK + tid
+    sdata[tid] = x[i]  # the last block reads past the end of x
+    cuda.syncthreads()
+    s = BLOCK // 2
+    while s > 0:
+        if tid < s:
+            sdata[tid] += sdata[tid + s]
+        cuda.syncthreads()
+        s //= 2
+    if tid == 0:
+        partial[cuda.blockIdx.x] = sdata[0]

@@ -1,0 +1,21 @@
+"""Indexes x by threadIdx.x alone: every block sums block 0's elements."""
+from numba import cuda, float32
+
+BLOCK = 256
+
+
+@cuda.jit
+def kernel(x, partial, n):
+    sdata = cuda.shared.array(BLOCK, float32)
+    tid = cuda.threadIdx.x
+    i = tid  # forgot blockIdx.x * BLOCK
+    sdata[tid] = x[i] if i < n else float32(0.0)
+    cuda.syncthreads()
+    s = BLOCK // 2
+    while s > 0:
+        if tid < s:
+            sdata[tid] += sdata[tid + s]
+        cuda.syncthreads()
+        s //= 2
+    if tid == 0:
+        partial[cuda.blockIdx.x] = sdata[0]

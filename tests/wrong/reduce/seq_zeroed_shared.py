@@ -1,0 +1,22 @@
+"""Writes shared memory only where there is data, as if the rest started at zero."""
+from numba import cuda, float32
+
+BLOCK = 256
+
+
+@cuda.jit
+def kernel(x, partial, n):
+    sdata = cuda.shared.array(BLOCK, float32)
+    tid = cuda.threadIdx.x
+    i = cuda.blockIdx.x * BLOCK + tid
+    if i < n:
+        sdata[tid] = x[i]  # past the end, sdata[tid] keeps whatever was there
+    cuda.syncthreads()
+    s = BLOCK // 2
+    while s > 0:
+        if tid < s:
+            sdata[tid] += sdata[tid + s]
+        cuda.syncthreads()
+        s //= 2
+    if tid == 0:
+        partial[cuda.blockIdx.x] = sdata[0]

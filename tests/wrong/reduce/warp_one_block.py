@@ -1,0 +1,34 @@
+"""Strides by the block, not the grid: with several blocks each one sums everything."""
+from numba import cuda, float32
+
+BLOCK = 256
+WARPS = BLOCK // 32
+FULL = 0xFFFFFFFF
+
+
+@cuda.jit(device=True)
+def warp_sum(v):
+    for offset in (16, 8, 4, 2, 1):
+        v += cuda.shfl_down_sync(FULL, v, offset)
+    return v
+
+
+@cuda.jit
+def kernel(x, partial, n):
+    warp_sums = cuda.shared.array(32, float32)
+    tid = cuda.threadIdx.x
+    lane, wid = tid % 32, tid // 32
+    total = float32(0.0)
+    i = tid
+    while i < n:
+        total += x[i]
+        i += cuda.blockDim.x
+    total = warp_sum(total)
+    if lane == 0:
+        warp_sums[wid] = total
+    cuda.syncthreads()
+    if wid == 0:
+        total = warp_sums[lane] if lane < WARPS else float32(0.0)
+        total = warp_sum(total)
+        if lane == 0:
+            partial[cuda.blockIdx.x] = total

@@ -321,3 +321,13 @@ def test_measuring_needs_a_gpu():
 def test_ptx_targets_listed():
     names = {k.py_func.__name__ for k, _ in streams.PTX_TARGETS}
     assert names == {"add_kernel", "relax_kernel", "seed_add"}
+
+
+def test_seed_program_runs_as_a_standalone_script():
+    # The experiment runs the seed in a new process (so the CUDA context is created inside
+    # the timed region); here the new process inherits the simulator.
+    messages = []
+    rows = streams._fresh_process_rows(messages.append, n=40)
+    assert [r["variant"] for r in rows] == ["seed: default stream",
+                                             "seed: 5 streams (pageable, shared output buffer)"]
+    assert all(r["ms"] > 0 for r in rows), messages

@@ -348,6 +348,8 @@ def make_strided_chunks(ilp: int):
     Row ``r`` starts at element ``r * pitch``, so warps that run at the same time
     (consecutive ``c``) read addresses ``4 * pitch`` bytes apart. Every chunk is read
     once; each thread leaves its partial sum in ``partial``. Blocks must be whole warps.
+    The (row, column) cursor advances by additions only: a 64-bit division per load
+    would cost more than the load and turn the experiment into an arithmetic benchmark.
     """
     ilp = validate.positive_int(ilp, "ilp", maximum=64)
 
@@ -357,16 +359,24 @@ def make_strided_chunks(ilp: int):
         lane = cuda.threadIdx.x % 32
         warp = tid // 32
         warps = cuda.gridsize(1) // 32
+        cols = n_chunks // rows
+        # Chunk c = col * rows + row. This warp starts at chunk `warp` and steps by
+        # `warps` chunks: `step_cols` whole columns and `step_rows` rows (one division,
+        # here, instead of one per load).
+        row = warp % rows
+        col = warp // rows
+        step_cols = warps // rows
+        step_rows = warps - step_cols * rows
         acc = np.float32(0.0)
-        c = warp
-        while c < n_chunks:
-            for k in range(ilp):
-                chunk = c + k * warps
-                if chunk < n_chunks:
-                    row = chunk % rows
-                    col = chunk // rows
+        while col < cols:
+            for _ in range(ilp):
+                if col < cols:
                     acc += x[row * pitch + col * 32 + lane]
-            c += ilp * warps
+                row += step_rows
+                col += step_cols
+                if row >= rows:
+                    row -= rows
+                    col += 1
         partial[tid] = acc
 
     return strided_chunks
@@ -601,6 +611,30 @@ def dram_littles_law(progress):
             progress(f"dram_littles_law warps/SM={resident:2d} ilp={ilp:2d} "
                      f"{in_flight / 1024:8.0f} KiB  {bw:7.0f} GB/s  (Little: {pred:7.0f})")
     return rows
+
+
+@functools.lru_cache(maxsize=1)
+def _stream_buffers():
+    sms = device.sm_count()
+    rng = np.random.default_rng(7)
+    x = cuda.to_device((rng.random(STREAM_ELEMENTS, dtype=np.float32) - 0.5) * 3 + 1)
+    return x, cuda.device_array(sms * 64 * WARP, dtype=np.float32)
+
+
+def measure_loads(ilp: int, warps_per_sm: int) -> dict:
+    """Measure one point of ``dram_littles_law`` live (GPU only): GB/s and bytes in flight."""
+    bench._require_gpu("measure_loads")
+    ilp = validate.positive_int(ilp, "ilp", maximum=64)
+    warps_per_sm = validate.positive_int(warps_per_sm, "warps_per_sm", maximum=64)
+    x, partial = _stream_buffers()
+    kernel = make_sum_loads(ilp)
+    kernel[device.sm_count(), 32](x, partial)
+    blocks, threads, resident = _persistent_launch(kernel, warps_per_sm)
+    launch = kernel[blocks, threads]
+    t = bench.time_kernel(lambda: launch(x, partial), min_repeat=5, min_time=0.05)
+    return {"gbps": bench.gbps(STREAM_ELEMENTS * FLOAT_BYTES, t.median_ms),
+            "warps_per_sm": resident,
+            "bytes_in_flight": bytes_in_flight(resident, ilp, device.sm_count())}
 
 
 OCC_BLOCKS = (32, 64, 128, 256, 384, 512)
@@ -960,11 +994,12 @@ def explore_model():
 
 
 def _style(ax, res, title):
-    ax.set_title(title, fontsize=10)
+    ax.set_title(title + "\n", fontsize=10)
     ax.grid(True, which="both", alpha=0.25)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
-    ax.figure.text(0.99, 0.005, res.label, ha="right", va="bottom", fontsize=7, color="#555555")
+    ax.text(0.995, 1.0, res.label, transform=ax.transAxes, ha="right", va="bottom", fontsize=7,
+            color="#555555")
 
 
 def plot_latency(res):
@@ -1024,11 +1059,12 @@ def plot_littles_law(res):
         ax.axhline(peak, color="#999999", lw=1, ls=":")
         ax.text(xs[0], peak * 1.02, f"theoretical {peak:.0f} GB/s", fontsize=8, color="#777777")
     ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
     ax.set_xticks([2**k for k in range(14, 25, 2)],
                   [_bytes_label(2**k) for k in range(14, 25, 2)], fontsize=8)
     ax.set_xlabel("bytes in flight = SMs x resident warps x 32 x loads per thread x 4 B")
-    ax.set_ylabel("bandwidth (GB/s)")
-    ax.legend(fontsize=8, loc="upper left")
+    ax.set_ylabel("bandwidth (GB/s, log scale)")
+    ax.legend(fontsize=8, loc="lower right")
     _style(ax, res, "Bandwidth needs bytes in flight: latency x bandwidth")
     return fig
 

@@ -47,7 +47,7 @@ def test_bad_inputs_are_refused_with_the_fix():
 
 def test_experiment_registered_and_ptx_listed():
     assert records.experiments()["privatization_histogram"].chapter == "checklist"
-    assert len(pv.PTX_TARGETS) == 2
+    assert len(pv.PTX_TARGETS) >= 2
 
 
 @cuda.jit

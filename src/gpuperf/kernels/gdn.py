@@ -743,7 +743,9 @@ def _measure_config(n_ch, side, *, cp, copy_gbps, block, progress):
     rows, previous_ms = [], None
     for method in METHODS:
         row = {"n_ch": n_ch, "side": side, "batch": BATCH, "samples": n_s, "method": method,
-               "launches": {"replicate": 5, "per_channel": n_ch}.get(method, 1),
+               # fused: one launch zeroes its outputs; cublas: F, w*w, then the SGEMM
+               "launches": {"replicate": 5, "per_channel": n_ch, "fused": 2,
+                            "cublas": 3}.get(method, 1),
                "allocated_mb": allocated_bytes(method, n_ch, n_s) / 1e6,
                "moved_mb": moved_bytes(method, n_ch, n_s) / 1e6}
         run, why_not = _method_launcher(method, prob, raw, block, cp)
@@ -808,21 +810,26 @@ def algorithms_experiment(progress):
     return rows
 
 
-def _zero(*arrays):
-    """Zero device arrays in place with a memset-like kernel launch (keeps timing on-device)."""
-    for a in arrays:
-        _zero_kernel()[math.ceil(a.size / 256), 256](a.reshape(a.size))
+def _zero(dgamma, dbeta):
+    """Zero the fused kernel's two outputs in one launch (it accumulates with atomics)."""
+    flat = dgamma.reshape(dgamma.size)
+    _zero_kernel()[math.ceil(max(flat.size, dbeta.size) / 256), 256](flat, dbeta)
 
 
 @functools.lru_cache(maxsize=1)
 def _zero_kernel():
     @cuda.jit
-    def zero(x):
+    def zero_two(a, b):
         i = cuda.grid(1)
-        if i < x.size:
-            x[i] = _ZERO
+        if i < a.size:
+            a[i] = _ZERO
+        if i < b.size:
+            b[i] = _ZERO
 
-    return zero
+    return zero_two
+
+
+PTX_TARGETS.append((_zero_kernel(), "void(float32[::1], float32[::1])"))
 
 
 @experiment("gdn_reduction", chapter="gdn",

@@ -130,6 +130,9 @@ def _zero_kernel():
     return zero
 
 
+PTX_TARGETS.append((_zero_kernel(), "void(int32[::1])"))
+
+
 def _cupy():
     try:
         import cupy

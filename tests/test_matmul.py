@@ -66,10 +66,6 @@ def test_vector_access_refuses_misalignment():
         mm.store4(np.zeros((2, 6), np.float32), 0, 0, 1, 2, 3, 4)
 
 
-def test_shared_arrays_do_not_alias():
-    assert not mm._shared_arrays_alias()
-
-
 def test_traffic_model():
     n = 4096
     assert mm.flops(2, 3, 4) == 48

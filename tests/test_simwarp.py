@@ -131,3 +131,20 @@ def test_new_shared_arrays_are_poisoned():
     out = np.zeros(32, np.float32)
     reads_shared_before_writing[1, 32](out)
     assert np.isnan(out).all()
+
+
+@cuda.jit
+def two_shared_arrays(out):
+    a = cuda.shared.array(4, np.float32)
+    b = cuda.shared.array(4, np.float32)
+    t = cuda.threadIdx.x
+    a[t] = 1.0
+    b[t] = 2.0
+    cuda.syncthreads()
+    out[t] = a[t] + 10 * b[t]
+
+
+def test_shared_arrays_on_different_lines_are_different_arrays():
+    out = np.zeros(4, np.float32)
+    two_shared_arrays[1, 4](out)
+    np.testing.assert_array_equal(out, 21.0)

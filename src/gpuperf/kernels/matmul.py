@@ -41,63 +41,6 @@ from .. import SIMULATOR, bench, validate
 from .. import exercises as ex
 from ..records import experiment
 
-# --------------------------------------------------------------------------- simulator fix
-
-
-def _shared_arrays_alias() -> bool:
-    """True if two cuda.shared.array calls on different lines return the same array.
-
-    The simulator keys each shared allocation by the source line that asked for it,
-    two frames up; a wrapper around ``FakeCUDAShared.array`` (the NaN poisoning of
-    ``gpuperf.simwarp``) moves that frame into the wrapper, so every shared array of a
-    kernel becomes one. Every kernel here has two (sA and sB).
-    """
-    from numba.cuda.simulator.kernelapi import FakeCUDAShared
-
-    shared = FakeCUDAShared(0)
-    first = shared.array(1, np.float32)
-    second = shared.array(1, np.float32)
-    return first is second
-
-
-def _fix_shared_alias() -> None:
-    """Key simulated shared arrays by the kernel's line again, keeping the NaN poison.
-
-    Private stop-gap until ``gpuperf.simwarp`` does this itself: it runs only when the
-    aliasing is detected, so it becomes a no-op once the core is fixed.
-    """
-    import sys
-    import traceback
-
-    from numba.cuda import types as nb_types
-    from numba.cuda.simulator.kernelapi import FakeCUDAShared
-    from numba.np import numpy_support
-
-    original = FakeCUDAShared.array
-
-    def array(self, shape, dtype, alignment=None):
-        if shape == 0 or alignment is not None:  # dynamic shared memory, or an error
-            return original(self, shape, dtype, alignment)
-        if isinstance(dtype, nb_types.Type):
-            dtype = numpy_support.as_dtype(dtype)
-        caller = tuple(traceback.extract_stack(sys._getframe(1), limit=1)[-1][0:2])
-        arr = self._allocations.get(caller)
-        if arr is None:
-            arr = np.empty(shape, dtype)
-            if arr.dtype.kind == "f":
-                arr.fill(np.nan)
-            elif arr.dtype.kind in "iu":
-                arr.fill(np.iinfo(arr.dtype).max // 3)
-            self._allocations[caller] = arr
-        return arr
-
-    FakeCUDAShared.array = array
-
-
-if SIMULATOR and _shared_arrays_alias():
-    _fix_shared_alias()
-
-
 # --------------------------------------------------------------------------- vector access
 #
 # A float32x4 view indexed from Numba gives four scalar loads. These two intrinsics

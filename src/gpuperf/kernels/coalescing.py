@@ -52,6 +52,7 @@ import numpy as np
 from numba import cuda, float32, float64  # noqa: E402,I001  (after gpuperf: the mode is chosen first)
 
 from .. import SIMULATOR, bench, device, validate
+from .. import exercises as ex
 from ..records import experiment
 
 SECTOR_BYTES = 32  # the unit DRAM and L2 deliver to an SM
@@ -245,27 +246,17 @@ def draw_stride_efficiency(max_stride: int = 32, elem_sizes=(4, 8)):
 
 
 def explore_warp_access():
-    """Sliders for stride, offset and element size over the warp-access figure (ipywidgets)."""
-    try:
-        import ipywidgets as widgets
-    except ImportError as err:  # a bare GPU box may lack it; the static figures still work
-        raise ImportError("explore_warp_access needs ipywidgets (pip install ipywidgets); "
-                          "without it use draw_warp_access(stride=..., offset=..., "
-                          "elem_bytes=...).") from err
-    import matplotlib.pyplot as plt
-    from IPython.display import display
+    """Sliders for stride, offset and element size over the warp-access figure.
+
+    Uses ``gpuperf.widgets`` (ipywidgets), imported only when called.
+    """
+    from .. import widgets
 
     def show(stride, offset, elem_bytes):
-        fig = draw_warp_access(stride=stride, offset=offset, elem_bytes=elem_bytes)
-        display(fig)
-        plt.close(fig)
+        draw_warp_access(stride=stride, offset=offset, elem_bytes=elem_bytes)
 
-    return widgets.interact(
-        show,
-        stride=widgets.IntSlider(value=1, min=0, max=33, description="stride"),
-        offset=widgets.IntSlider(value=0, min=0, max=32, description="offset"),
-        elem_bytes=widgets.Dropdown(options=[1, 2, 4, 8, 16], value=4, description="bytes"),
-    )
+    return widgets.interact(show, stride=(1, 33, 1), offset=(0, 32, 1),
+                            elem_bytes=[4, 1, 2, 8, 16])
 
 
 # =========================================================================== tracing (simulator)
@@ -531,20 +522,25 @@ def trace(kernel, grid, block, *args) -> AccessTrace:
             dtype = numpy_support.as_dtype(dtype)
         caller = sys._getframe(1)
         site = (caller.f_code.co_filename, caller.f_lineno)
-        arr = self._allocations.get(site)
-        if arr is None:
-            # One allocation per source line and block, as the simulator keeps them,
-            # filled with garbage like real shared memory.
-            import linecache
-
-            arr = np.empty(shape, dtype).view(TracedShared)
-            m = re.match(r"\s*(\w+)\s*=", linecache.getline(*site))
-            arr._gp_name = m.group(1) if m else f"shared@{site[1]}"
-            if arr.dtype.kind == "f":
-                np.ndarray.fill(arr, np.nan)
-            self._allocations[site] = arr
+        with alloc_lock:  # the block's threads arrive together: one allocation per line
+            arr = self._allocations.get(site)
+            if arr is None:
+                arr = self._allocations[site] = new_shared(site, shape, dtype)
         return arr
 
+    def new_shared(site, shape, dtype):
+        # One allocation per source line and block, as the simulator keeps them,
+        # filled with garbage like real shared memory, named after its variable.
+        import linecache
+
+        arr = np.empty(shape, dtype).view(TracedShared)
+        m = re.match(r"\s*(\w+)\s*=", linecache.getline(*site))
+        arr._gp_name = m.group(1) if m else f"shared@{site[1]}"
+        if arr.dtype.kind == "f":
+            np.ndarray.fill(arr, np.nan)
+        return arr
+
+    alloc_lock = threading.Lock()
     with _trace_lock:
         original = kernelapi.FakeCUDAShared.array
         kernelapi.FakeCUDAShared.array = shared_array
@@ -743,8 +739,13 @@ COPY_VERSIONS = ("one_per_thread", "grid_stride", "ilp", "vec4")
 
 
 def _data_pointer(arr) -> int | None:
+    """The device address of a device array's first element (None for NumPy arrays,
+    which are copied to a fresh, aligned allocation)."""
     cai = getattr(arr, "__cuda_array_interface__", None)
-    return None if cai is None else int(cai["data"][0])
+    if cai is not None:
+        return int(cai["data"][0])
+    host = getattr(arr, "_ary", None)  # the simulator's device arrays wrap NumPy arrays
+    return int(host.ctypes.data) if isinstance(host, np.ndarray) else None
 
 
 def copy_launch(n: int, *, version: str = "vec4", block: int = 256,
@@ -765,12 +766,13 @@ def copy_launch(n: int, *, version: str = "vec4", block: int = 256,
 
 
 def copy(src, dst=None, *, version: str = "vec4", block: int = 256,
-         blocks_per_sm: int | None = 8, ilp: int = 2):
+         blocks_per_sm: int | None = None, ilp: int = 1):
     """Copy the float32 vector ``src`` into ``dst`` (allocated if None); return ``dst``.
 
     ``version``: ``"one_per_thread"``, ``"grid_stride"`` (chapter 1's kernels),
     ``"ilp"`` (``ilp`` loads in flight per thread) or ``"vec4"`` (16-byte loads, ``ilp``
-    of them in flight: the one that reaches the copy ceiling).
+    of them in flight: the one that reaches the copy ceiling). The defaults are the
+    fastest measured: 16-byte loads, one per thread, a grid sized to the data.
     """
     src = validate.array(src, name="src")
     if dst is None:
@@ -1021,11 +1023,11 @@ TRANSPOSE_VERSIONS = {
     "tiled": (32, 32, 0),
     "tiled_padded": (32, 32, 1),
     "tiled_padded_4x": (32, 8, 1),
-    "tiled_padded_64": (64, 8, 1),  # 64 x 64 tiles: 16 per thread, 256-byte row segments
+    "tiled_padded_64": (64, 4, 1),  # 64 x 64 tiles: 32 per thread, 256-byte row segments
 }
 
 
-def transpose(a, out=None, *, version: str = "tiled_padded_4x"):
+def transpose(a, out=None, *, version: str = "tiled_padded_64"):
     """``a.T`` as a new C-contiguous float32 matrix, with one of ``TRANSPOSE_VERSIONS``."""
     validate.choice(version, "version", TRANSPOSE_VERSIONS)
     a = validate.array(a, name="a", ndim=2)
@@ -1311,7 +1313,19 @@ def copy_ladder_experiment(progress):
         if not np.array_equal(dst[-4096:].copy_to_host(), src[-4096:].copy_to_host()):
             raise AssertionError(f"the copy {label!r} produced a wrong result")
     t = bench.time_kernel(lambda: dst.copy_to_device(src), min_time=0.2)
-    rows.append(_copy_row(8 * N_COPY, t, version="cudaMemcpy device to device", kernel="memcpy",
+    rows.append(_copy_row(8 * N_COPY, t, version="Numba copy_to_device (cuMemcpyDtoD)",
+                          kernel="memcpy", ilp=None, blocks=None, block=None,
+                          bytes_per_thread_in_flight=None))
+    try:  # the runtime's cudaMemcpy, through CuPy when it is installed
+        import cupy
+    except ImportError:
+        return rows
+    a, b = cupy.asarray(src), cupy.asarray(dst)  # zero-copy views of the same memory
+    nbytes = 4 * N_COPY
+    t = bench.time_kernel(lambda: cupy.cuda.runtime.memcpyAsync(
+        b.data.ptr, a.data.ptr, nbytes, cupy.cuda.runtime.memcpyDeviceToDevice, 0),
+        min_time=0.2)  # stream 0: the legacy default stream, where the events are recorded
+    rows.append(_copy_row(8 * N_COPY, t, version="cudaMemcpyAsync (CuPy)", kernel="memcpy",
                           ilp=None, blocks=None, block=None, bytes_per_thread_in_flight=None))
     return rows
 
@@ -1338,3 +1352,164 @@ def copy_tuning_experiment(progress):
 
 PTX_TARGETS.append((fill_pseudorandom, "void(float32[::1], int64)"))
 PTX_TARGETS.append((fill_pseudorandom, "void(float64[::1], int64)"))
+
+
+# =========================================================================== exercises
+
+REMAP_BLOCK = 128  # the launch the remap exercise uses: 1-D, ceil(rows * cols / 128) blocks
+
+
+@cuda.jit
+def scale_rows_uncoalesced(x, w, out):
+    """out[r, c] = x[r, c] * w[r], one thread per element, threads numbered down the
+    columns (i -> r = i % rows): consecutive threads are a whole row apart in memory."""
+    i = cuda.grid(1)
+    rows, cols = x.shape
+    if i < rows * cols:
+        r = i % rows
+        c = i // rows
+        out[r, c] = x[r, c] * w[r]
+
+
+def _remap_launch(kernel, x, w, out):
+    n = x.shape[0] * x.shape[1]
+    kernel[-(-n // REMAP_BLOCK), REMAP_BLOCK](x, w, out)
+
+
+def _param_names(kernel) -> list[str]:
+    import inspect
+
+    try:
+        return list(inspect.signature(getattr(kernel, "py_func", kernel)).parameters)
+    except (TypeError, ValueError):
+        return []
+
+
+def _time_on_gpu(kernel, grid, block, *args) -> float:
+    return _time_launch(kernel, grid, block, *args, min_time=0.05).median_ms
+
+
+def check_remap(kernel) -> ex.Report:
+    """Check a coalesced ``kernel(x, w, out)`` computing ``out[r, c] = x[r, c] * w[r]``.
+
+    Launched like ``scale_rows_uncoalesced``: 1-D, ``REMAP_BLOCK`` threads per block, one
+    thread per element. Correct at awkward shapes, then (on the simulator) the loads of
+    ``x`` and the stores to ``out`` must be coalesced: 4 sectors per warp request.
+    """
+    chk = ex.Checker("remap threads to data (scale rows, coalesced)")
+    if not chk.is_kernel(kernel):
+        return chk.report()
+    shapes = [(1, 1), (1, 33), (31, 1), (7, 40), (33, 31), (3, 257)]
+    for seed in (0, 1):
+        for rows, cols in shapes if seed == 0 else shapes[3:5]:
+            with chk.case(f"{rows} x {cols}", seed):
+                x = ex.random_array((rows, cols), seed)
+                w = ex.random_array(rows, seed + 10)
+                out = ex.poisoned((rows, cols))
+                _remap_launch(kernel, x, w, out)
+                chk.compare(out, x.astype(np.float64) * w[:, None].astype(np.float64))
+    names = _param_names(kernel)
+    if SIMULATOR and len(names) == 3:
+        with chk.case("coalescing, traced on the simulator (32 x 32)"):
+            x, w, out = ex.random_array((32, 32), 3), ex.random_array(32, 4), ex.poisoned((32, 32))
+            tr = trace(kernel, -(-1024 // REMAP_BLOCK), REMAP_BLOCK, x, w, out)
+            for name, what in ((names[0], f"loads of {names[0]}"),
+                               (names[2], f"stores to {names[2]}")):
+                eff = tr.efficiency(array=name)
+                if eff is None:
+                    chk.fail(f"your kernel never touches {name}.")
+                elif eff < 0.99:
+                    chk.fail(f"your {what} touch {tr.sectors_per_request(array=name):.1f} "
+                             f"sectors per warp request ({eff:.0%} of the bytes moved are "
+                             "used); a coalesced warp touches 4. Number the threads along "
+                             "the rows: consecutive i must be consecutive elements of a row.")
+    elif not SIMULATOR:
+        with chk.case("speed on this GPU (4096 x 4096)"):
+            x = cuda.to_device(ex.random_array((4096, 4096), 5))
+            w = cuda.to_device(ex.random_array(4096, 6))
+            out = cuda.device_array((4096, 4096), np.float32)
+            grid = -(-4096 * 4096 // REMAP_BLOCK)
+            mine = _time_on_gpu(kernel, grid, REMAP_BLOCK, x, w, out)
+            slow = _time_on_gpu(scale_rows_uncoalesced, grid, REMAP_BLOCK, x, w, out)
+            chk.note(ex.bandwidth_line(mine, slow, 2 * 4 * 4096 * 4096,
+                                       reference_name="the uncoalesced kernel"))
+            chk.expect(mine < 0.6 * slow, "your kernel is not clearly faster than the "
+                       "uncoalesced one: are consecutive threads reading consecutive elements?")
+    return chk.report()
+
+
+EXERCISE_TILE = 32  # the padded-transpose exercise: 32 x 32 tiles,
+EXERCISE_BLOCK_ROWS = 8  # blocks of 32 x 8 threads (4 elements per thread)
+
+
+def _transpose_launch(kernel, a, out):
+    rows, cols = a.shape
+    t = EXERCISE_TILE
+    kernel[(-(-cols // t), -(-rows // t)), (t, EXERCISE_BLOCK_ROWS)](a, out)
+
+
+def check_padded_transpose(kernel) -> ex.Report:
+    """Check a tiled, padded transpose ``kernel(a, out)`` (``out = a.T``).
+
+    Launched with ``EXERCISE_TILE`` x ``EXERCISE_TILE`` tiles, blocks of
+    ``(EXERCISE_TILE, EXERCISE_BLOCK_ROWS)`` threads and grid ``(ceil(cols / TILE),
+    ceil(rows / TILE))``. Correct at awkward shapes; then (on the simulator) coalesced
+    global loads and stores, a shared tile, and no bank conflicts.
+    """
+    chk = ex.Checker("tiled transpose with padding", race_note=True)
+    if not chk.is_kernel(kernel):
+        return chk.report()
+    chk.source_has(kernel, "syncthreads", why="the kernel never calls cuda.syncthreads(): "
+                   "threads would read the tile before the others have written it.")
+    src = ex.source_of(kernel) or ""
+    last_sync = src.rfind("syncthreads")
+    if last_sync > 0 and re.search(r"\breturn\b", src[:last_sync]):
+        chk.fail("a `return` comes before cuda.syncthreads(): threads that leave early never "
+                 "reach the barrier, which hangs or corrupts the block on a GPU (the simulator "
+                 "lets it pass). Guard the loads and stores with if-tests instead.")
+    shapes = [(1, 1), (32, 32), (31, 33), (33, 64), (65, 40)]
+    for seed in (0, 1):
+        for rows, cols in shapes if seed == 0 else shapes[2:4]:
+            with chk.case(f"{rows} x {cols}", seed):
+                a = ex.random_array((rows, cols), seed)
+                out = ex.poisoned((cols, rows))
+                _transpose_launch(kernel, a, out)
+                chk.compare(out, a.T.astype(np.float64))
+    names = _param_names(kernel)
+    if SIMULATOR and len(names) == 2:
+        with chk.case("memory behaviour, traced on the simulator (64 x 64)"):
+            a, out = ex.random_array((64, 64), 7), ex.poisoned((64, 64))
+            t = EXERCISE_TILE
+            tr = trace(kernel, (64 // t, 64 // t), (t, EXERCISE_BLOCK_ROWS), a, out)
+            for name, what in ((names[0], f"loads of {names[0]}"),
+                               (names[1], f"stores to {names[1]}")):
+                eff = tr.efficiency(array=name)
+                if eff is not None and eff < 0.99:
+                    chk.fail(f"your {what} touch {tr.sectors_per_request(array=name):.1f} "
+                             f"sectors per warp request ({eff:.0%} of the bytes moved are "
+                             "used): both the read and the write must go along rows, with "
+                             "the turn made in shared memory.")
+            if not tr.select(space="shared"):
+                chk.fail("your kernel never uses shared memory: without a tile, either the "
+                         "read or the write of a transpose is strided.")
+            conflict = tr.max_bank_conflict()
+            if conflict > 1:
+                chk.fail(f"a warp's shared-memory access hits one bank {conflict} times "
+                         f"({conflict}-way bank conflict): reading a column of a "
+                         f"{t}-wide tile puts every lane on the same bank. Pad each row "
+                         f"by one element: shape ({t}, {t} + 1).")
+    elif not SIMULATOR:
+        with chk.case("speed on this GPU (8192 x 8192)"):
+            n = 8192
+            a = _device_data(n * n).reshape(n, n)
+            out = cuda.device_array((n, n), np.float32)
+            t = EXERCISE_TILE
+            grid, block = (n // t, n // t), (t, EXERCISE_BLOCK_ROWS)
+            mine = _time_on_gpu(kernel, grid, block, a, out)
+            ref = _time_on_gpu(make_transpose(t, EXERCISE_BLOCK_ROWS, 1), grid, block, a, out)
+            chk.note(ex.bandwidth_line(mine, ref, 8 * n * n,
+                                       reference_name="the chapter's padded transpose"))
+    return chk.report()
+
+
+PTX_TARGETS.append((scale_rows_uncoalesced, "void(float32[:, ::1], float32[::1], float32[:, ::1])"))

@@ -1,0 +1,313 @@
+"""Coalescing chapter: the sector model, the access tracer, every kernel against NumPy at
+awkward sizes, input validation, and the exercises' checkers (good and known-wrong)."""
+
+import numpy as np
+import pytest
+from conftest import load_wrong
+from numba import cuda
+
+import gpuperf as gp
+from gpuperf import exercises as ex
+
+co = gp.coalescing
+
+
+# --------------------------------------------------------------------------- the model
+
+
+@pytest.mark.parametrize("stride,offset,elem,sectors,lines,eff", [
+    (1, 0, 4, 4, 1, 1.0),        # 32 x 4 B = one aligned line
+    (1, 1, 4, 5, 2, 0.8),        # shifted by one element: a fifth sector, a second line
+    (1, 8, 4, 4, 2, 1.0),        # shifted by a whole sector: still 4 sectors, over 2 lines
+    (2, 0, 4, 8, 2, 0.5),        # every other element: half of each sector unused
+    (3, 0, 4, 12, 3, 128 / 384),
+    (8, 0, 4, 32, 8, 0.125),     # one element per sector
+    (32, 0, 4, 32, 32, 0.125),   # one element per line: no worse than stride 8 in sectors
+    (1, 0, 8, 8, 2, 1.0),        # doubles: 256 B in 8 sectors
+    (1, 0, 16, 16, 4, 1.0),      # float4 vector loads: 512 B
+    (0, 0, 4, 1, 1, 4 / 32),     # broadcast: one sector serves the warp
+    (1, 0, 2, 2, 1, 1.0),        # halves: 64 B
+])
+def test_warp_access_hand_worked(stride, offset, elem, sectors, lines, eff):
+    acc = co.warp_access(stride, offset, elem)
+    assert len(acc.sectors) == sectors
+    assert len(acc.lines) == lines
+    assert acc.bytes_moved == 32 * sectors
+    assert acc.efficiency == pytest.approx(eff)
+
+
+def test_partial_warp_and_summary():
+    acc = co.warp_access(1, 0, 4, lanes=8)
+    assert acc.bytes_used == 32 and len(acc.sectors) == 1
+    assert "8 lanes use 32 B" in acc.summary() and "100%" in acc.summary()
+
+
+@pytest.mark.parametrize("kwargs,err,words", [
+    ({"stride": -1}, ValueError, "stride"),
+    ({"stride": 1.5}, TypeError, "integer"),
+    ({"elem_bytes": 3}, ValueError, "elem_bytes"),
+    ({"lanes": 33}, ValueError, "lanes"),
+])
+def test_warp_access_validates(kwargs, err, words):
+    with pytest.raises(err, match=words):
+        co.warp_access(**kwargs)
+
+
+def test_figures_draw():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig = co.draw_warp_access(stride=1, offset=1)
+    ax = fig.axes[0]
+    # two touched lines, 4 sector boxes each, 32 lane boxes
+    assert len(ax.patches) == 2 * 4 + 32
+    assert "80%" in ax.get_title()
+    plt.close(fig)
+    fig = co.draw_warp_access(stride=32, max_lines=4)
+    assert any("28 more lines" in t.get_text() for t in fig.axes[0].texts)
+    plt.close(fig)
+    fig = co.draw_warp_access_gallery()
+    assert len(fig.axes) == len(co.GALLERY_CASES)
+    plt.close(fig)
+    plt.close(co.draw_stride_efficiency())
+
+
+# --------------------------------------------------------------------------- the tracer
+
+
+def test_trace_naive_transpose_writes_are_uncoalesced():
+    a, out = ex.random_array((16, 32), 0), ex.poisoned((32, 16))
+    tr = co.trace(co.transpose_naive, (1, 2), (32, 8), a, out)
+    np.testing.assert_array_equal(out, a.T)
+    assert tr.efficiency(array="a") == pytest.approx(1.0)
+    assert tr.sectors_per_request(array="a") == pytest.approx(4.0)
+    # lane i writes row i of out (rows 64 B apart): 32 sectors for 128 useful bytes
+    assert tr.sectors_per_request(array="out") == pytest.approx(32.0)
+    assert tr.efficiency(kind="store") < 0.3
+    assert "global store out" in tr.table()
+
+
+@pytest.mark.parametrize("pad,conflict", [(0, 32), (1, 1)])
+def test_trace_sees_bank_conflicts(pad, conflict):
+    a, out = ex.random_array((32, 32), 1), ex.poisoned((32, 32))
+    tr = co.trace(co.make_transpose(32, 8, pad), (1, 1), (32, 8), a, out)
+    np.testing.assert_array_equal(out, a.T)
+    assert tr.max_bank_conflict() == conflict
+    assert tr.efficiency() == pytest.approx(1.0)
+    names = {r["array"] for r in tr.instructions() if r["space"] == "shared"}
+    assert names == {"t"}
+
+
+def test_trace_sees_vector_loads_and_strides():
+    x, y = ex.random_array(512, 2), ex.poisoned(512)
+    tr = co.trace(co.make_copy_vec4(1), 1, 32, x, y)
+    np.testing.assert_array_equal(x, y)
+    assert tr.sectors_per_request(array="src") == pytest.approx(16.0)
+    assert tr.efficiency() == pytest.approx(1.0)
+    x, y = ex.random_array(96 * 3, 3), ex.poisoned(96 * 3)
+    tr = co.trace(co.make_copy_strided(1), 1, 32, x, y, 96, 3)
+    assert tr.efficiency(array="src") == pytest.approx(co.stride_efficiency(3))
+
+
+def test_trace_draws_a_request():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    a, out = ex.random_array((8, 32), 4), ex.poisoned((32, 8))
+    tr = co.trace(co.transpose_naive, (1, 1), (32, 8), a, out)
+    fig = tr.draw(kind="store")
+    assert "store of out" in fig.axes[0].get_title()
+
+
+# --------------------------------------------------------------------------- kernels
+
+
+@pytest.mark.parametrize("n", [1, 3, 31, 33, 257, 1001])
+@pytest.mark.parametrize("version,ilp", [("one_per_thread", 1), ("grid_stride", 1), ("ilp", 3),
+                                         ("vec4", 1), ("vec4", 2)])
+def test_copies_are_exact(n, version, ilp):
+    x = ex.random_array(n, n)
+    out = ex.poisoned(n)
+    co.copy(x, out, version=version, ilp=ilp, block=32, blocks_per_sm=1)
+    np.testing.assert_array_equal(out, x)
+
+
+def test_copy_data_sized_grid():
+    x = ex.random_array(300, 5)
+    out = co.copy(x, version="vec4", ilp=2, block=32, blocks_per_sm=None)
+    np.testing.assert_array_equal(out, x)
+    assert co.copy_launch(300, version="vec4", ilp=2, block=32, blocks_per_sm=None) == (2, 32)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_strided_copy_touches_only_its_elements(dtype):
+    np_type = np.float32 if dtype == "float32" else np.float64
+    x = ex.random_array(100, 6, dtype=np_type)
+    y = ex.poisoned(100, np_type)
+    co.make_copy_strided(2, dtype)[2, 8](x, y, 25, 4)
+    np.testing.assert_array_equal(y[::4], x[::4])
+    assert np.isnan(np.delete(y, np.arange(0, 100, 4))).all()
+
+
+@pytest.mark.parametrize("kwargs,err,words", [
+    ({"src": [1.0]}, TypeError, "NumPy array"),
+    ({"src": np.ones(4)}, TypeError, "float32"),
+    ({"src": np.ones(4, np.float32), "dst": np.ones(5, np.float32)}, ValueError, "same shape"),
+    ({"src": np.ones(4, np.float32), "version": "fast"}, ValueError, "vec4"),
+    ({"src": np.ones(4, np.float32), "block": 48}, ValueError, "multiple of 32"),
+])
+def test_copy_bad_input_is_explained(kwargs, err, words):
+    with pytest.raises(err, match=words):
+        co.copy(**kwargs)
+
+
+def test_vec4_copy_refuses_misaligned_device_views():
+    x = cuda.to_device(ex.random_array(64, 7))
+    with pytest.raises(ValueError, match="16 bytes"):
+        co.copy(x[1:], cuda.device_array(63, np.float32), version="vec4")
+    out = co.copy(x[1:], cuda.device_array(63, np.float32), version="ilp", block=32,
+                  blocks_per_sm=1)
+    np.testing.assert_array_equal(out.copy_to_host(), x.copy_to_host()[1:])
+
+
+MATMUL_SHAPES = [(1, 1, 1), (5, 19, 9), (17, 9, 20)]
+
+
+@pytest.mark.parametrize("M,K,N", MATMUL_SHAPES)
+@pytest.mark.parametrize("layout,version", [("row", "naive"), ("row", "rowmajor"),
+                                            ("col", "naive"), ("col", "uncoalesced"),
+                                            ("col", "corner")])
+def test_matmul_against_float64(M, K, N, layout, version):
+    rng = np.random.default_rng(M * 100 + K)
+    A = ex.random_array((M, K), rng)
+    B = ex.random_array((K, N), rng)
+    Bin = np.ascontiguousarray(B.T) if layout == "col" else B
+    C = co.matmul(A, Bin, layout=layout, version=version, tile=8, pad=1)
+    ref = A.astype(np.float64) @ B.astype(np.float64)
+    np.testing.assert_allclose(C, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+
+
+def test_corner_turning_unpadded_and_tile_16():
+    A, B = ex.random_array((20, 33), 8), ex.random_array((33, 18), 9)
+    ref = A.astype(np.float64) @ B
+    for tile, pad in ((16, 0), (16, 1)):
+        C = co.matmul(A, np.ascontiguousarray(B.T), version="corner", tile=tile, pad=pad)
+        np.testing.assert_allclose(C, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+
+
+def test_corner_turning_coalesces_b():
+    # B column-major, 32 x 32, one tile: the chapter-5 mapping reads Bt with stride K
+    A, Bt = ex.random_array((16, 32), 10), ex.random_array((16, 32), 11)
+    C = ex.poisoned((16, 16))
+    bad = co.trace(co.make_matmul_bcol(16, "uncoalesced", 0), (1, 1), (16, 16), A, Bt, C)
+    np.testing.assert_allclose(C, A.astype(np.float64) @ Bt.T, rtol=1e-4, atol=1e-4)
+    good = co.trace(co.make_matmul_bcol(16, "corner", 1), (1, 1), (16, 16), A, Bt, C)
+    # 16 lanes 128 B apart, each sector shared by the warp's two rows (ty, ty + 1)
+    assert bad.efficiency(array="B") == pytest.approx(0.25)
+    assert good.efficiency(array="B") == pytest.approx(1.0)
+    assert good.max_bank_conflict(array="Bs") == 1
+    unpadded = co.trace(co.make_matmul_bcol(16, "corner", 0), (1, 1), (16, 16), A, Bt, C)
+    assert unpadded.max_bank_conflict(array="Bs") == 8
+
+
+def test_matmul_bad_input_is_explained():
+    A = np.ones((4, 5), np.float32)
+    with pytest.raises(ValueError, match="must have 5 rows"):
+        co.matmul(A, np.ones((3, 4), np.float32), layout="col")
+    with pytest.raises(ValueError, match="version"):
+        co.matmul(A, np.ones((3, 5), np.float32), layout="col", version="rowmajor")
+    with pytest.raises(ValueError, match="between 1 and 32"):
+        co.make_matmul_bcol(64, "corner", 0)
+    with pytest.raises(ValueError, match="between 1 and 64"):
+        co.make_transpose(128, 32, 1)
+
+
+TRANSPOSE_SHAPES = [(1, 1), (31, 33), (40, 70)]
+
+
+@pytest.mark.parametrize("rows,cols", TRANSPOSE_SHAPES)
+@pytest.mark.parametrize("version", ["naive", "tiled_padded_4x", "tiled_padded_64"])
+def test_transpose_against_numpy(rows, cols, version):
+    a = ex.random_array((rows, cols), rows + cols)
+    out = co.transpose(a, ex.poisoned((cols, rows)), version=version)
+    np.testing.assert_array_equal(out, a.T)
+
+
+@pytest.mark.parametrize("tile,block_rows,pad,staged", [(32, 32, 0, True), (32, 32, 1, True),
+                                                        (32, 8, 1, False), (16, 4, 1, True)])
+def test_transpose_factory_variants(tile, block_rows, pad, staged):
+    a = ex.random_array((33, 40), tile + block_rows)
+    out = ex.poisoned((40, 33))
+    k = co.make_transpose(tile, block_rows, pad, staged)
+    k[(-(-40 // tile), -(-33 // tile)), (min(tile, 32), block_rows)](a, out)
+    np.testing.assert_array_equal(out, a.T)
+
+
+def test_transpose_bad_input_is_explained():
+    with pytest.raises(ValueError, match="shape"):
+        co.transpose(np.ones((3, 4), np.float32), np.ones((3, 4), np.float32))
+    with pytest.raises(ValueError, match="divide"):
+        co.make_transpose(32, 7)
+    with pytest.raises(ValueError, match="dimensions"):
+        co.transpose(np.ones(4, np.float32))
+
+
+def test_ptx_targets_cover_the_kernels():
+    names = {getattr(k, "py_func", k).__name__ for k, _ in co.PTX_TARGETS}
+    assert {"copy_ilp", "copy_vec4", "copy_strided", "matmul_naive", "matmul_naive_bcol",
+            "matmul_tiled_bcol", "transpose_naive", "transpose_tiled", "fill_pseudorandom",
+            "scale_rows_uncoalesced"} <= names
+
+
+def test_experiments_registered():
+    names = [n for n in gp.records.experiments() if n.startswith("coalescing_")]
+    assert set(names) == {"coalescing_stride", "coalescing_offset", "coalescing_traversal",
+                          "coalescing_matmul_bcol", "coalescing_transpose",
+                          "coalescing_copy_ladder", "coalescing_copy_tuning"}
+
+
+# --------------------------------------------------------------------------- exercises
+
+
+@cuda.jit
+def _scale_rows(x, w, out):
+    i = cuda.grid(1)
+    rows, cols = x.shape
+    if i < rows * cols:
+        r = i // cols
+        c = i % cols
+        out[r, c] = x[r, c] * w[r]
+
+
+def test_remap_solution_passes():
+    assert co.check_remap(_scale_rows)
+
+
+def test_padded_transpose_solution_passes():
+    assert co.check_padded_transpose(co.make_transpose(co.EXERCISE_TILE, co.EXERCISE_BLOCK_ROWS, 1))
+
+
+WRONG = load_wrong("coalescing")
+
+
+@pytest.mark.parametrize("name,mod", WRONG, ids=[n for n, _ in WRONG])
+def test_checkers_reject_known_wrong_solutions(name, mod, capsys):
+    checker = co.check_remap if name.startswith("remap") else co.check_padded_transpose
+    report = checker(mod.kernel)
+    assert not report, f"{name} should be rejected"
+    text = capsys.readouterr().out
+    assert "Traceback" not in text and "\u2717" in text
+
+
+def test_checker_names_the_bank_conflict(capsys):
+    mod = dict(WRONG)["transpose_unpadded"]
+    co.check_padded_transpose(mod.kernel)
+    assert "32-way bank conflict" in capsys.readouterr().out
+
+
+def test_checker_names_the_uncoalesced_loads(capsys):
+    co.check_remap(co.scale_rows_uncoalesced)
+    out = capsys.readouterr().out
+    assert "sectors per warp request" in out and "12%" in out

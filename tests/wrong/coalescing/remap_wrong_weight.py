@@ -1,0 +1,12 @@
+"""Remapped, but scales by the column's weight instead of the row's."""
+from numba import cuda
+
+
+@cuda.jit
+def kernel(x, w, out):
+    i = cuda.grid(1)
+    rows, cols = x.shape
+    if i < rows * cols:
+        r = i // cols
+        c = i % cols
+        out[r, c] = x[r, c] * w[c % rows]

@@ -1,0 +1,25 @@
+"""The seed's bug: threads outside the matrix return before the barrier."""
+from numba import cuda, float32
+
+TILE, ROWS = 32, 8
+SHAPE = (TILE, TILE + 1)
+
+
+@cuda.jit
+def kernel(a, out):
+    t = cuda.shared.array(SHAPE, float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    rows, cols = a.shape
+    x = cuda.blockIdx.x * TILE + tx
+    y = cuda.blockIdx.y * TILE + ty
+    if x >= cols:
+        return
+    for j in range(0, TILE, ROWS):
+        if y + j < rows:
+            t[ty + j, tx] = a[y + j, x]
+    cuda.syncthreads()
+    x = cuda.blockIdx.y * TILE + tx
+    y = cuda.blockIdx.x * TILE + ty
+    for j in range(0, TILE, ROWS):
+        if y + j < cols and x < rows:
+            out[y + j, x] = t[tx, ty + j]

@@ -207,7 +207,8 @@ def test_corner_turning_coalesces_b():
     # 16 lanes 128 B apart, each sector shared by the warp's two rows (ty, ty + 1)
     assert bad.efficiency(array="B") == pytest.approx(0.25)
     assert good.efficiency(array="B") == pytest.approx(1.0)
-    assert good.max_bank_conflict(array="Bs") == 1
+    # with 16-wide tiles a warp spans two rows of the tile: padding leaves one 2-way clash
+    assert good.max_bank_conflict(array="Bs") == 2
     unpadded = co.trace(co.make_matmul_bcol(16, "corner", 0), (1, 1), (16, 16), A, Bt, C)
     assert unpadded.max_bank_conflict(array="Bs") == 8
 

@@ -331,3 +331,17 @@ def test_seed_program_runs_as_a_standalone_script():
     assert [r["variant"] for r in rows] == ["seed: default stream",
                                              "seed: 5 streams (pageable, shared output buffer)"]
     assert all(r["ms"] > 0 for r in rows), messages
+
+
+def test_figures_draw_from_result_rows():
+    # Figures are drawn from rows shaped like the experiments' (here made by the model).
+    import matplotlib
+
+    matplotlib.use("Agg")
+    spans = streams.ideal_schedule([1.0] * 3, [0.5] * 3, [0.8] * 3, 2)
+    rows = [{"case": "pipelined", "work": "w", "iters": 0, "schedule": sched, "host": "pinned",
+             "n_streams": 2, "n_chunks": 3, **s} for sched in ("measured", "ideal") for s in spans]
+    res = records.Result("streams_timeline", rows, {"gpu": "test"}, "recorded")
+    fig = streams.plot_timeline(res, "w")
+    assert fig.axes and "ideal" in fig.axes[0].get_title()
+    assert streams.timeline_spans(res, "w", "pipelined", "ideal") == spans

@@ -1008,67 +1008,56 @@ def explore_experiment(progress):
 
 # --------------------------------------------------------------------------- figures
 
-KIND_COLORS = {"h2d": "#4C72B0", "kernel": "#55A868", "d2h": "#DD8452"}
+KIND_COLORS = {"h2d": "tab:blue", "kernel": "tab:green", "d2h": "tab:orange"}  # as plots.timeline
 KIND_NAMES = {"h2d": "copy in (H2D)", "kernel": "kernel", "d2h": "copy out (D2H)"}
 
 
-def _timeline_fn():
-    """The shared ``gpuperf.plots.timeline`` when it exists, else this chapter's drawing."""
-    try:
-        from .. import plots
-
-        return getattr(plots, "timeline", None)
-    except ImportError:
-        return None
-
-
-def draw_spans(ax, spans, *, title: str = "", end_ms: float | None = None) -> None:
-    """Draw spans as a Gantt chart on ``ax``: one row per stream, colour by kind."""
-    streams = sorted({s["stream"] for s in spans})
-    row = {st: i for i, st in enumerate(streams)}
-    for s in spans:
-        ax.barh(row[s["stream"]], s["end_ms"] - s["start_ms"], left=s["start_ms"], height=0.7,
-                color=KIND_COLORS.get(s["kind"], "grey"), edgecolor="white", linewidth=0.5)
-    ax.set_yticks(range(len(streams)))
-    ax.set_yticklabels([f"stream {st}" for st in streams])
-    ax.invert_yaxis()
-    ax.set_xlabel("time since the reference event (ms)")
-    if end_ms is not None:
-        ax.set_xlim(0, end_ms)
-    if title:
-        ax.set_title(title, fontsize=10)
+def timeline_spans(res, work: str, case: str, schedule: str = "measured") -> list[dict]:
+    """The spans of one case of ``streams_timeline``, ready for ``plots.timeline``."""
+    keys = ("stream", "kind", "start_ms", "end_ms", "label", "chunk")
+    return [{k: r[k] for k in keys} for r in res.select(work=work, case=case, schedule=schedule)]
 
 
 def plot_timeline(res, work: str | None = None, *, cases=None):
-    """Measured spans of each case of ``streams_timeline`` for one work, with the ideal.
+    """Every case of ``streams_timeline`` for one work, one panel each, on one time axis.
 
-    One panel per case, all on the same time axis, so that the overlap (or its lack)
-    is read off directly.
+    The pipelined case is drawn with the ideal schedule (hatched) below it, so that
+    the overlap achieved and the overlap possible are read off together.
     """
     import matplotlib.pyplot as plt
-    from matplotlib.patches import Patch
+
+    from .. import plots
 
     work = work or res.values("work")[0]
     rows = res.select(work=work)
-    keys = []
-    for r in rows:
-        k = (r["case"], r["schedule"])
-        if k not in keys and (cases is None or r["case"] in cases):
-            keys.append(k)
-    end = max(r["end_ms"] for r in rows) * 1.02
-    fig, axes = plt.subplots(len(keys), 1, figsize=(10, 1.3 + 1.05 * len(keys) *
-                                                   max(1, TIMELINE_STREAMS / 3)),
-                             sharex=True, squeeze=False)
-    for ax, (case, schedule) in zip(axes[:, 0], keys):
-        spans = [r for r in rows if r["case"] == case and r["schedule"] == schedule]
+    shown = [c for c in dict.fromkeys(r["case"] for r in rows) if cases is None or c in cases]
+    lanes = [len({r["stream"] for r in rows if r["case"] == c}) *
+             (2 if c == "pipelined" else 1) for c in shown]
+    end = max(r["end_ms"] for r in rows if r["case"] in shown) * 1.02
+    fig, axes = plt.subplots(len(shown), 1, figsize=(10, 1.2 * len(shown) + 0.35 * sum(lanes)),
+                             sharex=True, squeeze=False,
+                             gridspec_kw={"height_ratios": [n + 1 for n in lanes]})
+    for ax, case in zip(axes[:, 0], shown):
+        spans = timeline_spans(res, work, case)
+        ideal = timeline_spans(res, work, case, "ideal") or None
         total = max(s["end_ms"] for s in spans)
-        label = f"{case}, {schedule}" if schedule == "ideal" else case
-        draw_spans(ax, spans, title=f"{label}: {total:.2f} ms", end_ms=end)
+        title = f"{case}: {total:.2f} ms"
+        if ideal:
+            title += f" (ideal from the one-stream stage times: {max(s['end_ms'] for s in ideal):.2f} ms)"
+        plots.timeline(spans, ideal=ideal, title=title, ax=ax)
+        ax.set_xlim(0, end)
+        if ax is not axes[-1, 0]:
+            ax.set_xlabel("")
+            legend = ax.get_legend()
+            if legend is not None:
+                legend.remove()
     iters = rows[0]["iters"]
-    fig.suptitle(f"{work}, iters={iters} ({res.label})", fontsize=10)
-    fig.legend(handles=[Patch(color=c, label=KIND_NAMES[k]) for k, c in KIND_COLORS.items()],
-               loc="lower center", ncol=3, frameon=False)
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    fig.suptitle(f"{work}, iters={iters}, 2^25 float32 in {rows[0]['n_chunks']} chunks",
+                 fontsize=10)
+    for text in list(fig.texts):
+        text.remove()  # each panel added the source label; keep one
+    plots._source(fig, res.label)
+    fig.tight_layout()
     return fig
 
 
@@ -1142,22 +1131,30 @@ def plot_host_bandwidth(res):
     return fig
 
 
-def plot_explore(res, *, n_chunks: int | None = None):
-    """Speedup against streams for each arithmetic intensity (one chunk count)."""
+def plot_explore(res, *, chunk_counts=(4, 8, 32)):
+    """Speedup against streams for each arithmetic intensity, one panel per chunk count.
+
+    Solid: measured; dotted: the ideal from the one-stream stage times.
+    """
     import matplotlib.pyplot as plt
 
-    n_chunks = n_chunks or max(res.values("n_chunks"))
-    fig, ax = plt.subplots(figsize=(7, 4))
-    for i, iters in enumerate(res.values("iters")):
-        rows = res.select(iters=iters, n_chunks=n_chunks)
-        ax.plot([r["n_streams"] for r in rows], [r["speedup"] for r in rows], "o-", color=f"C{i}",
-                label=f"{rows[0]['flop_per_byte']:.3g} FLOP/B (iters={iters})")
-        ax.plot([r["n_streams"] for r in rows], [r["serial_ms"] / r["ideal_ms"] for r in rows],
-                ":", color=f"C{i}")
-    ax.set_xlabel("streams")
-    ax.set_ylabel("speedup over serial (x); dotted: ideal")
-    ax.set_title(f"{n_chunks} chunks ({res.label})", fontsize=9)
-    ax.legend(fontsize=8)
+    fig, axes = plt.subplots(1, len(chunk_counts), figsize=(4.7 * len(chunk_counts), 4),
+                             sharey=True, squeeze=False)
+    for ax, n_chunks in zip(axes[0], chunk_counts):
+        for i, iters in enumerate(res.values("iters")):
+            rows = res.select(iters=iters, n_chunks=n_chunks)
+            if not rows:
+                continue
+            x = [r["n_streams"] for r in rows]
+            ax.plot(x, [r["speedup"] for r in rows], "o-", color=f"C{i}",
+                    label=f"iters={iters} ({rows[0]['flop_per_byte']:.3g} FLOP/B)")
+            ax.plot(x, [r["serial_ms"] / r["ideal_ms"] for r in rows], ":", color=f"C{i}")
+        ax.axhline(1, color="0.5", lw=0.8)
+        ax.set_title(f"{n_chunks} chunks", fontsize=10)
+        ax.set_xlabel("streams")
+    axes[0, 0].set_ylabel("speedup over serial (x); dotted: ideal")
+    axes[0, 0].legend(fontsize=8)
+    fig.suptitle(res.label, fontsize=9)
     fig.tight_layout()
     return fig
 

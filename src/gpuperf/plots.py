@@ -15,7 +15,8 @@ UNITS = {"gbps": "bandwidth (GB/s)", "ms": "time (ms)", "tflops": "TFLOP/s",
          "pct_copy": "% of device-to-device copy", "pct_peak": "% of theoretical peak"}
 
 
-def _source(fig, label: str | None) -> None:
+def source_label(fig, label: str | None) -> None:
+    """Write where the numbers came from (GPU, live or recorded, date) in the figure's corner."""
     if label:
         fig.text(0.99, 0.005, label, ha="right", va="bottom", fontsize=7, color="0.35")
 
@@ -72,7 +73,7 @@ def lines(result, *, x: str, y: str = "gbps", series: str | None = None, rows=No
         ax.legend(fontsize=8, loc="best")
     ax.grid(alpha=0.3)
     ax.set_ylim(bottom=0) if not logy else None
-    _source(fig, result.label)
+    source_label(fig, result.label)
     fig.tight_layout()
     return fig
 
@@ -103,7 +104,7 @@ def heatmap(result, *, x: str, y: str, value: str = "gbps", title: str | None = 
     cb = fig.colorbar(im, ax=ax)
     cb.set_label(UNITS.get(value, value) + (" (color scale: 0 to the ceiling)" if ceiling else ""))
     ax.set_title(title or f"{result.name} on {result.gpu}", fontsize=10)
-    _source(fig, result.label)
+    source_label(fig, result.label)
     fig.tight_layout()
     return fig
 
@@ -153,7 +154,7 @@ def bars(result, *, label: str, y: str = "gbps", rows=None, ceiling: tuple | Non
         (ax.axvline if horizontal else ax.axhline)(reference, color="0.3", linestyle=":")
     ax.set_title(title or f"{result.name} on {result.gpu}", fontsize=10)
     ax.grid(alpha=0.3, axis="x" if horizontal else "y")
-    _source(fig, result.label)
+    source_label(fig, result.label)
     fig.tight_layout()
     return fig
 
@@ -188,7 +189,7 @@ def timeline(spans, *, title: str = "Timeline", label: str | None = None,
               loc="upper right")
     ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3, axis="x")
-    _source(fig, label)
+    source_label(fig, label)
     fig.tight_layout()
     return fig
 
@@ -220,7 +221,7 @@ def roofline(points, *, bw_gbps: float, peak_tflops: float, label: str | None = 
     ax.set_ylabel("TFLOP/s")
     ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3, which="both")
-    _source(fig, label)
+    source_label(fig, label)
     fig.tight_layout()
     return fig
 

@@ -1056,7 +1056,7 @@ def plot_timeline(res, work: str | None = None, *, cases=None):
                  fontsize=10)
     for text in list(fig.texts):
         text.remove()  # each panel added the source label; keep one
-    plots._source(fig, res.label)
+    plots.source_label(fig, res.label)
     fig.tight_layout()
     return fig
 

@@ -56,7 +56,7 @@ def test_v8_handles_misaligned_starts_and_tails(unroll, start):
     n = 4 * 64 * 3 + 5  # a few grid rounds plus a tail of one
     host = ex.random_array(n + 4, 7 + start)
     d_x = cuda.to_device(host)[start:start + n]
-    assert red._head(d_x, n) == (4 - start) % 4
+    assert red.head_elements(d_x, n) == (4 - start) % 4
     p = red.plan("v8", n, block=32, blocks=2, unroll=unroll)
     got = float(p(d_x).copy_to_host()[0])
     assert _close(got, host[start:start + n])
@@ -86,14 +86,28 @@ def test_v4_race_shows_in_the_simulator_and_the_fixes_do_not():
     assert all(_close(got, x) for got in fixed), fixed
 
 
+@pytest.mark.parametrize("version", ["v0", "v3", "v7"])
+def test_multi_block_second_stage_gives_the_right_sum(version, monkeypatch):
+    # Real second stages only split above 8192 partials (too many blocks to simulate):
+    # lower the threshold so the simulator runs the three-launch path on small data.
+    monkeypatch.setattr(red, "SECOND_STAGE_SPLIT", 2)
+    monkeypatch.setattr(red, "SECOND_STAGE_PER_BLOCK", 5)
+    x = ex.random_array(1000, 21)
+    p = red.plan(version, x.size, block=64, blocks=8 if version == "v7" else None)
+    assert [name for name, _, _ in p.launches][1:] == ["second stage", "second stage"]
+    assert p.launches[1][1] > 1  # the middle pass really has several blocks
+    assert _close(float(p(x).copy_to_host()[0]), x)
+
+
 def test_plans_choose_the_grid():
     sms = gp.device.sm_count(default=2)
     assert red.plan("v0", 1000, block=256).grid == 4
     assert red.plan("v3", 1000, block=256).grid == 2  # two elements per thread
     p = red.plan("v6", 10_000, block=64, blocks=4)
     assert p.per_thread == 40 and p.grid == 4
-    p = red.plan("v8", 10**6, block=256)
-    assert p.grid == sms * red.resident_blocks_per_sm(256)
+    p = red.plan("v8", 10**6)
+    assert p.block == 512 and p.unroll == red.V8_UNROLL
+    assert p.grid == sms * red.resident_blocks_per_sm(512)
     assert red.plan("v8", 100, block=256).grid == 1  # never more blocks than the data needs
     assert red.plan("block-atomic", 10**6, block=128).grid == 1
     # many partials go through a multi-block second stage before the last block

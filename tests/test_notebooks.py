@@ -76,3 +76,16 @@ def test_every_exercise_has_hidden_solution_and_checker(path):
         assert after is not None and re.search(r"\bcheck_\w+\(", after.source), \
             f"{label}: the code cell after the solution must call a checker"
     assert len(labels) == len(set(labels))
+
+
+def test_every_exercise_is_in_the_instructor_guide():
+    guide = (ROOT / "book" / "instructors.md").read_text()
+    labels = set()
+    for path in NOTEBOOKS:
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:
+            if cell.cell_type == "markdown":
+                labels |= set(re.findall(r":::\{exercise\}.*\n:label: (\S+)", cell.source))
+    assert labels
+    missing = sorted(label for label in labels if f"`{label}`" not in guide)
+    assert not missing, f"add these exercises to book/instructors.md: {missing}"

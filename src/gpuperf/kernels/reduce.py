@@ -1199,7 +1199,7 @@ def prologue_experiment(progress):
 
 
 @experiment("reduce_block_sweep", chapter="reduce",
-            title="Threads per block for v2, v5 and v7 (2^28 float32)",
+            title="Threads per block for v2, v5, v7 and v8 (2^28 float32)",
             units={"ms": "ms", "gbps": "GB/s", "pct_peak": "% of peak", "pct_copy": "% of copy"})
 def block_sweep_experiment(progress):
     n = N_LADDER
@@ -1215,7 +1215,7 @@ def block_sweep_experiment(progress):
                 **bench.bandwidth_row(4 * n, t)}
 
     rows = []
-    for version in ("v2", "v5", "v7"):
+    for version in ("v2", "v5", "v7", "v8"):
         rows += bench.sweep(measure, {"version": [version],
                                       "block": [32, 64, 128, 256, 512, 1024]},
                             label=version, progress=progress)

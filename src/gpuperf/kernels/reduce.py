@@ -912,7 +912,7 @@ def draw_rung(version: str, width: int = 16):
     for kind, payload in rows:
         if kind == "load":
             y -= 2.6
-            n_in = 2 * width
+            n_in = 4 * width if version == "v8" else 2 * width
             if version == "single-thread":
                 owner = [0] * n_in
             elif version == "v3":
@@ -920,8 +920,8 @@ def draw_rung(version: str, width: int = 16):
             elif version == "v6":
                 owner = [k % width for k in range(n_in)]
             elif version == "v8":
-                owner = [(k // 4) % (width // 2) for k in range(n_in)]
-            else:  # grid-stride rungs: a grid of two blocks of width/2... drawn as width threads
+                owner = [k // 4 for k in range(n_in)]  # one 16-byte load per thread per round
+            else:  # grid-stride rungs: thread t reads t, t + width, ...
                 owner = [k % width for k in range(n_in)]
             scale = max(1, n_in // width)
             ax.text(-0.4, y + 1.8, "x (coloured by the thread that reads it)", fontsize=8,
@@ -946,7 +946,7 @@ def draw_rung(version: str, width: int = 16):
             cells(ax, y, colours, labels=[k for k in range(width)])
             for t, d, s in payload:
                 arrow = FancyArrowPatch((s + 0.46, y + 0.85), (d + 0.46, y + 0.85),
-                                        connectionstyle="arc3,rad=-0.35", arrowstyle="-|>",
+                                        connectionstyle="arc3,rad=0.35", arrowstyle="-|>",
                                         mutation_scale=7, linewidth=0.7, color=cmap(t % 20))
                 ax.add_patch(arrow)
             stride = payload[0][2] - payload[0][1] if payload else 0

@@ -44,6 +44,7 @@ from numba import cuda, float32  # gpuperf/__init__ (our parent) has already cho
 from .. import SIMULATOR, bench, device, validate
 from .. import exercises as ex
 from ..records import experiment
+from ..vector import load_float4  # noqa: F401  (16-byte loads for v8; shown in the chapter)
 
 FULL_MASK = 0xFFFFFFFF
 WARP = 32
@@ -510,43 +511,6 @@ def make_v7(block: int):
             partial[cuda.blockIdx.x] = total
 
     return reduce_v7
-
-
-# ------------------------------------------------------------------ 16-byte loads for v8
-
-if SIMULATOR:
-
-    def load_float4(x, i):
-        """x[i:i+4] as four floats (the simulator's stand-in for one 16-byte load)."""
-        return x[i], x[i + 1], x[i + 2], x[i + 3]
-
-else:
-    from llvmlite import ir
-    from numba import types
-    from numba.cuda.extending import intrinsic
-
-    @intrinsic
-    def load_float4(typingctx, x, i):
-        """x[i:i+4] with ONE 16-byte load (``ld.global.v4.f32``); ``&x[i]`` must be 16-byte aligned.
-
-        Reading a float32x4 view of the array element by element gives four 4-byte
-        loads; this intrinsic hands LLVM a ``<4 x float>`` load with ``align 16`` in the
-        global address space, which NVPTX emits as a single vector instruction.
-        """
-        result = types.UniTuple(types.float32, 4)
-        sig = result(x, types.intp)
-
-        def codegen(context, builder, signature, args):
-            array = context.make_array(signature.args[0])(context, builder, args[0])
-            element = builder.gep(array.data, [args[1]])
-            as_global = builder.addrspacecast(element, ir.PointerType(ir.FloatType(), 1))
-            vec_type = ir.VectorType(ir.FloatType(), 4)
-            vec_ptr = builder.bitcast(as_global, ir.PointerType(vec_type, 1))
-            vec = builder.load(vec_ptr, align=16)
-            lanes = [builder.extract_element(vec, ir.Constant(ir.IntType(32), k)) for k in range(4)]
-            return context.make_tuple(builder, result, lanes)
-
-        return sig, codegen
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,0 +1,143 @@
+"""16-byte loads and stores of four float32, for kernels that need wide memory accesses.
+
+Indexing a float32 array four times gives four 4-byte loads; reading a float32x4
+view element by element does too. These small Numba ``@intrinsic`` functions hand
+LLVM one ``<4 x float>`` load or store with ``align 16``, which NVPTX emits as one
+``ld.*.v4.f32`` / ``st.*.v4.f32`` (``ld.global.v4.f32`` for global arrays,
+``ld.shared.v4.f32`` for shared ones). The address must be 16-byte aligned: fresh
+allocations are, and so is every fourth float32 after them.
+
+* ``load_float4(x, i)`` / ``store_float4(x, i, (a, b, c, d))``: ``x[i:i+4]`` of a
+  C-contiguous float32 vector, ``i`` an element index.
+* ``load4(m, i, j)`` / ``store4(m, i, j, a, b, c, d)``: ``m[i, j:j+4]`` of a float32
+  matrix (global or shared), ``j`` and the row length multiples of 4.
+
+Under the simulator they are plain Python: one slice each (so access tracers see one
+16-byte access), and the matrix forms check the alignment rule, so that a misaligned
+use fails there instead of faulting on a GPU.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import SIMULATOR
+
+if SIMULATOR:
+
+    def load_float4(x, i):
+        """``x[i:i+4]`` as a tuple of four float32, in one 16-byte load."""
+        v = x[i:i + 4]  # one access, as gpuperf.kernels.coalescing.trace sees it
+        return (v[0], v[1], v[2], v[3])
+
+    def store_float4(x, i, values):
+        """Store the tuple ``values`` to ``x[i:i+4]`` in one 16-byte store."""
+        x[i:i + 4] = np.array([values[0], values[1], values[2], values[3]], np.float32)
+
+    def _check_aligned(arr, i, j):
+        if j % 4 or arr.shape[1] % 4:
+            raise ValueError(
+                f"16-byte access at [{i}, {j}] of an array with rows of {arr.shape[1]} floats: "
+                "the column and the row length must both be multiples of 4 (a GPU would fault "
+                "with a misaligned address).")
+
+    def load4(arr, i, j):
+        """Four consecutive floats ``arr[i, j:j+4]`` in one 16-byte load."""
+        _check_aligned(arr, i, j)
+        return arr[i, j], arr[i, j + 1], arr[i, j + 2], arr[i, j + 3]
+
+    def store4(arr, i, j, a, b, c, d):
+        """Store four floats at ``arr[i, j:j+4]`` in one 16-byte store."""
+        _check_aligned(arr, i, j)
+        arr[i, j], arr[i, j + 1], arr[i, j + 2], arr[i, j + 3] = a, b, c, d
+
+else:
+    from llvmlite import ir
+
+    try:  # numba-cuda >= 0.2x carries its own copies of these
+        from numba.cuda import types
+        from numba.cuda.cgutils import get_item_pointer
+        from numba.cuda.extending import intrinsic
+    except ImportError:  # older numba-cuda (e.g. Colab's) uses numba's
+        from numba.core import types
+        from numba.core.cgutils import get_item_pointer
+        from numba.cuda.extending import intrinsic
+
+    _V4 = ir.VectorType(ir.FloatType(), 4)
+
+    def _vec_pointer(context, builder, arrty, arr, indices):
+        ary = context.make_array(arrty)(context, builder, arr)
+        ptr = get_item_pointer(context, builder, arrty, ary, indices,
+                               wraparound=False, boundscheck=False)
+        return builder.bitcast(ptr, _V4.as_pointer())
+
+    def _is_f32(arr, ndim):
+        return isinstance(arr, types.Array) and arr.ndim == ndim and arr.dtype == types.float32
+
+    def _load(builder, context, ptr, ret):
+        vec = builder.load(ptr, align=16)
+        parts = [builder.extract_element(vec, ir.Constant(ir.IntType(32), k)) for k in range(4)]
+        return context.make_tuple(builder, ret, parts)
+
+    def _store(builder, ptr, values):
+        vec = ir.Constant(_V4, None)
+        for k, v in enumerate(values):
+            vec = builder.insert_element(vec, v, ir.Constant(ir.IntType(32), k))
+        builder.store(vec, ptr, align=16)
+
+    @intrinsic
+    def load_float4(typingctx, x, i):
+        """``x[i:i+4]`` as a tuple of four float32, in one 16-byte load."""
+        if not (_is_f32(x, 1) and isinstance(i, types.Integer)):
+            return None
+        ret = types.UniTuple(types.float32, 4)
+
+        def codegen(context, builder, sig, args):
+            idx = context.cast(builder, args[1], sig.args[1], types.intp)
+            return _load(builder, context, _vec_pointer(context, builder, sig.args[0], args[0],
+                                                        [idx]), ret)
+
+        return ret(x, i), codegen
+
+    @intrinsic
+    def store_float4(typingctx, x, i, values):
+        """Store the tuple ``values`` to ``x[i:i+4]`` in one 16-byte store."""
+        if not (_is_f32(x, 1) and isinstance(i, types.Integer)
+                and isinstance(values, types.UniTuple) and values.count == 4
+                and values.dtype == types.float32):
+            return None
+
+        def codegen(context, builder, sig, args):
+            idx = context.cast(builder, args[1], sig.args[1], types.intp)
+            ptr = _vec_pointer(context, builder, sig.args[0], args[0], [idx])
+            _store(builder, ptr, [builder.extract_value(args[2], k) for k in range(4)])
+            return context.get_dummy_value()
+
+        return types.void(x, i, values), codegen
+
+    @intrinsic
+    def load4(typingctx, arr, i, j):
+        """Four consecutive floats ``arr[i, j:j+4]`` in one 16-byte load."""
+        if not _is_f32(arr, 2):
+            return None
+        ret = types.UniTuple(types.float32, 4)
+
+        def codegen(context, builder, sig, args):
+            return _load(builder, context,
+                         _vec_pointer(context, builder, sig.args[0], args[0], args[1:3]), ret)
+
+        return ret(arr, types.intp, types.intp), codegen
+
+    @intrinsic
+    def store4(typingctx, arr, i, j, a, b, c, d):
+        """Store four floats at ``arr[i, j:j+4]`` in one 16-byte store."""
+        if not _is_f32(arr, 2):
+            return None
+        f = types.float32
+
+        def codegen(context, builder, sig, args):
+            _store(builder, _vec_pointer(context, builder, sig.args[0], args[0], args[1:3]),
+                   args[3:7])
+            return context.get_dummy_value()
+
+        return types.void(arr, types.intp, types.intp, f, f, f, f), codegen

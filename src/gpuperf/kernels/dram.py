@@ -753,9 +753,11 @@ _CHANNEL_COLORS = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#9378
 
 
 def _figure(w, h):
-    from matplotlib.figure import Figure
+    # Through pyplot, so that a notebook shows the figure at the end of the cell (a bare
+    # matplotlib.figure.Figure is only shown if it is the cell's last expression).
+    import matplotlib.pyplot as plt
 
-    return Figure(figsize=(w, h), layout="constrained")
+    return plt.figure(figsize=(w, h), layout="constrained")
 
 
 def _channel_color(ch: int, bank: int = 0, banks: int = 1):

@@ -181,19 +181,31 @@ def _fake(name, rows, meta=None):
 def _fake_little():
     rows = []
     for ilp in (1, 2, 4, 8):
+        round_ns = 600.0 * (1 + 0.1 * np.log2(ilp))
         for warps in (1, 2, 4, 8, 16, 32, 64):
             b = dram.bytes_in_flight(warps, ilp, 132)
-            pred = b / 600.0
+            pred = b / round_ns
             rows.append({"warps_per_sm": warps, "ilp": ilp, "bytes_in_flight": b,
                          "gbps": min(0.95 * pred, 3000.0), "predicted_gbps": pred,
+                         "textbook_gbps": b / 600.0, "round_ns": round_ns,
                          "latency_ns": 600.0, "latency_random_ns": 700.0})
     return _fake("dram_littles_law", rows)
 
 
-def test_littles_law_agreement_keeps_only_rising_points():
+def test_littles_law_agreement_marks_the_linear_part():
     agree = dram.littles_law_agreement(_fake_little())
-    assert agree and all(r["gbps"] < 0.8 * 3000 for r in agree)
-    assert all(r["ratio"] == pytest.approx(1 / 0.95) for r in agree)
+    assert len(agree) == 4 * 6  # every point but the last of each curve
+    for r in agree:
+        # x2 per doubling below the 3000 GB/s cap: linear while the next point grows >= 1.8x.
+        assert r["linear"] == (1.8 * r["gbps"] <= 3000.0), r
+        assert r["ratio"] == pytest.approx(r["predicted_gbps"] / r["gbps"])
+    linear = [r for r in agree if r["linear"]]
+    assert linear and all(r["ratio"] == pytest.approx(1 / 0.95) and r["agrees"] for r in linear)
+    assert not all(r["agrees"] for r in agree)  # at the cap the prediction runs far ahead
+    # Rows work as well as a Result; a capped curve (warps that did not fit) is skipped.
+    rows = [dict(r) for r in _fake_little().rows if r["ilp"] == 1]
+    rows[-1]["warps_per_sm"] = rows[-2]["warps_per_sm"]
+    assert len(dram.littles_law_agreement(rows)) == 5
 
 
 def test_verify_prediction_reads_the_sweep(capsys):
@@ -251,6 +263,16 @@ def test_chase_chain_is_one_cycle_and_the_kernel_follows_it(order):
         for _ in range(steps):
             j = int(nxt[j])
         assert dram.chase(nxt, steps, start) == j
+
+
+@pytest.mark.parametrize("ilp", [1, 3])
+def test_one_warp_with_a_grid_stride_reads_every_stride_th_element(ilp):
+    # The latency probe of dram_littles_law: one warp alone, with a full grid's stride.
+    x = _random(1000, seed=ilp)
+    partial = np.zeros(32, dtype=np.float32)
+    dram.make_sum_loads(ilp)[1, 32](x, partial, 96)
+    want = [x[lane::96].astype(np.float64).sum() for lane in range(32)]
+    assert np.allclose(partial, want, rtol=1e-5)
 
 
 @pytest.mark.parametrize("ilp", [1, 2, 4, 16])

@@ -17,6 +17,8 @@ Kernels
 previous one: the load-to-use latency, with nothing to hide it.
 ``make_sum_loads(ilp)``: a persistent-grid reduction in which each thread has ``ilp``
 independent loads in flight: the bytes in flight are (resident warps) x 32 x ilp x 4.
+Launched as one warp alone (with the full grid's stride), it times one round of ``ilp``
+loads with nothing else in the memory system: the latency Little's law needs.
 ``make_copy(ilp)``: a one-pass copy, ``ilp`` elements per thread (occupancy experiment).
 ``make_strided_chunks(ilp)``: warps read 128-byte chunks laid out so that warps running
 at the same time are ``stride`` bytes apart (channel and partition effects).
@@ -24,7 +26,8 @@ at the same time are ``stride`` bytes apart (channel and partition effects).
 Experiments
 -----------
 ``dram_latency``: pointer-chasing latency against working-set size (L1, L2, DRAM).
-``dram_littles_law``: bandwidth against bytes in flight, with Little's law drawn over it.
+``dram_littles_law``: bandwidth against bytes in flight, with Little's law drawn over it
+(bytes in flight / one load's latency, and / the time of one warp's round of loads alone).
 ``dram_occupancy``: occupancy (limited with shared memory) against copy bandwidth.
 ``dram_strides``: power-of-two strides between concurrent warps, and the same strides
 padded by one chunk.
@@ -287,32 +290,34 @@ def pointer_chase(nxt, steps, pos):
 def make_sum_loads(ilp: int):
     """Partial sums with ``ilp`` independent loads per thread per iteration.
 
-    Thread ``t`` of ``T`` sums ``x[t], x[t + T], x[t + 2T], ...``: at every step the
-    warp's 32 loads are consecutive (coalesced), and the ``ilp`` loads of one iteration
-    do not depend on each other, so all of them are in flight together.
+    Thread ``t`` sums ``x[t], x[t + stride], x[t + 2 stride], ...``. With ``stride`` the
+    grid's size every element is read once; at every step the warp's 32 loads are
+    consecutive (coalesced), and the ``ilp`` loads of one iteration do not depend on each
+    other, so all of them are in flight together. One warp launched alone with a full
+    grid's stride reads the same kind of addresses as each warp of that grid: its time
+    per iteration is one round of ``ilp`` loads with nothing else in the memory system.
     """
     ilp = validate.positive_int(ilp, "ilp", maximum=64)
 
     @cuda.jit
-    def sum_loads(x, partial):
+    def sum_loads(x, partial, stride):
         tid = cuda.grid(1)
-        threads = cuda.gridsize(1)
         n = x.size
         acc = np.float32(0.0)
         i = tid
-        # Whole iterations need no bounds test: i + (ilp-1)*threads < n <=> i < full.
-        full = n - (ilp - 1) * threads
+        # Whole iterations need no bounds test: i + (ilp-1)*stride < n <=> i < full.
+        full = n - (ilp - 1) * stride
         while i < full:
             for k in range(ilp):
-                acc += x[i + k * threads]
+                acc += x[i + k * stride]
             # (acc != acc) is 0 unless the data hold a NaN (and then the sum is NaN
             # anyway), but the compiler cannot know that: the next iteration's
             # addresses now wait for this iteration's loads. Without it the compiler
             # unrolls the loop and overlaps iterations, and ilp=1 keeps 4 loads in flight.
-            i += ilp * threads + (acc != acc)
+            i += ilp * stride + (acc != acc)
         while i < n:  # the tail: fewer than ilp elements left for this thread
             acc += x[i]
-            i += threads
+            i += stride
         partial[tid] = acc
 
     return sum_loads
@@ -384,11 +389,11 @@ def make_strided_chunks(ilp: int):
 
 SUM_ILPS = (1, 2, 4, 8, 16)
 COPY_ILPS = (1, 4)
-_SUM_SIG = "void(float32[::1], float32[::1])"
+_COPY_SIG = "void(float32[::1], float32[::1])"
 PTX_TARGETS = (
     [(pointer_chase, "void(int32[::1], int64, int32[::1])")]
-    + [(make_sum_loads(k), _SUM_SIG) for k in SUM_ILPS]
-    + [(make_copy(k), _SUM_SIG) for k in COPY_ILPS]
+    + [(make_sum_loads(k), "void(float32[::1], float32[::1], int64)") for k in SUM_ILPS]
+    + [(make_copy(k), _COPY_SIG) for k in COPY_ILPS]
     + [(make_strided_chunks(k), "void(float32[::1], float32[::1], int64, int64, int64)")
        for k in (1, 2)]
 )
@@ -442,7 +447,7 @@ def sum_partials(x, *, ilp: int = 4, blocks: int = 2, block: int = 64):
     blocks = validate.positive_int(blocks, "blocks")
     block = validate.block_size(block)
     partial = cuda.to_device(np.full(blocks * block, np.nan, dtype=np.float32))
-    make_sum_loads(ilp)[blocks, block](d_x, partial)
+    make_sum_loads(ilp)[blocks, block](d_x, partial, blocks * block)
     return partial.copy_to_host()
 
 
@@ -580,10 +585,26 @@ def _persistent_launch(kernel, warps_per_sm: int):
     return sms * blocks_per_sm, threads, blocks_per_sm * threads // WARP
 
 
+def _round_ns(kernel, ilp: int, x, partial, stride: int) -> float:
+    """Nanoseconds per iteration of ``kernel`` (``make_sum_loads(ilp)``) run by one warp alone.
+
+    With ``stride`` a full grid's size the warp reads the addresses one warp of that grid
+    reads, so this is the time of one round of ``ilp`` loads (and the loop around them)
+    when nothing else uses the memory system: the latency each warp of the grid would see
+    if adding warps cost nothing.
+    """
+    # One warp touches only a stride-th of x, which would stay in L2 from run to run:
+    # flush it before each run, so that the loads go to DRAM as the full grid's do.
+    t = bench.time_kernel(lambda: kernel[1, WARP](x, partial, stride), min_repeat=3,
+                          min_time=0.03, flush=True)
+    loads = math.ceil(x.size / stride)  # per thread (lane 0; the others differ by at most 1)
+    return t.median_ms * 1e6 / (loads / ilp)
+
+
 @experiment("dram_littles_law", chapter="dram",
             title="Bandwidth against bytes in flight (resident warps x loads per thread)",
-            units={"gbps": "GB/s", "predicted_gbps": "GB/s", "bytes_in_flight": "B",
-                   "latency_ns": "ns"})
+            units={"gbps": "GB/s", "predicted_gbps": "GB/s", "textbook_gbps": "GB/s",
+                   "bytes_in_flight": "B", "latency_ns": "ns", "round_ns": "ns"})
 def dram_littles_law(progress):
     sms = device.sm_count()
     latency = _dram_latency_ns("sequential")
@@ -596,20 +617,31 @@ def dram_littles_law(progress):
     rows = []
     for ilp in SUM_ILPS:
         kernel = make_sum_loads(ilp)
-        kernel[sms, 32](x, partial)  # compile before asking for its occupancy
+        kernel[sms, 32](x, partial, sms * 32)  # compile before asking for its occupancy
+        # The latency for this curve: one warp alone, with the smallest grid's stride. A
+        # thread waits each iteration for all ilp loads, so a round is longer than one load.
+        round_ns = _round_ns(kernel, ilp, x, partial, sms * WARP)
+        progress(f"dram_littles_law ilp={ilp:2d}: one warp alone takes {round_ns:.0f} ns per "
+                 f"round of {ilp} loads")
         for warps in LITTLE_WARPS:
             blocks, threads, resident = _persistent_launch(kernel, warps)
             launch = kernel[blocks, threads]
-            t = bench.time_kernel(lambda launch=launch: launch(x, partial),
+            t = bench.time_kernel(lambda launch=launch, s=blocks * threads: launch(x, partial, s),
                                   min_repeat=5, min_time=0.05)
             in_flight = bytes_in_flight(resident, ilp, sms)
             bw = bench.gbps(STREAM_ELEMENTS * FLOAT_BYTES, t.median_ms)
-            pred = littles_law_gbps(in_flight, latency)
+            pred = littles_law_gbps(in_flight, round_ns)
             rows.append({"warps_per_sm": resident, "ilp": ilp, "bytes_in_flight": in_flight,
-                         "gbps": bw, "predicted_gbps": pred, "latency_ns": latency,
-                         "latency_random_ns": latency_random, "spread": t.spread})
+                         "gbps": bw, "predicted_gbps": pred, "round_ns": round_ns,
+                         "textbook_gbps": littles_law_gbps(in_flight, latency),
+                         "latency_ns": latency, "latency_random_ns": latency_random,
+                         "spread": t.spread})
             progress(f"dram_littles_law warps/SM={resident:2d} ilp={ilp:2d} "
                      f"{in_flight / 1024:8.0f} KiB  {bw:7.0f} GB/s  (Little: {pred:7.0f})")
+    linear = [r for r in littles_law_agreement(rows) if r["linear"]]
+    progress(f"dram_littles_law: {sum(r['agrees'] for r in linear)} of {len(linear)} points "
+             "where bandwidth still rises in proportion to the bytes in flight agree with "
+             "Little's law within 20%")
     return rows
 
 
@@ -628,10 +660,11 @@ def measure_loads(ilp: int, warps_per_sm: int) -> dict:
     warps_per_sm = validate.positive_int(warps_per_sm, "warps_per_sm", maximum=64)
     x, partial = _stream_buffers()
     kernel = make_sum_loads(ilp)
-    kernel[device.sm_count(), 32](x, partial)
+    kernel[device.sm_count(), 32](x, partial, device.sm_count() * 32)
     blocks, threads, resident = _persistent_launch(kernel, warps_per_sm)
     launch = kernel[blocks, threads]
-    t = bench.time_kernel(lambda: launch(x, partial), min_repeat=5, min_time=0.05)
+    t = bench.time_kernel(lambda: launch(x, partial, blocks * threads), min_repeat=5,
+                          min_time=0.05)
     return {"gbps": bench.gbps(STREAM_ELEMENTS * FLOAT_BYTES, t.median_ms),
             "warps_per_sm": resident,
             "bytes_in_flight": bytes_in_flight(resident, ilp, device.sm_count())}
@@ -717,20 +750,32 @@ def dram_strides(progress):
 # --------------------------------------------------------------------------- analysis
 
 
-def littles_law_agreement(res, *, rising_below: float = 0.8) -> list[dict]:
-    """Rows of ``dram_littles_law`` where bandwidth still rises, with prediction / measurement.
+def littles_law_agreement(res, *, linear_growth: float = 1.8) -> list[dict]:
+    """Each point of ``dram_littles_law`` that has a next one, with prediction / measurement.
 
-    "Still rising" means below ``rising_below`` of the best bandwidth measured: there the
-    bytes in flight, not the memory system, set the pace, and Little's law should hold.
+    ``res`` is the experiment's Result (or its rows). A point is ``linear`` (bandwidth still
+    rising) when doubling the resident warps at the same loads per thread still multiplies
+    the bandwidth by at least ``linear_growth`` (1.8: within 10% of proportional). There the
+    bytes in flight set the pace, and Little's law with one warp's round time alone should
+    hold; past the bend the memory system queues requests, and the latency grows with load.
+    ``agrees``: prediction and measurement within 20% of each other (each of the two at
+    most 1.2 times the other). The last point of each curve has no next one and is left out.
     """
-    plateau = max(r["gbps"] for r in res.rows)
+    rows = res.rows if hasattr(res, "rows") else list(res)
     out = []
-    for r in sorted(res.rows, key=lambda r: r["bytes_in_flight"]):
-        if r["gbps"] < rising_below * plateau:
-            out.append({"warps_per_sm": r["warps_per_sm"], "ilp": r["ilp"],
+    for ilp in sorted({r["ilp"] for r in rows}):
+        curve = sorted((r for r in rows if r["ilp"] == ilp), key=lambda r: r["warps_per_sm"])
+        for r, nxt in zip(curve, curve[1:]):
+            more = nxt["warps_per_sm"] / r["warps_per_sm"]
+            if more <= 1:
+                continue
+            growth = (nxt["gbps"] / r["gbps"]) ** (1 / math.log2(more))  # per doubling
+            out.append({"warps_per_sm": r["warps_per_sm"], "ilp": ilp,
                         "bytes_in_flight": r["bytes_in_flight"], "gbps": r["gbps"],
                         "predicted_gbps": r["predicted_gbps"],
-                        "ratio": r["predicted_gbps"] / r["gbps"]})
+                        "ratio": r["predicted_gbps"] / r["gbps"],
+                        "agrees": 1 / 1.2 <= r["predicted_gbps"] / r["gbps"] <= 1.2,
+                        "growth": growth, "linear": growth >= linear_growth})
     return out
 
 
@@ -1035,9 +1080,13 @@ def _bytes_label(n: float) -> str:
 
 
 def plot_littles_law(res):
-    """Measured bandwidth against bytes in flight, Little's law and the ceilings over it."""
-    fig = _figure(8, 4.6)
-    ax = fig.subplots()
+    """Measured bandwidth against bytes in flight, Little's law and the ceilings over it.
+
+    Right: measurement / prediction (with the round latency) against the measured bandwidth,
+    the 20% band shaded; filled markers where bandwidth still rises in proportion.
+    """
+    fig = _figure(11.5, 4.6)
+    ax, rax = fig.subplots(1, 2, width_ratios=[1.6, 1])
     ilps = sorted(res.values("ilp"))
     for i, ilp in enumerate(ilps):
         rows = sorted(res.select(ilp=ilp), key=lambda r: r["bytes_in_flight"])
@@ -1051,7 +1100,15 @@ def plot_littles_law(res):
     line = xs / latency
     keep = line <= 1.3 * top
     ax.plot(xs[keep], line[keep], "k--", lw=1.2,
-            label=f"Little's law: bytes in flight / {latency:.0f} ns")
+            label=f"Little's law, one load's latency: bytes in flight / {latency:.0f} ns")
+    for i, ilp in enumerate(ilps):
+        # The same law with one warp's measured round of ilp loads alone (round_ns).
+        rows = sorted(res.select(ilp=ilp), key=lambda r: r["bytes_in_flight"])
+        pts = [(r["bytes_in_flight"], r["predicted_gbps"]) for r in rows
+               if r["predicted_gbps"] <= 1.3 * top]
+        if pts:
+            ax.plot(*zip(*pts), ":", color=_CHANNEL_COLORS[i], lw=1.2,
+                    label="Little's law, one warp's round alone (dotted)" if i == 0 else None)
     if ceiling:
         ax.axhline(ceiling, color="#C44E52", lw=1, ls=":")
         ax.text(xs[0], ceiling * 1.02, f"device copy {ceiling:.0f} GB/s", fontsize=8,
@@ -1066,8 +1123,27 @@ def plot_littles_law(res):
                   [_bytes_label(2**k) for k in range(14, 25, 2)], fontsize=8)
     ax.set_xlabel("bytes in flight = SMs x resident warps x 32 x loads per thread x 4 B")
     ax.set_ylabel("bandwidth (GB/s, log scale)")
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=7, loc="lower right")
     _style(ax, res, "Bandwidth needs bytes in flight: latency x bandwidth")
+
+    rax.axhspan(0.8, 1.2, color="#55A868", alpha=0.12, lw=0)
+    rax.axhline(1.0, color="k", lw=0.8)
+    agree = littles_law_agreement(res)
+    for i, ilp in enumerate(ilps):
+        for linear in (True, False):
+            pts = [(r["gbps"], 1 / r["ratio"]) for r in agree if r["ilp"] == ilp
+                   and r["linear"] == linear]
+            if pts:
+                rax.plot(*zip(*pts), "o", ms=5, color=_CHANNEL_COLORS[i],
+                         mfc=_CHANNEL_COLORS[i] if linear else "none")
+    rax.set_xscale("log")
+    rax.set_ylim(0, 1.3)
+    rax.set_xlabel("measured bandwidth (GB/s, log scale)")
+    rax.set_ylabel("measured / Little's law (one warp's round)")
+    rax.set_title("filled: bandwidth still doubles with the bytes in flight\n"
+                  "hollow: past the bend, latency grows with load; band: within 20%",
+                  fontsize=8)
+    rax.grid(alpha=0.3)
     return fig
 
 

@@ -1094,10 +1094,10 @@ def plot_littles_law(res):
                 color=_CHANNEL_COLORS[i], label=f"{ilp} load{'s' if ilp > 1 else ''}/thread",
                 lw=1)
     latency = res.rows[0]["latency_ns"]
-    xs = np.array(sorted(r["bytes_in_flight"] for r in res.rows), dtype=float)
+    textbook = sorted((r["bytes_in_flight"], r["textbook_gbps"]) for r in res.rows)
+    xs, line = (np.array(v, dtype=float) for v in zip(*textbook))
     ceiling = res.ceilings.get("copy_gbps")
     top = max([r["gbps"] for r in res.rows] + [ceiling or 0])
-    line = xs / latency
     keep = line <= 1.3 * top
     ax.plot(xs[keep], line[keep], "k--", lw=1.2,
             label=f"Little's law, one load's latency: bytes in flight / {latency:.0f} ns")

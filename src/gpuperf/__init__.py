@@ -54,7 +54,17 @@ def show_source(obj) -> None:
     import textwrap
 
     fn = getattr(obj, "py_func", obj)
-    src = textwrap.dedent(inspect.getsource(fn))
+    fn = inspect.unwrap(fn) if callable(fn) else fn
+    if not (inspect.isfunction(fn) or inspect.ismethod(fn) or inspect.isclass(fn)
+            or inspect.ismodule(fn)):
+        raise TypeError(f"obj must be a function, kernel, class or module of gpuperf, not "
+                        f"{type(obj).__name__} ({obj!r:.60}); pass the object itself, e.g. "
+                        "gp.show_source(gp.reduce.reduce_sum).")
+    try:
+        src = textwrap.dedent(inspect.getsource(fn))
+    except (OSError, TypeError):
+        raise ValueError(f"obj={obj!r:.60} has no Python source to show (defined interactively "
+                         "or built in).") from None
     try:
         from IPython.display import Code, display
 

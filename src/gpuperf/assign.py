@@ -25,6 +25,10 @@ class AssignError(ValueError):
 
 def strip_solutions(source: str, *, where: str = "cell") -> str:
     """Replace every marked solution region of a code cell's source."""
+    from . import validate as v
+
+    v.string(source, "source", empty=True)
+    v.string(where, "where")
     out, inside, indent = [], False, ""
     for lineno, line in enumerate(source.splitlines(), 1):
         stripped = line.strip()
@@ -48,6 +52,7 @@ def student_copy(nb):
     """A student version of the notebook object ``nb`` (nbformat), solutions removed."""
     import copy
 
+    _notebook_arg(nb)
     nb = copy.deepcopy(nb)
     cells = []
     for i, cell in enumerate(nb.cells):
@@ -65,6 +70,7 @@ def student_copy(nb):
 
 def solution_leaks(nb) -> list[str]:
     """Places where a student copy still shows solution markers (should be empty)."""
+    _notebook_arg(nb)
     leaks = []
     for i, cell in enumerate(nb.cells):
         src = cell.source if isinstance(cell.source, str) else "".join(cell.source)
@@ -73,15 +79,32 @@ def solution_leaks(nb) -> list[str]:
     return leaks
 
 
+def _notebook_arg(nb):
+    if not hasattr(nb, "cells") or not isinstance(getattr(nb, "cells", None), list):
+        raise TypeError(f"nb must be a notebook object (nbformat.read(path, as_version=4)), not "
+                        f"{type(nb).__name__}.")
+
+
 def assign(src: Path, out: Path) -> list[Path]:
+    import os
+
     import nbformat
 
+    for name, val in (("src", src), ("out", out)):
+        if not isinstance(val, (str, os.PathLike)) or not str(val).strip():
+            raise TypeError(f"{name} must be a path (str or Path), not {type(val).__name__} "
+                            f"({val!r}).")
     src, out = Path(src), Path(out)
     if not src.exists():
         raise FileNotFoundError(f"{src} does not exist; pass the notebooks folder or a notebook.")
     paths = sorted(src.glob("*.ipynb")) if src.is_dir() else [src]
     if not paths:
         raise FileNotFoundError(f"no .ipynb files in {src}.")
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"out={out} is a file; pass a folder for the student copies.")
+    if any(out.resolve() == p.parent.resolve() for p in paths):
+        raise ValueError(f"out={out} is the folder of the notebooks themselves: the student "
+                         "copies would overwrite the solutions. Pass another folder.")
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for p in paths:
@@ -107,7 +130,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     try:
         written = assign(Path(args.source), Path(args.out))
-    except (AssignError, FileNotFoundError) as err:
+    except (AssignError, FileNotFoundError, ValueError, TypeError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     for p in written:

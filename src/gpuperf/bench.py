@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import SIMULATOR
+from . import validate as v
 
 
 class NeedsGPU(RuntimeError):
@@ -46,6 +47,12 @@ class Timing:
     """Times of repeated runs of one piece of GPU work, in milliseconds."""
 
     times_ms: list[float] = field(repr=False)
+
+    def __post_init__(self):
+        times = v.sequence(self.times_ms, "times_ms")
+        for i, t in enumerate(times):
+            v.nonnegative(t, f"times_ms[{i}]")
+        self.times_ms = times
 
     @property
     def n(self) -> int:
@@ -107,6 +114,9 @@ def flush_l2() -> None:
     _scribble_kernel()[1024, 256](buf, np.float32(1.0))
 
 
+@v.checks(fn=v.Fn("a callable that launches the GPU work, e.g. lambda: kern[g, b](x)"),
+          warmup=v.Int(0), min_repeat=v.Int(1), min_time=v.Num(0), max_repeat=v.Int(1),
+          flush=v.Bool())
 def time_kernel(fn, *, warmup: int = 2, min_repeat: int = 10, min_time: float = 0.2,
                 max_repeat: int = 1000, flush: bool = False) -> Timing:
     """Time ``fn()``, a callable that enqueues GPU work on the default stream.
@@ -137,11 +147,13 @@ def time_kernel(fn, *, warmup: int = 2, min_repeat: int = 10, min_time: float = 
     return Timing(times)
 
 
+@v.checks(nbytes=v.Num(0), ms=v.Pos())
 def gbps(nbytes: float, ms: float) -> float:
     """Bytes moved in ``ms`` milliseconds, in GB/s (1 GB = 1e9 bytes)."""
     return nbytes / (ms * 1e-3) / 1e9
 
 
+@v.checks(flops=v.Num(0), ms=v.Pos())
 def tflops(flops: float, ms: float) -> float:
     """Floating-point operations in ``ms`` milliseconds, in TFLOP/s."""
     return flops / (ms * 1e-3) / 1e12
@@ -149,6 +161,10 @@ def tflops(flops: float, ms: float) -> float:
 
 def bandwidth_row(nbytes: float, timing: Timing) -> dict:
     """The standard columns for a memory-bound measurement: time, GB/s, % of both ceilings."""
+    v.positive(nbytes, "nbytes")
+    if not isinstance(timing, Timing):
+        raise TypeError(f"timing must be a Timing from bench.time_kernel(...), not "
+                        f"{type(timing).__name__}.")
     c = ceilings()
     bw = gbps(nbytes, timing.median_ms)
     return {
@@ -161,6 +177,7 @@ def bandwidth_row(nbytes: float, timing: Timing) -> dict:
     }
 
 
+@v.checks(nbytes=v.Int(4))
 def measure_copy(nbytes: int = 2**30) -> Timing:
     """Time a device-to-device ``cudaMemcpyAsync`` of ``nbytes``: the practical ceiling.
 
@@ -187,6 +204,7 @@ def measure_copy(nbytes: int = 2**30) -> Timing:
         return time_kernel(lambda: dst.copy_to_device(src, stream=stream))
 
 
+@v.checks(n=v.Int(1))
 def measure_cublas_sgemm(n: int = 4096):
     """Time CuPy's float32 matrix product (cuBLAS SGEMM, no TF32); None without CuPy."""
     _require_gpu("measure_cublas_sgemm")
@@ -250,6 +268,10 @@ def sweep(measure, grid: dict, *, label: str = "", progress=None) -> list[dict]:
     ``[3/12] label block=256 ...  2803 GB/s`` through ``progress`` (print by default;
     pass ``False`` for silence).
     """
+    v.function(measure, "measure", what="a function measure(**params) -> dict")
+    v.string(label, "label", empty=True)
+    if progress is not None and progress is not False:
+        v.function(progress, "progress", what="a callable taking one status string, or False")
     if not isinstance(grid, dict) or not grid:
         raise ValueError("grid must be a non-empty dict mapping parameter names to lists of "
                          "values, e.g. {'block': [128, 256], 'blocks_per_sm': [1, 2, 4]}.")
@@ -264,6 +286,9 @@ def sweep(measure, grid: dict, *, label: str = "", progress=None) -> list[dict]:
     for i, values in enumerate(combos, 1):
         params = dict(zip(names, values))
         result = measure(**params)
+        if not isinstance(result, dict):
+            raise TypeError(f"measure(**{params}) returned {type(result).__name__}; it must "
+                            "return a dict of measurements, e.g. {'ms': ..., 'gbps': ...}.")
         row = {**params, **result}
         rows.append(row)
         shown = " ".join(f"{k}={v}" for k, v in params.items())

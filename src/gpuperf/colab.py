@@ -45,6 +45,17 @@ def new_notebook(cells):
     """
     import nbformat
 
+    from . import validate as v
+
+    cells = v.sequence(cells, "cells")
+    for i, cell in enumerate(cells):
+        if not isinstance(cell, (tuple, list)) or len(cell) not in (2, 3) \
+                or not isinstance(cell[1], str) or (len(cell) == 3 and not isinstance(cell[2], dict)):
+            raise TypeError(f"cells[{i}] must be a pair (kind, source) or (kind, source, metadata), "
+                            f"e.g. ('md', '# Title'); got {v._short(cell)}.")
+        v.choice(cell[0], f"cells[{i}][0]", ("md", "code"))
+    if cells[0][0] != "md":
+        raise ValueError("cells[0] must be the markdown title cell ('md', '# Title ...').")
     nb = nbformat.v4.new_notebook()
     out = []
     for i, cell in enumerate(cells):

@@ -94,10 +94,16 @@ def info() -> DeviceInfo:
 
 def sm_count(default: int = 1) -> int:
     """SMs on this GPU; ``default`` under the simulator (keep simulated grids small)."""
+    from . import validate as v
+
+    v.integer(default, "default", minimum=1)
     return info().sm_count or default
 
 
 def describe(d: DeviceInfo | None = None) -> str:
+    if d is not None and not isinstance(d, DeviceInfo):
+        raise TypeError(f"d must be a DeviceInfo (gp.device.info()) or None, not "
+                        f"{type(d).__name__}.")
     d = d or info()
     if d.simulated:
         return (

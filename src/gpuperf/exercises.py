@@ -30,12 +30,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import SIMULATOR
+from . import validate as v
 
 PASS, FAIL = "\u2713", "\u2717"  # check mark, cross
 
 
 def sizes_around(block: int, *, blocks: int = 3) -> list[int]:
     """Sizes that expose tail, warp and block-boundary mistakes for ``block`` threads."""
+    block = v.integer(block, "block", minimum=1)
+    blocks = v.integer(blocks, "blocks", minimum=1)
     sizes = {1, 31, 32, 33, block - 1, block, block + 1, blocks * block + 7, 1000}
     return sorted(s for s in sizes if s >= 1)
 
@@ -45,6 +48,10 @@ def random_array(shape, rng=None, dtype=np.float32) -> np.ndarray:
 
     ``rng`` is a ``numpy.random.Generator`` or an integer seed.
     """
+    _shape_arg(shape)
+    if not (rng is None or isinstance(rng, np.random.Generator)):
+        v.integer(rng, "rng", minimum=0)
+    _dtype_arg(dtype, "if")
     rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     scale = rng.uniform(0.5, 4.0)
     offset = rng.uniform(-2.0, 2.0)
@@ -56,9 +63,29 @@ def random_array(shape, rng=None, dtype=np.float32) -> np.ndarray:
 
 def poisoned(shape, dtype=np.float32) -> np.ndarray:
     """An output array full of NaN (or a sentinel for integers): unwritten elements show."""
+    _shape_arg(shape)
+    _dtype_arg(dtype, "if")
     if np.dtype(dtype).kind == "f":
         return np.full(shape, np.nan, dtype=dtype)
     return np.full(shape, np.iinfo(dtype).min, dtype=dtype)
+
+
+def _shape_arg(shape, name="shape"):
+    items = shape if isinstance(shape, tuple) else (shape,)
+    for i, d in enumerate(items):
+        v.integer(d, name if len(items) == 1 and not isinstance(shape, tuple) else f"{name}[{i}]",
+                  minimum=0)
+    return shape
+
+
+def _dtype_arg(dtype, kinds, name="dtype"):
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"{name}={dtype!r} is not a NumPy dtype; pass e.g. np.float32.") from None
+    if dt.kind not in kinds:
+        raise ValueError(f"{name}={dt.name} is not a float or integer dtype; pass e.g. np.float32.")
+    return dt
 
 
 @dataclass
@@ -78,6 +105,7 @@ class Report:
         return self.ok
 
     def text(self, max_failures: int = 8) -> str:
+        v.integer(max_failures, "max_failures", minimum=0)
         lines = []
         if self.ok:
             lines.append(f"{PASS} {self.title}: all {len(self.passed)} checks passed.")
@@ -105,6 +133,8 @@ class Checker:
     """Collects the cases of one exercise check; see the module docstring."""
 
     def __init__(self, title: str, *, race_note: bool = False):
+        v.string(title, "title")
+        v.boolean(race_note, "race_note")
         self.report_ = Report(title)
         self._current: str | None = None
         self._failed_current = False
@@ -118,6 +148,9 @@ class Checker:
     @contextmanager
     def case(self, name: str, seed: int | None = None):
         """One named case; exceptions inside it become a one-line failure."""
+        v.string(name, "name")
+        if seed is not None:
+            v.integer(seed, "seed")
         self._current = name if seed is None else f"{name} (seed {seed})"
         self._failed_current = False
         try:
@@ -140,12 +173,14 @@ class Checker:
 
     def fail(self, why: str) -> None:
         """Mark the current case (or the whole check, outside a case) as failed."""
+        v.string(why, "why")
         if self._current is None:
             self.report_.failed.append(("check", why))
         else:
             self._record_fail(why)
 
     def expect(self, condition: bool, why: str) -> bool:
+        v.string(why, "why")
         if not condition:
             self.fail(why)
         return bool(condition)
@@ -161,6 +196,7 @@ class Checker:
 
     def is_kernel(self, obj, *, what: str = "kernel") -> bool:
         """Fail unless ``obj`` is a ``@cuda.jit`` kernel (a common first mistake)."""
+        v.string(what, "what")
         if obj is None or not hasattr(obj, "__getitem__") or not callable(obj):
             self.fail(f"expected a @cuda.jit {what}, got {type(obj).__name__}. Decorate your "
                       "function with @cuda.jit.")
@@ -169,6 +205,7 @@ class Checker:
 
     def source_has(self, fn, pattern: str, *, why: str, regex: bool = False) -> bool:
         """Fail if the source of ``fn`` lacks ``pattern`` (a cheap check for a common mistake)."""
+        _source_args(fn, pattern, why, regex)
         src = source_of(fn)
         if src is None:
             return True
@@ -178,6 +215,7 @@ class Checker:
         return bool(found)
 
     def source_lacks(self, fn, pattern: str, *, why: str, regex: bool = False) -> bool:
+        _source_args(fn, pattern, why, regex)
         src = source_of(fn)
         if src is None:
             return True
@@ -187,20 +225,36 @@ class Checker:
         return not found
 
     def note(self, text: str) -> None:
+        v.string(text, "text")
         self.report_.notes.append(text)
 
     def report(self, *, show: bool = True) -> Report:
+        v.boolean(show, "show")
         if show:
             print(self.report_.text())
         return self.report_
 
 
 def compare(got, ref, *, rtol: float = 1e-5, atol: float = 1e-6, what: str = "output") -> str | None:
-    """``None`` if ``got`` matches ``ref``; otherwise a sentence saying what is wrong."""
+    """``None`` if ``got`` matches ``ref``; otherwise a sentence saying what is wrong.
+
+    NaN where the reference is NaN counts as right (NaN in, NaN out).
+    """
+    v.nonnegative(rtol, "rtol")
+    v.nonnegative(atol, "atol")
+    v.string(what, "what")
     if hasattr(got, "copy_to_host"):
         got = got.copy_to_host()
-    got = np.asarray(got)
-    ref = np.asarray(ref, dtype=np.float64)
+    try:
+        ref = np.asarray(ref, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"ref must be numbers (an array, list or scalar), not {type(ref).__name__}"
+                        f" ({v._short(ref)}).") from None
+    try:
+        got = np.asarray(got, dtype=np.float64)
+    except (TypeError, ValueError):
+        return (f"{what} is {type(got).__name__} ({v._short(got)}), not numbers: return or "
+                "fill an array of numbers.")
     if got.shape != ref.shape:
         if got.size == 1 and ref.size == 1:
             got = got.reshape(ref.shape)
@@ -214,7 +268,7 @@ def compare(got, ref, *, rtol: float = 1e-5, atol: float = 1e-6, what: str = "ou
         return (f"{int(nan.sum())} of {g.size} {what} element(s) are NaN, first at index {first}: "
                 "never written (outputs start as NaN), or computed from memory nothing wrote. "
                 "Does every element get a thread, and is shared memory filled before use?")
-    bad = ~np.isclose(g, ref, rtol=rtol, atol=atol)
+    bad = ~np.isclose(g, ref, rtol=rtol, atol=atol, equal_nan=True)
     if bad.any():
         idx = np.argwhere(bad)
         first = tuple(int(i) for i in idx[0]) if g.ndim > 1 else int(idx[0][0])
@@ -228,6 +282,8 @@ def compare(got, ref, *, rtol: float = 1e-5, atol: float = 1e-6, what: str = "ou
 
 def describe_exception(err: BaseException) -> str:
     """One line: the exception, and the student's line that raised it when we can find it."""
+    if not isinstance(err, BaseException):
+        raise TypeError(f"err must be an exception, not {type(err).__name__} ({v._short(err)}).")
     msg = str(err).strip().splitlines()
     text = msg[-1] if msg else ""
     text = re.sub(r"^tid=\[[^\]]*\] ctaid=\[[^\]]*\]:\s*", "", text)
@@ -242,7 +298,21 @@ def describe_exception(err: BaseException) -> str:
     return f"your code raised {type(err).__name__}: {text}{where}.{hint}"
 
 
+def _source_args(fn, pattern, why, regex):
+    v.function(fn, "fn")
+    v.string(pattern, "pattern")
+    v.string(why, "why")
+    v.boolean(regex, "regex")
+    if regex:
+        try:
+            re.compile(pattern)
+        except re.error as err:
+            raise ValueError(f"pattern={pattern!r} is not a valid regular expression ({err}); "
+                             "pass regex=False to search for it literally.") from None
+
+
 def source_of(fn) -> str | None:
+    v.function(fn, "fn")
     fn = getattr(fn, "py_func", fn)
     try:
         return textwrap.dedent(inspect.getsource(fn))
@@ -255,6 +325,10 @@ def bandwidth_line(student_ms: float, reference_ms: float, nbytes: float, *,
     """A one-line GPU speed report: the student's GB/s against the reference's."""
     from .bench import gbps
 
+    v.positive(student_ms, "student_ms")
+    v.positive(reference_ms, "reference_ms")
+    v.positive(nbytes, "nbytes")
+    v.string(reference_name, "reference_name")
     s, r = gbps(nbytes, student_ms), gbps(nbytes, reference_ms)
     return (f"on this GPU your kernel moves {s:.0f} GB/s; {reference_name} moves {r:.0f} GB/s "
             f"({100 * s / r:.0f}%).")

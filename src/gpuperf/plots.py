@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
+from . import validate as v
+
 CEILING_STYLE = {"linestyle": "--", "linewidth": 1.2}
 COLORS = plt.rcParams["axes.prop_cycle"].by_key()["color"]
 UNITS = {"gbps": "bandwidth (GB/s)", "ms": "time (ms)", "tflops": "TFLOP/s",
@@ -17,8 +19,44 @@ UNITS = {"gbps": "bandwidth (GB/s)", "ms": "time (ms)", "tflops": "TFLOP/s",
 
 def source_label(fig, label: str | None) -> None:
     """Write where the numbers came from (GPU, live or recorded, date) in the figure's corner."""
+    if not hasattr(fig, "text") or not hasattr(fig, "axes"):
+        raise TypeError(f"fig must be a matplotlib Figure, not {type(fig).__name__}.")
+    if label is not None:
+        v.string(label, "label", empty=True)
     if label:
         fig.text(0.99, 0.005, label, ha="right", va="bottom", fontsize=7, color="0.35")
+
+
+def _rows_arg(result, rows, *cols):
+    if rows is None:
+        rows = result.rows
+    else:
+        rows = v.sequence(rows, "rows", empty=True)
+        for i, r in enumerate(rows):
+            if not isinstance(r, dict):
+                raise TypeError(f"rows[{i}] must be a dict (a row of {result.name}), not "
+                                f"{type(r).__name__}. Pass result.select(...) or a subset of "
+                                "result.rows.")
+    if not rows:
+        raise ValueError(f"rows is empty: there are no recorded rows of {result.name} to draw. "
+                         "Check the filters (result.values(column) lists what was recorded).")
+    return rows
+
+
+def _ceilings_arg(ceilings, name="ceilings"):
+    if ceilings is None:
+        return None
+    v.mapping(ceilings, name)
+    for k, val in ceilings.items():
+        if val is not None:
+            v.positive(val, f"{name}[{k!r}]")
+    return ceilings
+
+
+def _ax_arg(ax):
+    if ax is not None and not hasattr(ax, "figure"):
+        raise TypeError(f"ax must be a matplotlib Axes (or None), not {type(ax).__name__}.")
+    return ax
 
 
 def _ceiling_lines(ax, ceilings: dict | None, horizontal: bool = True) -> None:
@@ -37,6 +75,8 @@ def _ceiling_lines(ax, ceilings: dict | None, horizontal: bool = True) -> None:
 
 def copy_ceilings(result, *, peak: bool = True) -> dict:
     """The bandwidth ceilings of the run that produced ``result``, ready for ``ceilings=``."""
+    v.result(result)
+    v.boolean(peak, "peak")
     c = result.ceilings
     out = {"device-to-device copy": c.get("copy_gbps")}
     if peak:
@@ -49,7 +89,17 @@ def lines(result, *, x: str, y: str = "gbps", series: str | None = None, rows=No
           base: int = 2, title: str | None = None, xlabel: str | None = None,
           ylabel: str | None = None, ax=None, marker: str = "o"):
     """``y`` against ``x``, one line per value of ``series``, with ceiling lines."""
-    rows = result.rows if rows is None else rows
+    v.result(result)
+    v.column(result, x, "x")
+    v.column(result, y, "y")
+    if series is not None:
+        v.column(result, series, "series")
+    rows = _rows_arg(result, rows)
+    _ceilings_arg(ceilings)
+    v.boolean(logx, "logx")
+    v.boolean(logy, "logy")
+    v.integer(base, "base", minimum=2)
+    _ax_arg(ax)
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(7, 4))
     groups = {}
     for r in rows:
@@ -83,6 +133,13 @@ def heatmap(result, *, x: str, y: str, value: str = "gbps", title: str | None = 
     """A grid of ``value`` over two parameters, annotated; color relative to ``ceiling``."""
     import numpy as np
 
+    v.result(result)
+    for pname, col in (("x", x), ("y", y), ("value", value)):
+        v.column(result, col, pname)
+    v.string(fmt, "fmt")
+    if ceiling is not None:
+        v.positive(ceiling, "ceiling")
+    _ax_arg(ax)
     xs = sorted({r[x] for r in result.rows if r.get(x) is not None})
     ys = sorted({r[y] for r in result.rows if r.get(y) is not None})
     grid = np.full((len(ys), len(xs)), np.nan)
@@ -117,7 +174,21 @@ def bars(result, *, label: str, y: str = "gbps", rows=None, ceiling: tuple | Non
     ``ceiling`` is ``(name, value)``; bars are annotated with their value and, when
     ``annotate_pct_of`` is given, their percentage of it.
     """
-    rows = result.rows if rows is None else rows
+    v.result(result)
+    v.column(result, label, "label")
+    v.column(result, y, "y")
+    rows = _rows_arg(result, rows)
+    if ceiling is not None:
+        if not isinstance(ceiling, (tuple, list)) or len(ceiling) != 2:
+            raise TypeError(f"ceiling must be a (name, value) pair, not {ceiling!r}; e.g. "
+                            "ceiling=('device-to-device copy', res.ceilings['copy_gbps']).")
+        if ceiling[1] is not None:
+            v.positive(ceiling[1], "ceiling[1]")
+    for pname, val in (("reference", reference), ("annotate_pct_of", annotate_pct_of)):
+        if val is not None:
+            v.positive(val, pname)
+    v.boolean(horizontal, "horizontal")
+    _ax_arg(ax)
     names = [str(r[label]) for r in rows]
     vals = [r.get(y) or 0 for r in rows]
     n = len(rows)
@@ -135,15 +206,15 @@ def bars(result, *, label: str, y: str = "gbps", rows=None, ceiling: tuple | Non
         ax.bar(pos, vals, color=COLORS[0])
         ax.set_xticks(list(pos), names, rotation=30, ha="right")
         ax.set_ylabel(ylabel or UNITS.get(y, y))
-    for i, v in enumerate(vals):
-        text = f"{v:,.0f}" if v >= 100 else f"{v:.3g}"
+    for i, val in enumerate(vals):
+        text = f"{val:,.0f}" if val >= 100 else f"{val:.3g}"
         if annotate_pct_of:
-            text += f"  ({100 * v / annotate_pct_of:.0f}%)"
+            text += f"  ({100 * val / annotate_pct_of:.0f}%)"
         if horizontal:
-            ax.annotate(text, (v, i), xytext=(3, 0), textcoords="offset points",
+            ax.annotate(text, (val, i), xytext=(3, 0), textcoords="offset points",
                         va="center", fontsize=8)
         else:
-            ax.annotate(text, (i, v), xytext=(0, 3), textcoords="offset points",
+            ax.annotate(text, (i, val), xytext=(0, 3), textcoords="offset points",
                         ha="center", fontsize=8)
     if ceiling and ceiling[1]:
         name, value = ceiling
@@ -167,6 +238,21 @@ def timeline(spans, *, title: str = "Timeline", label: str | None = None,
     "end_ms", "label"}``. ``ideal`` (same form) is drawn hatched below, for comparison.
     """
     colors = {"h2d": "tab:blue", "kernel": "tab:green", "d2h": "tab:orange"}
+    for pname, group in (("spans", spans), ("ideal", ideal)):
+        if group is None and pname == "ideal":
+            continue
+        for i, sp in enumerate(v.sequence(group, pname, empty=pname == "ideal")):
+            if not isinstance(sp, dict) or not {"stream", "start_ms", "end_ms"} <= set(sp):
+                raise TypeError(f"{pname}[{i}] must be a dict with 'stream', 'start_ms' and "
+                                f"'end_ms' (and 'kind'), not {sp!r}.")
+            start = v.nonnegative(sp["start_ms"], f"{pname}[{i}]['start_ms']")
+            if v.number(sp["end_ms"], f"{pname}[{i}]['end_ms']") < start:
+                raise ValueError(f"{pname}[{i}] ends ({sp['end_ms']} ms) before it starts "
+                                 f"({start} ms).")
+    v.string(title, "title", empty=True)
+    if label is not None:
+        v.string(label, "label", empty=True)
+    _ax_arg(ax)
     lanes = sorted({s["stream"] for s in spans} | {s["stream"] for s in (ideal or [])},
                    key=str)
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(
@@ -202,6 +288,18 @@ def roofline(points, *, bw_gbps: float, peak_tflops: float, label: str | None = 
     """
     import numpy as np
 
+    for i, p in enumerate(v.sequence(points, "points", empty=True)):
+        if not isinstance(p, dict) or not {"name", "intensity", "tflops"} <= set(p):
+            raise TypeError(f"points[{i}] must be a dict with 'name', 'intensity' (FLOP/byte) "
+                            f"and 'tflops', not {p!r}.")
+        v.positive(p["intensity"], f"points[{i}]['intensity']")
+        v.positive(p["tflops"], f"points[{i}]['tflops']")
+    v.positive(bw_gbps, "bw_gbps")
+    v.positive(peak_tflops, "peak_tflops")
+    xlim = v.sequence(xlim, "xlim")
+    if len(xlim) != 2 or not 0 < v.positive(xlim[0], "xlim[0]") < v.positive(xlim[1], "xlim[1]"):
+        raise ValueError(f"xlim must be (low, high) with 0 < low < high, not {xlim!r}.")
+    _ax_arg(ax)
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(7, 4.5))
     xs = np.logspace(np.log2(xlim[0]), np.log2(xlim[1]), 200, base=2)
     roof = np.minimum(xs * bw_gbps / 1e3, peak_tflops)
@@ -234,6 +332,11 @@ def frames_slider(make_frame, values, *, name: str = "value", interval: int = 80
     """
     from IPython.display import HTML
     from matplotlib import animation
+
+    v.function(make_frame, "make_frame", what="a function make_frame(ax, value)")
+    values = v.sequence(values, "values")
+    v.string(name, "name")
+    v.integer(interval, "interval", minimum=1)
 
     fig, ax = plt.subplots(figsize=(7, 4))
 

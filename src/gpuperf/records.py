@@ -23,12 +23,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import SIMULATOR
+from . import validate as v
 
 DATA_DIR = Path(__file__).parent / "data"
-FORMAT = 1
+# Format 2: provenance (GPU, date, versions, driver, device facts, ceilings) lives with
+# each experiment, so that re-recording one experiment never relabels the others.
+# Format 1 (one file-level provenance) is migrated when it is loaded.
+FORMAT = 2
+FORMATS = (1, 2)
 # The GPU whose record the book and the simulator replay when several are shipped.
 REFERENCE = "nvidia-h200"
 ENV_RECORD = "GPUPERF_RECORD"
+ENV_HOME = "GPUPERF_HOME"
+
+
+class RecordError(ValueError):
+    """A record file is unreadable or not shaped like a record; the message names the file."""
 
 
 class NotRecorded(LookupError):
@@ -51,17 +61,36 @@ BROKEN: dict[str, str] = {}
 
 
 def experiment(name: str, *, chapter: str, title: str, units: dict | None = None):
-    """Register ``fn(progress) -> list[dict]`` as the experiment ``name``."""
+    """Register ``fn(progress) -> list[dict]`` as the experiment ``name``.
+
+    The function returned checks that ``progress`` is callable before measuring.
+    """
+    v.string(name, "name")
     if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
-        raise ValueError(f"experiment name {name!r} must be lower_snake_case.")
+        raise ValueError(f"experiment name {name!r} must be lower_snake_case "
+                         "(e.g. 'reduce_ladder').")
+    v.string(chapter, "chapter")
+    v.string(title, "title")
+    if units is not None:
+        v.mapping(units, "units")
 
     def register(fn):
+        import functools
+
+        v.function(fn, "fn")
         previous = _REGISTRY.get(name)
         if previous is not None and previous.fn.__qualname__ != fn.__qualname__:
             raise ValueError(f"experiment {name!r} is registered twice "
                              f"({previous.fn.__module__} and {fn.__module__}).")
-        _REGISTRY[name] = Experiment(name, fn, chapter, title, dict(units or {}))
-        return fn
+
+        @functools.wraps(fn)
+        def experiment_fn(progress):
+            v.function(progress, "progress", what="a callable taking one status string "
+                       "(e.g. print)")
+            return fn(progress)
+
+        _REGISTRY[name] = Experiment(name, experiment_fn, chapter, title, dict(units or {}))
+        return experiment_fn
 
     return register
 
@@ -89,9 +118,13 @@ def experiments() -> dict[str, Experiment]:
 
 
 def get(name: str) -> Experiment:
+    v.string(name, "name")
     exps = experiments()
     if name not in exps:
-        close = [n for n in exps if name.split("_")[0] in n][:8]
+        import difflib
+
+        close = difflib.get_close_matches(name, list(exps), n=3, cutoff=0.6) or [
+            n for n in exps if name.split("_")[0] in n][:8]
         hint = f" Did you mean one of: {', '.join(close)}?" if close else ""
         broken = "".join(f" (chapter module {m} failed to import: {e})" for m, e in BROKEN.items())
         raise ValueError(f"there is no experiment called {name!r}.{hint} "
@@ -104,29 +137,59 @@ def get(name: str) -> Experiment:
 
 def slug(gpu_name: str) -> str:
     """File-name form of a GPU name: 'NVIDIA H100 80GB HBM3' -> 'nvidia-h100-80gb-hbm3'."""
+    v.string(gpu_name, "gpu_name")
+    if not re.search(r"[A-Za-z0-9]", gpu_name):
+        raise ValueError(f"gpu_name={gpu_name!r} has no letters or digits to name a file by; "
+                         "pass the GPU's name, e.g. 'NVIDIA H100 80GB HBM3'.")
     return re.sub(r"[^a-z0-9]+", "-", gpu_name.lower()).strip("-")
 
 
 def available() -> list[Path]:
-    """Record files shipped with the package (and any added by the student)."""
+    """Record files shipped with the package."""
     return sorted(DATA_DIR.glob("*.json"))
 
 
+def user_dir() -> Path:
+    """Where ``python -m gpuperf.record`` writes by default: ``$GPUPERF_HOME/records``, else
+    ``$XDG_DATA_HOME/gpuperf/records`` (``~/.local/share/gpuperf/records``)."""
+    home = os.environ.get(ENV_HOME)
+    if home:
+        return Path(home).expanduser() / "records"
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base).expanduser() / "gpuperf" / "records"
+
+
+def user_records() -> list[Path]:
+    """Record files the student wrote with ``python -m gpuperf.record`` (in :func:`user_dir`)."""
+    d = user_dir()
+    return sorted(d.glob("*.json")) if d.is_dir() else []
+
+
+def _looks_like_path(text: str) -> bool:
+    return (os.sep in text or "/" in text or text.lower().endswith(".json")
+            or text.startswith((".", "~")))
+
+
 def record_path() -> Path:
-    """The record file replayed: $GPUPERF_RECORD (a path or a GPU slug), else the reference."""
-    wanted = os.environ.get(ENV_RECORD)
+    """The record file replayed: $GPUPERF_RECORD (a path or a GPU name), else the reference."""
+    wanted = os.environ.get(ENV_RECORD, "").strip()
     if wanted:
-        p = Path(wanted)
-        if p.suffix == ".json":
-            if not p.exists():
-                raise FileNotFoundError(f"{ENV_RECORD}={wanted} does not exist.")
+        p = Path(wanted).expanduser()
+        if p.is_dir():
+            raise FileNotFoundError(f"{ENV_RECORD}={wanted} is a folder; point it at a record "
+                                    "file (a .json written by python -m gpuperf.record).")
+        if p.is_file():
             return p
-        p = DATA_DIR / f"{slug(wanted)}.json"
-        if not p.exists():
-            names = ", ".join(f.stem for f in available()) or "none"
-            raise FileNotFoundError(f"{ENV_RECORD}={wanted}: no record for that GPU "
-                                    f"(available: {names}).")
-        return p
+        if _looks_like_path(wanted):
+            raise FileNotFoundError(f"{ENV_RECORD}={wanted} does not exist. Point it at a record "
+                                    "file, or at a GPU name such as nvidia-h200, or unset it.")
+        for folder in (user_dir(), DATA_DIR):
+            p = folder / f"{slug(wanted)}.json"
+            if p.is_file():
+                return p
+        names = ", ".join(f.stem for f in user_records() + available()) or "none"
+        raise FileNotFoundError(f"{ENV_RECORD}={wanted}: no record for that GPU "
+                                f"(available: {names}). Unset it to replay the reference.")
     ref = DATA_DIR / f"{REFERENCE}.json"
     if ref.exists():
         return ref
@@ -139,20 +202,121 @@ def record_path() -> Path:
     return files[0]
 
 
+def _path_arg(path, name: str = "path") -> Path:
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a file path (str or pathlib.Path), not "
+                        f"{type(path).__name__} ({path!r}).")
+    if isinstance(path, str) and not path.strip():
+        raise ValueError(f"{name} is an empty string; pass the path of a record file.")
+    return Path(path).expanduser()
+
+
 def load(path: Path | str | None = None) -> dict:
-    path = Path(path) if path else record_path()
-    data = json.loads(path.read_text())
-    if data.get("format") != FORMAT:
-        raise ValueError(f"{path} has record format {data.get('format')}, expected {FORMAT}; "
-                         "re-record it with `python -m gpuperf.record`.")
+    """Read and check a record file; migrate format 1 (file-level provenance) to format 2.
+
+    Every problem is a :class:`RecordError` (a ``ValueError``) naming the file.
+    """
+    path = record_path() if path is None else _path_arg(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"record file {path} does not exist"
+                                + (" (it is a folder)" if path.is_dir() else "") + ".")
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as err:
+        raise RecordError(f"cannot read the record file {path}: {err}.") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        what = "is empty" if not text.strip() else f"is not valid JSON ({err}; truncated?)"
+        raise RecordError(f"the record file {path} {what}. Re-record it with "
+                          "`python -m gpuperf.record`, or point GPUPERF_RECORD elsewhere.") from None
+    return _check_record(data, path)
+
+
+def _check_record(data, path) -> dict:
+    def bad(msg):
+        return RecordError(f"the record file {path} {msg}. Re-record it with "
+                           "`python -m gpuperf.record` (or unset GPUPERF_RECORD).")
+
+    if not isinstance(data, dict):
+        raise bad(f"holds a JSON {type(data).__name__}, not a record (an object with "
+                  "'format' and 'experiments')")
+    if data.get("format") not in FORMATS:
+        raise bad(f"has record format {data.get('format')!r}; this gpuperf reads formats "
+                  f"{', '.join(map(str, FORMATS))}")
+    exps = data.get("experiments")
+    if not isinstance(exps, dict):
+        raise bad("has no 'experiments' object")
+    if data["format"] == 1:
+        data = _migrate_v1(data)
+        exps = data["experiments"]
+    for name, entry in exps.items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("rows"), list):
+            raise bad(f"has an entry {name!r} without a 'rows' list")
+        if not entry["rows"] or not all(isinstance(r, dict) for r in entry["rows"]):
+            raise bad(f"has an entry {name!r} whose rows are not a non-empty list of objects")
+        prov = entry.get("provenance")
+        if not isinstance(prov, dict) or not isinstance(prov.get("gpu"), str):
+            raise bad(f"has an entry {name!r} with no provenance (the GPU, date and versions "
+                      "that measured it), so it cannot be labelled")
+        if not isinstance(prov.get("ceilings"), dict):
+            raise bad(f"has an entry {name!r} with no ceilings in its provenance, so its "
+                      "figures would lose their ceiling lines")
+    gpus = {e["provenance"]["gpu"] for e in exps.values()}
+    data.setdefault("gpu", gpus.pop() if len(gpus) == 1 else None)
     return data
 
 
-def save(data: dict, path: Path) -> None:
+def _migrate_v1(data: dict) -> dict:
+    """Format 1 kept one provenance for the whole file: give each experiment its copy."""
+    top = data.get("provenance")
+    out = {"format": FORMAT, "gpu": top.get("gpu") if isinstance(top, dict) else None,
+           "experiments": {}}
+    for name, entry in data["experiments"].items():
+        if not isinstance(entry, dict):
+            out["experiments"][name] = entry
+            continue
+        meta = dict(entry.get("meta") or {})
+        prov = None
+        if isinstance(top, dict):
+            prov = dict(top)
+            if meta.get("date"):
+                prov["date"] = meta.pop("date")
+            if isinstance(meta.get("ceilings"), dict):
+                prov["ceilings"] = meta.pop("ceilings")
+        new = {k: val for k, val in entry.items() if k != "meta"}
+        new["provenance"] = prov
+        new["meta"] = meta
+        out["experiments"][name] = new
+    return out
+
+
+def save(data: dict, path: Path | str) -> None:
+    """Write ``data`` to ``path`` atomically (a unique temporary file, then a rename)."""
+    import tempfile
+
+    path = _path_arg(path)
+    v.mapping(data, "data")
+    if data.get("format") in FORMATS and isinstance(data.get("experiments"), dict):
+        data = _check_record(data, path)  # never write a record load() would refuse
+    else:
+        raise ValueError(f"data must be a record: a dict with 'format' ({FORMAT}) and "
+                         f"'experiments'; got keys {sorted(data)}.")
+    text = json.dumps(data, indent=1, sort_keys=False, default=_jsonable) + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=False, default=_jsonable) + "\n")
-    tmp.replace(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def _jsonable(value):
@@ -220,6 +384,14 @@ class Result:
     meta: dict
     source: str
 
+    def __post_init__(self):
+        v.string(self.name, "name")
+        if not isinstance(self.rows, list) or not all(isinstance(r, dict) for r in self.rows):
+            raise TypeError(f"rows must be a list of dicts (one per row), not "
+                            f"{type(self.rows).__name__}.")
+        v.mapping(self.meta, "meta")
+        v.choice(self.source, "source", ("live", "recorded"))
+
     @property
     def gpu(self) -> str:
         return self.meta.get("gpu", "unknown GPU")
@@ -236,8 +408,10 @@ class Result:
         return ", ".join(p for p in (f"{verb} {self.gpu}", when, versions) if p)
 
     def select(self, **filters) -> list[dict]:
-        """Rows whose columns equal every given value."""
-        return [r for r in self.rows if all(r.get(k) == v for k, v in filters.items())]
+        """Rows whose columns equal every given value (each filter must name a column)."""
+        for k in filters:
+            v.column(self, k, name=f"select({k}=...)")
+        return [r for r in self.rows if all(r.get(k) == val for k, val in filters.items())]
 
     def where(self, **filters) -> "Result":
         """The same result restricted to the rows that match (for plots of a subset)."""
@@ -246,19 +420,18 @@ class Result:
     def one(self, **filters) -> dict:
         rows = self.select(**filters)
         if len(rows) != 1:
-            raise LookupError(f"{self.name}: {len(rows)} rows match {filters}, expected one.")
+            raise LookupError(f"{self.name}: {len(rows)} rows match {filters}, expected one. "
+                              "Add filters until one row matches (see .values(column)).")
         return rows[0]
 
     def column(self, name: str, **filters) -> list:
+        v.column(self, name, "name")
         rows = self.select(**filters) if filters else self.rows
-        missing = [r for r in rows if name not in r]
-        if missing:
-            cols = ", ".join(self.columns)
-            raise KeyError(f"{self.name} has no column {name!r} (columns: {cols}).")
-        return [r[name] for r in rows]
+        return [r.get(name) for r in rows]
 
     def values(self, name: str) -> list:
         """Distinct values of a column, in first-seen order."""
+        v.column(self, name, "name")
         seen = []
         for r in self.rows:
             if r.get(name) not in seen:
@@ -274,7 +447,8 @@ class Result:
 
     def table(self, columns: list[str] | None = None, max_rows: int = 60) -> str:
         """A plain-text table (for terminals and logs)."""
-        cols = columns or self.columns
+        cols = self._columns_arg(columns)
+        v.integer(max_rows, "max_rows", minimum=1)
         cells = [[_fmt(r.get(c)) for c in cols] for r in self.rows[:max_rows]]
         widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(cols)]
         lines = ["  ".join(c.rjust(w) for c, w in zip(cols, widths))]
@@ -284,8 +458,17 @@ class Result:
         lines.append(f"({self.label})")
         return "\n".join(lines)
 
+    def _columns_arg(self, columns):
+        if columns is None:
+            return self.columns
+        cols = v.sequence(columns, "columns")
+        for i, c in enumerate(cols):
+            v.column(self, c, f"columns[{i}]")
+        return cols
+
     def _repr_html_(self, columns: list[str] | None = None, max_rows: int = 60) -> str:
-        cols = columns or self.columns
+        cols = self._columns_arg(columns)
+        v.integer(max_rows, "max_rows", minimum=1)
         units = _units(self.name)
         head = "".join(
             f"<th>{html.escape(c)}{' (' + html.escape(units[c]) + ')' if c in units else ''}</th>"
@@ -303,6 +486,8 @@ class Result:
 
     def show(self, columns: list[str] | None = None, max_rows: int = 60):
         """Display a chosen set of columns (HTML in Jupyter, text elsewhere)."""
+        self._columns_arg(columns)
+        v.integer(max_rows, "max_rows", minimum=1)
         try:
             from IPython.display import HTML, display
 
@@ -343,16 +528,27 @@ def _fmt(v) -> str:
 
 
 def recorded(name: str, path: Path | str | None = None) -> Result:
-    """The recorded result of ``name`` (from the reference record unless ``path`` is given)."""
+    """The recorded result of ``name`` (from the reference record unless ``path`` is given).
+
+    Its label comes from the experiment's own provenance (GPU, date, versions).
+    """
     get(name)
-    data = load(path)
-    entry = data.get("experiments", {}).get(name)
+    where = record_path() if path is None else _path_arg(path)
+    data = load(where)
+    entry = data["experiments"].get(name)
     if entry is None:
         raise NotRecorded(
-            f"experiment {name!r} is not in the record {record_path().name if not path else path}."
+            f"experiment {name!r} is not in the record {where}."
             " Record it on a GPU with `python -m gpuperf.record --only " + name + "`."
         )
-    meta = {**data.get("provenance", {}), **entry.get("meta", {})}
+    meta = {**entry["provenance"], **entry.get("meta", {})}
+    if entry.get("failed"):
+        import warnings
+
+        f = entry["failed"]
+        warnings.warn(f"{name}: re-recording it on {f.get('gpu')} ({f.get('date')}) failed "
+                      f"({f.get('error')}); these rows are the older ones, {entry['provenance']['gpu']}, "
+                      f"{entry['provenance'].get('date')}.", RuntimeWarning, stacklevel=2)
     return Result(name, entry["rows"], meta, "recorded")
 
 
@@ -360,8 +556,10 @@ def measure(name: str, progress=None) -> Result:
     """Run experiment ``name`` now, on the GPU."""
     from . import bench
 
-    bench._require_gpu(f"experiment {name!r}")
     exp = get(name)
+    if progress is not None:
+        v.function(progress, "progress", what="a callable taking one status string")
+    bench._require_gpu(f"experiment {name!r}")
     rows = exp.fn(progress or bench._default_progress)
     _check_rows(name, rows)
     meta = {**provenance(), "ceilings": bench.ceilings()}
@@ -380,6 +578,11 @@ def run(name: str, *, live: bool | None = None, progress=None) -> Result:
     ``live=False`` replays the record even on a GPU (to compare with the reference);
     ``live=True`` insists on measuring.
     """
+    get(name)
+    if live is not None:
+        v.boolean(live, "live")
+    if progress is not None:
+        v.function(progress, "progress", what="a callable taking one status string")
     if live is None:
         live = not SIMULATOR
     return measure(name, progress) if live else recorded(name)
@@ -390,7 +593,8 @@ def devices() -> list[dict]:
     rows = []
     for path in available():
         data = load(path)
-        p = data.get("provenance", {})
+        provs = [e["provenance"] for e in data["experiments"].values()]
+        p = max(provs, key=lambda q: str(q.get("date") or "")) if provs else {}
         c = p.get("ceilings", {})
         d = p.get("device", {})
         rows.append({

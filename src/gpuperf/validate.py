@@ -94,13 +94,7 @@ def same_shape(a, b, names=("a", "b")):
 
 def positive_int(value, name: str, *, minimum: int = 1, maximum: int | None = None) -> int:
     """An integer within ``[minimum, maximum]``; bools and floats are refused."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, not {type(value).__name__} ({value!r}).")
-    value = int(value)
-    if value < minimum or (maximum is not None and value > maximum):
-        bounds = f"between {minimum} and {maximum}" if maximum is not None else f">= {minimum}"
-        raise ValueError(f"{name} must be {bounds}, but it is {value}.")
-    return value
+    return integer(value, name, minimum=minimum, maximum=maximum)
 
 
 def block_size(block, *, name: str = "block", power_of_two: bool = False,
@@ -128,11 +122,278 @@ def block_size(block, *, name: str = "block", power_of_two: bool = False,
 
 
 def choice(value, name: str, options):
+    """``value`` must be one of ``options``; the error lists them and suggests the nearest."""
     options = list(options)
-    if value not in options:
-        shown = ", ".join(repr(o) for o in options)
-        raise ValueError(f"{name}={value!r} is not one of the available options: {shown}.")
+    try:
+        ok = value in options
+    except TypeError:  # an unhashable or incomparable value
+        ok = False
+    if not ok:
+        shown = ", ".join(repr(o) for o in options[:40]) + (", ..." if len(options) > 40 else "")
+        raise ValueError(f"{name}={_short(value)} is not one of the available options: {shown}."
+                         + _did_you_mean(value, options))
     return value
+
+
+def _short(value, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _did_you_mean(value, options) -> str:
+    import difflib
+
+    if not isinstance(value, str):
+        return ""
+    words = [o for o in options if isinstance(o, str)]
+    close = difflib.get_close_matches(value, words, n=3, cutoff=0.6)
+    if not close:
+        close = [o for o in words if value and (o.startswith(value) or value in o)][:3]
+    return f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+
+
+def integer(value, name: str, *, minimum: int | None = None,
+            maximum: int | None = None) -> int:
+    """An integer within ``[minimum, maximum]`` (either may be None); bools, floats and
+    strings are refused, so that ``'8'`` never turns into string repetition."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        hint = f" Pass {name}={int(value)}." if _integral_float(value) else ""
+        raise TypeError(f"{name} must be an integer, not {type(value).__name__} "
+                        f"({_short(value)}).{hint}")
+    value = int(value)
+    low = minimum is not None and value < minimum
+    high = maximum is not None and value > maximum
+    if low or high:
+        if minimum is not None and maximum is not None:
+            bounds = f"between {minimum} and {maximum}"
+        elif minimum is not None:
+            bounds = f">= {minimum}"
+        else:
+            bounds = f"<= {maximum}"
+        raise ValueError(f"{name} must be {bounds}, but it is {value}. "
+                         f"Pass an integer {bounds}.")
+    return value
+
+
+def _integral_float(value) -> bool:
+    return (isinstance(value, float) and value == value and abs(value) != float("inf")
+            and value == int(value))
+
+
+def number(value, name: str, *, minimum: float | None = None, maximum: float | None = None,
+           positive: bool = False, finite: bool = True) -> float:
+    """A real number (int or float, not bool or str), finite unless ``finite=False``,
+    ``> 0`` if ``positive``, within ``[minimum, maximum]``; returned as float."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        hint = ""
+        if isinstance(value, str):
+            hint = f" Pass a number, e.g. {name}={value.strip()}, not a string."
+        raise TypeError(f"{name} must be a number, not {type(value).__name__} "
+                        f"({_short(value)}).{hint}")
+    value = float(value)
+    if finite and (value != value or value in (float("inf"), float("-inf"))):
+        raise ValueError(f"{name} must be a finite number, but it is {value}. "
+                         "Pass a finite value (check for a division by zero upstream).")
+    if positive and not value > 0:
+        raise ValueError(f"{name} must be > 0, but it is {value}. Pass a positive number.")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, but it is {value}.")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, but it is {value}.")
+    return value
+
+
+def positive(value, name: str) -> float:
+    """A finite number > 0 (a time, a bandwidth, a ratio)."""
+    return number(value, name, positive=True)
+
+
+def nonnegative(value, name: str) -> float:
+    """A finite number >= 0."""
+    return number(value, name, minimum=0)
+
+
+def string(value, name: str, *, empty: bool = False) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, not {type(value).__name__} ({_short(value)}).")
+    if not empty and not value.strip():
+        raise ValueError(f"{name} must not be empty. Pass a non-empty string.")
+    return value
+
+
+def boolean(value, name: str) -> bool:
+    import numpy as _np
+
+    if not isinstance(value, (bool, _np.bool_)):
+        raise TypeError(f"{name} must be True or False, not {type(value).__name__} "
+                        f"({_short(value)}).")
+    return bool(value)
+
+
+def function(fn, name: str, *, what: str = "a function") -> object:
+    """A callable (a function or a kernel); a string or a result of calling it is refused."""
+    if not callable(fn):
+        hint = " Pass the function itself, without quotes." if isinstance(fn, str) else (
+            " Pass the function itself, not the result of calling it.")
+        raise TypeError(f"{name} must be {what}, not {type(fn).__name__} ({_short(fn)}).{hint}")
+    return fn
+
+
+def kernel(obj, name: str = "kernel") -> object:
+    """A ``@cuda.jit`` kernel (a CUDA dispatcher), launched as ``kernel[grid, block](...)``."""
+    if not (hasattr(obj, "py_func") and hasattr(obj, "__getitem__")) and not (
+            callable(obj) and hasattr(obj, "__getitem__")):
+        hint = (" Decorate your function with @cuda.jit." if callable(obj) else
+                " Pass the kernel object itself (decorated with @cuda.jit).")
+        raise TypeError(f"{name} must be a CUDA kernel (a @cuda.jit function), not "
+                        f"{type(obj).__name__} ({_short(obj)}).{hint}")
+    return obj
+
+
+def mapping(value, name: str, *, empty: bool = True) -> dict:
+    if not isinstance(value, dict):
+        raise TypeError(f"{name} must be a dict, not {type(value).__name__} ({_short(value)}).")
+    if not empty and not value:
+        raise ValueError(f"{name} is an empty dict; give at least one entry.")
+    return value
+
+
+def sequence(value, name: str, *, empty: bool = False) -> list:
+    """A list or tuple (or array/range) of values, not a string or a lone scalar."""
+    if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__iter__") \
+            or not hasattr(value, "__len__"):
+        raise TypeError(f"{name} must be a list of values, not {type(value).__name__} "
+                        f"({_short(value)}). Wrap a single value in a list: [{_short(value)}].")
+    value = list(value)
+    if not empty and not value:
+        raise ValueError(f"{name} is empty; give at least one value.")
+    return value
+
+
+def result(obj, name: str = "result"):
+    """A ``gpuperf.records.Result`` (what ``gp.records.run(...)`` returns)."""
+    from .records import Result
+
+    if not isinstance(obj, Result):
+        raise TypeError(f"{name} must be a Result from gp.records.run(name), not "
+                        f"{type(obj).__name__} ({_short(obj)}).")
+    return obj
+
+
+def column(res, col, name: str = "column") -> str:
+    """``col`` must be a column of the Result ``res`` (did-you-mean on a typo)."""
+    if not isinstance(col, str):
+        raise TypeError(f"{name} must be a column name (a string), not {type(col).__name__} "
+                        f"({_short(col)}).")
+    cols = res.columns
+    if col not in cols:
+        raise ValueError(f"{name}={col!r} is not a column of {res.name}; its columns are: "
+                         f"{', '.join(cols)}.{_did_you_mean(col, cols)}")
+    return col
+
+
+class Spec:
+    """A reusable check for :func:`checks`: ``Spec(fn, **kw)(value, name)``; ``optional``
+    lets ``None`` through."""
+
+    def __init__(self, fn, *, optional: bool = False, **kw):
+        self.fn, self.optional, self.kw = fn, optional, kw
+
+    def __call__(self, value, name):
+        if value is None and self.optional:
+            return None
+        return self.fn(value, name, **self.kw)
+
+
+def Int(minimum=None, maximum=None, *, optional=False):  # noqa: N802 - reads as a type
+    return Spec(integer, minimum=minimum, maximum=maximum, optional=optional)
+
+
+def Num(minimum=None, maximum=None, *, positive=False, optional=False):  # noqa: N802
+    return Spec(number, minimum=minimum, maximum=maximum, positive=positive, optional=optional)
+
+
+def Pos(optional=False):  # noqa: N802
+    return Spec(number, positive=True, optional=optional)
+
+
+def OneOf(options, *, optional=False):  # noqa: N802
+    return Spec(lambda v, n, options: choice(v, n, options), options=tuple(options),
+                optional=optional)
+
+
+def Str(optional=False):  # noqa: N802
+    return Spec(string, optional=optional)
+
+
+def Bool():  # noqa: N802
+    return Spec(boolean)
+
+
+def Fn(what="a function", optional=False):  # noqa: N802
+    return Spec(function, what=what, optional=optional)
+
+
+def Kernel(optional=False):  # noqa: N802
+    return Spec(kernel, optional=optional)
+
+
+def Res(optional=False):  # noqa: N802
+    return Spec(result, optional=optional)
+
+
+def Dict(optional=False, empty=True):  # noqa: N802
+    return Spec(mapping, optional=optional, empty=empty)
+
+
+def Seq(optional=False, empty=False):  # noqa: N802
+    return Spec(sequence, optional=optional, empty=empty)
+
+
+def Arr(dtype=np.float32, ndim=1, min_size=1, *, optional=False, contiguous=True):  # noqa: N802
+    return Spec(lambda v, n, **kw: array(v, name=n, **kw), dtype=dtype, ndim=ndim,
+                min_size=min_size, contiguous=contiguous, optional=optional)
+
+
+def checks(**specs):
+    """Decorator: check the named arguments before the call.
+
+    Each spec is a callable ``(value, name) -> value`` (``Int(1)``, ``Pos()``,
+    ``OneOf(VERSIONS)``, ...). Arguments left at their default are trusted. The wrapped
+    function keeps its name, docstring and source (``inspect.getsource`` follows it).
+    """
+    import functools
+    import inspect
+
+    def wrap(fn):
+        sig = inspect.signature(fn)
+        unknown = [k for k in specs if k not in sig.parameters]
+        if unknown:
+            raise TypeError(f"checks() names {unknown}, which {fn.__qualname__} does not take.")
+
+        @functools.wraps(fn)
+        def checked(*args, **kwargs):
+            try:
+                bound = sig.bind(*args, **kwargs)
+            except TypeError as err:
+                raise TypeError(f"{fn.__name__}(): {err}. Its signature is "
+                                f"{fn.__name__}{sig}.") from None
+            for pname, spec in specs.items():
+                if pname in bound.arguments:
+                    value = bound.arguments[pname]
+                    if value is sig.parameters[pname].default:
+                        continue
+                    if sig.parameters[pname].kind is inspect.Parameter.VAR_POSITIONAL:
+                        for i, item in enumerate(value):
+                            spec(item, f"{pname}[{i}]")
+                    else:
+                        spec(value, pname)
+            return fn(*args, **kwargs)
+
+        checked.__gpuperf_checks__ = tuple(specs)
+        return checked
+
+    return wrap
 
 
 def shared_bytes(nbytes: int, *, what: str = "this configuration") -> int:

@@ -75,19 +75,28 @@ def select_mode() -> str:
         active = SIMULATOR if numba.config.ENABLE_CUDASIM else GPU
         if requested == COMPILE and active == GPU:
             return COMPILE
+        if active == GPU and _driver_gpu_count() == 0:
+            if requested == GPU:
+                raise ModeError(
+                    f"{_ENV}=gpu was asked for, but the CUDA driver reports no GPU here. "
+                    "On Colab choose Runtime > Change runtime type > T4 GPU; elsewhere check "
+                    f"`nvidia-smi`. Or unset {_ENV} to run on Numba's CUDA simulator.")
+            # numba.cuda is already loaded for a real GPU that is not there: kernels cannot
+            # launch, but recorded results replay and kernels still compile.
+            warnings.warn(
+                "gpuperf was imported after numba.cuda, and there is no GPU: numba.cuda was "
+                "loaded for a real GPU, so kernels cannot run in this session (recorded results "
+                "and figures still replay). To run kernels on Numba's CUDA simulator, restart "
+                "the kernel (or the interpreter) and import gpuperf before numba.cuda.",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            return COMPILE
         if requested and requested != active:
             warnings.warn(
                 f"gpuperf was imported after numba.cuda, which is already running on the "
                 f"{active}; {_ENV}={requested} cannot take effect. Restart the kernel (or "
                 f"the interpreter) and import gpuperf before numba.cuda.",
-                RuntimeWarning,
-                stacklevel=3,
-            )
-        elif not requested and active == GPU and _driver_gpu_count() == 0:
-            warnings.warn(
-                "gpuperf was imported after numba.cuda, and there is no GPU: numba.cuda "
-                "was loaded for a real GPU, so kernels will fail. Restart and import "
-                "gpuperf first, so that it can switch Numba to its CUDA simulator.",
                 RuntimeWarning,
                 stacklevel=3,
             )

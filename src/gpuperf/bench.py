@@ -33,6 +33,15 @@ class NeedsGPU(RuntimeError):
 
 
 def _require_gpu(what: str) -> None:
+    from . import MODE
+
+    if MODE == "compile":
+        raise NeedsGPU(
+            f"{what} measures a real GPU, and there is none in this session (GPUPERF_MODE="
+            "compile, or numba.cuda was imported before gpuperf on a machine without a GPU): "
+            "kernels compile but cannot run. Use gp.records.run(<experiment>) for the recorded "
+            "results, or run on a GPU."
+        )
     if SIMULATOR:
         raise NeedsGPU(
             f"{what} measures a real GPU, and this session runs on Numba's CUDA simulator, "

@@ -54,9 +54,12 @@ class DeviceInfo:
 @functools.lru_cache(maxsize=1)
 def info() -> DeviceInfo:
     """The current device's facts (cached for the process)."""
-    if SIMULATOR:
+    from . import MODE
+
+    if SIMULATOR or MODE == "compile":
         return DeviceInfo(
-            name=SIMULATOR_NAME, compute_capability=None, sm_count=None, l2_bytes=None,
+            name=SIMULATOR_NAME if SIMULATOR else "no GPU (kernels compile but cannot run)",
+            compute_capability=None, sm_count=None, l2_bytes=None,
             shared_per_block=48 * 1024, shared_per_block_optin=None, shared_per_sm=None,
             registers_per_sm=None, registers_per_block=None, warp_size=32,
             max_threads_per_block=1024, max_threads_per_sm=None, memory_clock_khz=None,

@@ -7,9 +7,31 @@ also shows the whole sweep as a figure.
 
 from __future__ import annotations
 
+import html
+
 import matplotlib.pyplot as plt
 
-from . import SIMULATOR, plots
+from . import plots
+from . import validate as v
+
+
+def _has_gpu() -> bool:
+    from . import MODE
+
+    return MODE == "gpu"
+
+
+def _options(controls, result=None, name="controls") -> dict:
+    """``controls`` as {name: [options]}: every control is an option list, never a scalar."""
+    v.mapping(controls, name, empty=False)
+    out = {}
+    for key, values in controls.items():
+        if result is not None:
+            v.column(result, key, f"{name} key")
+        else:
+            v.string(key, f"{name} key")
+        out[key] = v.sequence(values, f"{name}[{key!r}]")
+    return out
 
 
 def _ipywidgets():
@@ -34,12 +56,19 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
     recorded curve. Under the simulator the button is absent and the figure says the
     values are recorded.
     """
+    v.result(result)
+    v.column(result, x, "x")
+    v.column(result, y, "y")
+    controls = _options(controls, result)
+    if live is not None:
+        v.function(live, "live", what="a function live(**params) -> dict with the y column")
+    plots._ceilings_arg(ceilings)
+    v.boolean(logx, "logx")
+    if ylabel is not None:
+        v.string(ylabel, "ylabel")
     w = _ipywidgets()
-    missing = [c for c in [x, y, *controls] if c not in result.columns]
-    if missing:
-        raise ValueError(f"{result.name} has no column(s) {missing}; columns are {result.columns}.")
     sliders = {
-        name: w.SelectionSlider(options=list(values), value=list(values)[0], description=name,
+        name: w.SelectionSlider(options=values, value=values[0], description=name,
                                 continuous_update=False,
                                 style={"description_width": "initial"})
         for name, values in controls.items()
@@ -51,6 +80,13 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
     def redraw(*_):
         sel = {k: s.value for k, s in sliders.items()}
         rows = result.select(**sel)
+        if not any(r.get(y) is not None for r in rows):
+            with out:
+                out.clear_output(wait=True)
+            shown = ", ".join(f"{k}={val}" for k, val in sel.items())
+            status.value = html.escape(f"no recorded rows for {shown} in {result.name}: "
+                                       "choose other values.")
+            return
         with out:
             out.clear_output(wait=True)
             fig = plots.lines(result, x=x, y=y, rows=rows, ceilings=ceilings, logx=logx,
@@ -71,25 +107,32 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
     for s in sliders.values():
         s.observe(redraw, names="value")
     children = [*sliders.values()]
-    if live is not None and not SIMULATOR:
-        xs = w.SelectionSlider(options=result.values(x), description=f"live {x}",
+    if live is not None and _has_gpu():
+        xs = w.SelectionSlider(options=list(result.values(x)), description=f"live {x}",
                                style={"description_width": "initial"})
         button = w.Button(description="measure live", icon="bolt")
 
         def measure(_):
             params = {**{k: s.value for k, s in sliders.items()}, x: xs.value}
             button.disabled = True
-            status.value = f"<small>measuring {params} ...</small>"
+            status.value = f"<small>measuring {html.escape(str(params))} ...</small>"
             try:
                 row = live(**params)
+                if not isinstance(row, dict) or row.get(y) is None:
+                    raise TypeError(f"live(**params) returned {v._short(row)}, not a dict "
+                                    f"with {y!r}")
                 live_points.append((params, row[y]))
-            finally:
+            except Exception as err:  # show it where the user looks, keep the button usable
                 button.disabled = False
+                status.value = html.escape(f"measuring {params} failed: "
+                                           f"{type(err).__name__}: {err}")
+                return
+            button.disabled = False
             redraw()
 
         button.on_click(measure)
         children += [w.HBox([xs, button])]
-    elif SIMULATOR:
+    elif not _has_gpu():
         children.append(w.HTML("<small>No GPU in this session: the explorer shows recorded "
                                "values; on a GPU a <i>measure live</i> button appears.</small>"))
     redraw()
@@ -98,14 +141,24 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
 
 def pick(result, *, controls: dict, show, description: str = ""):
     """A general explorer: ``show(**selection)`` draws whatever it likes for the selection."""
+    v.result(result)
+    controls = _options(controls, result)
+    v.function(show, "show", what="a function show(**selection) that draws")
+    v.string(description, "description", empty=True)
     w = _ipywidgets()
     out = w.Output()
-    sliders = {name: w.SelectionSlider(options=list(v), value=list(v)[0], description=name,
+    sliders = {name: w.SelectionSlider(options=opts, value=opts[0], description=name,
                                        continuous_update=False,
                                        style={"description_width": "initial"})
-               for name, v in controls.items()}
+               for name, opts in controls.items()}
 
     def redraw(*_):
+        sel = {k: s.value for k, s in sliders.items()}
+        if not result.select(**sel):
+            with out:
+                out.clear_output(wait=True)
+                print("no recorded rows for " + ", ".join(f"{k}={val}" for k, val in sel.items()))
+            return
         with out:
             out.clear_output(wait=True)
             show(**{k: s.value for k, s in sliders.items()})
@@ -119,14 +172,31 @@ def pick(result, *, controls: dict, show, description: str = ""):
 
 
 def interact(fn, **controls):
-    """Sliders for a pure function (a model or a diagram): ``fn(**values)`` draws a figure."""
+    """Sliders for a pure function (a model or a diagram): ``fn(**values)`` draws a figure.
+
+    Each control is a list of options (``dtype=["float32", "float64"]``, ``stride=[1, 2, 4]``)
+    or a tuple ``(low, high, step)`` of numbers for a slider.
+    """
+    v.function(fn, "fn", what="a function that draws a figure")
+    if not controls:
+        raise ValueError("interact() needs at least one control, e.g. stride=(1, 32, 1).")
+    specs = {}
+    for name, spec in controls.items():
+        if isinstance(spec, tuple) and len(spec) == 3 and all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) for x in spec):
+            lo, hi, step = (v.number(x, f"{name}[{i}]") for i, x in enumerate(spec))
+            if not lo < hi or not step > 0:
+                raise ValueError(f"{name}={spec!r} must be (low, high, step) with low < high and "
+                                 "step > 0; or pass a list of options.")
+            specs[name] = spec
+        else:
+            specs[name] = v.sequence(spec, name)
     w = _ipywidgets()
     out = w.Output()
     sliders = {}
-    for name, spec in controls.items():
-        if isinstance(spec, (list, tuple)) and not (len(spec) == 3 and all(
-                isinstance(v, (int, float)) for v in spec)):
-            sliders[name] = w.SelectionSlider(options=list(spec), description=name,
+    for name, spec in specs.items():
+        if isinstance(spec, list):
+            sliders[name] = w.SelectionSlider(options=spec, description=name,
                                               continuous_update=False)
         else:
             lo, hi, step = spec

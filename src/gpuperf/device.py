@@ -34,6 +34,19 @@ class DeviceInfo:
     bus_width_bits: int | None
     simulated: bool
 
+    def __post_init__(self):
+        from . import validate as v
+
+        v.string(self.name, "name")
+        for f in ("sm_count", "l2_bytes", "shared_per_block_optin", "shared_per_sm",
+                  "registers_per_sm", "registers_per_block", "max_threads_per_sm",
+                  "memory_clock_khz", "bus_width_bits"):
+            if getattr(self, f) is not None:
+                v.integer(getattr(self, f), f, minimum=0)
+        for f in ("shared_per_block", "warp_size", "max_threads_per_block"):
+            v.integer(getattr(self, f), f, minimum=1)
+        v.boolean(self.simulated, "simulated")
+
     @property
     def peak_gbps(self) -> float | None:
         """Theoretical DRAM bandwidth: memory clock x bus width x 2 (double data rate), GB/s."""

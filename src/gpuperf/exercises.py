@@ -97,6 +97,12 @@ class Report:
     failed: list[tuple[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
+    def __post_init__(self):
+        v.string(self.title, "title")
+        for name in ("passed", "failed", "notes"):
+            if not isinstance(getattr(self, name), list):
+                raise TypeError(f"{name} must be a list, not {type(getattr(self, name)).__name__}.")
+
     @property
     def ok(self) -> bool:
         return not self.failed and bool(self.passed)

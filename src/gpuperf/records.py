@@ -52,6 +52,13 @@ class Experiment:
     title: str
     units: dict = field(default_factory=dict)
 
+    def __post_init__(self):
+        v.string(self.name, "name")
+        v.function(self.fn, "fn")
+        v.string(self.chapter, "chapter")
+        v.string(self.title, "title")
+        v.mapping(self.units, "units")
+
 
 _REGISTRY: dict[str, Experiment] = {}
 _discovered = False

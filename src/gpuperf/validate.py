@@ -49,8 +49,9 @@ def array(x, *, name: str = "x", dtype=np.float32, ndim: int | None = 1,
         )
     size = int(np.prod(arr.shape)) if arr.ndim else 1
     if size < min_size:
+        what = "is empty" if size == 0 else f"has {size} element{'s' if size != 1 else ''}"
         raise ValueError(
-            f"{name} is empty (shape {tuple(arr.shape)}); pass at least {min_size} element"
+            f"{name} {what} (shape {tuple(arr.shape)}); pass at least {min_size} element"
             f"{'s' if min_size != 1 else ''}."
         )
     if contiguous and not _c_contiguous(arr):
@@ -297,6 +298,8 @@ class Spec:
     lets ``None`` through."""
 
     def __init__(self, fn, *, optional: bool = False, **kw):
+        function(fn, "fn", what="a check fn(value, name, **kw)")
+        boolean(optional, "optional")
         self.fn, self.optional, self.kw = fn, optional, kw
 
     def __call__(self, value, name):
@@ -305,11 +308,21 @@ class Spec:
         return self.fn(value, name, **self.kw)
 
 
+def _bound(value, name):
+    if value is not None:
+        number(value, name)
+
+
 def Int(minimum=None, maximum=None, *, optional=False):  # noqa: N802 - reads as a type
+    _bound(minimum, "minimum")
+    _bound(maximum, "maximum")
     return Spec(integer, minimum=minimum, maximum=maximum, optional=optional)
 
 
 def Num(minimum=None, maximum=None, *, positive=False, optional=False):  # noqa: N802
+    _bound(minimum, "minimum")
+    _bound(maximum, "maximum")
+    boolean(positive, "positive")
     return Spec(number, minimum=minimum, maximum=maximum, positive=positive, optional=optional)
 
 
@@ -318,6 +331,7 @@ def Pos(optional=False):  # noqa: N802
 
 
 def OneOf(options, *, optional=False):  # noqa: N802
+    options = sequence(options, "options")
     return Spec(lambda v, n, options: choice(v, n, options), options=tuple(options),
                 optional=optional)
 
@@ -331,6 +345,7 @@ def Bool():  # noqa: N802
 
 
 def Fn(what="a function", optional=False):  # noqa: N802
+    string(what, "what")
     return Spec(function, what=what, optional=optional)
 
 
@@ -343,14 +358,20 @@ def Res(optional=False):  # noqa: N802
 
 
 def Dict(optional=False, empty=True):  # noqa: N802
+    boolean(empty, "empty")
     return Spec(mapping, optional=optional, empty=empty)
 
 
 def Seq(optional=False, empty=False):  # noqa: N802
+    boolean(empty, "empty")
     return Spec(sequence, optional=optional, empty=empty)
 
 
 def Arr(dtype=np.float32, ndim=1, min_size=1, *, optional=False, contiguous=True):  # noqa: N802
+    if ndim is not None:
+        integer(ndim, "ndim", minimum=0)
+    integer(min_size, "min_size", minimum=0)
+    boolean(contiguous, "contiguous")
     return Spec(lambda v, n, **kw: array(v, name=n, **kw), dtype=dtype, ndim=ndim,
                 min_size=min_size, contiguous=contiguous, optional=optional)
 
@@ -365,7 +386,11 @@ def checks(**specs):
     import functools
     import inspect
 
+    for pname, spec in specs.items():
+        function(spec, pname, what="a check such as Int(1), Pos() or OneOf([...])")
+
     def wrap(fn):
+        function(fn, "fn")
         sig = inspect.signature(fn)
         unknown = [k for k in specs if k not in sig.parameters]
         if unknown:
@@ -398,6 +423,8 @@ def checks(**specs):
 
 def shared_bytes(nbytes: int, *, what: str = "this configuration") -> int:
     """Refuse static shared memory over the 48 KiB a block gets without opting in."""
+    nbytes = integer(nbytes, "nbytes", minimum=0)
+    string(what, "what")
     limit = 48 * 1024
     if nbytes > limit:
         raise ValueError(

@@ -79,8 +79,22 @@ class WarpAccess:
     elem_bytes: int
     description: str = ""
 
+    def __post_init__(self):
+        if not isinstance(self.addresses, tuple):
+            raise TypeError(f"addresses must be a tuple of byte addresses, not "
+                            f"{type(self.addresses).__name__}; use WarpAccess.from_addresses.")
+        for i, a in enumerate(self.addresses):
+            validate.positive_int(a, f"addresses[{i}]", minimum=0)
+        validate.choice(self.elem_bytes, "elem_bytes", (1, 2, 4, 8, 16))
+        validate.string(self.description, "description", empty=True)
+
     @classmethod
     def from_addresses(cls, addresses, elem_bytes: int, description: str = "") -> WarpAccess:
+        addresses = validate.sequence(addresses, "addresses")
+        for _i, _a in enumerate(addresses):
+            validate.positive_int(_a, f"addresses[{_i}]", minimum=0)
+        validate.choice(elem_bytes, "elem_bytes", (1, 2, 4, 8, 16))
+        validate.string(description, "description", empty=True)
         return cls(tuple(int(a) for a in addresses), int(elem_bytes), description)
 
     @property
@@ -141,6 +155,8 @@ def warp_access(stride: int = 1, offset: int = 0, elem_bytes: int = 4,
 
 def stride_efficiency(stride: int, elem_bytes: int = 4) -> float:
     """The model's efficiency of a warp reading every ``stride``-th element (aligned)."""
+    validate.positive_int(stride, "stride", minimum=0, maximum=4096)
+    validate.choice(elem_bytes, "elem_bytes", (1, 2, 4, 8, 16))
     return warp_access(stride, 0, elem_bytes).efficiency
 
 
@@ -155,6 +171,15 @@ def draw_warp_access(access: WarpAccess | None = None, *, stride: int = 1, offse
     Each row is one touched line; lane numbers sit on the bytes each lane reads.
     Returns the matplotlib Figure.
     """
+    if access is not None and not isinstance(access, WarpAccess):
+        raise TypeError(f"access must be a WarpAccess (from warp_access(...)) or None, not "
+                        f"{type(access).__name__}.")
+    if access is None:
+        warp_access(stride, offset, elem_bytes)  # checks the three parameters
+    validate.positive_int(max_lines, "max_lines", maximum=64)
+    validate.boolean(title, "title")
+    if ax is not None and not hasattr(ax, "figure"):
+        raise TypeError(f"ax must be a matplotlib Axes or None, not {type(ax).__name__}.")
     import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
 
@@ -215,6 +240,10 @@ GALLERY_CASES = (
 
 def draw_warp_access_gallery(cases=GALLERY_CASES):
     """The static figure for the book: several strides, offsets and element sizes."""
+    for _i, _c in enumerate(validate.sequence(cases, "cases")):
+        validate.mapping(_c, f"cases[{_i}]")
+        for _k in _c:
+            validate.choice(_k, f"cases[{_i}] key", ("stride", "offset", "elem_bytes", "lanes"))
     import matplotlib.pyplot as plt
 
     accesses = [warp_access(**c) for c in cases]
@@ -229,6 +258,9 @@ def draw_warp_access_gallery(cases=GALLERY_CASES):
 
 def draw_stride_efficiency(max_stride: int = 32, elem_sizes=(4, 8)):
     """The model's efficiency against stride, for each element size (a line plot)."""
+    validate.positive_int(max_stride, "max_stride", maximum=4096)
+    for _i, _e in enumerate(validate.sequence(elem_sizes, "elem_sizes")):
+        validate.choice(_e, f"elem_sizes[{_i}]", (1, 2, 4, 8, 16))
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.5, 3.2))
@@ -681,6 +713,8 @@ def copy_launch(n: int, *, version: str = "vec4", block: int = 256,
     ``blocks_per_sm=None`` sizes the grid to the data (each thread one round);
     otherwise the grid is ``blocks_per_sm`` blocks per SM, never more than the data needs.
     """
+    n = validate.positive_int(n, "n")
+    ilp = validate.positive_int(ilp, "ilp", maximum=16)
     validate.choice(version, "version", COPY_VERSIONS)
     block = validate.block_size(block, multiple_of=WARP)
     per_thread = {"one_per_thread": 1, "grid_stride": 1, "ilp": ilp, "vec4": 4 * ilp}[version]
@@ -700,6 +734,8 @@ def copy(src, dst=None, *, version: str = "vec4", block: int = 256,
     of them in flight: the one that reaches the copy ceiling). The defaults are the
     fastest measured: 16-byte loads, one per thread, a grid sized to the data.
     """
+    validate.choice(version, "version", COPY_VERSIONS)
+    validate.positive_int(ilp, "ilp", maximum=16)
     src = validate.array(src, name="src")
     if dst is None:
         dst = np.empty_like(src) if isinstance(src, np.ndarray) else cuda.device_array_like(src)
@@ -832,6 +868,8 @@ def matmul(A, B, *, layout: str = "col", version: str = "corner", tile: int = 32
     ``"naive"`` or the tiled ``"uncoalesced"`` / ``"corner"``. With ``layout="row"``,
     B is K x N row-major and ``version`` is ``"naive"`` or ``"rowmajor"``.
     """
+    validate.positive_int(tile, "tile", maximum=32)
+    validate.positive_int(pad, "pad", minimum=0, maximum=4)
     validate.choice(layout, "layout", ("row", "col"))
     allowed = ("naive", "rowmajor") if layout == "row" else ("naive", "uncoalesced", "corner")
     validate.choice(version, "version", allowed)
@@ -891,6 +929,8 @@ def make_transpose(tile: int = 32, block_rows: int = 8, pad: int = 1, staged: bo
     for the previous one: the compiler keeps a load and the shared store that follows
     it in order inside each bounds test.
     """
+    validate.positive_int(pad, "pad", minimum=0, maximum=4)
+    validate.boolean(staged, "staged")
     tile = validate.positive_int(tile, "tile", maximum=64)
     block_rows = validate.positive_int(block_rows, "block_rows", maximum=tile)
     if tile % block_rows or (tile > 32 and tile % 32):

@@ -140,6 +140,8 @@ def _check_regtile(bm, bn, bk, tm, tn, vector: bool):
 def make_regtile_scalar(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int = 8,
                         max_registers: int | None = None):
     """2D register tiling, first form: scalar loads, each thread a contiguous tm x tn block."""
+    if max_registers is not None:
+        validate.positive_int(max_registers, "max_registers", minimum=16, maximum=255)
     threads = _check_regtile(bm, bn, bk, tm, tn, vector=False)
     cols_t = bn // tn  # threads across the block tile
     a_shape, b_shape = (bm, bk), (bk, bn)
@@ -205,6 +207,9 @@ def make_regtile(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int
     with no bounds tests; the others, and the last partial tile along K, load scalars
     with bounds tests. All threads reach every barrier in both.
     """
+    validate.boolean(prefetch, "prefetch")
+    if max_registers is not None:
+        validate.positive_int(max_registers, "max_registers", minimum=16, maximum=255)
     threads = _check_regtile(bm, bn, bk, tm, tn, vector=True)
     cols_t = bn // tn
     row_groups, col_groups = tm // 4, tn // 4
@@ -366,6 +371,8 @@ PTX_TARGETS = [
 
 
 def coarsened_variant(tile: int = 32, factor: int = 4) -> Variant:
+    mm._check_tile(tile)
+    validate.positive_int(factor, "factor", maximum=64)
     k = make_coarsened(tile, factor)
     return Variant(f"coarsened {tile}x{factor}", k, (tile, tile),
                    lambda M, N: (_cdiv(N, tile * factor), _cdiv(M, tile)),
@@ -374,6 +381,14 @@ def coarsened_variant(tile: int = 32, factor: int = 4) -> Variant:
 
 def regtile_variant(bm=128, bn=128, bk=8, tm=8, tn=8, *, vectorized: bool = True,
                     prefetch: bool = False, max_registers: int | None = None) -> Variant:
+    validate.boolean(vectorized, "vectorized")
+    validate.boolean(prefetch, "prefetch")
+    if prefetch and not vectorized:
+        raise ValueError("prefetch=True needs vectorized=True (the pipelined kernel is the "
+                         "vectorized one); pass vectorized=True or prefetch=False.")
+    _check_regtile(bm, bn, bk, tm, tn, vector=vectorized)
+    if max_registers is not None:
+        validate.positive_int(max_registers, "max_registers", minimum=16, maximum=255)
     if vectorized:
         k = make_regtile(bm, bn, bk, tm, tn, prefetch, max_registers)
         kind = "pipelined" if prefetch else "vectorized"
@@ -394,6 +409,11 @@ VERSIONS = ("coarsened", "regtile_scalar", "regtile", "regtile_pipelined")
 def variant(version: str = "regtile_pipelined", **params) -> Variant:
     """A ``Variant`` of this chapter's kernels: ``coarsened`` (tile, factor) or a register tile."""
     validate.choice(version, "version", VERSIONS)
+    _allowed = {"coarsened": ("tile", "factor")}.get(
+        version, ("bm", "bn", "bk", "tm", "tn", "max_registers"))
+    for _k in params:
+        validate.choice(_k, f"{version} parameter", _allowed)
+    validate.choice(version, "version", VERSIONS)
     if version == "coarsened":
         return coarsened_variant(**params)
     if version == "regtile_scalar":
@@ -408,6 +428,9 @@ def matmul(A, B, out=None, *, version: str = "regtile_pipelined", **params):
 
 def vector_add(x, y, out=None, *, factor: int = 1, block: int = 256):
     """``x + y`` with the plain (factor 1) or coarsened vector-add kernel."""
+    if out is not None:
+        out = validate.array(out, name="out", dtype=np.float32)
+        validate.same_shape(x, out, ("x", "out"))
     x = validate.array(x, name="x")
     y = validate.array(y, name="y")
     validate.same_shape(x, y, ("x", "y"))
@@ -435,6 +458,7 @@ def resources(v: Variant) -> dict:
     Read from the compiled kernel (compile it first, e.g. with ``mm.verify(v)``) and the
     driver's occupancy calculator. GPU only.
     """
+    mm._check_variant(v)
     bench._require_gpu("resources")
     k = v.kernel
     if not k.overloads:
@@ -454,12 +478,19 @@ def resources(v: Variant) -> dict:
 
 def waves(v: Variant, M: int, N: int, blocks_per_sm: int) -> float:
     """Blocks in the grid over blocks the GPU holds at once (SMs x blocks per SM)."""
+    mm._check_variant(v)
+    validate.positive_int(M, "M")
+    validate.positive_int(N, "N")
+    validate.positive_int(blocks_per_sm, "blocks_per_sm")
     g = v.grid(M, N)
     blocks = g[0] * (g[1] if len(g) > 1 else 1)
     return blocks / (device.sm_count() * max(blocks_per_sm, 1))
 
 
 def grid_blocks(v: Variant, M: int, N: int) -> int:
+    mm._check_variant(v)
+    validate.positive_int(M, "M")
+    validate.positive_int(N, "N")
     g = v.grid(M, N)
     return int(g[0] * (g[1] if len(g) > 1 else 1))
 
@@ -582,6 +613,9 @@ def ladder_experiment(progress):
 
 def measure_point(tile: int = 32, factor: int = 1, n: int = 4096) -> dict:
     """One live point for the explorer: TFLOP/s and occupancy of a tile/factor pair."""
+    mm._check_tile(tile)
+    validate.positive_int(factor, "factor", maximum=64)
+    validate.positive_int(n, "n")
     v = mm.variant("tiled", tile=tile) if factor == 1 else coarsened_variant(tile, factor)
     mm.verify(v)
     return {**mm.measure_variant(v, n, **mm._repeats(n)), **resources(v)}
@@ -593,6 +627,13 @@ _BLOCK_TILE = {"4x4": (64, 64), "8x4": (128, 64), "8x8": (128, 128)}
 def measure_regtile_point(tile: str = "8x8", kind: str = "pipelined", bk: int = 8,
                           n: int = 4096) -> dict:
     """One live point for the register-tiling explorer (``tile`` is "TMxTN")."""
+    import re as _re
+
+    if not (isinstance(tile, str) and _re.fullmatch(r"\d+x\d+", tile)):
+        raise ValueError(f"tile={tile!r} must be a thread tile 'TMxTN' such as '8x8' or '8x4'.")
+    validate.choice(kind, "kind", ("scalar", "vectorized", "pipelined"))
+    validate.positive_int(bk, "bk", maximum=64)
+    validate.positive_int(n, "n")
     tm, tn = (int(v) for v in tile.split("x"))
     bm, bn = _BLOCK_TILE.get(tile, (16 * tm, 16 * tn))
     v = regtile_variant(bm, bn, bk, tm, tn, vectorized=kind != "scalar",
@@ -603,6 +644,13 @@ def measure_regtile_point(tile: str = "8x8", kind: str = "pipelined", bk: int = 
 
 def explore_coarsening(res=None, y: str = "tflops"):
     """Sliders over tile and size, ``y`` (tflops or occupancy) against factor; live on a GPU."""
+    if res is not None:
+        validate.result(res, "res")
+        for _c in ("factor", "tile", "n"):
+            validate.column(res, _c, "res column")
+        validate.column(res, y, "y")
+    else:
+        validate.choice(y, "y", ("tflops", "occupancy", "ms", "regs", "blocks_per_sm"))
     from .. import records, widgets  # lazily: a GPU box may lack ipywidgets
 
     res = res or records.run("matmul_coarsen_sweep")
@@ -613,6 +661,13 @@ def explore_coarsening(res=None, y: str = "tflops"):
 
 def explore_regtile(res=None, y: str = "tflops"):
     """TMxTN against ``y`` (tflops or occupancy) per kernel kind and BK; live on a GPU."""
+    if res is not None:
+        validate.result(res, "res")
+        for _c in ("tile", "kind", "bk"):
+            validate.column(res, _c, "res column")
+        validate.column(res, y, "y")
+    else:
+        validate.choice(y, "y", ("tflops", "occupancy", "ms", "regs", "blocks_per_sm"))
     from .. import records, widgets
 
     res = res or records.run("matmul_regtile_sweep")
@@ -631,6 +686,9 @@ def check_coarsened(make_kernel, tile: int = 8, factor: int = 3) -> ex.Report:
     (ceil(N / (tile * factor)), ceil(M / tile)) blocks; each thread computes ``factor``
     outputs of one row, ``tile`` columns apart.
     """
+    validate.function(make_kernel, "make_kernel", what="a function make_kernel(tile, factor)")
+    mm._check_tile(tile)
+    validate.positive_int(factor, "factor", maximum=64)
 
     def make_launch():
         k = make_kernel(tile, factor)
@@ -662,6 +720,10 @@ def check_best_factor(answer: dict, res=None) -> ex.Report:
     and ``occupancy`` of that variant, and ``blocks_at_1024`` (grid blocks at n=1024 with
     factor 16).
     """
+    if res is not None:
+        validate.result(res, "res")
+        for _c in ("tile", "n", "factor", "tflops", "blocks_per_sm", "occupancy", "blocks"):
+            validate.column(res, _c, "res column")
     from .. import records
 
     chk = ex.Checker("best coarsening factor, explained")

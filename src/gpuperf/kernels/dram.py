@@ -70,19 +70,24 @@ class DramLayout:
 
     def burst_of(self, byte_address: int) -> int:
         """Which burst (counting from address 0) holds this byte."""
+        byte_address = validate.positive_int(byte_address, "byte_address", minimum=0)
         return int(byte_address) // self.burst_bytes
 
     def locate(self, byte_address: int) -> tuple[int, int]:
         """(channel, bank) that holds this byte."""
+        validate.positive_int(byte_address, "byte_address", minimum=0)
         burst = self.burst_of(byte_address)
         return burst % self.channels, (burst // self.channels) % self.banks_per_channel
 
     def locate_element(self, index: int, element_bytes: int = FLOAT_BYTES) -> tuple[int, int]:
         """(channel, bank) of element ``index`` of an array that starts at address 0."""
+        index = validate.positive_int(index, "index", minimum=0)
+        element_bytes = validate.positive_int(element_bytes, "element_bytes")
         return self.locate(int(index) * element_bytes)
 
     def table(self, n_elements: int, element_bytes: int = FLOAT_BYTES) -> list[dict]:
         """One row per element: index, burst, channel, bank."""
+        element_bytes = validate.positive_int(element_bytes, "element_bytes")
         n_elements = validate.positive_int(n_elements, "n_elements")
         rows = []
         for i in range(n_elements):
@@ -98,6 +103,7 @@ TEXTBOOK = DramLayout(burst_bytes=8, channels=4, banks_per_channel=2)
 
 def ddr_channel_gbps(bus_bits: int = 64, clock_ghz: float = 1.0) -> float:
     """A double-data-rate bus moves bus_bits/8 bytes twice per clock: 64 bits at 1 GHz = 16 GB/s."""
+    clock_ghz = validate.positive(clock_ghz, "clock_ghz")
     validate.positive_int(bus_bits, "bus_bits")
     if clock_ghz <= 0:
         raise ValueError(f"clock_ghz must be positive, not {clock_ghz}.")
@@ -106,6 +112,8 @@ def ddr_channel_gbps(bus_bits: int = 64, clock_ghz: float = 1.0) -> float:
 
 def channels_needed(target_gbps: float, channel_gbps: float = 16.0) -> int:
     """Channels a processor needs to reach ``target_gbps`` (the textbook: 256 GB/s -> 16)."""
+    target_gbps = validate.positive(target_gbps, "target_gbps")
+    channel_gbps = validate.positive(channel_gbps, "channel_gbps")
     if target_gbps <= 0 or channel_gbps <= 0:
         raise ValueError("target_gbps and channel_gbps must be positive.")
     return math.ceil(target_gbps / channel_gbps - 1e-12)
@@ -119,6 +127,7 @@ def bus_utilization(ratio: float, banks: int) -> float:
     after its transfer, so one bank delivers one burst every ``ratio + 1`` units and
     ``banks`` banks deliver ``banks`` bursts in that time, until the bus is full.
     """
+    ratio = validate.nonnegative(ratio, "ratio")
     if ratio < 0:
         raise ValueError(f"ratio (access latency / transfer time) must be >= 0, not {ratio}.")
     banks = validate.positive_int(banks, "banks")
@@ -127,6 +136,7 @@ def bus_utilization(ratio: float, banks: int) -> float:
 
 def banks_needed(ratio: float) -> int:
     """Fewest banks that keep the bus busy all the time: R + 1 (rounded up)."""
+    ratio = validate.nonnegative(ratio, "ratio")
     if ratio < 0:
         raise ValueError(f"ratio must be >= 0, not {ratio}.")
     return math.ceil(ratio + 1.0 - 1e-12)
@@ -140,6 +150,7 @@ def bank_schedule(ratio: float, banks: int, accesses: int) -> list[dict]:
     bus, one time unit, possibly delayed while another bank's burst is on it). A bank's
     next access starts when its previous transfer ends. Time is in burst-transfer units.
     """
+    ratio = validate.nonnegative(ratio, "ratio")
     if ratio < 0:
         raise ValueError(f"ratio must be >= 0, not {ratio}.")
     banks = validate.positive_int(banks, "banks")
@@ -161,6 +172,9 @@ def bank_schedule(ratio: float, banks: int, accesses: int) -> list[dict]:
 
 def simulated_utilization(ratio: float, banks: int, accesses: int = 2000) -> float:
     """Bus utilization measured on ``bank_schedule`` over its second half (steady state)."""
+    validate.nonnegative(ratio, "ratio")
+    validate.positive_int(banks, "banks")
+    validate.positive_int(accesses, "accesses", minimum=2)
     sched = bank_schedule(ratio, banks, accesses)
     half = sched[len(sched) // 2:]
     span = half[-1]["bus_end"] - half[0]["bus_start"]
@@ -178,6 +192,8 @@ def tile_loads(width: int, tile: int, phase: int, *, matrix: str = "M",
     access each. Returns one row per (block, tile row) with the element indices loaded,
     the bursts they span and the (channel, bank) pairs those bursts live in.
     """
+    _check_layout(layout)
+    element_bytes = validate.positive_int(element_bytes, "element_bytes")
     width = validate.positive_int(width, "width")
     tile = validate.positive_int(tile, "tile")
     n_phases = math.ceil(width / tile)
@@ -218,6 +234,10 @@ def phase_usage(width: int, tile: int, phase: int, *, matrix: str = "M",
     ``matrix="both"`` adds M's and N's bursts, each matrix starting at channel 0, bank 0
     (as if each were allocated on a boundary of the whole interleaving pattern).
     """
+    validate.positive_int(width, "width")
+    validate.positive_int(tile, "tile")
+    validate.positive_int(phase, "phase", minimum=0)
+    _check_layout(layout)
     validate.choice(matrix, "matrix", ("M", "N", "both"))
     usage: dict[tuple[int, int], int] = {}
     for which in (("M", "N") if matrix == "both" else (matrix,)):
@@ -234,6 +254,9 @@ def phase_usage(width: int, tile: int, phase: int, *, matrix: str = "M",
 def channels_used(width: int, tile: int, phase: int, *, matrix: str = "M",
                   layout: DramLayout = TEXTBOOK, element_bytes: int = FLOAT_BYTES) -> list[int]:
     """Sorted channels that any block reaches in this phase."""
+    validate.choice(matrix, "matrix", ("M", "N", "both"))
+    validate.positive_int(width, "width")
+    validate.positive_int(tile, "tile")
     return sorted({ch for ch, _ in phase_usage(width, tile, phase, matrix=matrix,
                                                layout=layout, element_bytes=element_bytes)})
 
@@ -246,6 +269,8 @@ def littles_law_gbps(bytes_in_flight: float, latency_ns: float) -> float:
 
     Bytes per nanosecond are GB/s (1e9 bytes per 1e9 ns), so no conversion is needed.
     """
+    bytes_in_flight = validate.nonnegative(bytes_in_flight, "bytes_in_flight")
+    latency_ns = validate.positive(latency_ns, "latency_ns")
     if latency_ns <= 0:
         raise ValueError(f"latency_ns must be positive, not {latency_ns}.")
     if bytes_in_flight < 0:
@@ -256,12 +281,18 @@ def littles_law_gbps(bytes_in_flight: float, latency_ns: float) -> float:
 def bytes_in_flight(warps_per_sm: int, loads_per_thread: int, sm_count: int,
                     bytes_per_load: int = FLOAT_BYTES) -> int:
     """Resident warps x 32 threads x independent loads per thread x bytes per load."""
+    warps_per_sm = validate.positive_int(warps_per_sm, "warps_per_sm", minimum=0)
+    loads_per_thread = validate.positive_int(loads_per_thread, "loads_per_thread", minimum=0)
+    sm_count = validate.positive_int(sm_count, "sm_count")
+    bytes_per_load = validate.positive_int(bytes_per_load, "bytes_per_load")
     return warps_per_sm * sm_count * WARP * loads_per_thread * bytes_per_load
 
 
 def loads_per_thread_needed(target_gbps: float, latency_ns: float, warps_per_sm: int,
                             sm_count: int, bytes_per_load: int = FLOAT_BYTES) -> int:
     """Fewest independent loads per thread whose bytes in flight sustain ``target_gbps``."""
+    target_gbps = validate.positive(target_gbps, "target_gbps")
+    latency_ns = validate.positive(latency_ns, "latency_ns")
     if target_gbps <= 0 or latency_ns <= 0:
         raise ValueError("target_gbps and latency_ns must be positive.")
     warps_per_sm = validate.positive_int(warps_per_sm, "warps_per_sm")
@@ -401,6 +432,36 @@ PTX_TARGETS = (
 # --------------------------------------------------------------------------- host wrappers
 
 
+def _check_layout(layout):
+    if not isinstance(layout, DramLayout):
+        raise TypeError(f"layout must be a DramLayout (e.g. gp.dram.TEXTBOOK or DramLayout("
+                        f"burst_bytes=8, channels=4, banks_per_channel=2)), not "
+                        f"{type(layout).__name__}.")
+    return layout
+
+
+def _check_res(res, *columns):
+    """``res`` must be a Result (of the right experiment: it has ``columns``)."""
+    validate.result(res, "res")
+    for c in columns:
+        validate.column(res, c, "res column")
+    return res
+
+
+def _check_chain_start(nxt, start):
+    """``start`` must be a slot of the chain: ``nxt[start]`` a valid index, not a poisoned -1."""
+    arr = validate.array(nxt, name="nxt", dtype=np.int32, ndim=1)
+    start = validate.positive_int(start, "start", minimum=0, maximum=arr.shape[0] - 1)
+    if isinstance(arr, np.ndarray):
+        link = int(arr[start])
+    else:
+        link = int(arr[start:start + 1].copy_to_host()[0])
+    if not 0 <= link < arr.shape[0]:
+        raise ValueError(f"start={start} is not on the chain: nxt[{start}] = {link}, not an index "
+                         "of nxt. Start at a slot of the chain, e.g. start=0 (slots are "
+                         "multiples of the chain's spacing).")
+
+
 def _as_device(x, name, dtype):
     x = validate.array(x, name=name, dtype=dtype, ndim=1)
     return (cuda.to_device(x), True) if isinstance(x, np.ndarray) else (x, False)
@@ -415,6 +476,7 @@ def chase_chain(n_slots: int, *, spacing: int = 32, order: str = "random",
     ``order="sequential"``: slot ``s`` points to slot ``s + 1`` (and the last to the
     first). With ``spacing=32`` int32s each slot sits in its own 128-byte line.
     """
+    seed = validate.positive_int(seed, "seed", minimum=0)
     n_slots = validate.positive_int(n_slots, "n_slots")
     spacing = validate.positive_int(spacing, "spacing")
     validate.choice(order, "order", ("random", "sequential"))
@@ -432,6 +494,7 @@ def chase_chain(n_slots: int, *, spacing: int = 32, order: str = "random",
 
 def chase(nxt, steps: int, start: int = 0) -> int:
     """Follow ``steps`` links of ``nxt`` from ``start`` on the GPU; return where it ends."""
+    _check_chain_start(nxt, start)
     d_nxt, _ = _as_device(nxt, "nxt", np.int32)
     steps = validate.positive_int(steps, "steps", minimum=0)
     start = validate.positive_int(start, "start", minimum=0, maximum=d_nxt.size - 1)
@@ -471,6 +534,7 @@ def chunk_geometry(n_elements: int, stride_bytes: int, *, padded: bool = False) 
     Concurrent warps read chunks ``stride_bytes`` apart (``stride_bytes + 128`` when
     ``padded``); the chunks tile ``n_elements`` floats, every one read once.
     """
+    validate.boolean(padded, "padded")
     n_elements = validate.positive_int(n_elements, "n_elements")
     stride_bytes = validate.positive_int(stride_bytes, "stride_bytes", minimum=WARP * FLOAT_BYTES)
     chunk_bytes = WARP * FLOAT_BYTES
@@ -489,6 +553,9 @@ def chunk_geometry(n_elements: int, stride_bytes: int, *, padded: bool = False) 
 def strided_sum(x, stride_bytes: int, *, padded: bool = False, ilp: int = 1, blocks: int = 2,
                 block: int = 64):
     """Partial sums of the chunks ``make_strided_chunks`` reads, and the geometry used."""
+    validate.boolean(padded, "padded")
+    ilp = validate.choice(ilp, "ilp", range(1, 65))
+    validate.positive_int(stride_bytes, "stride_bytes", minimum=WARP * FLOAT_BYTES)
     d_x, _ = _as_device(x, "x", np.float32)
     block = validate.block_size(block, multiple_of=WARP)
     blocks = validate.positive_int(blocks, "blocks")
@@ -655,6 +722,8 @@ def _stream_buffers():
 
 def measure_loads(ilp: int, warps_per_sm: int) -> dict:
     """Measure one point of ``dram_littles_law`` live (GPU only): GB/s and bytes in flight."""
+    validate.positive_int(ilp, "ilp", maximum=64)
+    validate.positive_int(warps_per_sm, "warps_per_sm", maximum=64)
     bench._require_gpu("measure_loads")
     ilp = validate.positive_int(ilp, "ilp", maximum=64)
     warps_per_sm = validate.positive_int(warps_per_sm, "warps_per_sm", maximum=64)
@@ -761,6 +830,9 @@ def littles_law_agreement(res, *, linear_growth: float = 1.8) -> list[dict]:
     ``agrees``: prediction and measurement within 20% of each other (each of the two at
     most 1.2 times the other). The last point of each curve has no next one and is left out.
     """
+    if not isinstance(res, list):  # a Result, or its rows
+        _check_res(res, "ilp", "warps_per_sm", "gbps")
+    linear_growth = validate.number(linear_growth, "linear_growth", minimum=1.0, maximum=2.0)
     rows = res.rows if hasattr(res, "rows") else list(res)
     out = []
     for ilp in sorted({r["ilp"] for r in rows}):
@@ -781,6 +853,8 @@ def littles_law_agreement(res, *, linear_growth: float = 1.8) -> list[dict]:
 
 def latency_levels(res, order: str = "random") -> dict:
     """Typical latency (median of a plateau) at the smallest, a mid-L2 and the largest sizes."""
+    _check_res(res, "order", "kib", "latency_ns")
+    validate.choice(order, "order", res.values("order"))
     rows = sorted(res.select(order=order), key=lambda r: r["kib"])
     l2_kib = (res.meta.get("device") or {}).get("l2_bytes")
     l2_kib = l2_kib // 1024 if l2_kib else 50 * 1024
@@ -823,6 +897,11 @@ def draw_burst(burst_bytes: int = 32, request: int = 21, words: int = 32, word_b
     access at a time would cost the cell-array latency (``ratio`` transfer times) per
     word; a burst pays it once, then streams the words over the bus.
     """
+    for _name, _val in (("burst_bytes", burst_bytes), ("request", request), ("words", words),
+                       ("word_bytes", word_bytes)):
+        validate.positive_int(_val, _name, minimum=0 if _name == "request" else 1)
+    words = validate.positive_int(words, "words", maximum=256)
+    ratio = validate.nonnegative(ratio, "ratio")
     burst_bytes = validate.positive_int(burst_bytes, "burst_bytes", minimum=word_bytes)
     if burst_bytes % word_bytes:
         raise ValueError("burst_bytes must be a multiple of word_bytes.")
@@ -877,6 +956,9 @@ def _rect(x, y, w, h, color, **kw):
 
 def draw_banks(ratio: float = 4.0, banks: int = 2, accesses: int | None = None):
     """The textbook's bank timing: grey cell-array accesses, black bursts on the shared bus."""
+    validate.nonnegative(ratio, "ratio")
+    if accesses is not None:
+        validate.positive_int(accesses, "accesses", maximum=1000)
     banks = validate.positive_int(banks, "banks", maximum=64)
     accesses = accesses or max(3 * banks, 6)
     sched = bank_schedule(ratio, banks, accesses)
@@ -908,6 +990,8 @@ def draw_banks(ratio: float = 4.0, banks: int = 2, accesses: int | None = None):
 def draw_interleaving(layout: DramLayout = TEXTBOOK, n_elements: int = 16,
                       element_bytes: int = FLOAT_BYTES):
     """Which elements of an array sit in which channel and bank (the textbook's Fig. 6.9)."""
+    _check_layout(layout)
+    element_bytes = validate.positive_int(element_bytes, "element_bytes")
     n_elements = validate.positive_int(n_elements, "n_elements", maximum=512)
     cells: dict[tuple[int, int], list[int]] = {}
     for r in layout.table(n_elements, element_bytes):
@@ -950,6 +1034,8 @@ def draw_matmul_phases(width: int = 4, tile: int = 2, *, matrix: str = "M",
     coloured by its channel (lighter for higher banks) and labelled with the blocks that
     load it. Bottom: distinct bursts asked of each channel in each phase.
     """
+    _check_layout(layout)
+    validate.positive_int(element_bytes, "element_bytes")
     validate.choice(matrix, "matrix", ("M", "N"))
     width = validate.positive_int(width, "width", maximum=64)
     tile = validate.positive_int(tile, "tile", maximum=width)
@@ -1051,6 +1137,7 @@ def _style(ax, res, title):
 
 def plot_latency(res):
     """Latency against working set: the L1, L2 and DRAM plateaus, L2's size marked."""
+    _check_res(res, "order", "kib", "latency_ns")
     fig = _figure(8, 4.2)
     ax = fig.subplots()
     for i, order in enumerate(res.values("order")):
@@ -1085,6 +1172,7 @@ def plot_littles_law(res):
     Right: measurement / prediction (with the round latency) against the measured bandwidth,
     the 20% band shaded; filled markers where bandwidth still rises in proportion.
     """
+    _check_res(res, "ilp", "warps_per_sm", "gbps", "bytes_in_flight")
     fig = _figure(11.5, 4.6)
     ax, rax = fig.subplots(1, 2, width_ratios=[1.6, 1])
     ilps = sorted(res.values("ilp"))
@@ -1149,6 +1237,7 @@ def plot_littles_law(res):
 
 def plot_occupancy(res):
     """Copy bandwidth against occupancy, for 1 and 4 elements per thread."""
+    _check_res(res, "ilp", "occupancy", "gbps")
     fig = _figure(8, 4.2)
     ax = fig.subplots()
     for i, ilp in enumerate(sorted(res.values("ilp"))):
@@ -1174,6 +1263,7 @@ def plot_occupancy(res):
 
 def plot_strides(res):
     """Bandwidth with concurrent warps a power of two apart, and one chunk more."""
+    _check_res(res, "padded", "stride_bytes", "gbps")
     fig = _figure(8, 4.2)
     ax = fig.subplots()
     for i, padded in enumerate((False, True)):
@@ -1292,6 +1382,8 @@ def verify_prediction(loads: int, warps_per_sm: int, res=None) -> dict:
     Prints how close it comes to the best bandwidth measured, and what half as many loads
     reach. ``res`` defaults to ``records.run("dram_littles_law")`` (live on a GPU).
     """
+    if res is not None:
+        _check_res(res, "ilp", "warps_per_sm", "gbps")
     from .. import records
 
     loads = validate.positive_int(loads, "loads")
@@ -1302,7 +1394,10 @@ def verify_prediction(loads: int, warps_per_sm: int, res=None) -> dict:
         raise ValueError(f"warps_per_sm={warps_per_sm} was not measured; choose one of "
                          f"{sorted(res.values('warps_per_sm'))}.")
     measured = sorted(r["ilp"] for r in rows)
-    at = min((k for k in measured if k >= loads), default=measured[-1])
+    if loads > measured[-1]:
+        raise ValueError(f"loads={loads} is above the most loads per thread measured "
+                         f"({measured[-1]}); choose one of {measured}.")
+    at = min(k for k in measured if k >= loads)
     plateau = max(r["gbps"] for r in res.rows)
     row = next(r for r in rows if r["ilp"] == at)
     below = [r for r in rows if r["ilp"] < at]

@@ -69,6 +69,14 @@ def channel_major(x):
     The kernels want each channel of the whole batch in one contiguous row, so that
     consecutive threads (consecutive samples) read consecutive addresses.
     """
+    if not isinstance(x, np.ndarray) and not hasattr(x, "copy_to_host"):
+        raise TypeError(f"x must be a NumPy array of shape (batch, N, m, n), not "
+                        f"{type(x).__name__}.")
+    if hasattr(x, "copy_to_host"):
+        x = x.copy_to_host()
+    if x.dtype.kind not in "fiu" or x.size == 0:
+        raise ValueError(f"x must be a non-empty array of numbers (shape (batch, N, m, n)); got "
+                         f"dtype {x.dtype} and shape {x.shape}.")
     x = np.asarray(x)
     if x.ndim != 4:
         raise ValueError(f"channel_major expects a (batch, N, m, n) array, got shape {x.shape}.")
@@ -77,8 +85,41 @@ def channel_major(x):
                                 dtype=np.float32)
 
 
+def _ref_inputs(square=False, **arrays):
+    """Reference inputs: 2-D arrays of finite numbers (NumPy or device), one shape."""
+    shape = None
+    for name, a in arrays.items():
+        if hasattr(a, "copy_to_host"):
+            a = a.copy_to_host()
+        if not isinstance(a, np.ndarray):
+            raise TypeError(f"{name} must be a 2-D NumPy array, not {type(a).__name__}.")
+        if a.ndim != 2 or a.size == 0 or a.dtype.kind not in "fiu":
+            raise ValueError(f"{name} must be a non-empty 2-D array of numbers, not dtype "
+                             f"{a.dtype} shape {a.shape}.")
+        if square and a.shape[0] != a.shape[1]:
+            raise ValueError(f"{name} must be square (N x N), not {a.shape}.")
+        if shape is not None and a.shape != shape:
+            raise ValueError(f"{name} has shape {a.shape}, but {list(arrays)[0]} has {shape}: "
+                             "they must match.")
+        shape = a.shape
+
+
+def _ref_vector(a, name, n):
+    if hasattr(a, "copy_to_host"):
+        a = a.copy_to_host()
+    if not isinstance(a, np.ndarray) or a.shape != (n,):
+        raise ValueError(f"{name} must be a NumPy vector of {n} numbers (one per channel), not "
+                         f"{getattr(a, 'shape', type(a).__name__)}.")
+
+
 def reference_forward(w, gamma, beta):
     """Float64 GDN forward: returns ``(u, D)``, both ``(N, S)``."""
+    _ref_inputs(w=w)
+    _ref_inputs(gamma=gamma, square=True)
+    _ref_vector(beta, "beta", np.shape(w)[0])
+    if np.shape(gamma)[0] != np.shape(w)[0]:
+        raise ValueError(f"gamma must be N x N with N = {np.shape(w)[0]} (the rows of w), not "
+                         f"{np.shape(gamma)}.")
     w = np.asarray(w, dtype=np.float64)
     energy = np.asarray(beta, np.float64)[:, None] + np.asarray(gamma, np.float64) @ (w * w)
     d = energy ** -0.5
@@ -87,12 +128,14 @@ def reference_forward(w, gamma, beta):
 
 def reference_factor(w, delta, d):
     """Float64 ``F = -1/2 delta w D^3``, the per-(k, s) factor common to both gradients."""
+    _ref_inputs(w=w, delta=delta, d=d)
     w, delta, d = (np.asarray(a, dtype=np.float64) for a in (w, delta, d))
     return -0.5 * delta * w * d**3
 
 
 def reference_raw(w, delta, d):
     """Float64 raw gamma contributions, ``(N*N, S)``: row ``k*N + j`` sums to dgamma[k, j]."""
+    _ref_inputs(w=w, delta=delta, d=d)
     f = reference_factor(w, delta, d)
     w = np.asarray(w, dtype=np.float64)
     n_ch, n_s = w.shape
@@ -101,6 +144,9 @@ def reference_raw(w, delta, d):
 
 def reference_backward(w, delta, gamma, beta):
     """Float64 ``(dgamma, dbeta)`` from scratch (recomputing D): the ground truth."""
+    _ref_inputs(w=w, delta=delta)
+    _ref_inputs(gamma=gamma, square=True)
+    _ref_vector(beta, "beta", np.shape(w)[0])
     _, d = reference_forward(w, gamma, beta)
     f = reference_factor(w, delta, d)
     w = np.asarray(w, dtype=np.float64)
@@ -112,6 +158,9 @@ def reference_input_grad(w, delta, gamma, beta):
 
     ``dL/dw_j = delta_j D_j + 2 w_j sum_k gamma_kj F_k`` with ``F = -1/2 delta w D^3``.
     """
+    _ref_inputs(w=w, delta=delta)
+    _ref_inputs(gamma=gamma, square=True)
+    _ref_vector(beta, "beta", np.shape(w)[0])
     _, d = reference_forward(w, gamma, beta)
     f = reference_factor(w, delta, d)
     w64 = np.asarray(w, dtype=np.float64)
@@ -124,6 +173,9 @@ def random_problem(n_ch: int, n_samples: int, seed: int = 0):
     ``gamma`` is non-negative and ``beta`` positive, as GDN requires (the energy under
     the square root must stay positive).
     """
+    v.positive_int(n_ch, "n_ch", maximum=65535)
+    v.positive_int(n_samples, "n_samples")
+    v.positive_int(seed, "seed", minimum=0)
     rng = np.random.default_rng(seed)
     scale, offset = rng.uniform(0.5, 2.0), rng.uniform(-0.5, 0.5)
     w = (offset + scale * rng.standard_normal((n_ch, n_samples))).astype(np.float32)
@@ -139,6 +191,7 @@ def random_problem(n_ch: int, n_samples: int, seed: int = 0):
 @functools.lru_cache(maxsize=None)
 def make_forward(block: int = DEFAULT_BLOCK):
     """Forward GDN: ``u = w * D``; grid ``(ceil(S/block), N)``, one thread per (i, s)."""
+    v.block_size(block, power_of_two=True)
 
     @cuda.jit
     def gdn_forward(w, gamma, beta, u, d):
@@ -167,6 +220,7 @@ def make_replicate(block: int = DEFAULT_BLOCK):
     ``rows``: ``out[k*N + j, s] = src[k, s]`` (each row repeated N times, vertically);
     ``cols``: ``out[k*N + j, s] = src[j, s]`` (the whole matrix tiled N times).
     """
+    v.block_size(block)
 
     @cuda.jit
     def replicate_rows(src, n_ch, n_s, out):
@@ -188,6 +242,7 @@ def make_replicate(block: int = DEFAULT_BLOCK):
 @functools.lru_cache(maxsize=None)
 def make_multiply(block: int = DEFAULT_BLOCK):
     """Index-free elementwise product of the four replicated matrices."""
+    v.block_size(block)
 
     @cuda.jit
     def multiply4(delta_r, wk_r, d_r, wj_r, raw):
@@ -203,6 +258,7 @@ def make_multiply(block: int = DEFAULT_BLOCK):
 @functools.lru_cache(maxsize=None)
 def make_per_channel(block: int = DEFAULT_BLOCK):
     """Algorithm 2: one launch per row ``k`` of gamma, ``N * S`` threads, 1D."""
+    v.block_size(block)
 
     @cuda.jit
     def per_channel(delta, w, d, k, raw):
@@ -221,6 +277,7 @@ def make_per_channel(block: int = DEFAULT_BLOCK):
 @functools.lru_cache(maxsize=None)
 def make_shared(block: int = DEFAULT_BLOCK):
     """Algorithm 3: grid ``(ceil(S/block), N)``; row k's delta, w, D staged in shared memory."""
+    v.block_size(block)
 
     @cuda.jit
     def row_shared(delta, w, d, raw):
@@ -249,6 +306,7 @@ def make_shared(block: int = DEFAULT_BLOCK):
 @functools.lru_cache(maxsize=None)
 def make_registers(block: int = DEFAULT_BLOCK):
     """Algorithm 4: as algorithm 3, with row k's three values in registers: no barrier."""
+    v.block_size(block)
 
     @cuda.jit
     def row_registers(delta, w, d, raw):
@@ -272,6 +330,7 @@ def make_row_sum(block: int = DEFAULT_BLOCK):
     The batched reduction of the raw contributions: one launch for all ``R = N*N`` rows.
     ``block`` must be a power of two (the tree halves it each step).
     """
+    v.block_size(block, power_of_two=True)
 
     @cuda.jit
     def row_sum(mat, out):
@@ -298,6 +357,7 @@ def make_row_sum(block: int = DEFAULT_BLOCK):
 @functools.lru_cache(maxsize=None)
 def make_beta_grad(block: int = DEFAULT_BLOCK):
     """dL/dbeta: one block per channel k sums ``-1/2 delta_k w_k D_k^3`` over all samples."""
+    v.block_size(block, power_of_two=True)
 
     @cuda.jit
     def beta_grad(delta, w, d, dbeta):
@@ -332,6 +392,8 @@ def make_fused(block: int = DEFAULT_BLOCK, coarsen: int = 8):
     shuffles, and lane 0 adds the warp's sum to ``dgamma[k, j]`` atomically. Outputs must
     be zeroed before the launch. Every thread runs every shuffle (tail threads add zeros).
     """
+    v.block_size(block, power_of_two=True)
+    v.positive_int(coarsen, "coarsen", maximum=64)
     chunk = block * coarsen
 
     @cuda.jit
@@ -395,11 +457,16 @@ def _device(x):
 
 def raw_bytes(n_ch: int, n_samples: int) -> int:
     """Size of the raw contribution matrix, ``N*N*S`` float32."""
+    v.positive_int(n_ch, "n_ch")
+    v.positive_int(n_samples, "n_samples")
     return 4 * n_ch * n_ch * n_samples
 
 
 def forward(w, gamma, beta, *, block: int = DEFAULT_BLOCK):
     """GDN forward on the GPU (or simulator): returns NumPy ``(u, D)``."""
+    v.block_size(block, power_of_two=True)
+    v.array(gamma, name="gamma", dtype=np.float32, ndim=2)
+    v.array(beta, name="beta", dtype=np.float32, ndim=1)
     w = v.array(w, name="w", dtype=np.float32, ndim=2)
     n_ch, n_s = w.shape
     gamma = v.array(gamma, name="gamma", dtype=np.float32, ndim=2)
@@ -425,6 +492,14 @@ def launch_raw(algorithm: str, d_delta, d_w, d_d, d_raw, *, block: int = DEFAULT
 
     ``scratch``: for ``replicate``, a list of four flat ``N*N*S`` device arrays.
     """
+    v.choice(algorithm, "algorithm", ALGORITHMS)
+    block = v.block_size(block)
+    for _a, _nm in ((d_delta, "d_delta"), (d_w, "d_w"), (d_d, "d_d")):
+        v.array(_a, name=_nm, dtype=np.float32, ndim=2)
+    v.array(d_raw, name="d_raw", dtype=np.float32, ndim=None)
+    if algorithm == "replicate" and (not isinstance(scratch, (list, tuple)) or len(scratch) != 4):
+        raise TypeError("scratch must be a list of four flat N*N*S float32 device arrays for "
+                        "algorithm='replicate'.")
     n_ch, n_s = d_w.shape
     if algorithm == "replicate":
         rows_k, cols_k = make_replicate(block)
@@ -453,6 +528,9 @@ def launch_raw(algorithm: str, d_delta, d_w, d_d, d_raw, *, block: int = DEFAULT
 
 def allocated_bytes(algorithm: str, n_ch: int, n_samples: int) -> int:
     """Device memory an algorithm allocates beyond its inputs (w, delta, D) and dgamma."""
+    v.choice(algorithm, "algorithm", METHODS)
+    v.positive_int(n_ch, "n_ch")
+    v.positive_int(n_samples, "n_samples")
     raw = raw_bytes(n_ch, n_samples)
     return {"replicate": 5 * raw, "per_channel": raw, "shared": raw, "registers": raw,
             "fused": 0, "cublas": 2 * 4 * n_ch * n_samples}[algorithm]
@@ -465,6 +543,9 @@ def moved_bytes(method: str, n_ch: int, n_samples: int) -> int:
     Algorithms 1-4 count only building ``raw``; ``fused`` and ``cublas`` produce the
     finished ``dgamma`` (and ``fused`` ``dbeta``), so their floors include everything.
     """
+    v.choice(method, "method", METHODS)
+    v.positive_int(n_ch, "n_ch")
+    v.positive_int(n_samples, "n_samples")
     plane = 4 * n_ch * n_samples           # one (N, S) float32 array
     raw = raw_bytes(n_ch, n_samples)
     small = 4 * n_ch * n_ch
@@ -494,6 +575,7 @@ def raw_contributions(w, delta, d, algorithm: str = "registers", *, block: int =
     Inputs are ``(N, S)`` float32 (see :func:`channel_major`); ``d`` is the forward
     pass's ``D``. Returns a NumPy array.
     """
+    v.block_size(block)
     v.choice(algorithm, "algorithm", ALGORITHMS)
     w, delta, d = _check_inputs(w, delta, d)
     block = v.block_size(block)
@@ -523,6 +605,7 @@ def backward(w, delta, d, method: str = "registers", *, block: int = DEFAULT_BLO
     row-sum kernel; ``fused`` never writes them. ``dbeta`` comes from :func:`make_beta_grad`
     (or from ``fused`` itself).
     """
+    v.block_size(block, power_of_two=True)
     v.choice(method, "method", ALGORITHMS + ("fused",))
     w, delta, d = _check_inputs(w, delta, d)
     block = v.block_size(block, power_of_two=True, minimum=32)
@@ -577,6 +660,9 @@ def draw_organization(n_ch: int = 3, n_s: int = 8, block: int = 4):
     block of the single 2D launch). Numbers in the cells are the writing thread's id
     within its block.
     """
+    v.positive_int(n_ch, "n_ch", maximum=8)
+    v.positive_int(n_s, "n_s", maximum=64)
+    v.positive_int(block, "block", maximum=64)
     import matplotlib.pyplot as plt
 
     rows = n_ch * n_ch
@@ -617,6 +703,8 @@ def draw_organization(n_ch: int = 3, n_s: int = 8, block: int = 4):
 
 def memory_table(n_ch: int, n_samples: int) -> list[dict]:
     """Bytes each method allocates and must move at one size (no GPU needed)."""
+    v.positive_int(n_ch, "n_ch")
+    v.positive_int(n_samples, "n_samples")
     return [{"method": m, "allocated_GB": allocated_bytes(m, n_ch, n_samples) / 1e9,
              "moved_GB": moved_bytes(m, n_ch, n_samples) / 1e9} for m in METHODS]
 
@@ -785,6 +873,9 @@ def _measure_config(n_ch, side, *, cp, copy_gbps, block, progress):
 
 def measure_point(n_ch: int, side: int, method: str = "registers") -> dict:
     """Time one method at one (N, side) on this GPU: the widget's live button."""
+    v.choice(method, "method", METHODS)
+    v.positive_int(n_ch, "n_ch", maximum=65535)
+    v.positive_int(side, "side")
     bench._require_gpu("gdn.measure_point")
     v.choice(method, "method", METHODS)
     rows = [r for r in _measure_config(n_ch, side, cp=_cupy(), block=DEFAULT_BLOCK,
@@ -923,6 +1014,9 @@ def _reduce_ladder_loop(raw, n_rows, n_s):
 
 def headline_table(res):
     """The case study's table (list of dicts) from a ``gdn_algorithms`` result."""
+    v.result(res, "res")
+    for _c in ("n_ch", "side", "method"):
+        v.column(res, _c, "res column")
     rows = res.select(n_ch=HEADLINE["n_ch"], side=HEADLINE["side"])
     table = []
     for r in rows:

@@ -71,6 +71,7 @@ def launch_config(n: int, *, method: str = "grid_stride", block: int = 256,
     gets a grid sized to the GPU: ``blocks_per_sm`` blocks on every SM (never more
     blocks than the data needs).
     """
+    validate.positive_int(blocks_per_sm, "blocks_per_sm", maximum=64)
     n = validate.positive_int(n, "n")
     validate.choice(method, "method", METHODS)
     block = validate.block_size(block)
@@ -88,6 +89,9 @@ def copy(x, out=None, *, method: str = "grid_stride", block: int = 256,
     ``blocks`` overrides the grid (grid-stride only; ``blocks=1, block=1`` runs the
     whole copy on one thread, the debugging configuration).
     """
+    validate.choice(method, "method", METHODS)
+    validate.block_size(block)
+    validate.positive_int(blocks_per_sm, "blocks_per_sm", maximum=64)
     x = validate.array(x, name="x")
     if out is None:
         out = cuda.device_array_like(x) if not isinstance(x, np.ndarray) else np.empty_like(x)
@@ -161,6 +165,11 @@ def timing_experiment(progress):
 def measure_launch(method: str = "grid_stride", block: int = 256, blocks_per_sm: int | None = 8,
                    n: int = N_BIG) -> dict:
     """Time one launch configuration of the copy on ``n`` float32 (GPU only); one sweep row."""
+    validate.choice(method, "method", METHODS)
+    validate.block_size(block)
+    if blocks_per_sm is not None:
+        validate.positive_int(blocks_per_sm, "blocks_per_sm", maximum=64)
+    validate.positive_int(n, "n")
     bench._require_gpu("measure_launch")
     x, out = _cached_vectors(n)
     grid, blk = launch_config(n, method=method, block=block, blocks_per_sm=blocks_per_sm or 1)
@@ -240,6 +249,9 @@ def draw_grid_stride(n: int = 20, blocks: int = 2, threads: int = 4, ax=None):
     Each row of boxes is one pass of the grid-stride loop; the color is the thread's
     global index. With ``blocks * threads >= n`` it is the one-element-per-thread picture.
     """
+    validate.positive_int(threads, "threads", maximum=64)
+    if ax is not None and not hasattr(ax, "figure"):
+        raise TypeError(f"ax must be a matplotlib Axes or None, not {type(ax).__name__}.")
     import matplotlib.pyplot as plt
 
     n = validate.positive_int(n, "n", maximum=512)

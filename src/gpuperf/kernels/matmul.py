@@ -209,13 +209,52 @@ class Variant:
     model: str
     params: tuple = ()
 
+    def __post_init__(self):
+        validate.string(self.name, "name")
+        validate.kernel(self.kernel, "kernel")
+        if not (isinstance(self.block, tuple) and 1 <= len(self.block) <= 3):
+            raise TypeError(f"block must be a tuple of 1 to 3 ints, not {self.block!r}.")
+        validate.block_size(math.prod(self.block), name="threads per block")
+        validate.function(self.grid, "grid", what="a function grid(M, N) -> grid tuple")
+        validate.choice(self.model, "model", ("naive", "tiled", "coarsened", "block"))
+        if not isinstance(self.params, tuple):
+            raise TypeError(f"params must be a tuple, not {type(self.params).__name__}.")
+
     def launch(self, A, B, C) -> None:
+        if len(getattr(C, "shape", ())) != 2:  # cheap: this runs inside timed loops
+            raise TypeError(f"C must be a 2-D float32 array (the M x N output), not "
+                            f"{type(C).__name__}.")
         M, N = C.shape
         self.kernel[self.grid(M, N), self.block](A, B, C)
 
     @property
     def threads(self) -> int:
         return math.prod(self.block)
+
+
+def _check_variant(v, name="v"):
+    if not isinstance(v, Variant):
+        raise TypeError(f"{name} must be a Variant (gp.matmul.variant('tiled') or one of "
+                        f"gp.coarsening's), not {type(v).__name__} ({v!r:.60}).")
+    return v
+
+
+_MODEL_PARAMS = {"naive": (), "tiled": ("tile",), "coarsened": ("tile", "factor"),
+                 "block": ("bm", "bn")}
+
+
+def _numeric(x, name, ndim=2):
+    if hasattr(x, "copy_to_host"):
+        x = x.copy_to_host()
+    try:
+        arr = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be an array of numbers, not {type(x).__name__}.") from None
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-D, but its shape is {arr.shape}.")
+    if not arr.size:
+        raise ValueError(f"{name} is empty; pass at least one element.")
+    return arr
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -262,6 +301,7 @@ def check_operands(A, B, out=None):
 
 def run_variant(v: Variant, A, B, out=None):
     """Compute ``A @ B`` with variant ``v``; NumPy in, NumPy out; device arrays stay on device."""
+    _check_variant(v)
     A, B, out = check_operands(A, B, out)
     on_host = isinstance(A, np.ndarray) and isinstance(B, np.ndarray)
     dA = cuda.to_device(A) if isinstance(A, np.ndarray) else A
@@ -294,6 +334,7 @@ def matmul(A, B, out=None, *, version: str = "tiled", tile: int = 32):
 
 def flops(M: int, N: int, K: int) -> int:
     """Floating-point operations of A @ B: one multiply and one add per (i, j, k)."""
+    M, N, K = (validate.positive_int(d, nm) for d, nm in ((M, "M"), (N, "N"), (K, "K")))
     return 2 * M * N * K
 
 
@@ -307,6 +348,13 @@ def traffic_bytes(model: str, M: int, N: int, K: int, *params) -> float:
     ``block`` (BM, BN): a block covers BM x BN of C: A loaded N/BN times, B M/BM times.
     Plus one write of C (M*N) in every case. 4 bytes per float32.
     """
+    validate.choice(model, "model", _MODEL_PARAMS)
+    M, N, K = (validate.positive_int(d, nm) for d, nm in ((M, "M"), (N, "N"), (K, "K")))
+    if len(params) != len(_MODEL_PARAMS[model]):
+        raise TypeError(f"model={model!r} takes {len(_MODEL_PARAMS[model])} parameter(s) after K "
+                        f"({', '.join(_MODEL_PARAMS[model]) or 'none'}), not {len(params)}.")
+    for _p, _nm in zip(params, _MODEL_PARAMS[model]):
+        validate.positive_int(_p, _nm)
     if model == "naive":
         loads = 2 * M * N * K
     elif model == "tiled":
@@ -330,6 +378,9 @@ def intensity(model: str, M: int, N: int, K: int, *params) -> float:
 
 def roofline_bound(ai: float, bw_gbps: float, peak_tflops: float) -> float:
     """The roofline: min(peak, bandwidth x intensity), in TFLOP/s."""
+    ai = validate.positive(ai, "ai")
+    bw_gbps = validate.positive(bw_gbps, "bw_gbps")
+    peak_tflops = validate.positive(peak_tflops, "peak_tflops")
     return min(peak_tflops, bw_gbps * ai / 1e3)
 
 
@@ -339,6 +390,9 @@ def roofline_bound(ai: float, bw_gbps: float, peak_tflops: float) -> float:
 @functools.lru_cache(maxsize=4)
 def device_operands(M: int, N: int, K: int, seed: int = 0):
     """Random device operands (offset and scale, never zeros) and an output, cached."""
+    for _d, _nm in ((M, "M"), (N, "N"), (K, "K")):
+        validate.positive_int(_d, _nm)
+    validate.positive_int(seed, "seed", minimum=0)
     A = ex.random_array((M, K), seed)
     B = ex.random_array((K, N), seed + 1)
     return cuda.to_device(A), cuda.to_device(B), cuda.device_array((M, N), np.float32)
@@ -346,10 +400,21 @@ def device_operands(M: int, N: int, K: int, seed: int = 0):
 
 def reference(A, B) -> np.ndarray:
     """A @ B in float64 on the CPU: the truth every kernel is checked against."""
+    A = _numeric(A, "A")
+    B = _numeric(B, "B")
+    if A.shape[1] != B.shape[0]:
+        raise ValueError(f"A is {A.shape} and B is {B.shape}: the columns of A must equal the rows "
+                         "of B for A @ B.")
     return np.asarray(A, np.float64) @ np.asarray(B, np.float64)
 
 
 def relative_error(got, ref) -> float:
+    got = _numeric(got, "got", ndim=None)
+    ref = _numeric(ref, "ref", ndim=None)
+    if got.shape != ref.shape:
+        raise ValueError(f"got has shape {got.shape} and ref {ref.shape}; pass arrays of one shape.")
+    if not np.linalg.norm(ref):
+        raise ValueError("ref is all zeros: a relative error against it is undefined.")
     got = np.asarray(got, np.float64)
     return float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
 
@@ -359,6 +424,10 @@ def verify(v: Variant, M: int = 197, N: int = 203, K: int = 189, seed: int = 11)
 
     Raises ``AssertionError`` if anything is NaN or the error is over 1e-4.
     """
+    _check_variant(v)
+    for _d, _nm in ((M, "M"), (N, "N"), (K, "K")):
+        validate.positive_int(_d, _nm, maximum=4096)
+    validate.positive_int(seed, "seed", minimum=0)
     A = ex.random_array((M, K), seed)
     B = ex.random_array((K, N), seed + 1)
     out = cuda.to_device(ex.poisoned((M, N)))
@@ -372,6 +441,10 @@ def verify(v: Variant, M: int = 197, N: int = 203, K: int = 189, seed: int = 11)
 
 def measure_variant(v: Variant, n: int, *, min_repeat: int = 10, min_time: float = 0.2) -> dict:
     """Time ``v`` on n x n x n; return ms, TFLOP/s and % of cuBLAS."""
+    _check_variant(v)
+    validate.positive_int(n, "n")
+    validate.positive_int(min_repeat, "min_repeat")
+    validate.nonnegative(min_time, "min_time")
     dA, dB, dC = device_operands(n, n, n)
     t = bench.time_kernel(lambda: v.launch(dA, dB, dC), warmup=1, min_repeat=min_repeat,
                           min_time=min_time)
@@ -383,6 +456,7 @@ def measure_variant(v: Variant, n: int, *, min_repeat: int = 10, min_time: float
 
 def measure_cublas(n: int) -> dict | None:
     """CuPy's ``@`` (cuBLAS SGEMM, plain FP32) at n^3; None where CuPy is missing."""
+    validate.positive_int(n, "n")
     t = bench.measure_cublas_sgemm(n)
     if t is None:
         return None
@@ -449,6 +523,10 @@ def tile_sweep_experiment(progress):
 
 def roofline_rows(variants, n: int, progress) -> list[dict]:
     """Model intensity, roofline bound and measured rate of each variant at n^3."""
+    for _i, _v in enumerate(validate.sequence(variants, "variants")):
+        _check_variant(_v, f"variants[{_i}]")
+    validate.positive_int(n, "n")
+    validate.function(progress, "progress", what="a callable taking one status string")
     ceil = bench.ceilings()
     peak = ceil.get("matmul_tflops")
     rows = []
@@ -501,6 +579,10 @@ def _padded_device(host: np.ndarray, pad: int = 1 << 16):
 
 def bug_outcome(v: Variant, M: int, K: int, N: int, seed: int = 5) -> dict:
     """Run ``v`` once on a poisoned output: NaN count, relative error, or the exception."""
+    _check_variant(v)
+    for _d, _nm in ((M, "M"), (K, "K"), (N, "N")):
+        validate.positive_int(_d, _nm, maximum=4096)
+    validate.positive_int(seed, "seed", minimum=0)
     A = ex.random_array((M, K), seed)
     B = ex.random_array((K, N), seed + 1)
     out = ex.poisoned((M, N))
@@ -534,6 +616,14 @@ CHECK_SIZES = [(1, 1, 1), (33, 47, 29), (16, 16, 16), (17, 15, 33), (40, 64, 8)]
 
 def check_matmul_kernel(make_launch, title: str, *, sizes=CHECK_SIZES, rtol=1e-4) -> ex.Report:
     """Shared engine: ``make_launch()`` returns ``launch(A, B, C)``; run it on awkward sizes."""
+    validate.function(make_launch, "make_launch")
+    validate.string(title, "title")
+    for _i, _s in enumerate(validate.sequence(sizes, "sizes")):
+        if not (isinstance(_s, (tuple, list)) and len(_s) == 3):
+            raise TypeError(f"sizes[{_i}] must be (M, K, N), not {_s!r}.")
+        for _d in _s:
+            validate.positive_int(_d, f"sizes[{_i}]")
+    validate.positive(rtol, "rtol")
     chk = ex.Checker(title, race_note=True)
     try:
         launch = make_launch()
@@ -562,6 +652,7 @@ def check_tiled(make_kernel, tile: int = 16) -> ex.Report:
     It is launched with blocks of (tile, tile) threads and a grid of
     (ceil(N / tile), ceil(M / tile)) blocks: x covers the columns of C, y the rows.
     """
+    _check_tile(tile)
 
     def make_launch():
         k = make_kernel(tile)
@@ -627,6 +718,7 @@ def check_intensity(fn) -> ex.Report:
 
 def draw_mappings(n: int = 8):
     """Which elements of A, B and C one warp touches under each naive mapping."""
+    validate.positive_int(n, "n", minimum=2, maximum=32)
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(2, 3, figsize=(9, 6))
@@ -663,6 +755,11 @@ def draw_mappings(n: int = 8):
 
 def draw_tiling(n: int = 8, tile: int = 2, step: int = 1):
     """Tiled matmul: the C tile a block owns, and the A and B tiles it loads at ``step``."""
+    n = validate.positive_int(n, "n", minimum=2, maximum=32)
+    tile = validate.positive_int(tile, "tile", maximum=n)
+    if n % tile:
+        raise ValueError(f"tile={tile} must divide n={n}; e.g. tile=2 with n=8.")
+    validate.positive_int(step, "step", minimum=0, maximum=n // tile - 1)
     import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
 

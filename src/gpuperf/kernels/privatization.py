@@ -40,11 +40,16 @@ DISTRIBUTIONS = ("uniform", "skewed")
 
 def reference(data) -> np.ndarray:
     """Counts of each byte value, int64 (the ground truth)."""
+    data = v.array(data, name="data", dtype=np.uint8, ndim=None, min_size=0, contiguous=False)
+    if hasattr(data, "copy_to_host"):
+        data = data.copy_to_host()
     return np.bincount(np.asarray(data).ravel(), minlength=NBINS)
 
 
 def random_bytes(n: int, distribution: str = "uniform", seed: int = 0) -> np.ndarray:
     """``n`` random bytes: ``uniform`` over 0..255, or ``skewed`` (90% one random value)."""
+    v.positive_int(n, "n", minimum=0)
+    v.positive_int(seed, "seed", minimum=0)
     v.choice(distribution, "distribution", DISTRIBUTIONS)
     rng = np.random.default_rng(seed)
     data = rng.integers(0, NBINS, n, dtype=np.uint8)
@@ -64,6 +69,7 @@ def histogram_global(data, hist):
 @functools.lru_cache(maxsize=None)
 def make_private(block: int = 256):
     """Privatized histogram: each block counts into its own shared copy, then merges it."""
+    v.block_size(block, multiple_of=32)
 
     @cuda.jit
     def histogram_private(data, hist):
@@ -94,6 +100,11 @@ PTX_TARGETS = [
 
 def launch(version: str, d_data, d_hist, *, block: int = 256, blocks_per_sm: int = 4):
     """Enqueue one histogram (no checks, no zeroing): for timing. ``d_hist`` accumulates."""
+    v.choice(version, "version", VERSIONS)
+    v.array(d_data, name="d_data", dtype=np.uint8, ndim=1)
+    v.array(d_hist, name="d_hist", dtype=np.int32, ndim=1, min_size=NBINS)
+    block = v.block_size(block, multiple_of=32)
+    v.positive_int(blocks_per_sm, "blocks_per_sm", maximum=64)
     n = d_data.size
     if version == "global":
         histogram_global[math.ceil(n / block), block](d_data, d_hist)

@@ -124,6 +124,7 @@ def reduce_grid_atomic(x, out, n):
 @functools.lru_cache(maxsize=None)
 def make_shared_atomic(block: int):
     """Grid-stride sums, a shared-memory tree per block, one atomic add per block."""
+    block = _check_block("shared-atomic", block)
 
     @cuda.jit
     def reduce_shared_atomic(x, out, n):
@@ -152,6 +153,7 @@ def make_shared_atomic(block: int):
 @functools.lru_cache(maxsize=None)
 def make_v0(block: int):
     """v0: interleaved addressing; ``tid % (2 * s) == 0`` selects the adding threads."""
+    block = _check_block("v0", block)
 
     @cuda.jit
     def reduce_v0(x, partial, n):
@@ -175,6 +177,7 @@ def make_v0(block: int):
 @functools.lru_cache(maxsize=None)
 def make_v1(block: int):
     """v1: strided index; consecutive threads add, but at addresses 2*s apart."""
+    block = _check_block("v1", block)
 
     @cuda.jit
     def reduce_v1(x, partial, n):
@@ -199,6 +202,7 @@ def make_v1(block: int):
 @functools.lru_cache(maxsize=None)
 def make_v1_5(block: int):
     """v1.5: v0 with the remainder replaced by a mask (s is a power of two)."""
+    block = _check_block("v1.5", block)
 
     @cuda.jit
     def reduce_v1_5(x, partial, n):
@@ -222,6 +226,7 @@ def make_v1_5(block: int):
 @functools.lru_cache(maxsize=None)
 def make_v2(block: int):
     """v2: sequential addressing; thread t adds t + s, and s halves every step."""
+    block = _check_block("v2", block)
 
     @cuda.jit
     def reduce_v2(x, partial, n):
@@ -245,6 +250,7 @@ def make_v2(block: int):
 @functools.lru_cache(maxsize=None)
 def make_v3(block: int):
     """v3: the first add happens during the load; each block covers 2 * block elements."""
+    block = _check_block("v3", block)
 
     @cuda.jit
     def reduce_v3(x, partial, n):
@@ -276,6 +282,7 @@ def make_v4(block: int):
     the compiler may also keep values in registers. Either way a lane may read a
     neighbour's slot before the neighbour has written it.
     """
+    block = _check_block("v4", block)
 
     @cuda.jit
     def reduce_v4(x, partial, n):
@@ -311,6 +318,7 @@ def make_v4(block: int):
 @functools.lru_cache(maxsize=None)
 def make_v4_1(block: int):
     """v4.1: the last warp through a register, ``syncwarp`` between every read and write."""
+    block = _check_block("v4.1", block)
 
     @cuda.jit
     def reduce_v4_1(x, partial, n):
@@ -357,6 +365,7 @@ def warp_sum(v):
 @functools.lru_cache(maxsize=None)
 def make_v4_2(block: int):
     """v4.2: the last warp with warp shuffles: registers, no shared memory, no race."""
+    block = _check_block("v4.2", block)
 
     @cuda.jit
     def reduce_v4_2(x, partial, n):
@@ -385,6 +394,7 @@ def make_v4_2(block: int):
 @functools.lru_cache(maxsize=None)
 def make_v5(block: int):
     """v5: the whole tree unrolled: ``block`` is a compile-time constant, dead steps vanish."""
+    block = _check_block("v5", block)
 
     @cuda.jit
     def reduce_v5(x, partial, n):
@@ -425,6 +435,7 @@ def make_v5(block: int):
 @functools.lru_cache(maxsize=None)
 def make_v6(block: int):
     """v6: each thread first sums ``per_thread`` elements (a run-time count), then v5's tree."""
+    block = _check_block("v6", block)
 
     @cuda.jit
     def reduce_v6(x, partial, n, per_thread):
@@ -494,6 +505,7 @@ def _make_block_sum(block: int):
 @functools.lru_cache(maxsize=None)
 def make_v7(block: int):
     """v7: v6's loads, then a block reduce of two warp-shuffle rounds and one barrier."""
+    block = _check_block("v7", block)
     block_sum = _make_block_sum(block)
 
     @cuda.jit
@@ -523,6 +535,7 @@ def make_v8(block: int, unroll: int = 1):
     more loads in flight per thread, for GPUs that need more bytes in flight than one
     load per resident thread provides.
     """
+    block = _check_block("v8", block)
     if unroll not in (1, 2, 4):
         raise ValueError(f"unroll={unroll!r} must be 1, 2 or 4.")
     block_sum = _make_block_sum(block)
@@ -589,6 +602,10 @@ _FACTORIES = {
 def kernel_for(version: str, block: int = DEFAULT_BLOCK, unroll: int | None = None):
     """The compiled-on-demand kernel of ``version`` for ``block`` threads per block."""
     validate.choice(version, "version", VERSIONS)
+    if unroll is not None:
+        validate.choice(unroll, "unroll", (1, 2, 4))
+    block = _check_block(version, None if version == "single-thread" else block)
+    validate.choice(version, "version", VERSIONS)
     if version == "v8":
         return make_v8(block, V8_UNROLL if unroll is None else unroll)
     if version == "single-thread":
@@ -606,14 +623,9 @@ _SIG4 = "void(float32[::1], float32[::1], int64, int64)"
 
 def signature(version: str) -> str:
     """The Numba signature string of ``version``'s kernel (for PTX and resource queries)."""
+    validate.choice(version, "version", VERSIONS)
     return _SIG4 if version in ("v6", "v7", "v8") else _SIG3
 
-
-PTX_TARGETS = [(_zero, "void(float32[::1])")] + [
-    (kernel_for(v, 256), signature(v)) for v in VERSIONS
-] + [(make_v5(b), _SIG3) for b in (64, 128, 512, 1024)] + [
-    (make_v7(b), _SIG4) for b in (32, 1024)] + [
-    (make_v8(b, u), _SIG4) for b in (32, 256, 512, 1024) for u in (1, 2, 4)]
 
 
 # =========================================================================== host side
@@ -636,8 +648,32 @@ def _check_block(version: str, block) -> int:
     return block
 
 
+def _check_cc(cc):
+    if not (isinstance(cc, (tuple, list)) and len(cc) == 2):
+        raise TypeError(f"cc must be a (major, minor) compute capability such as (9, 0), not "
+                        f"{cc!r}.")
+    validate.positive_int(cc[0], "cc[0]", minimum=5, maximum=12)
+    validate.positive_int(cc[1], "cc[1]", minimum=0, maximum=9)
+    return tuple(cc)
+
+
+def _check_names(names):
+    names = validate.sequence(names, "names")
+    for i, nm in enumerate(names):
+        validate.choice(nm, f"names[{i}]", TELLING)
+    return tuple(names)
+
+
+PTX_TARGETS = [(_zero, "void(float32[::1])")] + [
+    (kernel_for(v, 256), signature(v)) for v in VERSIONS
+] + [(make_v5(b), _SIG3) for b in (64, 128, 512, 1024)] + [
+    (make_v7(b), _SIG4) for b in (32, 1024)] + [
+    (make_v8(b, u), _SIG4) for b in (32, 256, 512, 1024) for u in (1, 2, 4)]
+
+
 def resident_blocks_per_sm(block: int) -> int:
     """Blocks of ``block`` threads one SM can hold at once, by its thread limit (max 32)."""
+    block = validate.block_size(block)
     info = device.info()
     per_sm = info.max_threads_per_sm or 2048
     return max(1, min(32, per_sm // block))
@@ -645,6 +681,9 @@ def resident_blocks_per_sm(block: int) -> int:
 
 def default_blocks(version: str, n: int, block: int) -> int:
     """The grid the host picks for rungs with a chosen grid: SMs x resident blocks x waves."""
+    validate.choice(version, "version", VERSIONS)
+    validate.positive_int(n, "n")
+    block = validate.block_size(block)
     waves = DEFAULT_WAVES.get(version, 1)
     return device.sm_count(default=2) * resident_blocks_per_sm(block) * waves
 
@@ -662,6 +701,8 @@ def _device_address(d_x) -> int:
 
 def head_elements(d_x, n: int) -> int:
     """Elements before the first 16-byte boundary (v8 reads them one at a time)."""
+    validate.array(d_x, name="d_x", dtype=np.float32, ndim=1, min_size=0)
+    n = validate.positive_int(n, "n", minimum=0)
     misalign = _device_address(d_x) % 16
     return min(n, ((16 - misalign) % 16) // 4)
 
@@ -681,6 +722,13 @@ class Plan:
 
     def __init__(self, version: str, n: int, block: int, blocks: int | None,
                  unroll: int | None = None):
+        validate.choice(version, "version", VERSIONS)
+        n = validate.positive_int(n, "n")
+        block = _check_block(version, block)
+        if blocks is not None:
+            blocks = validate.positive_int(blocks, "blocks", maximum=2**31 - 1)
+        if unroll is not None:
+            validate.choice(unroll, "unroll", (1, 2, 4))
         self.version, self.n, self.block = version, n, block
         self.unroll = (V8_UNROLL if unroll is None else unroll) if version == "v8" else None
         self.per_thread = None
@@ -741,6 +789,7 @@ class Plan:
         self._launch("second stage", make_v8(last_block), 1, last_block, partial, self.out, m, 0)
 
     def __call__(self, d_x):
+        validate.array(d_x, name="d_x", dtype=np.float32, ndim=1, min_size=self.n)
         for step in self._steps:
             step(d_x)
         return self.out
@@ -786,6 +835,13 @@ def reduce_sum(x, version: str = "v8", *, block: int | None = None,
     (``grid-atomic``, ``shared-atomic``, ``v6``, ``v7``, ``v8``); by default every SM
     gets as many blocks as it can hold. Returns a Python float.
     """
+    validate.choice(version, "version", VERSIONS)
+    if version in RACY:
+        import warnings
+
+        warnings.warn(f"version={version!r} is known to be racy (its last warp runs with no "
+                      "barrier since Volta): the sum can differ from call to call. Use 'v4.1', "
+                      "'v4.2' or 'v8' for a correct sum.", RuntimeWarning, stacklevel=2)
     x = validate.array(x, name="x", dtype=np.float32, ndim=1, min_size=1)
     p = plan(version, int(x.shape[0]), block=block, blocks=blocks)
     d_x = cuda.to_device(x) if isinstance(x, np.ndarray) and not SIMULATOR else x
@@ -951,6 +1007,9 @@ def ptx(version: str, block: int | None = None, cc=(9, 0)) -> str:
     Under the simulator, compile in a fresh process with ``GPUPERF_MODE=compile``;
     ``ptx_lines`` does that for you.
     """
+    validate.choice(version, "version", VERSIONS)
+    _check_block(version, block)
+    _check_cc(cc)
     if SIMULATOR:
         raise RuntimeError("PTX needs Numba's real CUDA target; this process runs the simulator. "
                            "Use gp.reduce.ptx_lines(...), which compiles in a separate process.")
@@ -972,12 +1031,16 @@ TELLING = {
 
 def ptx_counts(text: str) -> dict:
     """How often each telling instruction appears in a PTX listing."""
+    validate.string(text, "text", empty=True)
     return {name: len(re.findall(pattern, text)) for name, pattern in TELLING.items()}
 
 
 def telling_lines(text: str, names=("bar.sync", "shfl.sync", "ld.global.v4.f32", "rem",
                                     "bar.warp.sync", "atom.add"), limit: int = 8) -> list[str]:
     """The PTX lines that tell a rung's story (barriers, shuffles, vector loads, remainders)."""
+    validate.string(text, "text", empty=True)
+    names = _check_names(names)
+    limit = validate.positive_int(limit, "limit")
     pattern = "|".join(TELLING[n] for n in names)
     lines = [ln.strip() for ln in text.splitlines() if re.search(pattern, ln)]
     return lines[:limit]
@@ -985,6 +1048,11 @@ def telling_lines(text: str, names=("bar.sync", "shfl.sync", "ld.global.v4.f32",
 
 def ptx_lines(version: str, names=None, block: int | None = None, cc=(9, 0)) -> list[str]:
     """The telling PTX lines of ``version`` for ``cc`` (via a subprocess under the simulator)."""
+    validate.choice(version, "version", VERSIONS)
+    if names is not None:
+        names = _check_names(names)
+    _check_block(version, block)
+    _check_cc(cc)
     names = tuple(names) if names else tuple(k for k in TELLING if k != "ld.global.f32")
     if not SIMULATOR:
         return telling_lines(ptx(version, block, cc), names, limit=40)
@@ -1078,6 +1146,9 @@ def _shared_input(n: int):
 def measure_point(version: str, *, block: int | None = None, blocks: int | None = None,
                   n: int = N_LADDER) -> dict:
     """Time one configuration live on the GPU: the widgets' "measure live" button calls this."""
+    validate.choice(version, "version", VERSIONS)
+    validate.positive_int(n, "n")
+    _check_block(version, block)
     bench._require_gpu("reduce.measure_point")
     d_x, ref = _shared_input(n)
     p = plan(version, n, block=block, blocks=blocks)
@@ -1369,6 +1440,7 @@ def check_fast_sum(fn, *, target: float = 0.9) -> ex.Report:
     also reach ``target`` times the bandwidth of the chapter's best rung (v8) at
     2^27 float32, both timed per call including the return of the float.
     """
+    validate.number(target, "target", positive=True, maximum=2.0)
     chk = ex.Checker("a sum at the bandwidth limit", race_note=True)
     if not callable(fn):
         chk.fail(f"expected a function fn(d_x) -> float, got {type(fn).__name__}.")

@@ -121,6 +121,10 @@ def reference(a, b, iters: int = 0) -> np.ndarray:
     After ``k`` steps of ``z = 0.75 z + 0.25 t`` from ``z = a``, ``z = t + 0.75^k (a - t)``
     with ``t = a + b``.
     """
+    a = validate.array(a, name="a", dtype=None, ndim=None, contiguous=False)
+    b = validate.array(b, name="b", dtype=None, ndim=None, contiguous=False)
+    validate.same_shape(a, b, ("a", "b"))
+    validate.positive_int(iters, "iters", minimum=0, maximum=2**24)
     a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)
     t = a64 + b64
     if iters == 0:
@@ -130,6 +134,7 @@ def reference(a, b, iters: int = 0) -> np.ndarray:
 
 def flops_per_element(iters: int) -> int:
     """Floating-point operations per element: the add, then one FMA (2 FLOP) per step."""
+    validate.positive_int(iters, "iters", minimum=0, maximum=2**24)
     return 1 if iters == 0 else 2 + 2 * iters
 
 
@@ -138,6 +143,7 @@ BYTES_PER_ELEMENT = 12  # two float32 inputs copied in, one float32 output copie
 
 def arithmetic_intensity(iters: int) -> float:
     """FLOP per byte crossing the host link."""
+    validate.positive_int(iters, "iters", minimum=0, maximum=2**24)
     return flops_per_element(iters) / BYTES_PER_ELEMENT
 
 
@@ -148,6 +154,8 @@ def _launch(iters: int, block: int, m: int) -> tuple[int, int]:
 
 def launch_chunk(d_a, d_b, d_out, iters: int, block: int, stream=0) -> None:
     """Enqueue the kernel for one chunk (``iters=0``: the add) on ``stream``."""
+    validate.integer(iters, "iters", minimum=0)  # cheap: this runs once per chunk
+    validate.integer(block, "block", minimum=1, maximum=1024)
     grid, block = _launch(iters, block, d_out.size)
     if iters == 0:
         add_kernel[grid, block, stream](d_a, d_b, d_out)
@@ -211,6 +219,10 @@ def _owner_chain(x):
 
 def is_pinned(x) -> bool:
     """True if the NumPy array ``x`` lives in page-locked (pinned) host memory."""
+    if hasattr(x, "copy_to_host"):
+        return False  # a device array is not host memory at all
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"x must be a NumPy array (or a device array), not {type(x).__name__}.")
     if not isinstance(x, np.ndarray):
         return False
     if SIMULATOR:
@@ -263,6 +275,9 @@ def _check_host(arrays: dict, pageable: str) -> None:
 
 def pinned_copy(x: np.ndarray) -> np.ndarray:
     """A pinned copy of the host array ``x`` (one extra host copy; do it once, up front)."""
+    x = validate.array(x, name="x", dtype=None, ndim=None, contiguous=False)
+    if not isinstance(x, np.ndarray):
+        raise TypeError("x is a device array already; pinned_copy copies host (NumPy) arrays.")
     x = np.ascontiguousarray(x)
     p = cuda.pinned_array_like(x)
     p[...] = x
@@ -278,6 +293,13 @@ class Chunk:
     stream: int
     lo: int
     hi: int
+
+    def __post_init__(self):
+        for name in ("index", "stream", "lo", "hi"):
+            validate.integer(getattr(self, name), name, minimum=0)
+        if self.hi <= self.lo:
+            raise ValueError(f"a chunk must hold at least one element: hi={self.hi} <= "
+                             f"lo={self.lo}.")
 
     @property
     def size(self) -> int:
@@ -318,6 +340,18 @@ class Run:
     spans: list[dict] = field(repr=False)
     spans_total_ms: float | None = None  # the instrumented run the spans come from
 
+    def __post_init__(self):
+        validate.positive_int(self.n, "n")
+        validate.positive_int(self.iters, "iters", minimum=0)
+        validate.positive_int(self.n_streams, "n_streams")
+        validate.positive_int(self.n_chunks, "n_chunks")
+        validate.nonnegative(self.total_ms, "total_ms")
+        for i, t in enumerate(validate.sequence(self.times_ms, "times_ms")):
+            validate.nonnegative(t, f"times_ms[{i}]")
+        for i, s in enumerate(validate.sequence(self.spans, "spans", empty=True)):
+            if not isinstance(s, dict) or not {"kind", "chunk", "start_ms", "end_ms"} <= set(s):
+                raise TypeError(f"spans[{i}] must be a dict with kind, chunk, start_ms, end_ms.")
+
     def stage_times(self) -> dict[str, list[float]]:
         """Per-chunk duration of each stage, from the spans (exact when one stream ran)."""
         out = {k: [0.0] * self.n_chunks for k in KINDS}
@@ -337,6 +371,8 @@ class Pipeline:
 
     def __init__(self, n: int, *, iters: int = 0, n_streams: int = 4, n_chunks: int = 16,
                  block: int = 256, buffers=None):
+        validate.positive_int(n_streams, "n_streams", maximum=64)
+        validate.positive_int(n_chunks, "n_chunks")
         self.n = validate.positive_int(n, "n")
         self.iters = validate.positive_int(iters, "iters", minimum=0, maximum=2**24)
         self.block = validate.block_size(block, multiple_of=32)
@@ -402,6 +438,7 @@ class Pipeline:
 
     def run(self, a, b, out=None, *, pageable: str = "error"):
         """Compute ``out`` from host arrays ``a`` and ``b``; return ``out`` (pinned if new)."""
+        validate.choice(pageable, "pageable", PAGEABLE_POLICIES)
         a, b, out = self._arrays(a, b, out, pageable)
         self._enqueue(a, b, out, None)
         cuda.synchronize()
@@ -417,6 +454,9 @@ class Pipeline:
         spans from one more run with an event before and after every operation
         (recorded in that operation's stream, read relative to the reference event).
         """
+        validate.choice(pageable, "pageable", PAGEABLE_POLICIES)
+        validate.positive_int(repeats, "repeats")
+        validate.positive_int(warmup, "warmup", minimum=0)
         bench._require_gpu("Pipeline.time")
         a, b, out = self._arrays(a, b, out, pageable)
         legacy = cuda.legacy_default_stream()
@@ -452,6 +492,11 @@ def pipelined(a, b, out=None, *, iters: int = 0, n_streams: int = 4, n_chunks: i
     ``a``, ``b`` and ``out`` are float32 host arrays, pinned (see the module's pinned
     memory rule for ``pageable``). ``out`` is allocated pinned when None. Returns ``out``.
     """
+    validate.positive_int(iters, "iters", minimum=0, maximum=2**24)
+    validate.positive_int(n_streams, "n_streams", maximum=64)
+    validate.positive_int(n_chunks, "n_chunks")
+    validate.block_size(block, multiple_of=32)
+    validate.choice(pageable, "pageable", PAGEABLE_POLICIES)
     a = validate.array(a, name="a")
     return Pipeline(a.size, iters=iters, n_streams=n_streams, n_chunks=n_chunks,
                     block=block).run(a, b, out, pageable=pageable)
@@ -459,6 +504,8 @@ def pipelined(a, b, out=None, *, iters: int = 0, n_streams: int = 4, n_chunks: i
 
 def serial(a, b, out=None, *, iters: int = 0, block: int = 256):
     """The same work without overlap: one copy in, one kernel, one copy out, one stream."""
+    validate.positive_int(iters, "iters", minimum=0, maximum=2**24)
+    validate.block_size(block, multiple_of=32)
     a = validate.array(a, name="a")
     return Pipeline(a.size, iters=iters, n_streams=1, n_chunks=1,
                     block=block).run(a, b, out, pageable="allow")
@@ -467,8 +514,17 @@ def serial(a, b, out=None, *, iters: int = 0, block: int = 256):
 # --------------------------------------------------------------------------- the ideal
 
 
+def _check_res(res, *columns):
+    validate.result(res, "res")
+    for c in columns:
+        validate.column(res, c, "res column")
+    return res
+
+
 def _stage_lists(h2d_ms, kernel_ms, d2h_ms):
-    h, k, d = (list(map(float, x)) for x in (h2d_ms, kernel_ms, d2h_ms))
+    h, k, d = ([validate.nonnegative(t, f"{name}[{i}]")
+                for i, t in enumerate(validate.sequence(x, name))]
+               for x, name in ((h2d_ms, "h2d_ms"), (kernel_ms, "kernel_ms"), (d2h_ms, "d2h_ms")))
     if not (len(h) == len(k) == len(d)) or not h:
         raise ValueError("h2d_ms, kernel_ms and d2h_ms must be lists of the same, non-zero "
                          f"length (one time per chunk); got {len(h)}, {len(k)}, {len(d)}.")
@@ -505,6 +561,7 @@ def ideal_schedule(h2d_ms, kernel_ms, d2h_ms, n_streams: int) -> list[dict]:
 
 def ideal_ms(h2d_ms, kernel_ms, d2h_ms, n_streams: int) -> float:
     """The makespan of ``ideal_schedule``."""
+    _stage_lists(h2d_ms, kernel_ms, d2h_ms)
     return max(s["end_ms"] for s in ideal_schedule(h2d_ms, kernel_ms, d2h_ms, n_streams))
 
 
@@ -686,6 +743,10 @@ def _seed_launch(kernel, da, db, dout, n, stream=0):
 
 def seed_default_stream(kernel, x, y):
     """The seed's first program: copies, one launch and a copy back, all on the default stream."""
+    validate.kernel(kernel)
+    x = validate.array(x, name="x")
+    y = validate.array(y, name="y")
+    validate.same_shape(x, y, ("x", "y"))
     n = x.size
     x_device = cuda.to_device(x)
     y_device = cuda.to_device(y)
@@ -699,6 +760,11 @@ def seed_default_stream(kernel, x, y):
 def seed_five_streams(kernel, x, y, n_streams: int = SEED_STREAMS):
     """The seed's multi-stream program, bugs included: pageable copies, one shared output
     buffer for all streams, and ``n // n_streams`` per segment (the remainder is dropped)."""
+    validate.kernel(kernel)
+    x = validate.array(x, name="x")
+    y = validate.array(y, name="y")
+    validate.same_shape(x, y, ("x", "y"))
+    validate.positive_int(n_streams, "n_streams", maximum=64)
     n = x.size
     segment = n // n_streams
     streams = [cuda.stream() for _ in range(n_streams)]
@@ -722,6 +788,13 @@ def shared_buffer_pipeline(x, y, out, n_streams: int = SEED_STREAMS, *,
     back (a common way to write it): then every copy back reads the last kernel's
     result, even in the simulator. Depth-first, the race depends on timing.
     """
+    x = validate.array(x, name="x")
+    y = validate.array(y, name="y")
+    out = validate.array(out, name="out")
+    validate.same_shape(x, y, ("x", "y"))
+    validate.same_shape(x, out, ("x", "out"))
+    validate.positive_int(n_streams, "n_streams", maximum=64)
+    validate.boolean(breadth_first, "breadth_first")
     n = x.size
     segment = n // n_streams
     streams = [cuda.stream() for _ in range(n_streams)]
@@ -746,6 +819,12 @@ def shared_buffer_pipeline(x, y, out, n_streams: int = SEED_STREAMS, *,
 def fixed_five_streams(x, y, out, n_streams: int = SEED_STREAMS):
     """The seed's program fixed: pinned memory, one output slice per segment, every
     element covered (the last segment takes the remainder)."""
+    x = validate.array(x, name="x")
+    y = validate.array(y, name="y")
+    out = validate.array(out, name="out")
+    validate.same_shape(x, y, ("x", "y"))
+    validate.same_shape(x, out, ("x", "out"))
+    validate.positive_int(n_streams, "n_streams", maximum=64)
     n = x.size
     chunks = plan_chunks(n, n_streams, n_streams)
     streams = [cuda.stream() for _ in range(n_streams)]
@@ -965,6 +1044,10 @@ EXPLORE_ITERS = (0, 256, 1024, 4096)
 
 def explore_measure(n_streams: int, n_chunks: int, iters: int, *, n: int = EXPLORE_N) -> dict:
     """Total time, serial time, ideal and overlap of one configuration (GPU only)."""
+    validate.positive_int(n_streams, "n_streams", maximum=64)
+    validate.positive_int(n_chunks, "n_chunks")
+    validate.positive_int(iters, "iters", minimum=0, maximum=2**24)
+    validate.positive_int(n, "n")
     a, b, out, buffers = _explore_inputs(n)
     serial_run = _explore_run(n, iters, 1, 1)
     staged = _explore_run(n, iters, 1, n_chunks)
@@ -1014,6 +1097,10 @@ KIND_NAMES = {"h2d": "copy in (H2D)", "kernel": "kernel", "d2h": "copy out (D2H)
 
 def timeline_spans(res, work: str, case: str, schedule: str = "measured") -> list[dict]:
     """The spans of one case of ``streams_timeline``, ready for ``plots.timeline``."""
+    _check_res(res, "work", "case", "schedule", "stream", "start_ms", "end_ms")
+    validate.choice(work, "work", res.values("work"))
+    validate.choice(case, "case", res.values("case"))
+    validate.choice(schedule, "schedule", res.values("schedule"))
     keys = ("stream", "kind", "start_ms", "end_ms", "label", "chunk")
     return [{k: r[k] for k in keys} for r in res.select(work=work, case=case, schedule=schedule)]
 
@@ -1024,6 +1111,12 @@ def plot_timeline(res, work: str | None = None, *, cases=None):
     The pipelined case is drawn with the ideal schedule (hatched) below it, so that
     the overlap achieved and the overlap possible are read off together.
     """
+    _check_res(res, "work", "case", "schedule")
+    if work is not None:
+        validate.choice(work, "work", res.values("work"))
+    if cases is not None:
+        for _i, _c in enumerate(validate.sequence(cases, "cases")):
+            validate.choice(_c, f"cases[{_i}]", res.values("case"))
     import matplotlib.pyplot as plt
 
     from .. import plots
@@ -1063,6 +1156,7 @@ def plot_timeline(res, work: str | None = None, *, cases=None):
 
 def plot_default_stream(res):
     """The three cases of ``streams_default_stream`` as timelines on one axis."""
+    _check_res(res, "case")
     import matplotlib.pyplot as plt
 
     cases = res.values("case")
@@ -1088,6 +1182,7 @@ def plot_default_stream(res):
 
 def plot_speedup(res):
     """Speedup over serial against the number of streams: measured and ideal, per work."""
+    _check_res(res)
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -1113,6 +1208,7 @@ def plot_speedup(res):
 
 def plot_host_bandwidth(res):
     """Copy bandwidth against size, pageable and pinned, each direction."""
+    _check_res(res)
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -1136,6 +1232,9 @@ def plot_explore(res, *, chunk_counts=(4, 8, 32)):
 
     Solid: measured; dotted: the ideal from the one-stream stage times.
     """
+    _check_res(res, "n_chunks")
+    for _i, _c in enumerate(validate.sequence(chunk_counts, "chunk_counts")):
+        validate.choice(_c, f"chunk_counts[{_i}]", res.values("n_chunks"))
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, len(chunk_counts), figsize=(4.7 * len(chunk_counts), 4),
@@ -1164,6 +1263,8 @@ def explore(res=None):
 
     Widgets are imported here, not at module import: a GPU box may lack ipywidgets.
     """
+    if res is not None:
+        _check_res(res, "n_streams", "n_chunks", "iters")
     from .. import records, widgets
 
     res = res or records.run("streams_explore", live=False if SIMULATOR else None)
@@ -1257,6 +1358,11 @@ def check_pipeline(student_fn, *, sizes=PIPELINE_CASES) -> ex.Report:
     Every copy must name a stream and have a pinned host side; the function must wait
     for its streams. On a GPU it also times a large case against the ideal.
     """
+    for _i, _s in enumerate(validate.sequence(sizes, "sizes")):
+        if not (isinstance(_s, (tuple, list)) and len(_s) == 3):
+            raise TypeError(f"sizes[{_i}] must be (n, n_chunks, n_streams), not {_s!r}.")
+        for _d in _s:
+            validate.positive_int(_d, f"sizes[{_i}]")
     chk = ex.Checker("pipelined vector add")
     if SIMULATOR:
         chk.note("the simulator runs every stream synchronously, so a race between streams "

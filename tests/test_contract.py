@@ -1,0 +1,639 @@
+"""The input contract: every public function answers bad input with a clear error.
+
+``BAD`` maps every public function, method and constructor (enumerated by
+``contract_api.public_api()``) to bad calls. Each bad call must raise ``TypeError`` or
+``ValueError`` (or a gpuperf subclass of them) whose message contains the given words
+(the parameter's name, or the bad value). Two other kinds of answer are allowed where
+they are the contract: exercise checkers answer a wrong submission with a failed
+``Report`` (``REPORT``), and command-line tools with exit status 2 and a message on
+stderr (``CLI``). ``test_every_public_function_has_bad_input_tests`` keeps new
+functions from skipping the contract.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+
+import matplotlib
+import numpy as np
+import pytest
+
+matplotlib.use("Agg")
+
+import contract_api  # noqa: E402
+
+import gpuperf as gp  # noqa: E402
+from gpuperf import assign, bench, colab, device, plots, record, records, widgets  # noqa: E402
+from gpuperf import exercises as ex  # noqa: E402
+from gpuperf import validate as v  # noqa: E402
+from gpuperf.kernels import coalescing as co  # noqa: E402
+from gpuperf.kernels import coarsening as cs  # noqa: E402
+from gpuperf.kernels import dram as dr  # noqa: E402
+from gpuperf.kernels import gdn  # noqa: E402
+from gpuperf.kernels import gridstride as gs  # noqa: E402
+from gpuperf.kernels import matmul as mm  # noqa: E402
+from gpuperf.kernels import privatization as pv  # noqa: E402
+from gpuperf.kernels import reduce as rd  # noqa: E402
+from gpuperf.kernels import streams as st  # noqa: E402
+
+NAN, INF = float("nan"), float("inf")
+X = np.ones(8, np.float32)
+A23 = np.ones((2, 3), np.float32)
+W = np.ones((2, 4), np.float64)
+W32 = np.ones((2, 4), np.float32)
+G = np.ones((2, 2))
+BETA = np.ones(2)
+R = records.Result("demo", [{"version": "a", "block": 128, "gbps": 10.0},
+                            {"version": "b", "block": 256, "gbps": 20.0}],
+                   {"gpu": "My GPU", "ceilings": {"copy_gbps": 100.0}}, "recorded")
+V = mm.variant("tiled", tile=4)
+CHAIN = dr.chase_chain(4)
+REPORT, CLI = "report", "cli"
+
+
+def B(fn, *args, err=ValueError, word="", **kw):  # noqa: N802 - one bad call
+    return (lambda: fn(*args, **kw), err, word)
+
+
+def rep(fn, *args, word="", **kw):
+    """A checker given a wrong kind of submission: a failed Report that says so."""
+    return (lambda: fn(*args, **kw), REPORT, word)
+
+
+def cli(main, argv, word):
+    return (lambda: main(argv), CLI, word)
+
+
+def _rec(name):
+    return lambda: records.run(name)
+
+
+def lazy(fn, make, *rest, err=ValueError, word="", **kw):
+    """A bad call whose good arguments are built when the test runs (e.g. a replayed Result)."""
+    return (lambda: fn(make(), *rest, **kw), err, word)
+
+
+BAD = {
+    # ------------------------------------------------------------------ package and tools
+    "gpuperf:show_source": [B(gp.show_source, 42, err=TypeError, word="obj")],
+    "gpuperf.assign:strip_solutions": [B(assign.strip_solutions, 42, err=TypeError,
+                                         word="source")],
+    "gpuperf.assign:student_copy": [B(assign.student_copy, "nb", err=TypeError, word="nb")],
+    "gpuperf.assign:solution_leaks": [B(assign.solution_leaks, None, err=TypeError, word="nb")],
+    "gpuperf.assign:assign": [B(assign.assign, 42, "out", err=TypeError, word="src")],
+    "gpuperf.assign:main": [cli(assign.main, ["/no/such/notebooks"], "does not exist")],
+    "gpuperf.bench:Timing.__init__": [B(bench.Timing, "12", err=TypeError, word="times_ms"),
+                                      B(bench.Timing, [1.0, NAN], word="times_ms[1]")],
+    "gpuperf.bench:time_kernel": [B(bench.time_kernel, "f", err=TypeError, word="fn"),
+                                  B(bench.time_kernel, print, min_repeat=0, word="min_repeat")],
+    "gpuperf.bench:gbps": [B(bench.gbps, 100, 0, word="ms"), B(bench.gbps, "1", 1, err=TypeError,
+                                                                  word="nbytes")],
+    "gpuperf.bench:tflops": [B(bench.tflops, 100, NAN, word="ms")],
+    "gpuperf.bench:bandwidth_row": [B(bench.bandwidth_row, 100, "t", err=TypeError,
+                                      word="timing")],
+    "gpuperf.bench:measure_copy": [B(bench.measure_copy, 0, word="nbytes")],
+    "gpuperf.bench:measure_cublas_sgemm": [B(bench.measure_cublas_sgemm, -1, word="n")],
+    "gpuperf.bench:sweep": [B(bench.sweep, "m", {"a": [1]}, err=TypeError, word="measure"),
+                            B(bench.sweep, print, {"a": 1}, err=TypeError, word="grid['a']")],
+    "gpuperf.colab:new_notebook": [B(colab.new_notebook, "x", err=TypeError, word="cells"),
+                                   B(colab.new_notebook, [("py", "x")], word="cells[0][0]")],
+    "gpuperf.device:DeviceInfo.__init__": [B(device.DeviceInfo, 5, None, None, None, 1, None,
+                                             None, None, None, 32, 1024, None, None, None,
+                                             False, err=TypeError, word="name")],
+    "gpuperf.device:sm_count": [B(device.sm_count, 0, word="default")],
+    "gpuperf.device:describe": [B(device.describe, "x", err=TypeError, word="d")],
+    "gpuperf.exercises:sizes_around": [B(ex.sizes_around, 0, word="block")],
+    "gpuperf.exercises:random_array": [B(ex.random_array, -1, word="shape"),
+                                       B(ex.random_array, 3, rng="seed", err=TypeError,
+                                         word="rng")],
+    "gpuperf.exercises:poisoned": [B(ex.poisoned, 4, dtype="bogus", err=TypeError,
+                                     word="dtype")],
+    "gpuperf.exercises:Report.text": [B(ex.Report("t").text, -1, word="max_failures")],
+    "gpuperf.exercises:Report.__init__": [B(ex.Report, 5, err=TypeError, word="title")],
+    "gpuperf.exercises:Checker.__init__": [B(ex.Checker, 5, err=TypeError, word="title")],
+    "gpuperf.exercises:Checker.case": [(lambda: ex.Checker("t").case(5).__enter__(),
+                                        TypeError, "name")],
+    "gpuperf.exercises:Checker.fail": [B(ex.Checker("t").fail, 5, err=TypeError, word="why")],
+    "gpuperf.exercises:Checker.expect": [B(ex.Checker("t").expect, True, 5, err=TypeError,
+                                           word="why")],
+    "gpuperf.exercises:Checker.compare": [B(ex.Checker("t").compare, [1.0], [1.0], rtol=-1,
+                                            word="rtol")],
+    "gpuperf.exercises:Checker.is_kernel": [B(ex.Checker("t").is_kernel, None, what=5,
+                                              err=TypeError, word="what")],
+    "gpuperf.exercises:Checker.source_has": [B(ex.Checker("t").source_has, len, 5, why="w",
+                                               err=TypeError, word="pattern"),
+                                             B(ex.Checker("t").source_has, len, "(", why="w",
+                                               regex=True, word="pattern")],
+    "gpuperf.exercises:Checker.source_lacks": [B(ex.Checker("t").source_lacks, "x", "p",
+                                                 why="w", err=TypeError, word="fn")],
+    "gpuperf.exercises:Checker.note": [B(ex.Checker("t").note, 5, err=TypeError, word="text")],
+    "gpuperf.exercises:Checker.report": [B(ex.Checker("t").report, show="yes", err=TypeError,
+                                           word="show")],
+    "gpuperf.exercises:compare": [B(ex.compare, [1.0], [1.0], atol=NAN, word="atol"),
+                                  B(ex.compare, [1.0], ["a"], err=TypeError, word="ref")],
+    "gpuperf.exercises:describe_exception": [B(ex.describe_exception, "e", err=TypeError,
+                                               word="err")],
+    "gpuperf.exercises:source_of": [B(ex.source_of, "fn", err=TypeError, word="fn")],
+    "gpuperf.exercises:bandwidth_line": [B(ex.bandwidth_line, 0, 1, 100, word="student_ms")],
+    "gpuperf.plots:source_label": [B(plots.source_label, "fig", "l", err=TypeError,
+                                     word="fig")],
+    "gpuperf.plots:copy_ceilings": [B(plots.copy_ceilings, {"a": 1}, err=TypeError,
+                                      word="result")],
+    "gpuperf.plots:lines": [B(plots.lines, R, x="blok", word="blok"),
+                            B(plots.lines, R, x="block", rows=[], word="rows"),
+                            B(plots.lines, R, x="block", ceilings={"copy": -1},
+                              word="ceilings")],
+    "gpuperf.plots:heatmap": [B(plots.heatmap, R, x="block", y="version", value="gbs",
+                                word="value")],
+    "gpuperf.plots:bars": [B(plots.bars, R, label="version", y="gbs", word="gbs"),
+                           B(plots.bars, R, label="version", ceiling=100, err=TypeError,
+                             word="ceiling")],
+    "gpuperf.plots:timeline": [B(plots.timeline, [{"stream": 0, "start_ms": 2, "end_ms": 1}],
+                                 word="spans[0]")],
+    "gpuperf.plots:roofline": [B(plots.roofline, [], bw_gbps=0, peak_tflops=1,
+                                 word="bw_gbps")],
+    "gpuperf.plots:frames_slider": [B(plots.frames_slider, "f", [1], err=TypeError,
+                                      word="make_frame")],
+    "gpuperf.record:main": [cli(record.main, ["--only", "nonsense_"], "nonsense_")],
+    "gpuperf.records:Experiment.__init__": [B(records.Experiment, "x", "fn", "c", "t",
+                                              err=TypeError, word="fn")],
+    "gpuperf.records:experiment": [B(records.experiment, "Bad Name", chapter="c", title="t",
+                                     word="Bad Name")],
+    "gpuperf.records:get": [B(records.get, 5, err=TypeError, word="name"),
+                            B(records.get, "reduce_ladderr", word="reduce_ladder")],
+    "gpuperf.records:slug": [B(records.slug, 5, err=TypeError, word="gpu_name")],
+    "gpuperf.records:load": [B(records.load, 5, err=TypeError, word="path")],
+    "gpuperf.records:save": [B(records.save, "data", "/tmp/x.json", err=TypeError,
+                               word="data")],
+    "gpuperf.records:Result.select": [B(R.select, versionn="a", word="versionn")],
+    "gpuperf.records:Result.where": [B(R.where, versionn="a", word="versionn")],
+    "gpuperf.records:Result.one": [B(R.one, blok=1, word="blok")],
+    "gpuperf.records:Result.column": [B(R.column, "gbs", word="gbs")],
+    "gpuperf.records:Result.values": [B(R.values, "gbs", word="gbs")],
+    "gpuperf.records:Result.table": [B(R.table, ["gbs"], word="columns[0]")],
+    "gpuperf.records:Result.show": [B(R.show, max_rows=0, word="max_rows")],
+    "gpuperf.records:Result.__init__": [B(records.Result, "n", "rows", {}, "recorded",
+                                          err=TypeError, word="rows")],
+    "gpuperf.records:recorded": [B(records.recorded, "no_such_experiment",
+                                   word="no_such_experiment")],
+    "gpuperf.records:measure": [B(records.measure, "gridstride_ceilings", progress=5,
+                                  err=TypeError, word="progress")],
+    "gpuperf.records:run": [B(records.run, "gridstride_ceilings", live="yes", err=TypeError,
+                              word="live")],
+    "gpuperf.validate:array": [B(v.array, [1.0], err=TypeError, word="x")],
+    "gpuperf.validate:same_shape": [B(v.same_shape, np.ones(2), np.ones(3), word="a and b")],
+    "gpuperf.validate:positive_int": [B(v.positive_int, 0, "n", word="n")],
+    "gpuperf.validate:block_size": [B(v.block_size, 2000, word="block")],
+    "gpuperf.validate:choice": [B(v.choice, "z", "version", ["a"], word="version")],
+    "gpuperf.validate:integer": [B(v.integer, "8", "n", err=TypeError, word="n")],
+    "gpuperf.validate:number": [B(v.number, INF, "ms", word="ms")],
+    "gpuperf.validate:positive": [B(v.positive, -1, "ms", word="ms")],
+    "gpuperf.validate:nonnegative": [B(v.nonnegative, -1, "ms", word="ms")],
+    "gpuperf.validate:string": [B(v.string, 5, "name", err=TypeError, word="name")],
+    "gpuperf.validate:boolean": [B(v.boolean, "yes", "flag", err=TypeError, word="flag")],
+    "gpuperf.validate:function": [B(v.function, "f", "fn", err=TypeError, word="fn")],
+    "gpuperf.validate:kernel": [B(v.kernel, "k", "kernel", err=TypeError, word="kernel")],
+    "gpuperf.validate:mapping": [B(v.mapping, [], "controls", err=TypeError, word="controls")],
+    "gpuperf.validate:sequence": [B(v.sequence, "abc", "values", err=TypeError,
+                                    word="values")],
+    "gpuperf.validate:result": [B(v.result, {}, "res", err=TypeError, word="res")],
+    "gpuperf.validate:column": [B(v.column, R, "gbs", "y", word="y")],
+    "gpuperf.validate:Spec.__init__": [B(v.Spec, 5, err=TypeError, word="fn")],
+    "gpuperf.validate:Spec.__call__": [B(v.Int(1), 0, "n", word="n")],
+    "gpuperf.validate:Int": [B(v.Int, "1", err=TypeError, word="minimum")],
+    "gpuperf.validate:Num": [B(v.Num, "0", err=TypeError, word="minimum")],
+    "gpuperf.validate:Pos": [B(v.Pos, "no", err=TypeError, word="optional")],
+    "gpuperf.validate:OneOf": [B(v.OneOf, 5, err=TypeError, word="options")],
+    "gpuperf.validate:Str": [B(v.Str, "x", err=TypeError, word="optional")],
+    "gpuperf.validate:Fn": [B(v.Fn, 5, err=TypeError, word="what")],
+    "gpuperf.validate:Kernel": [B(v.Kernel, "x", err=TypeError, word="optional")],
+    "gpuperf.validate:Res": [B(v.Res, "x", err=TypeError, word="optional")],
+    "gpuperf.validate:Dict": [B(v.Dict, empty="x", err=TypeError, word="empty")],
+    "gpuperf.validate:Seq": [B(v.Seq, empty="x", err=TypeError, word="empty")],
+    "gpuperf.validate:Arr": [B(v.Arr, ndim="1", err=TypeError, word="ndim")],
+    "gpuperf.validate:checks": [B(v.checks, n=5, err=TypeError, word="n")],
+    "gpuperf.validate:shared_bytes": [B(v.shared_bytes, "1", err=TypeError, word="nbytes"),
+                                      B(v.shared_bytes, 64 * 1024, word="48 KiB")],
+    "gpuperf.widgets:explore": [B(widgets.explore, R, x="blok", controls={"version": ["a"]},
+                                  word="blok"),
+                                B(widgets.explore, R, x="block", controls={"version": "a"},
+                                  err=TypeError, word="controls['version']")],
+    "gpuperf.widgets:pick": [B(widgets.pick, R, controls={"version": ["a"]}, show="f",
+                               err=TypeError, word="show")],
+    "gpuperf.widgets:interact": [B(widgets.interact, "fn", a=[1], err=TypeError, word="fn"),
+                                 B(widgets.interact, print, a=(5, 1, 1), word="a")],
+    # ------------------------------------------------------------------ coalescing
+    "gpuperf.kernels.coalescing:WarpAccess.from_addresses": [
+        B(co.WarpAccess.from_addresses, [0, -4], 4, word="addresses[1]")],
+    "gpuperf.kernels.coalescing:WarpAccess.__init__": [B(co.WarpAccess, [0], 4, err=TypeError,
+                                                         word="addresses")],
+    "gpuperf.kernels.coalescing:warp_access": [B(co.warp_access, -1, word="stride")],
+    "gpuperf.kernels.coalescing:stride_efficiency": [B(co.stride_efficiency, 1, 3,
+                                                       word="elem_bytes")],
+    "gpuperf.kernels.coalescing:draw_warp_access": [B(co.draw_warp_access, "a", err=TypeError,
+                                                      word="access")],
+    "gpuperf.kernels.coalescing:draw_warp_access_gallery": [
+        B(co.draw_warp_access_gallery, [{"strid": 1}], word="cases[0] key")],
+    "gpuperf.kernels.coalescing:draw_stride_efficiency": [B(co.draw_stride_efficiency, 0,
+                                                            word="max_stride")],
+    "gpuperf.kernels.coalescing:make_copy_ilp": [B(co.make_copy_ilp, 0, word="ilp")],
+    "gpuperf.kernels.coalescing:make_copy_vec4": [B(co.make_copy_vec4, 17, word="ilp")],
+    "gpuperf.kernels.coalescing:make_copy_strided": [B(co.make_copy_strided, 4, "int8",
+                                                       word="dtype")],
+    "gpuperf.kernels.coalescing:copy_launch": [B(co.copy_launch, 0, word="n")],
+    "gpuperf.kernels.coalescing:copy": [B(co.copy, X, version="vec8", word="version")],
+    "gpuperf.kernels.coalescing:make_matmul_bcol": [B(co.make_matmul_bcol, 64, word="tile")],
+    "gpuperf.kernels.coalescing:matmul": [B(co.matmul, A23, A23, layout="diag",
+                                            word="layout")],
+    "gpuperf.kernels.coalescing:make_transpose": [B(co.make_transpose, 32, 8, 9, word="pad")],
+    "gpuperf.kernels.coalescing:transpose": [B(co.transpose, X, word="a")],
+    # ------------------------------------------------------------------ coarsening
+    "gpuperf.kernels.coarsening:make_coarsened": [B(cs.make_coarsened, 32, 0, word="factor")],
+    "gpuperf.kernels.coarsening:make_vecadd_coarsened": [B(cs.make_vecadd_coarsened, 0,
+                                                           word="factor")],
+    "gpuperf.kernels.coarsening:make_regtile_scalar": [B(cs.make_regtile_scalar, 0,
+                                                         word="bm")],
+    "gpuperf.kernels.coarsening:make_regtile": [B(cs.make_regtile, prefetch="yes",
+                                                  err=TypeError, word="prefetch")],
+    "gpuperf.kernels.coarsening:coarsened_variant": [B(cs.coarsened_variant, 0, word="tile")],
+    "gpuperf.kernels.coarsening:regtile_variant": [B(cs.regtile_variant, vectorized=False,
+                                                     prefetch=True, word="prefetch")],
+    "gpuperf.kernels.coarsening:variant": [B(cs.variant, "coarsened", tyle=8, word="tyle")],
+    "gpuperf.kernels.coarsening:matmul": [B(cs.matmul, A23, A23, version="nope",
+                                            word="version")],
+    "gpuperf.kernels.coarsening:vector_add": [
+        B(cs.vector_add, X, X, out=np.ones(4, np.float32), word="out"),
+        B(cs.vector_add, X, X, out=np.ones(8), err=TypeError, word="out"),
+        B(cs.vector_add, X, X, out=np.ones(8, np.int32), err=TypeError, word="out")],
+    "gpuperf.kernels.coarsening:resources": [B(cs.resources, "v", err=TypeError, word="v")],
+    "gpuperf.kernels.coarsening:waves": [B(cs.waves, V, 0, 8, 1, word="M")],
+    "gpuperf.kernels.coarsening:grid_blocks": [B(cs.grid_blocks, "v", 8, 8, err=TypeError,
+                                                 word="v")],
+    "gpuperf.kernels.coarsening:measure_point": [B(cs.measure_point, 33, word="tile")],
+    "gpuperf.kernels.coarsening:measure_regtile_point": [B(cs.measure_regtile_point, "8",
+                                                           word="tile")],
+    "gpuperf.kernels.coarsening:explore_coarsening": [B(cs.explore_coarsening, y="gbs",
+                                                        word="y")],
+    "gpuperf.kernels.coarsening:explore_regtile": [B(cs.explore_regtile, R, word="res")],
+    "gpuperf.kernels.coarsening:check_coarsened": [B(cs.check_coarsened, "k", err=TypeError,
+                                                     word="make_kernel")],
+    "gpuperf.kernels.coarsening:check_best_factor": [B(cs.check_best_factor, {}, res="r",
+                                                       err=TypeError, word="res"),
+                                                     rep(cs.check_best_factor, "8",
+                                                         word="answer")],
+    # ------------------------------------------------------------------ dram
+    "gpuperf.kernels.dram:DramLayout.burst_of": [B(dr.TEXTBOOK.burst_of, -1,
+                                                   word="byte_address")],
+    "gpuperf.kernels.dram:DramLayout.locate": [B(dr.TEXTBOOK.locate, "8", err=TypeError,
+                                                 word="byte_address")],
+    "gpuperf.kernels.dram:DramLayout.locate_element": [B(dr.TEXTBOOK.locate_element, -1,
+                                                         word="index")],
+    "gpuperf.kernels.dram:DramLayout.table": [B(dr.TEXTBOOK.table, 0, word="n_elements")],
+    "gpuperf.kernels.dram:DramLayout.__init__": [B(dr.DramLayout, burst_bytes=0,
+                                                   word="burst_bytes")],
+    "gpuperf.kernels.dram:ddr_channel_gbps": [B(dr.ddr_channel_gbps, 64, NAN,
+                                                word="clock_ghz")],
+    "gpuperf.kernels.dram:channels_needed": [B(dr.channels_needed, 100, 0,
+                                               word="channel_gbps")],
+    "gpuperf.kernels.dram:bus_utilization": [B(dr.bus_utilization, -1, 2, word="ratio")],
+    "gpuperf.kernels.dram:banks_needed": [B(dr.banks_needed, INF, word="ratio")],
+    "gpuperf.kernels.dram:bank_schedule": [B(dr.bank_schedule, 4, 0, 10, word="banks")],
+    "gpuperf.kernels.dram:simulated_utilization": [B(dr.simulated_utilization, 4, 2, 1,
+                                                     word="accesses")],
+    "gpuperf.kernels.dram:tile_loads": [B(dr.tile_loads, 4, 2, 5, word="phase")],
+    "gpuperf.kernels.dram:phase_usage": [B(dr.phase_usage, 4, 2, 0, matrix="Q",
+                                           word="matrix")],
+    "gpuperf.kernels.dram:channels_used": [B(dr.channels_used, 0, 2, 0, word="width")],
+    "gpuperf.kernels.dram:littles_law_gbps": [B(dr.littles_law_gbps, 100, 0,
+                                                word="latency_ns")],
+    "gpuperf.kernels.dram:bytes_in_flight": [B(dr.bytes_in_flight, "8", 4, 132, err=TypeError,
+                                               word="warps_per_sm"),
+                                             B(dr.bytes_in_flight, 8, 4, -1, word="sm_count")],
+    "gpuperf.kernels.dram:loads_per_thread_needed": [B(dr.loads_per_thread_needed, NAN, 600,
+                                                       32, 132, word="target_gbps")],
+    "gpuperf.kernels.dram:make_sum_loads": [B(dr.make_sum_loads, 0, word="ilp")],
+    "gpuperf.kernels.dram:make_copy": [B(dr.make_copy, 0, word="ilp")],
+    "gpuperf.kernels.dram:make_strided_chunks": [B(dr.make_strided_chunks, 0, word="ilp")],
+    "gpuperf.kernels.dram:chase_chain": [B(dr.chase_chain, 0, word="n_slots")],
+    "gpuperf.kernels.dram:chase": [B(dr.chase, CHAIN, 3, start=5, word="start"),
+                                   B(dr.chase, CHAIN, -1, word="steps")],
+    "gpuperf.kernels.dram:sum_partials": [B(dr.sum_partials, X, ilp=0, word="ilp")],
+    "gpuperf.kernels.dram:copy": [B(dr.copy, X, shared_bytes=-1, word="shared_bytes")],
+    "gpuperf.kernels.dram:chunk_geometry": [B(dr.chunk_geometry, 0, 128, word="n_elements")],
+    "gpuperf.kernels.dram:strided_sum": [B(dr.strided_sum, X, 100, word="stride_bytes")],
+    "gpuperf.kernels.dram:measure_loads": [B(dr.measure_loads, 0, 8, word="ilp")],
+    "gpuperf.kernels.dram:littles_law_agreement": [B(dr.littles_law_agreement, "res",
+                                                     err=TypeError, word="res")],
+    "gpuperf.kernels.dram:latency_levels": [lazy(dr.latency_levels, _rec("dram_latency"),
+                                                 order="diagonal", word="order")],
+    "gpuperf.kernels.dram:draw_burst": [B(dr.draw_burst, 0, word="burst_bytes")],
+    "gpuperf.kernels.dram:draw_banks": [B(dr.draw_banks, -1.0, word="ratio")],
+    "gpuperf.kernels.dram:draw_interleaving": [B(dr.draw_interleaving, "L", err=TypeError,
+                                                 word="layout")],
+    "gpuperf.kernels.dram:draw_matmul_phases": [B(dr.draw_matmul_phases, 0, word="width")],
+    "gpuperf.kernels.dram:plot_latency": [B(dr.plot_latency, R, word="order")],
+    "gpuperf.kernels.dram:plot_littles_law": [B(dr.plot_littles_law, R, word="ilp")],
+    "gpuperf.kernels.dram:plot_occupancy": [B(dr.plot_occupancy, "r", err=TypeError,
+                                              word="res")],
+    "gpuperf.kernels.dram:plot_strides": [B(dr.plot_strides, R, word="padded")],
+    "gpuperf.kernels.dram:check_channel_bank": [rep(dr.check_channel_bank, "fn",
+                                                    word="function")],
+    "gpuperf.kernels.dram:check_loads_needed": [rep(dr.check_loads_needed, 5,
+                                                    word="function")],
+    "gpuperf.kernels.dram:verify_prediction": [B(dr.verify_prediction, 1000, 8, word="loads"),
+                                               B(dr.verify_prediction, 1, 8, res="r",
+                                                 err=TypeError, word="res")],
+    # ------------------------------------------------------------------ gdn
+    "gpuperf.kernels.gdn:channel_major": [B(gdn.channel_major, [1], err=TypeError, word="x")],
+    "gpuperf.kernels.gdn:reference_forward": [B(gdn.reference_forward, "w", G, BETA,
+                                                err=TypeError, word="w")],
+    "gpuperf.kernels.gdn:reference_factor": [B(gdn.reference_factor, W, W[:1], W,
+                                               word="delta")],
+    "gpuperf.kernels.gdn:reference_raw": [B(gdn.reference_raw, W, W, W[:, :1], word="d")],
+    "gpuperf.kernels.gdn:reference_backward": [B(gdn.reference_backward, W, W, "g", BETA,
+                                                 err=TypeError, word="gamma")],
+    "gpuperf.kernels.gdn:reference_input_grad": [B(gdn.reference_input_grad, W, W, G,
+                                                   np.ones(3), word="beta")],
+    "gpuperf.kernels.gdn:random_problem": [B(gdn.random_problem, 0, 10, word="n_ch")],
+    "gpuperf.kernels.gdn:make_forward": [B(gdn.make_forward, 100, word="block")],
+    "gpuperf.kernels.gdn:make_replicate": [B(gdn.make_replicate, 0, word="block")],
+    "gpuperf.kernels.gdn:make_multiply": [B(gdn.make_multiply, 2048, word="block")],
+    "gpuperf.kernels.gdn:make_per_channel": [B(gdn.make_per_channel, "256", err=TypeError,
+                                               word="block")],
+    "gpuperf.kernels.gdn:make_shared": [B(gdn.make_shared, 0, word="block")],
+    "gpuperf.kernels.gdn:make_registers": [B(gdn.make_registers, 0, word="block")],
+    "gpuperf.kernels.gdn:make_row_sum": [B(gdn.make_row_sum, 100, word="block")],
+    "gpuperf.kernels.gdn:make_beta_grad": [B(gdn.make_beta_grad, 100, word="block")],
+    "gpuperf.kernels.gdn:make_fused": [B(gdn.make_fused, 256, 0, word="coarsen")],
+    "gpuperf.kernels.gdn:raw_bytes": [B(gdn.raw_bytes, -1, 5, word="n_ch")],
+    "gpuperf.kernels.gdn:forward": [B(gdn.forward, W32, G.astype(np.float32),
+                                      BETA.astype(np.float32), block=100, word="block")],
+    "gpuperf.kernels.gdn:launch_raw": [B(gdn.launch_raw, "magic", W32, W32, W32, W32,
+                                         word="algorithm")],
+    "gpuperf.kernels.gdn:allocated_bytes": [B(gdn.allocated_bytes, "magic", 4, 4,
+                                              word="algorithm")],
+    "gpuperf.kernels.gdn:moved_bytes": [B(gdn.moved_bytes, "fused", 0, 4, word="n_ch")],
+    "gpuperf.kernels.gdn:raw_contributions": [B(gdn.raw_contributions, W32, W32, W32,
+                                                algorithm="magic", word="algorithm")],
+    "gpuperf.kernels.gdn:row_sums": [B(gdn.row_sums, X, word="mat")],
+    "gpuperf.kernels.gdn:backward": [B(gdn.backward, W32, W32, W32, method="magic",
+                                       word="method")],
+    "gpuperf.kernels.gdn:draw_organization": [B(gdn.draw_organization, 0, word="n_ch")],
+    "gpuperf.kernels.gdn:memory_table": [B(gdn.memory_table, 0, 5, word="n_ch")],
+    "gpuperf.kernels.gdn:measure_point": [B(gdn.measure_point, 64, 128, method="magic",
+                                            word="method")],
+    "gpuperf.kernels.gdn:headline_table": [B(gdn.headline_table, "r", err=TypeError,
+                                             word="res")],
+    "gpuperf.kernels.gdn:check_registers": [rep(gdn.check_registers, "k", word="kernel")],
+    "gpuperf.kernels.gdn:check_beta_grad": [rep(gdn.check_beta_grad, None, word="kernel")],
+    "gpuperf.kernels.gdn:check_moved_bytes": [rep(gdn.check_moved_bytes, "f", word="")],
+    # ------------------------------------------------------------------ gridstride
+    "gpuperf.kernels.gridstride:copy": [B(gs.copy, X, method="warp", word="method"),
+                                        B(gs.copy, X, np.ones(4, np.float32), word="out")],
+    "gpuperf.kernels.gridstride:launch_config": [B(gs.launch_config, 0, word="n")],
+    "gpuperf.kernels.gridstride:check_saxpy": [rep(gs.check_saxpy, "k", word="kernel")],
+    "gpuperf.kernels.gridstride:check_bandwidth_formula": [rep(gs.check_bandwidth_formula,
+                                                               "f", word="")],
+    "gpuperf.kernels.gridstride:measure_launch": [B(gs.measure_launch, "warp",
+                                                    word="method")],
+    "gpuperf.kernels.gridstride:draw_grid_stride": [B(gs.draw_grid_stride, 20, 2, 0,
+                                                      word="threads")],
+    # ------------------------------------------------------------------ matmul
+    "gpuperf.kernels.matmul:make_tiled_seed": [B(mm.make_tiled_seed, 0, word="tile")],
+    "gpuperf.kernels.matmul:make_tiled_early_return": [B(mm.make_tiled_early_return, 33,
+                                                         word="tile")],
+    "gpuperf.kernels.matmul:make_tiled": [B(mm.make_tiled, 33, word="tile")],
+    "gpuperf.kernels.matmul:Variant.launch": [B(V.launch, A23, A23, "C", err=TypeError,
+                                                word="C")],
+    "gpuperf.kernels.matmul:Variant.__init__": [B(mm.Variant, "n", "k", (16, 16),
+                                                  lambda m, n: (1, 1), "naive", err=TypeError,
+                                                  word="kernel")],
+    "gpuperf.kernels.matmul:variant": [B(mm.variant, "tiles", word="tiles")],
+    "gpuperf.kernels.matmul:matmul": [B(mm.matmul, A23, A23, word="A")],
+    "gpuperf.kernels.matmul:run_variant": [B(mm.run_variant, "v", A23, A23, err=TypeError,
+                                             word="v")],
+    "gpuperf.kernels.matmul:check_operands": [B(mm.check_operands, X, X, word="A")],
+    "gpuperf.kernels.matmul:flops": [B(mm.flops, 0, 1, 1, word="M")],
+    "gpuperf.kernels.matmul:traffic_bytes": [B(mm.traffic_bytes, "tiled", 8, 8, 8,
+                                               err=TypeError, word="model"),
+                                             B(mm.traffic_bytes, "tiled", 8, 8, 8, 0,
+                                               word="tile")],
+    "gpuperf.kernels.matmul:intensity": [B(mm.intensity, "tild", 8, 8, 8, word="model")],
+    "gpuperf.kernels.matmul:roofline_bound": [B(mm.roofline_bound, 1, 0, 1, word="bw_gbps")],
+    "gpuperf.kernels.matmul:reference": [B(mm.reference, "A", "B", err=TypeError, word="A")],
+    "gpuperf.kernels.matmul:relative_error": [B(mm.relative_error, [1.0, 2.0], [0.0, 0.0],
+                                                word="ref")],
+    "gpuperf.kernels.matmul:device_operands": [B(mm.device_operands, 4, 4, 0, word="K")],
+    "gpuperf.kernels.matmul:verify": [B(mm.verify, V, 0, word="M")],
+    "gpuperf.kernels.matmul:measure_variant": [B(mm.measure_variant, V, 0, word="n")],
+    "gpuperf.kernels.matmul:measure_cublas": [B(mm.measure_cublas, 0, word="n")],
+    "gpuperf.kernels.matmul:roofline_rows": [B(mm.roofline_rows, ["v"], 64, print,
+                                               err=TypeError, word="variants[0]")],
+    "gpuperf.kernels.matmul:bug_outcome": [B(mm.bug_outcome, V, 0, 1, 1, word="M")],
+    "gpuperf.kernels.matmul:check_matmul_kernel": [B(mm.check_matmul_kernel, "f", "t",
+                                                     err=TypeError, word="make_launch")],
+    "gpuperf.kernels.matmul:check_tiled": [B(mm.check_tiled, print, tile=0, word="tile")],
+    "gpuperf.kernels.matmul:check_intensity": [rep(mm.check_intensity, "f", word="")],
+    "gpuperf.kernels.matmul:draw_mappings": [B(mm.draw_mappings, 1, word="n")],
+    "gpuperf.kernels.matmul:draw_tiling": [B(mm.draw_tiling, 8, 3, word="tile")],
+    # ------------------------------------------------------------------ privatization
+    "gpuperf.kernels.privatization:reference": [B(pv.reference, X, err=TypeError,
+                                                  word="data")],
+    "gpuperf.kernels.privatization:random_bytes": [B(pv.random_bytes, -1, word="n")],
+    "gpuperf.kernels.privatization:make_private": [B(pv.make_private, 100, word="block")],
+    "gpuperf.kernels.privatization:launch": [B(pv.launch, "shared", X, X, word="version")],
+    "gpuperf.kernels.privatization:histogram": [B(pv.histogram, X, err=TypeError,
+                                                  word="data")],
+    "gpuperf.kernels.privatization:check_private_histogram": [
+        rep(pv.check_private_histogram, "k", word="kernel")],
+    # ------------------------------------------------------------------ reduce
+    "gpuperf.kernels.reduce:reduce_sum": [B(rd.reduce_sum, X, "v9", word="v9"),
+                                          B(rd.reduce_sum, X, "v2", block=100, word="block")],
+    "gpuperf.kernels.reduce:plan": [B(rd.plan, "v2", 0, word="n")],
+    "gpuperf.kernels.reduce:Plan.__init__": [B(rd.Plan, "v2", 100, 100, None, None,
+                                               word="block")],
+    "gpuperf.kernels.reduce:Plan.__call__": [lazy(lambda p: p(X), lambda: rd.plan("v2", 100),
+                                                  word="d_x")],
+    "gpuperf.kernels.reduce:kernel_for": [B(rd.kernel_for, "v2", 100, word="block")],
+    "gpuperf.kernels.reduce:signature": [B(rd.signature, "v9", word="version")],
+    "gpuperf.kernels.reduce:resident_blocks_per_sm": [B(rd.resident_blocks_per_sm, 0,
+                                                        word="block")],
+    "gpuperf.kernels.reduce:default_blocks": [B(rd.default_blocks, "v9", 10, 256,
+                                                word="version")],
+    "gpuperf.kernels.reduce:head_elements": [B(rd.head_elements, X, -1, word="n")],
+    "gpuperf.kernels.reduce:draw_rung": [B(rd.draw_rung, "v2", 3, word="width")],
+    "gpuperf.kernels.reduce:ptx": [B(rd.ptx, "v9", word="version")],
+    "gpuperf.kernels.reduce:ptx_lines": [B(rd.ptx_lines, "v9", word="version"),
+                                         B(rd.ptx_lines, "v2", cc=9, err=TypeError,
+                                           word="cc")],
+    "gpuperf.kernels.reduce:ptx_counts": [B(rd.ptx_counts, 5, err=TypeError, word="text")],
+    "gpuperf.kernels.reduce:telling_lines": [B(rd.telling_lines, "", ["bad"],
+                                               word="names[0]")],
+    "gpuperf.kernels.reduce:measure_point": [B(rd.measure_point, "v9", word="version")],
+    "gpuperf.kernels.reduce:check_sequential": [rep(rd.check_sequential, "k", word="kernel")],
+    "gpuperf.kernels.reduce:check_block_reduce": [rep(rd.check_block_reduce, None,
+                                                      word="kernel")],
+    "gpuperf.kernels.reduce:check_fast_sum": [B(rd.check_fast_sum, print, target=-1,
+                                                word="target")],
+    # ------------------------------------------------------------------ streams
+    "gpuperf.kernels.streams:reference": [B(st.reference, X, X, iters=-1, word="iters")],
+    "gpuperf.kernels.streams:flops_per_element": [B(st.flops_per_element, -1, word="iters")],
+    "gpuperf.kernels.streams:arithmetic_intensity": [B(st.arithmetic_intensity, "1",
+                                                       err=TypeError, word="iters")],
+    "gpuperf.kernels.streams:launch_chunk": [B(st.launch_chunk, X, X, X, 0, 2000,
+                                               word="block")],
+    "gpuperf.kernels.streams:is_pinned": [B(st.is_pinned, "x", err=TypeError, word="x")],
+    "gpuperf.kernels.streams:pinned_copy": [B(st.pinned_copy, [1.0], err=TypeError,
+                                              word="x")],
+    "gpuperf.kernels.streams:Chunk.__init__": [B(st.Chunk, 0, 0, 5, 5, word="hi")],
+    "gpuperf.kernels.streams:plan_chunks": [B(st.plan_chunks, 0, 1, 1, word="n")],
+    "gpuperf.kernels.streams:Run.__init__": [B(st.Run, 0, 0, 1, 1, 1.0, [1.0], [], word="n")],
+    "gpuperf.kernels.streams:Pipeline.__init__": [B(st.Pipeline, 16, n_streams=0,
+                                                    word="n_streams")],
+    "gpuperf.kernels.streams:Pipeline.run": [lazy(lambda p, *a, **k: p.run(*a, **k),
+                                                  lambda: st.Pipeline(8), X, X,
+                                                  pageable="maybe", word="pageable")],
+    "gpuperf.kernels.streams:Pipeline.time": [lazy(lambda p, *a, **k: p.time(*a, **k),
+                                                   lambda: st.Pipeline(8), X, X, repeats=0,
+                                                   word="repeats")],
+    "gpuperf.kernels.streams:pipelined": [B(st.pipelined, X, X, n_streams=0,
+                                            word="n_streams")],
+    "gpuperf.kernels.streams:serial": [B(st.serial, X, X, iters=-1, word="iters")],
+    "gpuperf.kernels.streams:ideal_schedule": [B(st.ideal_schedule, [1], [1], [NAN], 2,
+                                                 word="d2h_ms[0]")],
+    "gpuperf.kernels.streams:ideal_ms": [B(st.ideal_ms, "12", [1], [1], 2, err=TypeError,
+                                           word="h2d_ms")],
+    "gpuperf.kernels.streams:overlap_bound_ms": [B(st.overlap_bound_ms, [1], [-1], [1],
+                                                   word="kernel_ms[0]")],
+    "gpuperf.kernels.streams:seed_default_stream": [B(st.seed_default_stream, "k", X, X,
+                                                      err=TypeError, word="kernel")],
+    "gpuperf.kernels.streams:seed_five_streams": [B(st.seed_five_streams, "k", X, X,
+                                                    err=TypeError, word="kernel")],
+    "gpuperf.kernels.streams:shared_buffer_pipeline": [B(st.shared_buffer_pipeline, X, X, X,
+                                                         n_streams=0, word="n_streams")],
+    "gpuperf.kernels.streams:fixed_five_streams": [B(st.fixed_five_streams, X, X,
+                                                     np.ones(3, np.float32), word="out")],
+    "gpuperf.kernels.streams:explore_measure": [B(st.explore_measure, 0, 1, 0,
+                                                  word="n_streams")],
+    "gpuperf.kernels.streams:timeline_spans": [lazy(st.timeline_spans,
+                                                    _rec("streams_timeline"), "nope", "x",
+                                                    word="work")],
+    "gpuperf.kernels.streams:plot_timeline": [lazy(st.plot_timeline, _rec("streams_timeline"),
+                                                   "nope", word="work")],
+    "gpuperf.kernels.streams:plot_default_stream": [B(st.plot_default_stream, R,
+                                                      word="case")],
+    "gpuperf.kernels.streams:plot_speedup": [B(st.plot_speedup, "r", err=TypeError,
+                                               word="res")],
+    "gpuperf.kernels.streams:plot_host_bandwidth": [B(st.plot_host_bandwidth, 5,
+                                                      err=TypeError, word="res")],
+    "gpuperf.kernels.streams:plot_explore": [lazy(st.plot_explore, _rec("streams_explore"),
+                                                  chunk_counts=[3],
+                                                  word="chunk_counts[0]")],
+    "gpuperf.kernels.streams:explore": [B(st.explore, R, word="n_streams")],
+    "gpuperf.kernels.streams:check_pipeline": [B(st.check_pipeline, print, sizes=[(1, 2)],
+                                                 err=TypeError, word="sizes[0]")],
+    "gpuperf.kernels.streams:check_predict": [rep(st.check_predict, "f", word="")],
+}
+
+
+# Every rung's factory refuses a block its tree cannot reduce (e.g. not a power of two).
+BAD.update({f"gpuperf.kernels.reduce:{f}": [B(getattr(rd, f), 100, word="block")]
+            for f in ("make_shared_atomic", "make_v0", "make_v1", "make_v1_5", "make_v2",
+                      "make_v3", "make_v4", "make_v4_1", "make_v4_2", "make_v5", "make_v6")})
+BAD.update({f"gpuperf.kernels.reduce:{f}": [B(getattr(rd, f), 2048, word="block")]
+            for f in ("make_v7", "make_v8")})
+
+# The access tracer and the coalescing checkers are being reworked on another branch
+# (tracer/checker preflight); their bad-input tests land with that work. Listed here so
+# that the count below is honest: they are public and not yet covered.
+OWNED_ELSEWHERE = {
+    "gpuperf.kernels.coalescing:Request.__init__",
+    "gpuperf.kernels.coalescing:AccessTrace.__init__",
+    "gpuperf.kernels.coalescing:AccessTrace.select",
+    "gpuperf.kernels.coalescing:AccessTrace.efficiency",
+    "gpuperf.kernels.coalescing:AccessTrace.sectors_per_request",
+    "gpuperf.kernels.coalescing:AccessTrace.max_bank_conflict",
+    "gpuperf.kernels.coalescing:AccessTrace.first",
+    "gpuperf.kernels.coalescing:AccessTrace.draw",
+    "gpuperf.kernels.coalescing:trace",
+    "gpuperf.kernels.coalescing:check_remap",
+    "gpuperf.kernels.coalescing:check_padded_transpose",
+}
+
+
+def _experiment_entries() -> dict:
+    """Every registered experiment takes one argument, ``progress``: a callable."""
+    out = {}
+    for e in records.experiments().values():
+        mod = e.fn.__module__
+        out[f"{mod}:{e.fn.__name__}"] = [B(e.fn, 42, err=TypeError, word="progress")]
+    return out
+
+
+def all_bad() -> dict:
+    return {**_experiment_entries(), **BAD}
+
+
+def _cases():
+    for name, calls in all_bad().items():
+        for i, case in enumerate(calls):
+            yield pytest.param(name, case, id=f"{name}#{i}")
+
+
+def test_every_public_function_has_bad_input_tests():
+    api = contract_api.public_api()
+    table = all_bad()
+    missing = sorted(set(api) - set(table) - OWNED_ELSEWHERE)
+    stale = sorted(set(table) - set(api))
+    covered = len(set(api) & set(table))
+    print(f"\n{len(api)} public functions, methods and constructors take arguments; "
+          f"{covered} have bad-input tests ({len(OWNED_ELSEWHERE & set(api))} are the tracer's, "
+          "tested on its branch).")
+    assert not stale, f"the table names functions that are not public API: {stale}"
+    assert not missing, (f"{len(missing)} public functions have no bad-input test in "
+                         f"tests/test_contract.py BAD: {missing}")
+
+
+@pytest.mark.parametrize("name,case", list(_cases()))
+def test_bad_input_gets_a_clear_error(name, case):
+    call, err, word = case
+    if err == REPORT:
+        with contextlib.redirect_stdout(io.StringIO()):
+            report = call()
+        assert isinstance(report, ex.Report) and not report, f"{name} accepted a bad submission"
+        assert word.lower() in report.text().lower()
+        return
+    if err == CLI:
+        buf = io.StringIO()
+        with contextlib.redirect_stderr(buf), contextlib.redirect_stdout(io.StringIO()):
+            assert call() == 2
+        assert word in buf.getvalue()
+        return
+    with pytest.raises((TypeError, ValueError)) as info:
+        with contextlib.redirect_stdout(io.StringIO()):
+            call()
+    assert isinstance(info.value, err), f"{name}: {type(info.value).__name__}: {info.value}"
+    assert word in str(info.value), f"{name}: the message does not name {word!r}: {info.value}"
+    # Never a bare message from deep inside: the message says what to do, in words.
+    assert len(str(info.value)) > 20, str(info.value)
+
+
+def test_zero_division_never_escapes():
+    for call in (lambda: bench.gbps(1, 0), lambda: dr.make_sum_loads(0),
+                 lambda: mm.make_tiled(0), lambda: mm.roofline_bound(1, 0, 1),
+                 lambda: dr.littles_law_gbps(1, 0)):
+        with pytest.raises(ValueError):
+            call()
+
+
+def test_model_functions_refuse_nan_inf_negative_and_strings():
+    assert math.isclose(dr.littles_law_gbps(1000, 500), 2.0)
+    for bad in (NAN, INF, -1.0):
+        with pytest.raises(ValueError):
+            dr.loads_per_thread_needed(bad, 600, 32, 132)
+        with pytest.raises(ValueError):
+            mm.roofline_bound(bad, 3000, 50)
+    with pytest.raises(TypeError, match="warps_per_sm"):
+        dr.bytes_in_flight("8", 4, 132)

@@ -61,6 +61,8 @@ def _check_out(out: Path, gpu: str, into_package: bool):
     probe = parent
     while not probe.exists():
         probe = probe.parent
+    if not probe.is_dir():
+        return None, f"cannot write {out}: {probe} is a file, not a folder; choose another --out."
     if not os.access(probe, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
         return None, f"cannot write {out} (no write permission); choose another --out."
     return data, None

@@ -1,0 +1,338 @@
+"""The contract, by the kinds of failure issue 13 found: silent wrong results, errors from
+deep inside, records, modes, widgets, and the record tool (with a simulated GPU)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import warnings
+
+import matplotlib
+import numpy as np
+import pytest
+
+matplotlib.use("Agg")
+
+import gpuperf as gp  # noqa: E402
+from gpuperf import _mode, bench, plots, record, records, widgets  # noqa: E402
+from gpuperf import exercises as ex  # noqa: E402
+from gpuperf.kernels import coarsening as cs  # noqa: E402
+from gpuperf.kernels import dram as dr  # noqa: E402
+from gpuperf.kernels import reduce as rd  # noqa: E402
+
+X = np.ones(8, np.float32)
+
+
+def _result(rows, **meta):
+    return records.Result("demo", rows, {"gpu": "My GPU", "ceilings": {}, **meta}, "recorded")
+
+
+# --------------------------------------------------------------------------- silent results
+
+
+def test_a_renamed_column_is_an_error_not_bars_at_zero():
+    res = _result([{"version": "a", "gbs": 10.0}, {"version": "b", "gbs": 20.0}])
+    with pytest.raises(ValueError, match="gbps.*Did you mean 'gbs'"):
+        plots.bars(res, label="version")
+
+
+def test_select_and_values_refuse_unknown_columns():
+    res = _result([{"version": "a", "gbps": 1.0}])
+    with pytest.raises(ValueError, match="versionn.*Did you mean 'version'"):
+        res.select(versionn="a")
+    with pytest.raises(ValueError, match="gbs"):
+        res.values("gbs")
+    with pytest.raises(ValueError, match="gbs"):
+        res.column("gbs")
+    assert res.select(version="a") == res.rows
+
+
+@pytest.mark.parametrize("out,err", [(np.ones(4, np.float32), ValueError),
+                                     (np.ones(8), TypeError), (np.ones(8, np.int32), TypeError)])
+def test_vector_add_refuses_an_out_that_would_lose_sums(out, err):
+    with pytest.raises(err, match="out"):
+        cs.vector_add(X, X, out=out)
+    good = np.full(8, np.nan, np.float32)
+    assert cs.vector_add(X, X, out=good) is good and (good == 2).all()
+
+
+def test_reduce_block_must_suit_the_tree_and_v4_warns():
+    with pytest.raises(ValueError, match="power of two"):
+        rd.kernel_for("v2", 100)
+    with pytest.warns(RuntimeWarning, match="racy"):
+        rd.reduce_sum(np.ones(300, np.float32), "v4", block=64)
+
+
+def test_chase_refuses_a_start_off_the_chain():
+    chain = dr.chase_chain(4)
+    with pytest.raises(ValueError, match="start=5 is not on the chain"):
+        dr.chase(chain, 3, start=5)
+
+
+def test_verify_prediction_never_answers_for_a_point_below_the_one_asked(capsys):
+    with pytest.raises(ValueError, match="loads=1000"):
+        dr.verify_prediction(1000, 8)
+    res = records.run("dram_littles_law")
+    measured = sorted(res.values("ilp"))
+    assert dr.verify_prediction(measured[-1], 8)["ilp"] == measured[-1]
+
+
+def test_compare_nan_against_nan_is_equal():
+    nan = float("nan")
+    assert ex.compare([nan], [nan]) is None
+    assert ex.compare([1.0, nan], [1.0, nan]) is None
+    assert "NaN" in ex.compare([nan], [1.0])
+
+
+# --------------------------------------------------------------------------- records
+
+
+def _write(path, text):
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("text,words", [
+    ('{"format": 2, "experi', "not valid JSON"),
+    ("", "is empty"),
+    ("[]", "JSON list"),
+    ('{"format": 1, "provenance": {"gpu": "G", "ceilings": {}}, "experiments": '
+     '{"gridstride_ceilings": {"meta": {}}}}', "without a 'rows' list"),
+    ('{"format": 2, "experiments": {"gridstride_ceilings": {"rows": [{"a": 1}]}}}',
+     "no provenance"),
+    ('{"format": 2, "experiments": {"gridstride_ceilings": {"rows": [{"a": 1}], '
+     '"provenance": {"gpu": "G"}}}}', "no ceilings"),
+])
+def test_broken_record_files_are_named_in_the_error(tmp_path, monkeypatch, text, words):
+    path = _write(tmp_path / "broken.json", text)
+    monkeypatch.setenv(records.ENV_RECORD, str(path))
+    with pytest.raises(records.RecordError) as info:
+        records.run("gridstride_ceilings")
+    assert str(path) in str(info.value) and words in str(info.value)
+    assert isinstance(info.value, ValueError)
+
+
+def test_an_existing_path_with_capitals_is_a_path_not_a_gpu_name(tmp_path, monkeypatch):
+    src = records.DATA_DIR / f"{records.REFERENCE}.json"
+    path = tmp_path / "My-Record.JSON"
+    path.write_text(src.read_text())
+    monkeypatch.setenv(records.ENV_RECORD, str(path))
+    assert records.record_path() == path
+    monkeypatch.setenv(records.ENV_RECORD, str(tmp_path / "Missing.JSON"))
+    with pytest.raises(FileNotFoundError, match="Missing.JSON does not exist"):
+        records.record_path()
+
+
+def test_shipped_record_migrates_with_every_row_identical():
+    path = records.DATA_DIR / f"{records.REFERENCE}.json"
+    raw = json.loads(path.read_text())
+    data = records.load(path)
+    assert data["format"] == records.FORMAT and data["gpu"] == raw["provenance"]["gpu"]
+    for name, entry in raw["experiments"].items():
+        new = data["experiments"][name]
+        assert new["rows"] == entry["rows"], name
+        assert new["provenance"]["gpu"] == raw["provenance"]["gpu"]
+        assert new["provenance"]["ceilings"] == (entry["meta"].get("ceilings")
+                                                 or raw["provenance"]["ceilings"])
+    res = records.recorded("reduce_ladder", path)
+    assert res.label.startswith("recorded on NVIDIA H") and res.ceilings.get("copy_gbps")
+
+
+def test_save_is_atomic_and_leaves_no_temporary_file(tmp_path):
+    path = tmp_path / "r.json"
+    data = records.load(records.DATA_DIR / f"{records.REFERENCE}.json")
+    records.save(data, path)
+    records.save(data, path)
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
+    assert records.load(path)["experiments"] == data["experiments"]
+
+
+# --------------------------------------------------------------------------- record tool
+
+
+@pytest.fixture
+def fake_gpu(tmp_path, monkeypatch):
+    """A simulated GPU: the recorder sees a GPU, two experiments, and fixed ceilings."""
+    calls = {"exp_a": 0, "exp_b": 0}
+    behaviour = {"exp_a": 1.0, "exp_b": 2.0}
+    prov = {"gpu": "Fake GPU", "date": "2026-01-01", "numba_cuda": "0.1", "device": {}}
+
+    def make(name):
+        def fn(progress):
+            calls[name] += 1
+            value = behaviour[name]
+            if isinstance(value, Exception):
+                raise value
+            progress(f"{name} measured")
+            return [{"x": 1, "gbps": value}]
+        fn.__qualname__ = name
+        return fn
+
+    exps = {n: records.Experiment(n, make(n), "fake", f"experiment {n}") for n in calls}
+    monkeypatch.setattr(record, "SIMULATOR", False)
+    monkeypatch.setattr(records, "experiments", lambda: dict(exps))
+    monkeypatch.setattr(records, "get", lambda name: exps[name])
+    monkeypatch.setattr(records, "BROKEN", {})
+    monkeypatch.setattr(records, "provenance", lambda: dict(prov))
+    monkeypatch.setattr(bench, "ceilings",
+                        lambda: {"copy_gbps": 500.0, "peak_gbps": 600.0, "matmul_tflops": None})
+    monkeypatch.setenv(records.ENV_HOME, str(tmp_path / "home"))
+    monkeypatch.setattr(records, "DATA_DIR", tmp_path / "package-data")
+    (tmp_path / "package-data").mkdir()
+    return {"calls": calls, "behaviour": behaviour, "prov": prov,
+            "default": tmp_path / "home" / "records" / "fake-gpu.json"}
+
+
+def test_record_writes_to_the_user_folder_and_prints_the_replay_line(fake_gpu, capsys):
+    assert record.main([]) == 0
+    out = capsys.readouterr().out
+    path = fake_gpu["default"]
+    assert f"GPUPERF_RECORD={path}" in out
+    data = records.load(path)
+    assert data["gpu"] == "Fake GPU" and set(data["experiments"]) == {"exp_a", "exp_b"}
+    assert all(e["provenance"]["ceilings"]["copy_gbps"] == 500.0
+               for e in data["experiments"].values())
+    assert [p.name for p in path.parent.iterdir()] == ["fake-gpu.json"]  # no temporary left
+    assert list(records.DATA_DIR.iterdir()) == []  # the package's records untouched
+
+
+def test_merging_only_relabels_the_experiments_recorded(fake_gpu, capsys):
+    assert record.main([]) == 0
+    fake_gpu["prov"].update(date="2026-05-05", numba_cuda="0.2")
+    fake_gpu["behaviour"]["exp_a"] = 3.0
+    assert record.main(["--only", "exp_a"]) == 0
+    data = records.load(fake_gpu["default"])
+    a, b = data["experiments"]["exp_a"], data["experiments"]["exp_b"]
+    assert a["provenance"]["date"] == "2026-05-05" and a["rows"][0]["gbps"] == 3.0
+    assert b["provenance"]["date"] == "2026-01-01" and b["provenance"]["numba_cuda"] == "0.1"
+    label_b = records.recorded("exp_b", fake_gpu["default"]).label
+    assert "2026-01-01" in label_b and "0.1" in label_b
+
+
+def test_a_failed_re_record_keeps_the_old_rows_marked(fake_gpu, capsys):
+    assert record.main([]) == 0
+    fake_gpu["prov"]["date"] = "2026-05-05"
+    fake_gpu["behaviour"]["exp_a"] = RuntimeError("out of memory")
+    assert record.main(["--only", "exp_a"]) == 1
+    entry = records.load(fake_gpu["default"])["experiments"]["exp_a"]
+    assert entry["rows"][0]["gbps"] == 1.0 and entry["provenance"]["date"] == "2026-01-01"
+    assert "out of memory" in entry["failed"]["error"]
+    with pytest.warns(RuntimeWarning, match="failed"):
+        res = records.recorded("exp_a", fake_gpu["default"])
+    assert "2026-01-01" in res.label
+
+
+def test_record_refuses_another_gpus_file_before_measuring(fake_gpu, capsys):
+    assert record.main([]) == 0
+    fake_gpu["prov"]["gpu"] = "Other GPU"
+    before = dict(fake_gpu["calls"])
+    assert record.main(["--out", str(fake_gpu["default"])]) == 2
+    assert "holds a record of Fake GPU" in capsys.readouterr().err
+    assert fake_gpu["calls"] == before
+
+
+def test_corrupt_or_unwritable_out_is_found_before_measuring(fake_gpu, tmp_path, capsys):
+    corrupt = tmp_path / "corrupt.json"
+    corrupt.write_text('{"format": 2, "exp')
+    assert record.main(["--out", str(corrupt)]) == 2
+    assert "not a readable record" in capsys.readouterr().err
+    assert corrupt.read_text() == '{"format": 2, "exp'
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    assert record.main(["--out", str(blocker / "r.json")]) == 2
+    assert "is a file, not a folder" in capsys.readouterr().err
+    assert record.main(["--out", str(tmp_path / "r.txt")]) == 2
+    assert fake_gpu["calls"] == {"exp_a": 0, "exp_b": 0}
+
+
+def test_record_writes_the_package_records_only_when_asked(fake_gpu, capsys):
+    shipped = records.DATA_DIR / "fake-gpu.json"
+    assert record.main(["--out", str(shipped)]) == 2
+    assert "--into-package" in capsys.readouterr().err and not shipped.exists()
+    assert record.main(["--into-package"]) == 0
+    assert records.load(shipped)["gpu"] == "Fake GPU"
+
+
+def test_record_list_and_only_still_work(fake_gpu, capsys):
+    assert record.main(["--list"]) == 0
+    assert "exp_a" in capsys.readouterr().out
+    assert record.main(["--only", "exp_b"]) == 0
+    assert set(records.load(fake_gpu["default"])["experiments"]) == {"exp_b"}
+    assert record.main(["--only", "nope"]) == 2
+
+
+# --------------------------------------------------------------------------- modes
+
+
+def _run(code, **env):
+    e = {k: val for k, val in os.environ.items()
+         if k not in ("GPUPERF_MODE", "NUMBA_ENABLE_CUDASIM")}
+    e.update(env, MPLBACKEND="Agg")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=e,
+                          timeout=300)
+
+
+REPLAY = ("import gpuperf as gp\n"
+          "res = gp.records.run('reduce_ladder')\n"
+          "gp.plots.bars(res, label='version', y='gbps')\n"
+          "print(gp.MODE, res.source)\n"
+          "try:\n    gp.bench.time_kernel(lambda: None)\n"
+          "except gp.bench.NeedsGPU as err:\n    print('NeedsGPU:', err)\n")
+
+no_gpu = pytest.mark.skipif(_mode._driver_gpu_count() > 0, reason="needs a machine without a GPU")
+
+
+@no_gpu
+def test_compile_mode_replays_figures():
+    r = _run(REPLAY, GPUPERF_MODE="compile")
+    assert r.returncode == 0, r.stderr
+    assert "compile recorded" in r.stdout and "NeedsGPU:" in r.stdout
+
+
+@no_gpu
+def test_numba_cuda_imported_first_without_a_gpu_still_replays():
+    r = _run("from numba import cuda\n" + REPLAY)
+    assert r.returncode == 0, r.stderr
+    assert "recorded" in r.stdout and "import gpuperf before numba.cuda" in r.stderr
+    assert "NeedsGPU:" in r.stdout
+
+
+# --------------------------------------------------------------------------- widgets
+
+
+def _explorer(monkeypatch, live=None):
+    res = _result([{"version": "a", "block": 32, "gbps": 1.0},
+                   {"version": "a", "block": 64, "gbps": 2.0}])
+    monkeypatch.setattr(widgets, "_has_gpu", lambda: live is not None)
+    box = widgets.explore(res, x="block", controls={"version": ["a", "zzz"]}, live=live)
+    return box, box.children[0], box.children[-2]
+
+
+def test_explorer_says_when_a_selection_has_no_recorded_rows(monkeypatch):
+    box, slider, status = _explorer(monkeypatch)
+    slider.value = "zzz"
+    assert "no recorded rows for version=zzz" in status.value
+
+
+def test_a_failed_live_measurement_shows_its_error_and_frees_the_button(monkeypatch):
+    def live(**params):
+        raise RuntimeError("the GPU fell over")
+
+    box, _, status = _explorer(monkeypatch, live=live)
+    button = box.children[1].children[1]
+    button.click()
+    assert "the GPU fell over" in status.value and not button.disabled
+
+
+def test_list_controls_are_option_lists():
+    seen = []
+    box = widgets.interact(lambda stride, size: seen.append((stride, size)),
+                           stride=[1, 2, 4], size=(1, 32, 1))
+    stride, size = box.children[:2]
+    assert list(stride.options) == [1, 2, 4] and type(stride).__name__ == "SelectionSlider"
+    assert type(size).__name__ == "IntSlider"
+    with pytest.raises(TypeError, match="controls"):
+        widgets.pick(_result([{"a": 1}]), controls={"a": 1}, show=print)
+    warnings.simplefilter("default")

@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import warnings
 
 import matplotlib
 import numpy as np
@@ -15,7 +14,6 @@ import pytest
 
 matplotlib.use("Agg")
 
-import gpuperf as gp  # noqa: E402
 from gpuperf import _mode, bench, plots, record, records, widgets  # noqa: E402
 from gpuperf import exercises as ex  # noqa: E402
 from gpuperf.kernels import coarsening as cs  # noqa: E402
@@ -335,4 +333,3 @@ def test_list_controls_are_option_lists():
     assert type(size).__name__ == "IntSlider"
     with pytest.raises(TypeError, match="controls"):
         widgets.pick(_result([{"a": 1}]), controls={"a": 1}, show=print)
-    warnings.simplefilter("default")

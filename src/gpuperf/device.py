@@ -121,6 +121,10 @@ def describe(d: DeviceInfo | None = None) -> str:
         raise TypeError(f"d must be a DeviceInfo (gp.device.info()) or None, not "
                         f"{type(d).__name__}.")
     d = d or info()
+    if d.simulated and not SIMULATOR and d.name != SIMULATOR_NAME:
+        return (f"{d.name}: this session has no GPU (GPUPERF_MODE=compile, or numba.cuda was "
+                "imported before gpuperf). Kernels compile to PTX but cannot run; timings and "
+                "figures are replayed from the recorded reference GPU.")
     if d.simulated:
         return (
             f"{d.name}: kernels run on the CPU for correctness (warp size {d.warp_size}, "

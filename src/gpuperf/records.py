@@ -44,6 +44,10 @@ class NotRecorded(LookupError):
     """An experiment has no recorded result in the record file in use."""
 
 
+class NoSingleRow(LookupError, ValueError):
+    """``Result.one(...)``: the filters match no row, or several."""
+
+
 @dataclass(frozen=True)
 class Experiment:
     name: str
@@ -426,7 +430,7 @@ class Result:
     def one(self, **filters) -> dict:
         rows = self.select(**filters)
         if len(rows) != 1:
-            raise LookupError(f"{self.name}: {len(rows)} rows match {filters}, expected one. "
+            raise NoSingleRow(f"{self.name}: {len(rows)} rows match {filters}, expected one. "
                               "Add filters until one row matches (see .values(column)).")
         return rows[0]
 

@@ -836,14 +836,14 @@ def reduce_sum(x, version: str = "v8", *, block: int | None = None,
     gets as many blocks as it can hold. Returns a Python float.
     """
     validate.choice(version, "version", VERSIONS)
+    x = validate.array(x, name="x", dtype=np.float32, ndim=1, min_size=1)
+    p = plan(version, int(x.shape[0]), block=block, blocks=blocks)
     if version in RACY:
         import warnings
 
         warnings.warn(f"version={version!r} is known to be racy (its last warp runs with no "
                       "barrier since Volta): the sum can differ from call to call. Use 'v4.1', "
                       "'v4.2' or 'v8' for a correct sum.", RuntimeWarning, stacklevel=2)
-    x = validate.array(x, name="x", dtype=np.float32, ndim=1, min_size=1)
-    p = plan(version, int(x.shape[0]), block=block, blocks=blocks)
     d_x = cuda.to_device(x) if isinstance(x, np.ndarray) and not SIMULATOR else x
     return float(p(d_x).copy_to_host()[0])
 

@@ -308,6 +308,16 @@ class Request:
     warp: int
     access: WarpAccess
 
+    def __post_init__(self):
+        validate.choice(self.space, "space", ("global", "shared"))
+        validate.choice(self.kind, "kind", ("load", "store"))
+        validate.string(self.array, "array")
+        validate.positive_int(self.line, "line", minimum=0)
+        validate.string(self.source, "source", empty=True)
+        validate.positive_int(self.warp, "warp", minimum=0)
+        if not isinstance(self.access, WarpAccess):
+            raise TypeError(f"access must be a WarpAccess, not {type(self.access).__name__}.")
+
     @property
     def bank_conflict(self) -> int:
         """Shared memory: the most distinct 4-byte words any one bank must serve (1 = none)."""
@@ -318,28 +328,57 @@ class Request:
         return max((len(ws) for ws in words_per_bank.values()), default=1)
 
 
+def _check_trace_filters(filters: dict) -> None:
+    """Filters of an AccessTrace: space, kind and array, with values a trace can hold."""
+    for key, val in filters.items():
+        validate.choice(key, "filter", ("space", "kind", "array"))
+        if val is None:
+            continue
+        if key == "space":
+            validate.choice(val, "space", ("global", "shared"))
+        elif key == "kind":
+            validate.choice(val, "kind", ("load", "store"))
+        else:
+            validate.string(val, "array")
+
+
+def _check_launch_shape(shape, name):
+    items = shape if isinstance(shape, tuple) else (shape,)
+    if not 1 <= len(items) <= 3:
+        raise ValueError(f"{name} must be an int or a tuple of 1 to 3 ints, not {shape!r}.")
+    for i, d in enumerate(items):
+        validate.positive_int(d, name if len(items) == 1 else f"{name}[{i}]")
+
+
 class AccessTrace:
     """Every warp-level request a simulated kernel made, with per-instruction summaries."""
 
     def __init__(self, requests: list[Request]):
+        if not isinstance(requests, list) or not all(isinstance(r, Request) for r in requests):
+            raise TypeError("requests must be a list of Request (what trace(...) records), not "
+                            f"{type(requests).__name__}.")
         self.requests = requests
 
     def select(self, *, space=None, kind=None, array=None) -> list[Request]:
+        _check_trace_filters({"space": space, "kind": kind, "array": array})
         return [r for r in self.requests
                 if (space is None or r.space == space) and (kind is None or r.kind == kind)
                 and (array is None or r.array == array)]
 
     def efficiency(self, **filters) -> float | None:
         """Bytes used / bytes moved over the selected global requests (None if there are none)."""
+        _check_trace_filters(filters)
         reqs = self.select(space=filters.pop("space", "global"), **filters)
         moved = sum(r.access.bytes_moved for r in reqs)
         return sum(r.access.bytes_used for r in reqs) / moved if moved else None
 
     def sectors_per_request(self, **filters) -> float | None:
+        _check_trace_filters(filters)
         reqs = self.select(space=filters.pop("space", "global"), **filters)
         return sum(len(r.access.sectors) for r in reqs) / len(reqs) if reqs else None
 
     def max_bank_conflict(self, **filters) -> int:
+        _check_trace_filters(filters)
         reqs = self.select(space="shared", **filters)
         return max((r.bank_conflict for r in reqs), default=0)
 
@@ -384,6 +423,7 @@ class AccessTrace:
         return self.table()
 
     def first(self, **filters) -> Request:
+        _check_trace_filters(filters)
         reqs = self.select(**filters)
         if not reqs:
             raise LookupError(f"no request matches {filters}.")
@@ -391,6 +431,7 @@ class AccessTrace:
 
     def draw(self, **filters):
         """Draw the first selected request's sectors (warp 0 of block 0, first time through)."""
+        _check_trace_filters(filters)
         req = self.first(**filters)
         acc = WarpAccess(req.access.addresses, req.access.elem_bytes,
                          f"{req.space} {req.kind} of {req.array}, line {req.line}: "
@@ -518,6 +559,9 @@ def trace(kernel, grid, block, *args) -> AccessTrace:
     ``AccessTrace``: print it for a table of sectors per request and bank conflicts.
     Simulator only: a GPU does not let Python watch its loads (use Nsight Compute there).
     """
+    validate.kernel(kernel)
+    _check_launch_shape(grid, "grid")
+    _check_launch_shape(block, "block")
     if not SIMULATOR:
         raise RuntimeError(
             "trace() watches the simulated threads' loads and stores, so it needs the CUDA "

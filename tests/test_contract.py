@@ -3,10 +3,10 @@
 ``BAD`` maps every public function, method and constructor (enumerated by
 ``contract_api.public_api()``) to bad calls. Each bad call must raise ``TypeError`` or
 ``ValueError`` (or a gpuperf subclass of them) whose message contains the given words
-(the parameter's name, or the bad value). Two other kinds of answer are allowed where
+(the parameter's name, or the bad value). Three other kinds of answer are allowed where
 they are the contract: exercise checkers answer a wrong submission with a failed
-``Report`` (``REPORT``), and command-line tools with exit status 2 and a message on
-stderr (``CLI``). ``test_every_public_function_has_bad_input_tests`` keeps new
+``Report`` (``REPORT``), command-line tools with exit status 2 and a message on stderr
+(``CLI``), and a predicate answers any object (``ANSWER``). ``test_every_public_function_has_bad_input_tests`` keeps new
 functions from skipping the contract.
 """
 
@@ -50,7 +50,7 @@ R = records.Result("demo", [{"version": "a", "block": 128, "gbps": 10.0},
                    {"gpu": "My GPU", "ceilings": {"copy_gbps": 100.0}}, "recorded")
 V = mm.variant("tiled", tile=4)
 CHAIN = dr.chase_chain(4)
-REPORT, CLI = "report", "cli"
+REPORT, CLI, ANSWER = "report", "cli", "answer"
 
 
 def B(fn, *args, err=ValueError, word="", **kw):  # noqa: N802 - one bad call
@@ -484,7 +484,9 @@ BAD = {
                                                        err=TypeError, word="iters")],
     "gpuperf.kernels.streams:launch_chunk": [B(st.launch_chunk, X, X, X, 0, 2000,
                                                word="block")],
-    "gpuperf.kernels.streams:is_pinned": [B(st.is_pinned, "x", err=TypeError, word="x")],
+    # A predicate: any object gets an answer (only NumPy arrays can be pinned).
+    "gpuperf.kernels.streams:is_pinned": [(lambda: st.is_pinned("x"), ANSWER, False),
+                                          (lambda: st.is_pinned(None), ANSWER, False)],
     "gpuperf.kernels.streams:pinned_copy": [B(st.pinned_copy, [1.0], err=TypeError,
                                               word="x")],
     "gpuperf.kernels.streams:Chunk.__init__": [B(st.Chunk, 0, 0, 5, 5, word="hi")],
@@ -611,6 +613,9 @@ def test_bad_input_gets_a_clear_error(name, case):
             report = call()
         assert isinstance(report, ex.Report) and not report, f"{name} accepted a bad submission"
         assert word.lower() in report.text().lower()
+        return
+    if err == ANSWER:
+        assert call() == word
         return
     if err == CLI:
         buf = io.StringIO()

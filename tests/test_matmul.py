@@ -79,7 +79,7 @@ def test_traffic_model():
     assert mm.intensity("block", n, n, n, 128, 128) == pytest.approx(32, rel=0.02)
     assert mm.roofline_bound(8.0, 3000.0, 50.0) == 24.0
     assert mm.roofline_bound(64.0, 3000.0, 50.0) == 50.0
-    with pytest.raises(ValueError, match="unknown traffic model"):
+    with pytest.raises(ValueError, match="model='magic'"):
         mm.traffic_bytes("magic", 1, 1, 1)
 
 

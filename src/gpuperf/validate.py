@@ -198,6 +198,9 @@ def number(value, name: str, *, minimum: float | None = None, maximum: float | N
     if positive and not value > 0:
         raise ValueError(f"{name} must be > 0, but it is {value}. Pass a positive number.")
     if minimum is not None and value < minimum:
+        if minimum == 0:
+            raise ValueError(f"{name} must not be negative, but it is {value}. Pass a value "
+                             ">= 0.")
         raise ValueError(f"{name} must be >= {minimum}, but it is {value}.")
     if maximum is not None and value > maximum:
         raise ValueError(f"{name} must be <= {maximum}, but it is {value}.")

@@ -75,7 +75,6 @@ class DramLayout:
 
     def locate(self, byte_address: int) -> tuple[int, int]:
         """(channel, bank) that holds this byte."""
-        validate.positive_int(byte_address, "byte_address", minimum=0)
         burst = self.burst_of(byte_address)
         return burst % self.channels, (burst // self.channels) % self.banks_per_channel
 

@@ -71,10 +71,10 @@ def poisoned(shape, dtype=np.float32) -> np.ndarray:
 
 
 def _shape_arg(shape, name="shape"):
-    items = shape if isinstance(shape, tuple) else (shape,)
+    seq = isinstance(shape, (tuple, list))
+    items = shape if seq else (shape,)
     for i, d in enumerate(items):
-        v.integer(d, name if len(items) == 1 and not isinstance(shape, tuple) else f"{name}[{i}]",
-                  minimum=0)
+        v.integer(d, f"{name}[{i}]" if seq else name, minimum=0)
     return shape
 
 

@@ -493,10 +493,11 @@ def launch_raw(algorithm: str, d_delta, d_w, d_d, d_raw, *, block: int = DEFAULT
     ``scratch``: for ``replicate``, a list of four flat ``N*N*S`` device arrays.
     """
     v.choice(algorithm, "algorithm", ALGORITHMS)
-    block = v.block_size(block)
+    block = v.integer(block, "block", minimum=1, maximum=1024)  # cheap: timed loops call this
     for _a, _nm in ((d_delta, "d_delta"), (d_w, "d_w"), (d_d, "d_d")):
-        v.array(_a, name=_nm, dtype=np.float32, ndim=2)
-    v.array(d_raw, name="d_raw", dtype=np.float32, ndim=None)
+        if len(getattr(_a, "shape", ())) != 2:
+            raise TypeError(f"{_nm} must be a 2-D float32 device array (N, S), not "
+                            f"{type(_a).__name__}.")
     if algorithm == "replicate" and (not isinstance(scratch, (list, tuple)) or len(scratch) != 4):
         raise TypeError("scratch must be a list of four flat N*N*S float32 device arrays for "
                         "algorithm='replicate'.")

@@ -789,7 +789,14 @@ class Plan:
         self._launch("second stage", make_v8(last_block), 1, last_block, partial, self.out, m, 0)
 
     def __call__(self, d_x):
-        validate.array(d_x, name="d_x", dtype=np.float32, ndim=1, min_size=self.n)
+        # Cheap checks only: this runs inside timed loops.
+        shape = getattr(d_x, "shape", None)
+        if getattr(d_x, "dtype", None) != np.float32 or shape is None or len(shape) != 1:
+            raise TypeError(f"d_x must be a 1-D float32 device array (cuda.to_device(x)), not "
+                            f"{type(d_x).__name__} of dtype {getattr(d_x, 'dtype', None)}.")
+        if shape[0] < self.n:
+            raise ValueError(f"d_x has {shape[0]} elements, but this plan sums {self.n}; build "
+                             f"one with plan(version, {shape[0]}).")
         for step in self._steps:
             step(d_x)
         return self.out

@@ -544,7 +544,7 @@ def moved_bytes(method: str, n_ch: int, n_samples: int) -> int:
     Algorithms 1-4 count only building ``raw``; ``fused`` and ``cublas`` produce the
     finished ``dgamma`` (and ``fused`` ``dbeta``), so their floors include everything.
     """
-    v.choice(method, "method", METHODS)
+    v.choice(method, "method", METHODS + ("reduce",))
     v.positive_int(n_ch, "n_ch")
     v.positive_int(n_samples, "n_samples")
     plane = 4 * n_ch * n_samples           # one (N, S) float32 array

@@ -43,6 +43,7 @@ Exercises
 from __future__ import annotations
 
 import functools
+import numbers
 import re
 import sys
 import threading
@@ -83,18 +84,25 @@ class WarpAccess:
         if not isinstance(self.addresses, tuple):
             raise TypeError(f"addresses must be a tuple of byte addresses, not "
                             f"{type(self.addresses).__name__}; use WarpAccess.from_addresses.")
-        for i, a in enumerate(self.addresses):
-            validate.positive_int(a, f"addresses[{i}]", minimum=0)
-        validate.choice(self.elem_bytes, "elem_bytes", (1, 2, 4, 8, 16))
-        validate.string(self.description, "description", empty=True)
+        # The tracer makes one per warp request: check fast, explain slowly.
+        if not all(type(a) is int and a >= 0 for a in self.addresses):
+            for i, a in enumerate(self.addresses):
+                validate.positive_int(a, f"addresses[{i}]", minimum=0)
+        if self.elem_bytes not in (1, 2, 4, 8, 16):
+            validate.choice(self.elem_bytes, "elem_bytes", (1, 2, 4, 8, 16))
+        if type(self.description) is not str:
+            validate.string(self.description, "description", empty=True)
 
     @classmethod
     def from_addresses(cls, addresses, elem_bytes: int, description: str = "") -> WarpAccess:
         addresses = validate.sequence(addresses, "addresses")
         for _i, _a in enumerate(addresses):
-            validate.positive_int(_a, f"addresses[{_i}]", minimum=0)
-        validate.choice(elem_bytes, "elem_bytes", (1, 2, 4, 8, 16))
-        validate.string(description, "description", empty=True)
+            if not (isinstance(_a, numbers.Integral) and _a >= 0):  # fast: called per request
+                validate.positive_int(_a, f"addresses[{_i}]", minimum=0)
+        if elem_bytes not in (1, 2, 4, 8, 16):
+            validate.choice(elem_bytes, "elem_bytes", (1, 2, 4, 8, 16))
+        if type(description) is not str:
+            validate.string(description, "description", empty=True)
         return cls(tuple(int(a) for a in addresses), int(elem_bytes), description)
 
     @property
@@ -309,12 +317,17 @@ class Request:
     access: WarpAccess
 
     def __post_init__(self):
-        validate.choice(self.space, "space", ("global", "shared"))
-        validate.choice(self.kind, "kind", ("load", "store"))
-        validate.string(self.array, "array")
-        validate.positive_int(self.line, "line", minimum=0)
-        validate.string(self.source, "source", empty=True)
-        validate.positive_int(self.warp, "warp", minimum=0)
+        if self.space not in ("global", "shared"):  # fast path: one per traced request
+            validate.choice(self.space, "space", ("global", "shared"))
+        if self.kind not in ("load", "store"):
+            validate.choice(self.kind, "kind", ("load", "store"))
+        if type(self.array) is not str or type(self.source) is not str:
+            validate.string(self.array, "array")
+            validate.string(self.source, "source", empty=True)
+        if not (type(self.line) is int and type(self.warp) is int and self.line >= 0
+                and self.warp >= 0):
+            validate.positive_int(self.line, "line", minimum=0)
+            validate.positive_int(self.warp, "warp", minimum=0)
         if not isinstance(self.access, WarpAccess):
             raise TypeError(f"access must be a WarpAccess, not {type(self.access).__name__}.")
 

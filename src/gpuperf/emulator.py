@@ -467,11 +467,12 @@ class EmuArray:
         return f"<emulated {self.space} array {self.name} {self.shape} {self.dtype}>"
 
     def _where(self) -> str:
-        t = cuda
-        try:
-            return f"thread {_fmt_idx(t.threadIdx)} of block {_fmt_idx(t.blockIdx)}"
-        except EmulatorError:
+        blk = getattr(cuda, "_blk", None)
+        if blk is None:
             return "outside a kernel"
+        tidx = blk.thread_idx(cuda._tid)
+        shown = _fmt_idx(tidx) if len(tidx) > 1 else str(tidx[0])
+        return f"thread {shown} of block {blk.block_name()}"
 
     def _oob(self, idx, kind):
         if cuda._blk.error is not None:

@@ -186,6 +186,10 @@ class Checker:
             self.report_.failed.append(("source", why))
         return not found
 
+    def preflight(self, kernel, grid, block, *args, **options) -> bool:
+        """``preflight(self, kernel, grid, block, *args)``: see the module function."""
+        return preflight(self, kernel, grid, block, *args, **options)
+
     def note(self, text: str) -> None:
         self.report_.notes.append(text)
 
@@ -239,7 +243,7 @@ def describe_exception(err: BaseException) -> str:
     hint = ""
     if isinstance(err, IndexError):
         hint = " A thread read or wrote outside the array: check the bounds test."
-    return f"your code raised {type(err).__name__}: {text}{where}.{hint}"
+    return f"your code raised {type(err).__name__}: {text.rstrip('.')}{where}.{hint}"
 
 
 def source_of(fn) -> str | None:
@@ -258,3 +262,40 @@ def bandwidth_line(student_ms: float, reference_ms: float, nbytes: float, *,
     s, r = gbps(nbytes, student_ms), gbps(nbytes, reference_ms)
     return (f"on this GPU your kernel moves {s:.0f} GB/s; {reference_name} moves {r:.0f} GB/s "
             f"({100 * s / r:.0f}%).")
+
+
+def preflight(chk: Checker, kernel, grid, block, *args, what: str | None = None,
+              shared_bytes: int = 0) -> bool:
+    """Run ``kernel[grid, block](*args)`` once in the thread emulator before any real launch.
+
+    ``args`` are a small case's NumPy arrays (used in place). The emulator
+    (``gpuperf.emulator``) runs the kernel's Python source, never the device, and enforces
+    the rules a GPU punishes: an index out of bounds, a misaligned 16-byte access (each
+    kills the CUDA context: every later launch in the session fails), a barrier that not
+    every thread of a block reaches, or a warp intrinsic whose lanes do not all arrive
+    (a hang). Such a fault becomes one failed case and the result is False: the checker
+    should then return ``chk.report()`` without launching the kernel. Anything else
+    (the kernel's own error, a feature the emulator lacks) is left to the real run: True.
+
+        if not ex.preflight(chk, kernel, grid, block, x, out):
+            return chk.report()
+    """
+    from . import emulator
+
+    name = what or "a dry run in the thread emulator before launching"
+    with chk.case(name):
+        try:
+            emulator.launch(kernel, grid, block, *args, record=False, shared_bytes=shared_bytes)
+        except emulator.FAULTS as err:
+            chk.fail(describe_exception(err) + (
+                " On a GPU this would kill the CUDA context or hang." if SIMULATOR else
+                " The kernel was not launched on the GPU, where this would kill the CUDA "
+                "context (every later launch in the session fails) or hang."))
+            return False
+        except emulator.Unsupported as err:  # before NotImplementedError, its base
+            chk.note(f"the dry run in the thread emulator was skipped: {err}")
+        except NotImplementedError:
+            pass  # the exercise's stub: the real run says "not implemented yet"
+        except Exception as err:  # noqa: BLE001  (the real launch reports the kernel's own errors)
+            chk.note(f"the dry run in the thread emulator stopped at: {describe_exception(err)}")
+    return True

@@ -355,3 +355,9 @@ def test_checkers_refuse_faults_before_any_launch(capsys):
     out = capsys.readouterr().out
     assert out.count("dry run in the thread emulator") == 2
     assert "not reached by all threads" in out and "out of bounds" in out
+
+
+def test_padded_transpose_checker_names_a_race(capsys):
+    wrong = dict(load_wrong("coalescing"))
+    assert not co.check_padded_transpose(wrong["transpose_no_barrier"].kernel)
+    assert "read-write race on shared t" in capsys.readouterr().out

@@ -287,8 +287,9 @@ class Request:
 class AccessTrace:
     """Every warp-level request an emulated kernel made, with per-instruction summaries."""
 
-    def __init__(self, requests: list[Request]):
+    def __init__(self, requests: list[Request], run=None):
         self.requests = requests
+        self.run = run  # the emulator's Run (every access, ``run.races()``), when traced
 
     def select(self, *, space=None, kind=None, array=None) -> list[Request]:
         return [r for r in self.requests
@@ -383,7 +384,7 @@ def trace(kernel, grid, block, *args) -> AccessTrace:
         reqs.append(Request(r.space, r.kind, r.array, r.line,
                             emulator.source_line(r.file, r.line), tuple(r.block), r.warp, acc))
     reqs.sort(key=lambda q: (q.block, q.warp, q.line))
-    return AccessTrace(reqs)
+    return AccessTrace(reqs, run)
 
 
 # =========================================================================== copies
@@ -1270,6 +1271,10 @@ def check_padded_transpose(kernel) -> ex.Report:
                          f"({conflict}-way bank conflict): reading a column of a "
                          f"{t}-wide tile puts every lane on the same bank. Pad each row "
                          f"by one element: shape ({t}, {t} + 1).")
+            races = tr.run.describe_races(1)
+            if races:
+                chk.fail(f"a data race: {races[0]} On a GPU these threads run at the same "
+                         "time: fill the whole tile, cuda.syncthreads(), then read it.")
     if not SIMULATOR:
         with chk.case("speed on this GPU (8192 x 8192)"):
             n = 8192

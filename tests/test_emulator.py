@@ -361,3 +361,14 @@ def test_padded_transpose_checker_names_a_race(capsys):
     wrong = dict(load_wrong("coalescing"))
     assert not co.check_padded_transpose(wrong["transpose_no_barrier"].kernel)
     assert "read-write race on shared t" in capsys.readouterr().out
+
+
+def test_a_feature_the_emulator_lacks_skips_the_case():
+    chk = ex.Checker("unsupported")
+    with chk.case("traced"):
+        raise em.Unsupported("cuda.match_any_sync is not supported by gpuperf's thread emulator.")
+    with chk.case("plain"):
+        pass
+    report = chk.report(show=False)
+    assert report and report.passed == ["plain"] and "match_any_sync" in report.notes[-1]
+    assert gp.emulator is em

@@ -364,7 +364,7 @@ class _Atomic:
         if i is None:
             raise EmulatorError(f"an atomic on {ary.name} needs one element, not {idx!r}.")
         a = ary._a
-        with _ATOMIC_LOCK:
+        with _ATOMIC_LOCK, np.errstate(over="ignore"):  # integers wrap, as on a GPU
             old = a[i]
             a[i] = update(old)
         if ary._log is not None:
@@ -1007,14 +1007,45 @@ def _is_dispatcher(v) -> bool:
         return False
 
 
+# Modules whose attributes are never kernels: used as they are (no proxy, no overhead).
+_PLAIN_MODULES = ("numpy", "math", "cmath", "operator", "builtins", "random", "itertools",
+                  "functools")
+
+
+class _ModuleProxy:
+    """A module a kernel reaches device functions through (``red.warp_sum(v)``,
+    ``gp.reduce.warp_sum(v)``): its attributes are translated on first use."""
+
+    def __init__(self, module, memo, table):
+        self.__dict__["_module"] = module
+        self.__dict__["_memo"] = memo
+        self.__dict__["_table"] = table
+
+    def __getattr__(self, name):
+        value = _translate(getattr(self._module, name), self._memo, self._table)
+        self.__dict__[name] = value
+        return value
+
+    def __repr__(self):
+        return f"<emulated view of {self._module!r}>"
+
+
 def _translate(v, memo, table):
     if isinstance(v, _SCALARS):
         return v
     hit = table.get(id(v))
     if hit is not None and hit[0] is v:
         return hit[1]
-    if isinstance(v, types.ModuleType) and v.__name__ == "numba.cuda":
-        return cuda
+    if isinstance(v, types.ModuleType):
+        name = v.__name__
+        if name == "numba.cuda":
+            return cuda
+        if name.split(".")[0] in _PLAIN_MODULES:
+            return v
+        key = ("module", id(v))
+        if key not in memo:
+            memo[key] = _ModuleProxy(v, memo, table)
+        return memo[key]
     if _is_dispatcher(v):
         return _emulate(v.py_func, memo, table)
     return v
@@ -1094,19 +1125,29 @@ class _Launch:
             return self._allocs
 
 
+def _host_offset(a: np.ndarray) -> int:
+    """Where a host array starts, in bytes from its allocation's (256-byte aligned) start.
+
+    A view such as ``x[1:]`` starts 4 bytes in, as the simulator's device arrays do (and as
+    the course's host code that reads ``x.ctypes.data % 16`` in simulator mode assumes); a
+    fresh array starts at 0 (NumPy aligns allocations to 16 bytes, cudaMalloc to 256).
+    """
+    root = a
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    start = root.__array_interface__["data"][0]
+    return a.__array_interface__["data"][0] - start + start % 16
+
+
 def _wrap_arg(arg, name, launch, alloc):
     """(what the kernel sees, a function that copies results back or None)."""
     if isinstance(arg, np.ndarray):
         if arg.ndim == 0:
             return arg, None
-        return EmuArray(arg, name, "global", 0, launch.log, alloc), None
+        return EmuArray(arg, name, "global", _host_offset(arg), launch.log, alloc), None
     host = getattr(arg, "_ary", None)
     if isinstance(host, np.ndarray) and type(arg).__name__.startswith("FakeCUDA"):
-        root = host
-        while isinstance(root.base, np.ndarray):
-            root = root.base
-        off = host.__array_interface__["data"][0] - root.__array_interface__["data"][0]
-        return EmuArray(host, name, "global", off, launch.log, alloc), None
+        return EmuArray(host, name, "global", _host_offset(host), launch.log, alloc), None
     if hasattr(arg, "copy_to_host") and hasattr(arg, "__cuda_array_interface__"):
         data = arg.copy_to_host()
         ptr = int(arg.__cuda_array_interface__["data"][0])

@@ -69,7 +69,10 @@ class EmulatorError(RuntimeError):
 
 
 class OutOfBounds(EmulatorError, IndexError):
-    """An element access outside an array (an ``IndexError``)."""
+    """An element access outside an array: an ``IndexError``, and named so in messages."""
+
+
+OutOfBounds.__name__ = OutOfBounds.__qualname__ = "IndexError"  # what students know it as
 
 
 class MisalignedAccess(EmulatorError):

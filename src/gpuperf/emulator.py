@@ -36,6 +36,19 @@ Shared arrays: the k-th ``cuda.shared.array`` call of a thread returns its block
 (created by the first thread to get there), filled with NaN (floats) or garbage (integers),
 like real shared memory. Arrays passed as arguments may be NumPy arrays (used in place),
 Numba device arrays (copied to the host, run, copied back) or the simulator's device arrays.
+Addresses count bytes from the allocation's start (256-byte aligned, as ``cudaMalloc``'s); a
+view such as ``x[1:]`` starts 4 bytes in.
+
+Races (``Run.races()``): two accesses to the same bytes by different threads, at least one a
+store, neither atomic, with no barrier between them (same block, same barrier epoch; lanes of
+one warp are also ordered by a ``syncwarp`` or shuffle between them) or from different blocks
+(global memory: nothing orders blocks).
+
+Limits: blocks run one after another, so inter-block races are found by ``races()``, never
+by a wrong result; ``activemask`` cannot see divergence inside a warp; integers computed in
+Python do not overflow (array elements do wrap); negative indices wrap around, as Numba's
+do; a kernel that loops forever hangs here as on a GPU. Device functions are found in the
+kernel's globals, closure cells and module attributes (``red.warp_sum(v)``).
 """
 
 from __future__ import annotations

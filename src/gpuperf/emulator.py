@@ -775,7 +775,7 @@ class _Block:
         if exited:
             parts.append(f"{self.who(exited)} exited (returned) without reaching it")
         cls = BarrierError if at_bar else WarpSyncError
-        return cls(head + "; " + "; ".join(parts) + ". On a GPU every thread of a block must "
+        return cls(head + "".join("; " + p for p in parts) + ". On a GPU every thread of a block must "
                    "reach the same barrier (and every lane of a mask the same warp intrinsic), "
                    "or the block hangs or computes garbage: move early returns below the last "
                    "barrier and guard loads and stores with if-tests instead.")

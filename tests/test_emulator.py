@@ -372,3 +372,20 @@ def test_a_feature_the_emulator_lacks_skips_the_case():
     report = chk.report(show=False)
     assert report and report.passed == ["plain"] and "match_any_sync" in report.notes[-1]
     assert gp.emulator is em
+
+
+def test_an_endless_loop_times_out():
+    @cuda.jit
+    def spin(x):
+        i = cuda.grid(1)
+        while x[0] == 0.0:  # nobody ever writes x[0]
+            i += 1
+
+    t0 = time.time()
+    with pytest.raises(em.LaunchTimeout, match="did not finish within 1 s"):
+        em.launch(spin, 1, 4, np.zeros(1, np.float32), record=False, timeout=1)
+    assert time.time() - t0 < 5
+    time.sleep(0.2)  # the spinning threads stop at their next access
+    import threading
+
+    assert not [t for t in threading.enumerate() if t.name.startswith("emulated")]

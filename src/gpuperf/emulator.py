@@ -61,6 +61,7 @@ import operator
 import re
 import sys
 import threading
+import time
 import types
 
 import numpy as np
@@ -70,7 +71,8 @@ FULL_MASK = 0xFFFFFFFF
 MAX_BLOCK_THREADS = 1024
 
 __all__ = ["launch", "emulate", "cuda", "Run", "Access", "Race", "EmulatorError",
-           "OutOfBounds", "MisalignedAccess", "BarrierError", "WarpSyncError", "Unsupported",
+           "OutOfBounds", "MisalignedAccess", "BarrierError", "WarpSyncError", "LaunchTimeout",
+           "Unsupported",
            "FAULTS"]
 
 
@@ -104,8 +106,12 @@ class Unsupported(NotImplementedError):
     """The kernel uses something of ``cuda.*`` the emulator does not implement."""
 
 
+class LaunchTimeout(EmulatorError):
+    """A block did not finish within ``launch``'s ``timeout`` (an endless loop?)."""
+
+
 # What a GPU would turn into a fault or a hang: a checker refuses the kernel for these.
-FAULTS = (OutOfBounds, MisalignedAccess, BarrierError, WarpSyncError)
+FAULTS = (OutOfBounds, MisalignedAccess, BarrierError, WarpSyncError, LaunchTimeout)
 
 
 class _Abort(BaseException):
@@ -554,6 +560,8 @@ class EmuArray:
             return self._view(idx)
         if self._log is not None:
             self._record("load", addr, self._itemsize, sys._getframe(1))
+        elif cuda._blk.error is not None:  # another thread failed, or the launch timed out
+            raise _Abort()
         return self._a[i]
 
     def __setitem__(self, idx, value):
@@ -563,6 +571,8 @@ class EmuArray:
                               "by the emulator: store element by element.")
         if self._log is not None:
             self._record("store", addr, self._itemsize, sys._getframe(1))
+        elif cuda._blk.error is not None:
+            raise _Abort()
         self._a[i] = value
 
     def _view(self, idx):
@@ -1192,7 +1202,8 @@ _SWITCH_INTERVAL = 5e-3
 
 
 def launch(kernel, grid, block, *args, record: bool = True, shared_bytes: int = 0,
-           block_order=None, max_blocks: int | None = None) -> Run:
+           block_order=None, max_blocks: int | None = None,
+           timeout: float | None = None) -> Run:
     """Run ``kernel[grid, block](*args)`` over emulated threads; return a ``Run``.
 
     ``kernel``: a ``@cuda.jit`` kernel (GPU, simulator or compile mode) or a plain Python
@@ -1201,7 +1212,9 @@ def launch(kernel, grid, block, *args, record: bool = True, shared_bytes: int = 
     run) back. ``record=False`` skips the access log (bounds, alignment and barrier rules
     are still enforced). ``shared_bytes``: dynamic shared memory per block.
     ``block_order``: None (x fastest), "reverse", "random", or a list of block indices;
-    ``max_blocks`` runs only the first blocks of that order.
+    ``max_blocks`` runs only the first blocks of that order. ``timeout``: seconds for the
+    whole launch, after which it raises ``LaunchTimeout`` (its threads stop at their next
+    array access or barrier).
 
     Raises the first error of a thread (the kernel's own exception, or one of ``FAULTS``).
     """
@@ -1222,6 +1235,7 @@ def launch(kernel, grid, block, *args, record: bool = True, shared_bytes: int = 
     order = _block_order(grid, block_order)
     if max_blocks is not None:
         order = order[:max_blocks]
+    deadline = None if timeout is None else time.monotonic() + timeout
     with _LAUNCH_LOCK:
         switch = sys.getswitchinterval()
         # Emulated threads hand over at barriers (they block on a gate), never by being
@@ -1237,7 +1251,16 @@ def launch(kernel, grid, block, *args, record: bool = True, shared_bytes: int = 
                 for th in threads:
                     th.start()
                 for th in threads:
-                    th.join()
+                    th.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+                    if th.is_alive():
+                        with blk.cond:
+                            if blk.error is None:
+                                blk.error = LaunchTimeout(
+                                    f"the kernel did not finish within {timeout:g} s in the "
+                                    f"emulator (block {blk.block_name()} still ran): an endless "
+                                    "loop? On a GPU it would never finish either.")
+                            blk.wake_all()
+                        break
                 if blk.error is not None:
                     raise blk.error
         finally:

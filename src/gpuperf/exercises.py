@@ -268,16 +268,17 @@ def bandwidth_line(student_ms: float, reference_ms: float, nbytes: float, *,
 
 
 def preflight(chk: Checker, kernel, grid, block, *args, what: str | None = None,
-              shared_bytes: int = 0) -> bool:
+              shared_bytes: int = 0, timeout: float = 120.0) -> bool:
     """Run ``kernel[grid, block](*args)`` once in the thread emulator before any real launch.
 
     ``args`` are a small case's NumPy arrays (used in place). The emulator
     (``gpuperf.emulator``) runs the kernel's Python source, never the device, and enforces
     the rules a GPU punishes: an index out of bounds, a misaligned 16-byte access (each
     kills the CUDA context: every later launch in the session fails), a barrier that not
-    every thread of a block reaches, or a warp intrinsic whose lanes do not all arrive
-    (a hang). Such a fault becomes one failed case and the result is False: the checker
-    should then return ``chk.report()`` without launching the kernel. Anything else
+    every thread of a block reaches, a warp intrinsic whose lanes do not all arrive, or
+    a kernel that does not finish within ``timeout`` seconds (each a hang). Such a fault
+    becomes one failed case and the result is False: the checker should then return
+    ``chk.report()`` without launching the kernel. Anything else
     (the kernel's own error, a feature the emulator lacks) is left to the real run: True.
 
         if not ex.preflight(chk, kernel, grid, block, x, out):
@@ -288,7 +289,8 @@ def preflight(chk: Checker, kernel, grid, block, *args, what: str | None = None,
     name = what or "a dry run in the thread emulator before launching"
     with chk.case(name):
         try:
-            emulator.launch(kernel, grid, block, *args, record=False, shared_bytes=shared_bytes)
+            emulator.launch(kernel, grid, block, *args, record=False, shared_bytes=shared_bytes,
+                            timeout=timeout)
         except emulator.FAULTS as err:
             chk.fail(describe_exception(err) + (
                 " On a GPU this would kill the CUDA context or hang." if SIMULATOR else

@@ -577,6 +577,40 @@ BAD.update({
 })
 
 
+from gpuperf import emulator as emu  # noqa: E402
+
+RUN = emu.Run([], (1, 1, 1), (1, 1, 1), [])
+BAD.update({
+    "gpuperf.emulator:launch": [B(emu.launch, "k", 1, 32, err=TypeError, word="k"),
+                                B(emu.launch, gs.copy_grid_stride, 0, 32, word="grid"),
+                                B(emu.launch, gs.copy_grid_stride, 1, 32, X, X, 4,
+                                  timeout=-1.0, word="timeout")],
+    "gpuperf.emulator:emulate": [B(emu.emulate, 42, err=TypeError, word="int")],
+    "gpuperf.emulator:source_line": [B(emu.source_line, 3, 1, err=TypeError, word="file"),
+                                     B(emu.source_line, "f.py", -1, word="line")],
+    "gpuperf.emulator:EmuArray.__init__": [B(emu.EmuArray, [1.0], "x", "global", 0, None, None,
+                                             err=TypeError, word="NumPy array"),
+                                           B(emu.EmuArray, X, "x", "globl", 0, None, None,
+                                             word="space")],
+    "gpuperf.emulator:Run.__init__": [B(emu.Run, "e", 1, 1, [], err=TypeError, word="events")],
+    "gpuperf.emulator:Run.accesses": [B(RUN.accesses, space="glob", word="space")],
+    "gpuperf.emulator:Run.describe_races": [B(RUN.describe_races, -1, word="limit")],
+    "gpuperf.emulator:load_float4": [B(emu.load_float4, "x", 0, err=TypeError,
+                                       word="load_float4")],
+    "gpuperf.emulator:store_float4": [B(emu.store_float4, "x", 0, (1, 2, 3, 4), err=TypeError,
+                                        word="store_float4")],
+    "gpuperf.emulator:load4": [B(emu.load4, "x", 0, 0, err=TypeError, word="load4")],
+    "gpuperf.emulator:store4": [B(emu.store4, "x", 0, 0, 1, 2, 3, 4, err=TypeError,
+                                  word="store4")],
+    "gpuperf.exercises:preflight": [B(ex.preflight, "chk", gs.copy_grid_stride, 1, 32,
+                                      err=TypeError, word="chk"),
+                                    B(ex.preflight, ex.Checker("t"), "k", 1, 32,
+                                      err=TypeError, word="kernel")],
+    "gpuperf.exercises:Checker.preflight": [B(ex.Checker("t").preflight, "k", 1, 32,
+                                              err=TypeError, word="kernel")],
+})
+
+
 def _experiment_entries() -> dict:
     """Every registered experiment takes one argument, ``progress``: a callable."""
     out = {}

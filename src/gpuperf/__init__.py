@@ -10,7 +10,8 @@ Set ``GPUPERF_MODE=gpu`` or ``GPUPERF_MODE=simulator`` to force one.
 
 Chapter modules are reachable as attributes: ``gp.gridstride``, ``gp.reduce``, ...
 (each is ``gpuperf.kernels.<name>``), and the tools as ``gp.bench``, ``gp.records``,
-``gp.plots``, ``gp.widgets``, ``gp.exercises``, ``gp.device``.
+``gp.plots``, ``gp.widgets``, ``gp.exercises``, ``gp.device``, ``gp.emulator`` (the
+thread emulator that traces kernels and dry-runs exercises, with or without a GPU).
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ if SIMULATOR:
         "at small sizes); timings and figures are replayed from a recorded reference GPU."
     )
 
-_TOOLS = {"bench", "records", "plots", "widgets", "exercises", "device", "validate", "assign"}
+_TOOLS = {"bench", "records", "plots", "widgets", "exercises", "device", "validate", "assign",
+          "emulator"}
 
 
 def show_device() -> None:

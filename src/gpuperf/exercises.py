@@ -31,6 +31,7 @@ import numpy as np
 
 from . import SIMULATOR
 from . import validate as v
+from .emulator import Unsupported
 
 PASS, FAIL = "\u2713", "\u2717"  # check mark, cross
 
@@ -161,6 +162,8 @@ class Checker:
         self._failed_current = False
         try:
             yield self
+        except Unsupported as err:  # the emulator lacks a feature: skip the case, say so
+            self.report_.notes.append(f"{self._current}: not checked, {err}")
         except NotImplementedError:
             self._record_fail("not implemented yet: replace `raise NotImplementedError()` "
                               "with your code.")
@@ -229,6 +232,10 @@ class Checker:
         if found:
             self.report_.failed.append(("source", why))
         return not found
+
+    def preflight(self, kernel, grid, block, *args, **options) -> bool:
+        """``preflight(self, kernel, grid, block, *args)``: see the module function."""
+        return preflight(self, kernel, grid, block, *args, **options)
 
     def note(self, text: str) -> None:
         v.string(text, "text")
@@ -301,7 +308,7 @@ def describe_exception(err: BaseException) -> str:
     hint = ""
     if isinstance(err, IndexError):
         hint = " A thread read or wrote outside the array: check the bounds test."
-    return f"your code raised {type(err).__name__}: {text}{where}.{hint}"
+    return f"your code raised {type(err).__name__}: {text.rstrip('.')}{where}.{hint}"
 
 
 def _source_args(fn, pattern, why, regex):
@@ -338,3 +345,48 @@ def bandwidth_line(student_ms: float, reference_ms: float, nbytes: float, *,
     s, r = gbps(nbytes, student_ms), gbps(nbytes, reference_ms)
     return (f"on this GPU your kernel moves {s:.0f} GB/s; {reference_name} moves {r:.0f} GB/s "
             f"({100 * s / r:.0f}%).")
+
+
+def preflight(chk: Checker, kernel, grid, block, *args, what: str | None = None,
+              shared_bytes: int = 0, timeout: float = 120.0) -> bool:
+    """Run ``kernel[grid, block](*args)`` once in the thread emulator before any real launch.
+
+    ``args`` are a small case's NumPy arrays (used in place). The emulator
+    (``gpuperf.emulator``) runs the kernel's Python source, never the device, and enforces
+    the rules a GPU punishes: an index out of bounds, a misaligned 16-byte access (each
+    kills the CUDA context: every later launch in the session fails), a barrier that not
+    every thread of a block reaches, a warp intrinsic whose lanes do not all arrive, or
+    a kernel that does not finish within ``timeout`` seconds (each a hang). Such a fault
+    becomes one failed case and the result is False: the checker should then return
+    ``chk.report()`` without launching the kernel. Anything else
+    (the kernel's own error, a feature the emulator lacks) is left to the real run: True.
+
+        if not ex.preflight(chk, kernel, grid, block, x, out):
+            return chk.report()
+    """
+    from . import emulator
+
+    if not isinstance(chk, Checker):
+        raise TypeError(f"chk must be the exercise's Checker (ex.Checker(...)), not "
+                        f"{type(chk).__name__}.")
+    v.kernel(kernel)
+    if what is not None:
+        v.string(what, "what")
+    name = what or "a dry run in the thread emulator before launching"
+    with chk.case(name):
+        try:
+            emulator.launch(kernel, grid, block, *args, record=False, shared_bytes=shared_bytes,
+                            timeout=timeout)
+        except emulator.FAULTS as err:
+            chk.fail(describe_exception(err) + (
+                " On a GPU this would kill the CUDA context or hang." if SIMULATOR else
+                " The kernel was not launched on the GPU, where this would kill the CUDA "
+                "context (every later launch in the session fails) or hang."))
+            return False
+        except Unsupported as err:  # before NotImplementedError, its base
+            chk.note(f"the dry run in the thread emulator was skipped: {err}")
+        except NotImplementedError:
+            pass  # the exercise's stub: the real run says "not implemented yet"
+        except Exception as err:  # noqa: BLE001  (the real launch reports the kernel's own errors)
+            chk.note(f"the dry run in the thread emulator stopped at: {describe_exception(err)}")
+    return True

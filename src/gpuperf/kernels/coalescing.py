@@ -12,10 +12,11 @@ touches, and its efficiency (bytes used / bytes moved). ``draw_warp_access`` dra
 it, ``draw_warp_access_gallery`` draws the cases the chapter discusses, and
 ``explore_warp_access()`` is the interactive version (ipywidgets, imported lazily).
 
-``trace(kernel, grid, block, *args)`` runs a kernel on the simulator and records
-every global and shared access, warp by warp: the sectors each load and store
-touched and the shared-memory bank conflicts. The exercises' checkers use it to
-tell a coalesced kernel from an uncoalesced one without a GPU.
+``trace(kernel, grid, block, *args)`` runs a kernel in the course's thread emulator
+(``gpuperf.emulator``, the same with or without a GPU) and records every global and
+shared access, warp by warp: the sectors each load and store touched and the
+shared-memory bank conflicts. The exercises' checkers use it to tell a coalesced
+kernel from an uncoalesced one, on a GPU and off it.
 
 Kernels
 -------
@@ -44,15 +45,12 @@ from __future__ import annotations
 
 import functools
 import numbers
-import re
-import sys
-import threading
 from dataclasses import dataclass
 
 import numpy as np
 from numba import cuda, float32, float64  # noqa: E402,I001  (after gpuperf: the mode is chosen first)
 
-from .. import SIMULATOR, bench, device, validate
+from .. import SIMULATOR, bench, device, emulator, validate
 from .. import exercises as ex
 from ..records import experiment
 from ..vector import load_float4, store_float4
@@ -300,7 +298,7 @@ def explore_warp_access():
                             elem_bytes=[4, 1, 2, 8, 16])
 
 
-# =========================================================================== tracing (simulator)
+# =========================================================================== tracing (the emulator)
 
 
 @dataclass(frozen=True)
@@ -364,13 +362,14 @@ def _check_launch_shape(shape, name):
 
 
 class AccessTrace:
-    """Every warp-level request a simulated kernel made, with per-instruction summaries."""
+    """Every warp-level request an emulated kernel made, with per-instruction summaries."""
 
-    def __init__(self, requests: list[Request]):
+    def __init__(self, requests: list[Request], run=None):
         if not isinstance(requests, list) or not all(isinstance(r, Request) for r in requests):
             raise TypeError("requests must be a list of Request (what trace(...) records), not "
                             f"{type(requests).__name__}.")
         self.requests = requests
+        self.run = run  # the emulator's Run (every access, ``run.races()``), when traced
 
     def select(self, *, space=None, kind=None, array=None) -> list[Request]:
         _check_trace_filters({"space": space, "kind": kind, "array": array})
@@ -452,193 +451,29 @@ class AccessTrace:
         return draw_warp_access(acc)
 
 
-def _byte_offset(ary: np.ndarray, idx) -> tuple[int, int] | None:
-    """(byte offset from the allocation's start, bytes) of ``ary[idx]``.
-
-    A single element, or a contiguous 1-D slice (a vector access); None otherwise.
-    """
-    if not isinstance(idx, tuple):
-        idx = (idx,)
-    if len(idx) != ary.ndim:
-        return None
-    off, nbytes = 0, ary.itemsize
-    for i, n, st in zip(idx, ary.shape, ary.strides):
-        if isinstance(i, slice) and ary.ndim == 1:
-            start, stop, step = i.indices(n)
-            if step != 1 or stop <= start:
-                return None
-            i, nbytes = start, (stop - start) * ary.itemsize
-        elif not isinstance(i, (int, np.integer)):
-            return None
-        i = int(i)
-        off += (i + n if i < 0 else i) * st
-    root = ary
-    while isinstance(root.base, np.ndarray):
-        root = root.base
-    start = ary.__array_interface__["data"][0] - root.__array_interface__["data"][0]
-    return start + off, nbytes
-
-
-class _Log:
-    """What the traced arrays saw: one event per element access by a simulated thread."""
-
-    def __init__(self):
-        self.events: list[tuple] = []
-        self.lines: dict[tuple, str] = {}
-
-    def record(self, space, kind, name, ary, idx, skip_codes):
-        t = threading.current_thread()
-        if not hasattr(t, "threadIdx"):
-            return  # host-side access, not a thread of the kernel
-        where = _byte_offset(ary, idx)
-        if where is None:
-            return
-        addr, nbytes = where
-        f = sys._getframe(2)
-        while f is not None and f.f_code in skip_codes:
-            f = f.f_back
-        site = (f.f_code.co_filename, f.f_lineno) if f is not None else ("?", 0)
-        counts = t.__dict__.setdefault("_gp_trace_counts", {})
-        key = (space, kind, name, site)
-        occurrence = counts.get(key, 0)
-        counts[key] = occurrence + 1
-        if site not in self.lines:
-            import linecache
-
-            self.lines[site] = linecache.getline(site[0], site[1]).strip()
-        self.events.append((space, kind, name, site, tuple(t.blockIdx), t.thread_id,
-                            occurrence, addr, nbytes))
-
-    def requests(self) -> list[Request]:
-        groups: dict[tuple, list] = {}
-        for space, kind, name, site, block, tid, occ, addr, size in self.events:
-            key = (space, kind, name, site, block, tid // WARP, occ)
-            groups.setdefault(key, []).append((tid, addr, size))
-        reqs = []
-        for (space, kind, name, site, block, warp, _occ), lanes in groups.items():
-            lanes.sort()
-            acc = WarpAccess.from_addresses([a for _, a, _ in lanes], lanes[0][2])
-            reqs.append(Request(space, kind, name, site[1], self.lines.get(site, ""), block,
-                                warp, acc))
-        reqs.sort(key=lambda r: (r.block, r.warp, r.line))
-        return reqs
-
-
-def _traced_classes(log: _Log):
-    from numba.cuda.simulator.cudadrv.devicearray import (
-        FakeCUDAArray,
-        FakeWithinKernelCUDAArray,
-    )
-
-    class TracedDeviceArray(FakeCUDAArray):
-        def __init__(self, ary, name):
-            super().__init__(ary)
-            self._gp_name = name
-
-        def __getitem__(self, idx):
-            log.record("global", "load", self._gp_name, self._ary, idx, skip)
-            return super().__getitem__(idx)
-
-        def __setitem__(self, idx, val):
-            log.record("global", "store", self._gp_name, self._ary, idx, skip)
-            return super().__setitem__(idx, val)
-
-    class TracedShared(np.ndarray):
-        def __getitem__(self, idx):
-            log.record("shared", "load", self._gp_name, self, idx, skip)
-            return np.ndarray.__getitem__(self, idx)
-
-        def __setitem__(self, idx, val):
-            log.record("shared", "store", self._gp_name, self, idx, skip)
-            return np.ndarray.__setitem__(self, idx, val)
-
-    skip = {TracedDeviceArray.__getitem__.__code__, TracedDeviceArray.__setitem__.__code__,
-            TracedShared.__getitem__.__code__, TracedShared.__setitem__.__code__,
-            FakeWithinKernelCUDAArray.__getitem__.__code__,
-            FakeWithinKernelCUDAArray.__setitem__.__code__,
-            FakeCUDAArray.__getitem__.__code__, FakeCUDAArray.__setitem__.__code__}
-    if SIMULATOR:  # the vector helpers are plain Python here: report their caller's line
-        skip |= {load_float4.__code__, store_float4.__code__}
-    return TracedDeviceArray, TracedShared
-
-
-_trace_lock = threading.Lock()
-
-
 def trace(kernel, grid, block, *args) -> AccessTrace:
-    """Run ``kernel[grid, block](*args)`` on the simulator and record every array access.
+    """Run ``kernel[grid, block](*args)`` in the thread emulator and record every access.
 
-    NumPy arguments are used in place (the kernel's writes land in them). Returns an
-    ``AccessTrace``: print it for a table of sectors per request and bank conflicts.
-    Simulator only: a GPU does not let Python watch its loads (use Nsight Compute there).
+    Works the same on a GPU, on the simulator and without either: the kernel's Python
+    source runs over emulated threads (``gpuperf.emulator``), never on the device. NumPy
+    arguments are used in place (the kernel's writes land in them); device arrays are
+    copied in and back. Returns an ``AccessTrace``: print it for a table of sectors per
+    request and bank conflicts. A kernel that breaks a rule of the hardware raises a plain
+    error (``IndexError`` out of bounds, a misaligned 16-byte access, a barrier not reached
+    by every thread). On a GPU, Nsight Compute measures the same thing for a real launch
+    (``ncu --section MemoryWorkloadAnalysis``).
     """
     validate.kernel(kernel)
     _check_launch_shape(grid, "grid")
     _check_launch_shape(block, "block")
-    if not SIMULATOR:
-        raise RuntimeError(
-            "trace() watches the simulated threads' loads and stores, so it needs the CUDA "
-            "simulator; on a GPU, profile with Nsight Compute "
-            "(ncu --section MemoryWorkloadAnalysis) instead. "
-            "Start Python with GPUPERF_MODE=simulator to trace.")
-    import inspect
-
-    from numba.cuda.simulator import kernelapi
-    from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
-
-    py = getattr(kernel, "py_func", kernel)
-    try:
-        names = list(inspect.signature(py).parameters)
-    except (TypeError, ValueError):
-        names = []
-    names += [f"arg{i}" for i in range(len(names), len(args))]
-    log = _Log()
-    TracedDeviceArray, TracedShared = _traced_classes(log)
-    wrapped = []
-    for name, arg in zip(names, args):
-        if isinstance(arg, np.ndarray) and arg.ndim > 0:
-            wrapped.append(TracedDeviceArray(arg, name))
-        elif isinstance(arg, FakeCUDAArray):
-            wrapped.append(TracedDeviceArray(arg._ary, name))
-        else:
-            wrapped.append(arg)
-
-    def shared_array(self, shape, dtype, alignment=None):
-        if shape == 0:  # dynamic shared memory: untraced
-            return original(self, shape, dtype, alignment)
-        from numba.np import numpy_support
-
-        if not isinstance(dtype, np.dtype) and hasattr(dtype, "bitwidth"):
-            dtype = numpy_support.as_dtype(dtype)
-        caller = sys._getframe(1)
-        site = (caller.f_code.co_filename, caller.f_lineno)
-        with alloc_lock:  # the block's threads arrive together: one allocation per line
-            arr = self._allocations.get(site)
-            if arr is None:
-                arr = self._allocations[site] = new_shared(site, shape, dtype)
-        return arr
-
-    def new_shared(site, shape, dtype):
-        # One allocation per source line and block, as the simulator keeps them,
-        # filled with garbage like real shared memory, named after its variable.
-        import linecache
-
-        arr = np.empty(shape, dtype).view(TracedShared)
-        m = re.match(r"\s*(\w+)\s*=", linecache.getline(*site))
-        arr._gp_name = m.group(1) if m else f"shared@{site[1]}"
-        if arr.dtype.kind == "f":
-            np.ndarray.fill(arr, np.nan)
-        return arr
-
-    alloc_lock = threading.Lock()
-    with _trace_lock:
-        original = kernelapi.FakeCUDAShared.array
-        kernelapi.FakeCUDAShared.array = shared_array
-        try:
-            kernel[grid, block](*wrapped)
-        finally:
-            kernelapi.FakeCUDAShared.array = original
-    return AccessTrace(log.requests())
+    run = emulator.launch(kernel, grid, block, *args, record=True)
+    reqs = []
+    for r in run.warp_requests():
+        acc = WarpAccess.from_addresses([a for _, a, _ in r.lanes], r.lanes[0][2])
+        reqs.append(Request(r.space, r.kind, r.array, r.line,
+                            emulator.source_line(r.file, r.line), tuple(r.block), r.warp, acc))
+    reqs.sort(key=lambda q: (q.block, q.warp, q.line))
+    return AccessTrace(reqs, run)
 
 
 # =========================================================================== copies
@@ -1420,11 +1255,17 @@ def check_remap(kernel) -> ex.Report:
     """Check a coalesced ``kernel(x, w, out)`` computing ``out[r, c] = x[r, c] * w[r]``.
 
     Launched like ``scale_rows_uncoalesced``: 1-D, ``REMAP_BLOCK`` threads per block, one
-    thread per element. Correct at awkward shapes, then (on the simulator) the loads of
-    ``x`` and the stores to ``out`` must be coalesced: 4 sectors per warp request.
+    thread per element. First a dry run in the thread emulator (a kernel that would fault
+    is never launched), then correct at awkward shapes, then, traced warp by warp in the
+    emulator (with or without a GPU), the loads of ``x`` and the stores to ``out`` must be
+    coalesced: 4 sectors per warp request. On a GPU it also times the kernel.
     """
     chk = ex.Checker("remap threads to data (scale rows, coalesced)")
     if not chk.is_kernel(kernel):
+        return chk.report()
+    x, w = ex.random_array((7, 40), 20), ex.random_array(7, 21)
+    if not ex.preflight(chk, kernel, -(-7 * 40 // REMAP_BLOCK), REMAP_BLOCK, x, w,
+                        ex.poisoned((7, 40))):
         return chk.report()
     shapes = [(1, 1), (1, 33), (31, 1), (7, 40), (33, 31), (3, 257)]
     for seed in (0, 1):
@@ -1436,8 +1277,8 @@ def check_remap(kernel) -> ex.Report:
                 _remap_launch(kernel, x, w, out)
                 chk.compare(out, x.astype(np.float64) * w[:, None].astype(np.float64))
     names = _param_names(kernel)
-    if SIMULATOR and len(names) == 3:
-        with chk.case("coalescing, traced on the simulator (32 x 32)"):
+    if len(names) == 3:
+        with chk.case("coalescing, traced warp by warp in the emulator (32 x 32)"):
             x, w, out = ex.random_array((32, 32), 3), ex.random_array(32, 4), ex.poisoned((32, 32))
             tr = trace(kernel, -(-1024 // REMAP_BLOCK), REMAP_BLOCK, x, w, out)
             for name, what in ((names[0], f"loads of {names[0]}"),
@@ -1450,7 +1291,7 @@ def check_remap(kernel) -> ex.Report:
                              f"sectors per warp request ({eff:.0%} of the bytes moved are "
                              "used); a coalesced warp touches 4. Number the threads along "
                              "the rows: consecutive i must be consecutive elements of a row.")
-    elif not SIMULATOR:
+    if not SIMULATOR:
         with chk.case("speed on this GPU (4096 x 4096)"):
             x = cuda.to_device(ex.random_array((4096, 4096), 5))
             w = cuda.to_device(ex.random_array(4096, 6))
@@ -1480,20 +1321,23 @@ def check_padded_transpose(kernel) -> ex.Report:
 
     Launched with ``EXERCISE_TILE`` x ``EXERCISE_TILE`` tiles, blocks of
     ``(EXERCISE_TILE, EXERCISE_BLOCK_ROWS)`` threads and grid ``(ceil(cols / TILE),
-    ceil(rows / TILE))``. Correct at awkward shapes; then (on the simulator) coalesced
-    global loads and stores, a shared tile, and no bank conflicts.
+    ceil(rows / TILE))``. First a dry run in the thread emulator at 3 x 33 (out-of-bounds
+    stores and barriers that threads leaving early never reach are refused before any GPU
+    launch), then correct at awkward shapes; then, traced in the emulator (with or without
+    a GPU), coalesced global loads and stores, a shared tile, and no bank conflicts. On a
+    GPU it also times the kernel.
     """
     chk = ex.Checker("tiled transpose with padding", race_note=True)
     if not chk.is_kernel(kernel):
         return chk.report()
     chk.source_has(kernel, "syncthreads", why="the kernel never calls cuda.syncthreads(): "
                    "threads would read the tile before the others have written it.")
-    src = ex.source_of(kernel) or ""
-    last_sync = src.rfind("syncthreads")
-    if last_sync > 0 and re.search(r"\breturn\b", src[:last_sync]):
-        chk.fail("a `return` comes before cuda.syncthreads(): threads that leave early never "
-                 "reach the barrier, which hangs or corrupts the block on a GPU (the simulator "
-                 "lets it pass). Guard the loads and stores with if-tests instead.")
+    t = EXERCISE_TILE
+    # 3 rows: most threads of the block are below the matrix; 33 columns: a second block
+    # with one column. A kernel that returns early for them misses the barrier.
+    if not ex.preflight(chk, kernel, (2, 1), (t, EXERCISE_BLOCK_ROWS),
+                        ex.random_array((3, 33), 30), ex.poisoned((33, 3))):
+        return chk.report()
     shapes = [(1, 1), (32, 32), (31, 33), (33, 64), (65, 40)]
     for seed in (0, 1):
         for rows, cols in shapes if seed == 0 else shapes[2:4]:
@@ -1503,10 +1347,9 @@ def check_padded_transpose(kernel) -> ex.Report:
                 _transpose_launch(kernel, a, out)
                 chk.compare(out, a.T.astype(np.float64))
     names = _param_names(kernel)
-    if SIMULATOR and len(names) == 2:
-        with chk.case("memory behaviour, traced on the simulator (64 x 64)"):
+    if len(names) == 2:
+        with chk.case("memory behaviour, traced warp by warp in the emulator (64 x 64)"):
             a, out = ex.random_array((64, 64), 7), ex.poisoned((64, 64))
-            t = EXERCISE_TILE
             tr = trace(kernel, (64 // t, 64 // t), (t, EXERCISE_BLOCK_ROWS), a, out)
             for name, what in ((names[0], f"loads of {names[0]}"),
                                (names[1], f"stores to {names[1]}")):
@@ -1525,12 +1368,15 @@ def check_padded_transpose(kernel) -> ex.Report:
                          f"({conflict}-way bank conflict): reading a column of a "
                          f"{t}-wide tile puts every lane on the same bank. Pad each row "
                          f"by one element: shape ({t}, {t} + 1).")
-    elif not SIMULATOR:
+            races = tr.run.describe_races(1)
+            if races:
+                chk.fail(f"a data race: {races[0]} On a GPU these threads run at the same "
+                         "time: fill the whole tile, cuda.syncthreads(), then read it.")
+    if not SIMULATOR:
         with chk.case("speed on this GPU (8192 x 8192)"):
             n = 8192
             a = _device_data(n * n).reshape(n, n)
             out = cuda.device_array((n, n), np.float32)
-            t = EXERCISE_TILE
             grid, block = (n // t, n // t), (t, EXERCISE_BLOCK_ROWS)
             mine = _time_on_gpu(kernel, grid, block, a, out)
             ref = _time_on_gpu(make_transpose(t, EXERCISE_BLOCK_ROWS, 1), grid, block, a, out)

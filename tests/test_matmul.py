@@ -136,3 +136,21 @@ def test_experiments_are_registered():
     names = gp.records.experiments()
     for n in ("matmul_naive_vs_tiled", "matmul_tile_sweep", "matmul_roofline", "matmul_seed_bugs"):
         assert n in names and names[n].chapter == "tiling"
+
+
+def test_untouched_stubs_get_one_line_not_a_traceback(capsys):
+    """A student copy's stub (`raise NotImplementedError()`) gets 'not implemented yet' and
+    nothing else: no AttributeError from the source checks that follow."""
+    from gpuperf.kernels import coarsening as co_
+
+    def make_my_tiled(tile):
+        raise NotImplementedError()
+
+    def make_my_coarsened(tile, factor):
+        raise NotImplementedError()
+
+    for report in (mm.check_tiled(make_my_tiled, tile=4),
+                   co_.check_coarsened(make_my_coarsened, tile=4, factor=2)):
+        assert not report
+        assert len(report.failed) == 1
+        assert "not implemented yet" in report.failed[0][1]

@@ -705,6 +705,8 @@ def check_coarsened(make_kernel, tile: int = 8, factor: int = 3) -> ex.Report:
     sizes = [(1, 1, 1), (9, 11, 25), (8, 8, 24), (17, 13, 50), (5, 20, 7)]
     chk = mm.check_matmul_kernel(make_launch, f"coarsened tiled matmul (tile {tile}, factor {factor})",
                                  sizes=sizes)
+    if not mm.source_checks_apply(chk):
+        return chk.report()
     chk.source_has(make_kernel, "syncthreads",
                    why="the tiles in shared memory need cuda.syncthreads() between loading "
                        "and using them, and before they are overwritten.")

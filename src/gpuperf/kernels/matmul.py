@@ -614,8 +614,12 @@ def bug_outcome(v: Variant, M: int, K: int, N: int, seed: int = 5) -> dict:
 CHECK_SIZES = [(1, 1, 1), (33, 47, 29), (16, 16, 16), (17, 15, 33), (40, 64, 8)]
 
 
-def check_matmul_kernel(make_launch, title: str, *, sizes=CHECK_SIZES, rtol=1e-4) -> ex.Report:
-    """Shared engine: ``make_launch()`` returns ``launch(A, B, C)``; run it on awkward sizes."""
+def check_matmul_kernel(make_launch, title: str, *, sizes=CHECK_SIZES, rtol=1e-4) -> ex.Checker:
+    """Shared engine: ``make_launch()`` returns ``launch(A, B, C)``; run it on awkward sizes.
+
+    Returns the ``Checker`` (not yet reported), so that a caller can add source checks;
+    ``source_checks_apply(chk)`` says whether they are worth adding (not for a stub).
+    """
     validate.function(make_launch, "make_launch")
     validate.string(title, "title")
     for _i, _s in enumerate(validate.sequence(sizes, "sizes")):
@@ -629,10 +633,10 @@ def check_matmul_kernel(make_launch, title: str, *, sizes=CHECK_SIZES, rtol=1e-4
         launch = make_launch()
     except NotImplementedError:
         chk.fail("not implemented yet: replace `raise NotImplementedError()` with your code.")
-        return chk.report()
+        return chk
     except Exception as err:
         chk.fail(ex.describe_exception(err))
-        return chk.report()
+        return chk
     for seed in (0, 1):
         for (M, K, N) in sizes if seed == 0 else sizes[1:3]:
             with chk.case(f"A {M}x{K} @ B {K}x{N}", seed=seed):
@@ -644,6 +648,14 @@ def check_matmul_kernel(make_launch, title: str, *, sizes=CHECK_SIZES, rtol=1e-4
                 ref = reference(A, B)
                 chk.compare(dC.copy_to_host(), ref, rtol=rtol, atol=rtol * float(np.abs(ref).max()))
     return chk
+
+
+def source_checks_apply(chk: ex.Checker) -> bool:
+    """Source checks only add to a report whose kernel ran at least once: a stub or a kernel
+    that fails everywhere gets its one line, not a list of consequences."""
+    if not isinstance(chk, ex.Checker):
+        raise TypeError(f"chk must be an ex.Checker, not {type(chk).__name__}.")
+    return bool(chk.report_.passed)
 
 
 def check_tiled(make_kernel, tile: int = 16) -> ex.Report:
@@ -667,6 +679,8 @@ def check_tiled(make_kernel, tile: int = 16) -> ex.Report:
         return launch
 
     chk = check_matmul_kernel(make_launch, f"tiled matmul with {tile} x {tile} tiles")
+    if not source_checks_apply(chk):
+        return chk.report()
     src_fn = make_kernel
     chk.source_has(src_fn, "syncthreads",
                    why="the kernel needs cuda.syncthreads() after loading a tile and again "

@@ -52,3 +52,11 @@ def test_compile_mode_uses_the_real_target_without_a_gpu():
             GPUPERF_MODE="compile")
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["compile", "False", "0"]
+
+
+def test_small_launch_warning_is_silenced_in_one_place():
+    import numba
+
+    import gpuperf  # noqa: F401
+
+    assert numba.config.CUDA_LOW_OCCUPANCY_WARNINGS == 0

@@ -62,6 +62,22 @@ def _requested_mode() -> str | None:
     )
 
 
+def quiet_small_launches() -> None:
+    """Silence Numba's "Grid size N will likely result in GPU under-utilization" warning.
+
+    The course launches one block or a handful on purpose (to show a tail, a single warp's
+    round, the checkers' awkward sizes), and on a GPU each such launch printed a
+    ``NumbaPerformanceWarning`` to stderr: pages of it in every chapter, drowning the
+    warnings that matter. This is the one place it is turned off; set
+    ``NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=1`` yourself to see it again.
+    """
+    os.environ.setdefault("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "0")
+    if "numba" in sys.modules:
+        import numba
+
+        numba.config.CUDA_LOW_OCCUPANCY_WARNINGS = int(os.environ["NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"])
+
+
 def select_mode() -> str:
     """Decide the mode, configure Numba for it, and return ``"gpu"`` or ``"simulator"``."""
     requested = _requested_mode()
@@ -69,7 +85,8 @@ def select_mode() -> str:
     numba_cuda_loaded = "numba.cuda" in sys.modules
 
     if numba_cuda_loaded:
-        # Too late to change anything: report what numba.cuda already is.
+        quiet_small_launches()
+        # Too late to change anything else: report what numba.cuda already is.
         import numba
 
         active = SIMULATOR if numba.config.ENABLE_CUDASIM else GPU
@@ -117,6 +134,7 @@ def select_mode() -> str:
             )
 
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1" if mode == SIMULATOR else "0"
+    quiet_small_launches()
     if "numba" in sys.modules:
         import numba
 

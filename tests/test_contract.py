@@ -580,6 +580,7 @@ BAD.update({
 
 
 from gpuperf import emulator as emu  # noqa: E402
+from gpuperf import selfcheck as gp_selfcheck  # noqa: E402
 
 RUN = emu.Run([], (1, 1, 1), (1, 1, 1), [])
 BAD.update({
@@ -604,6 +605,10 @@ BAD.update({
     "gpuperf.emulator:load4": [B(emu.load4, "x", 0, 0, err=TypeError, word="load4")],
     "gpuperf.emulator:store4": [B(emu.store4, "x", 0, 0, 1, 2, 3, 4, err=TypeError,
                                   word="store4")],
+    "gpuperf.selfcheck:main": [cli(gp_selfcheck.main, ["--budget", "-1"], "--budget"),
+                               cli(gp_selfcheck.main, ["--only", "("], "--only"),
+                               cli(gp_selfcheck.main, ["--notebooks", "no/such/dir"],
+                                   "--notebooks")],
     "gpuperf.exercises:preflight": [B(ex.preflight, "chk", gs.copy_grid_stride, 1, 32,
                                       err=TypeError, word="chk"),
                                     B(ex.preflight, ex.Checker("t"), "k", 1, 32,

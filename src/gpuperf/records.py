@@ -155,8 +155,8 @@ def slug(gpu_name: str) -> str:
 
 
 def available() -> list[Path]:
-    """Record files shipped with the package."""
-    return sorted(DATA_DIR.glob("*.json"))
+    """Record files shipped with the package (not the GPU self-check's ``selfcheck-*.json``)."""
+    return sorted(p for p in DATA_DIR.glob("*.json") if not p.name.startswith("selfcheck-"))
 
 
 def user_dir() -> Path:

@@ -45,6 +45,25 @@ def _ipywidgets():
     return ipywidgets
 
 
+def _selfcheck_press(name: str, press) -> None:
+    """Under ``python -m gpuperf.selfcheck`` (``GPUPERF_SELFCHECK_LOG`` set), press the
+    "measure live" button once, as a student would, and log what happened: the self-check
+    fails a notebook whose live measurement raises."""
+    import json
+    import os
+    import time
+
+    log = os.environ.get("GPUPERF_SELFCHECK_LOG")
+    if not log:
+        return
+    t0 = time.perf_counter()
+    err = press(None)
+    entry = {"explorer": name, "ok": err is None, "seconds": round(time.perf_counter() - t0, 3),
+             "error": None if err is None else f"{type(err).__name__}: {err}"}
+    with open(log, "a", encoding="utf-8") as f:
+        f.write(json.dumps(entry) + "\n")
+
+
 def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
             ceilings: dict | None = None, logx: bool = False, ylabel: str | None = None):
     """Sliders over the parameters in ``controls``; plot ``y`` against ``x`` for the selection.
@@ -126,11 +145,13 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
                 button.disabled = False
                 status.value = html.escape(f"measuring {params} failed: "
                                            f"{type(err).__name__}: {err}")
-                return
+                return err
             button.disabled = False
             redraw()
+            return None
 
         button.on_click(measure)
+        _selfcheck_press(result.name, measure)
         children += [w.HBox([xs, button])]
     elif not _has_gpu():
         children.append(w.HTML("<small>No GPU in this session: the explorer shows recorded "

@@ -1,0 +1,289 @@
+"""``python -m gpuperf.selfcheck``: run the course the way a student does, and say what broke.
+
+Every chapter notebook is executed top to bottom in a fresh Jupyter kernel, then every
+student copy made by ``gpuperf.assign`` (solutions replaced by stubs). In each run:
+
+* every "measure live" button of an explorer is pressed once (``GPUPERF_SELFCHECK_LOG``
+  makes ``gpuperf.widgets.explore`` press it and log the outcome);
+* a cell error fails the notebook (in a student copy, only ``NotImplementedError`` from a
+  stub is expected);
+* anything printed to stderr fails it, unless the cell is tagged ``allow-stderr`` (a cell
+  that shows a warning on purpose);
+* a checker that rejects the chapter's own reference solution fails it; in a student copy
+  each checker must answer a stub with "not implemented yet", never a traceback;
+* a notebook over its time budget (``--budget``, 60 s) fails it.
+
+It prints one row per notebook and writes the table, with the GPU, versions, date and
+commit, to ``src/gpuperf/data/selfcheck-<gpu>.json`` (``--out`` to change). On a machine
+without a GPU it runs in the simulator and says so; the shipped result is a GPU's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+ALLOW_STDERR = "allow-stderr"
+PASS_MARK, FAIL_MARK = "\u2713", "\u2717"
+_STUB = "not implemented yet"
+
+
+@dataclass
+class _Run:
+    """What one execution of one notebook did."""
+
+    notebook: str
+    copy: str  # "chapter" or "student"
+    seconds: float = 0.0
+    cells: int = 0
+    live_pressed: int = 0
+    live_failed: int = 0
+    checkers_passed: int = 0
+    checkers_failed: int = 0
+    stubs: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["ok"] = self.ok
+        return d
+
+
+def _text(output) -> str:
+    if output.get("output_type") == "stream":
+        return output.get("text", "")
+    data = output.get("data", {})
+    return data.get("text/plain", "") if isinstance(data, dict) else ""
+
+
+def _analyse(nb, run: _Run, *, student: bool) -> _Run:
+    """Read an executed notebook's outputs into ``run`` (problems, checkers, stubs)."""
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        tags = set(cell.get("metadata", {}).get("tags", []))
+        for out in cell.get("outputs", []):
+            kind = out.get("output_type")
+            if kind == "error":
+                if student and out.get("ename") == "NotImplementedError":
+                    run.stubs += 1
+                    continue
+                run.problems.append(f"cell {i}: {out.get('ename')}: {out.get('evalue', '')[:200]}")
+                continue
+            if kind == "stream" and out.get("name") == "stderr" and ALLOW_STDERR not in tags:
+                first = next((ln for ln in out.get("text", "").splitlines() if ln.strip()), "")
+                run.problems.append(f"cell {i}: stderr: {first[:200]}")
+                continue
+            for line in _text(out).splitlines():
+                if line.startswith(f"{PASS_MARK} "):
+                    run.checkers_passed += 1
+                elif line.startswith(f"{FAIL_MARK} "):
+                    run.checkers_failed += 1
+                    if not student:
+                        run.problems.append(f"cell {i}: the checker rejects the chapter's own "
+                                            f"solution: {line[:200]}")
+                elif student and line.startswith(f"  {FAIL_MARK} "):
+                    if _STUB in line:
+                        run.stubs += 1
+                    else:
+                        run.problems.append(f"cell {i}: a stub got more than 'not implemented "
+                                            f"yet': {line.strip()[:200]}")
+                elif line.startswith("Traceback (most recent call last)"):
+                    run.problems.append(f"cell {i}: a traceback was printed")
+    return run
+
+
+def _execute(path: Path, *, student: bool, budget: float, cell_timeout: int,
+            log_dir: Path) -> _Run:
+    """Execute one notebook in a fresh kernel and analyse it."""
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+    run = _Run(path.stem, "student" if student else "chapter")
+    nb = nbformat.read(path, as_version=4)
+    run.cells = sum(c.cell_type == "code" for c in nb.cells)
+    log = log_dir / f"{path.stem}-{run.copy}.jsonl"
+    log.unlink(missing_ok=True)
+    os.environ["GPUPERF_SELFCHECK_LOG"] = str(log)  # the kernel inherits it
+    client = NotebookClient(nb, timeout=cell_timeout, kernel_name="python3",
+                            allow_errors=student,
+                            resources={"metadata": {"path": str(path.parent)}})
+    t0 = time.perf_counter()
+    try:
+        client.execute()
+    except CellExecutionError as err:
+        run.problems.append(f"stopped at an error: {str(err).strip().splitlines()[-1][:300]}")
+    except (CellTimeoutError, DeadKernelError, TimeoutError) as err:
+        run.problems.append(f"stopped: {type(err).__name__}: {str(err)[:200]}")
+    finally:
+        run.seconds = round(time.perf_counter() - t0, 1)
+        os.environ.pop("GPUPERF_SELFCHECK_LOG", None)
+    _analyse(nb, run, student=student)
+    if log.exists():
+        for line in log.read_text(encoding="utf-8").splitlines():
+            entry = json.loads(line)
+            run.live_pressed += 1
+            if not entry["ok"]:
+                run.live_failed += 1
+                run.problems.append(f"live measurement in {entry['explorer']} failed: "
+                                    f"{entry['error'][:200]}")
+    if run.seconds > budget:
+        run.problems.append(f"took {run.seconds:.0f} s, over the {budget:.0f} s budget")
+    return run
+
+
+def _versions() -> dict:
+    from importlib import metadata
+
+    out = {"python": sys.version.split()[0]}
+    for pkg in ("numba", "numba-cuda", "numpy", "llvmlite", "ipywidgets", "ipykernel",
+                "nbclient", "matplotlib", "cuda-bindings"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            out[pkg] = None
+    return out
+
+
+def _commit(root: Path) -> str | None:
+    if os.environ.get("GPUPERF_COMMIT"):
+        return os.environ["GPUPERF_COMMIT"]
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                              text=True, check=True).stdout.strip() or None
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def _table(runs: list[_Run]) -> str:
+    head = (f"{'notebook':<24} {'copy':<8} {'s':>6} {'cells':>5} {'live':>6} {'checkers':>9} "
+            f"{'stubs':>5}  result")
+    lines = [head, "-" * len(head)]
+    for r in runs:
+        live = f"{r.live_pressed - r.live_failed}/{r.live_pressed}"
+        checks = f"{r.checkers_passed}/{r.checkers_passed + r.checkers_failed}"
+        result = "ok" if r.ok else f"FAIL ({len(r.problems)})"
+        lines.append(f"{r.notebook:<24} {r.copy:<8} {r.seconds:>6.1f} {r.cells:>5} {live:>6} "
+                     f"{checks:>9} {r.stubs:>5}  {result}")
+    return "\n".join(lines)
+
+
+def _parse(argv):
+    p = argparse.ArgumentParser(prog="python -m gpuperf.selfcheck", description=__doc__.split("\n")[0])
+    p.add_argument("--notebooks", type=Path, default=Path("notebooks"),
+                   help="folder of chapter notebooks (default: notebooks)")
+    p.add_argument("--only", default=None,
+                   help="a regular expression: run only notebooks whose name matches it")
+    p.add_argument("--copies", choices=("both", "chapter", "student"), default="both",
+                   help="run the chapter notebooks, their student copies, or both (default)")
+    p.add_argument("--budget", type=float, default=60.0,
+                   help="seconds a notebook may take (default 60)")
+    p.add_argument("--cell-timeout", type=int, default=600,
+                   help="seconds a single cell may take before the run is stopped (default 600)")
+    p.add_argument("--out", type=Path, default=None,
+                   help="where to write the JSON (default: src/gpuperf/data/selfcheck-<gpu>.json)")
+    return p.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    try:
+        args = _parse(argv)
+    except SystemExit as err:
+        return int(err.code or 0)
+    folder = args.notebooks
+    if not folder.is_dir():
+        print(f"selfcheck: --notebooks {folder} is not a folder of notebooks.", file=sys.stderr)
+        return 2
+    try:
+        pattern = re.compile(args.only) if args.only else None
+    except re.error as err:
+        print(f"selfcheck: --only {args.only!r} is not a regular expression ({err}).", file=sys.stderr)
+        return 2
+    if args.budget <= 0 or args.cell_timeout <= 0:
+        print("selfcheck: --budget and --cell-timeout must be positive.", file=sys.stderr)
+        return 2
+    paths = sorted(p for p in folder.glob("[0-9][0-9]_*.ipynb")
+                   if pattern is None or pattern.search(p.stem))
+    if not paths:
+        print(f"selfcheck: no chapter notebooks (NN_name.ipynb) in {folder}"
+              + (f" match --only {args.only!r}" if pattern else "") + ".", file=sys.stderr)
+        return 2
+    try:
+        import nbclient  # noqa: F401
+        import nbformat  # noqa: F401
+    except ImportError:
+        print("selfcheck: needs nbclient and nbformat (python -m pip install nbclient nbformat "
+              "ipykernel).", file=sys.stderr)
+        return 2
+
+    import gpuperf as gp
+    from gpuperf import assign, device, records
+
+    gpu = device.info().name
+    if gp.SIMULATOR:
+        print("selfcheck: no GPU here: the notebooks run on the CUDA simulator; the shipped "
+              "self-check must come from a GPU.", file=sys.stderr)
+    out = args.out or (records.DATA_DIR / f"selfcheck-{records.slug(gpu)}.json")
+    if out.suffix != ".json" or (out.exists() and out.is_dir()):
+        print(f"selfcheck: --out {out} must be a .json file.", file=sys.stderr)
+        return 2
+    runs: list[_Run] = []
+    with tempfile.TemporaryDirectory(prefix="gpuperf-selfcheck-") as tmp:
+        tmp = Path(tmp)
+        jobs = []
+        if args.copies in ("both", "chapter"):
+            jobs += [(p, False) for p in paths]
+        if args.copies in ("both", "student"):
+            student_dir = tmp / "student"
+            student_dir.mkdir()
+            import nbformat
+
+            for p in paths:
+                nbformat.write(assign.student_copy(nbformat.read(p, as_version=4)),
+                               student_dir / p.name)
+            jobs += [(student_dir / p.name, True) for p in paths]
+        for k, (path, student) in enumerate(jobs, 1):
+            label = f"{path.stem} ({'student copy' if student else 'chapter'})"
+            print(f"[{k}/{len(jobs)}] {label} ...", file=sys.stderr, flush=True)
+            run = _execute(path, student=student, budget=args.budget,
+                          cell_timeout=args.cell_timeout, log_dir=tmp)
+            # Student copies run beside the chapters (so relative paths resolve the same).
+            runs.append(run)
+            print(f"      {run.seconds:.1f} s, {'ok' if run.ok else 'FAIL'}", file=sys.stderr,
+                  flush=True)
+            for problem in run.problems[:10]:
+                print(f"      - {problem}", file=sys.stderr, flush=True)
+    info = device.info()
+    doc = {
+        "gpu": gpu, "simulated": info.simulated, "mode": gp.MODE,
+        "compute_capability": list(info.compute_capability) if info.compute_capability else None,
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "commit": _commit(folder.resolve().parent), "versions": _versions(),
+        "budget_s": args.budget, "passed": all(r.ok for r in runs),
+        "notebooks": [r.as_dict() for r in runs],
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp_out = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    tmp_out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp_out, out)
+    print(_table(runs))
+    print(f"{'PASSED' if doc['passed'] else 'FAILED'} on {gpu}; written to {out}")
+    return 0 if doc["passed"] else 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""The GPU self-check's judgement of executed notebooks, and one small run end to end."""
+
+from __future__ import annotations
+
+import json
+
+import nbformat
+import pytest
+
+from gpuperf import selfcheck as sc
+
+
+def _nb(*cells):
+    nb = nbformat.v4.new_notebook()
+    for outputs, tags in cells:
+        c = nbformat.v4.new_code_cell("pass", metadata={"tags": tags})
+        c.outputs = [nbformat.from_dict(o) for o in outputs]
+        nb.cells.append(c)
+    return nb
+
+
+def _stream(text, name="stdout"):
+    return {"output_type": "stream", "name": name, "text": text}
+
+
+def _error(ename):
+    return {"output_type": "error", "ename": ename, "evalue": "x", "traceback": []}
+
+
+def test_chapter_copy_problems_are_found():
+    nb = _nb(([_stream("\u2713 sum: all 9 checks passed.\n")], []),
+             ([_stream("\u2717 fast sum: 1 of 9 checks failed.\n  \u2717 n=33: wrong\n")], []),
+             ([_stream("NumbaPerformanceWarning: Grid size 1\n", "stderr")], []),
+             ([_stream("a warning shown on purpose\n", "stderr")], ["allow-stderr"]),
+             ([_error("ValueError")], []))
+    run = sc._analyse(nb, sc._Run("x", "chapter"), student=False)
+    assert run.checkers_passed == 1 and run.checkers_failed == 1
+    assert len(run.problems) == 3, run.problems
+    assert any("own solution" in p for p in run.problems)
+    assert any("stderr" in p for p in run.problems)
+    assert any("ValueError" in p for p in run.problems)
+
+
+def test_student_copy_stubs_are_expected_but_tracebacks_are_not():
+    ok = _nb(([_stream("\u2717 sum: 1 of 1 checks failed.\n  \u2717 check: not implemented yet: "
+                       "replace it\n")], []),
+             ([_error("NotImplementedError")], []))
+    run = sc._analyse(ok, sc._Run("x", "student"), student=True)
+    assert run.ok and run.stubs == 2
+    bad = _nb(([_stream("\u2717 sum: 1 of 1 checks failed.\n  \u2717 check: your code raised "
+                        "AttributeError\n")], []),
+              ([_error("AttributeError")], []))
+    run = sc._analyse(bad, sc._Run("x", "student"), student=True)
+    assert len(run.problems) == 2, run.problems
+
+
+def test_a_small_notebook_end_to_end(tmp_path):
+    pytest.importorskip("nbclient")
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# T"),
+                nbformat.v4.new_code_cell("print('\u2713 demo: all 1 checks passed.')"),
+                nbformat.v4.new_code_cell("def f():\n    ### BEGIN SOLUTION\n    return 1\n"
+                                          "    ### END SOLUTION"),
+                nbformat.v4.new_code_cell("import sys; print('oops', file=sys.stderr)")]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nbformat.write(nb, folder / "01_demo.ipynb")
+    out = tmp_path / "selfcheck.json"
+    assert sc.main(["--notebooks", str(folder), "--out", str(out)]) == 1
+    doc = json.loads(out.read_text())
+    assert [r["copy"] for r in doc["notebooks"]] == ["chapter", "student"]
+    for r in doc["notebooks"]:
+        assert not r["ok"] and any("stderr" in p for p in r["problems"])
+        assert r["checkers_passed"] == 1 and r["cells"] == 3

@@ -1317,3 +1317,34 @@ def verify_prediction(loads: int, warps_per_sm: int, res=None) -> dict:
     print(f"  ({res.label})")
     return {"ilp": at, "gbps": row["gbps"], "fraction": row["gbps"] / plateau,
             "fewer_fraction": half["gbps"] / plateau if half else None}
+
+
+# --------------------------------------------------------------------------- prose helpers
+
+
+def one_load_per_thread(res=None) -> str:
+    """Little's law for a copy with one 4-byte load in flight per resident thread.
+
+    From the device facts of the GPU behind ``res`` (``gp.device.facts``) and its measured copy
+    ceiling: the bytes such a copy keeps in flight, and the longest load latency they can cover
+    at the copy ceiling. Prints the sentence and returns it.
+    """
+    from .. import device
+
+    values, where = device.facts(res)
+    threads, sms = values.get("max_threads_per_sm"), values.get("sm_count")
+    copy = (getattr(res, "ceilings", None) or {}).get("copy_gbps")
+    if not (threads and sms):
+        text = f"{where[0].upper()}{where[1:]}: the SM count and threads per SM are not known."
+    else:
+        per_sm = threads * FLOAT_BYTES
+        total = per_sm * sms
+        text = (f"{where[0].upper()}{where[1:]}: at most {threads} resident threads per SM x "
+                f"{FLOAT_BYTES} bytes = {per_sm / 1024:.0f} KiB in flight per SM, "
+                f"{total / 1e6:.2f} MB on {sms} SMs.")
+        if copy:
+            text += (f" At the copy ceiling of {copy:,.0f} GB/s, that many bytes cover a load "
+                     f"latency of at most {total / copy:.0f} ns (bytes / (GB/s) = ns); a load "
+                     "that takes longer leaves the copy short of the ceiling.")
+    print(text)
+    return text

@@ -1348,3 +1348,31 @@ def one_load_per_thread(res=None) -> str:
                      "that takes longer leaves the copy short of the ceiling.")
     print(text)
     return text
+
+
+def occupancy_summary(res) -> str:
+    """What the occupancy experiment says, in three lines printed from its rows.
+
+    The best copy with the fewest loads per thread; the lowest occupancy at which the most loads
+    per thread do at least as well; the best copy of all against the device-to-device copy.
+    """
+    ilps = sorted(res.values("ilp"))
+    few, many = ilps[0], ilps[-1]
+    gbps = lambda r: r["gbps"]  # noqa: E731
+    base = max(res.select(ilp=few), key=gbps)
+    lines = [f"{few} load(s) per thread: best {base['gbps']:,.0f} GB/s, at {base['occupancy']:.0f}% "
+             f"occupancy (block {base['block']})."]
+    match = [r for r in res.select(ilp=many) if r["gbps"] >= base["gbps"]]
+    if match:
+        m = min(match, key=lambda r: (r["occupancy"], -r["gbps"]))
+        lines.append(f"{many} loads per thread do at least as well from {m['occupancy']:.0f}% "
+                     f"occupancy: {m['gbps']:,.0f} GB/s (block {m['block']}).")
+    else:
+        lines.append(f"{many} loads per thread never reach that, at any occupancy measured.")
+    top = max(res.rows, key=gbps)
+    lines.append(f"Best copy of all: {top['gbps']:,.0f} GB/s = {top['pct_copy']:.0f}% of the "
+                 f"device-to-device copy ({top['ilp']} loads per thread, block {top['block']}, "
+                 f"{top['occupancy']:.0f}% occupancy; {res.label}).")
+    text = "\n".join(lines)
+    print(text)
+    return text

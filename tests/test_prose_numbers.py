@@ -11,6 +11,7 @@ fails on any that is not a textbook or model constant listed in ``ALLOWED`` with
 import re
 
 import nbformat
+import pytest
 from conftest import ROOT
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -111,3 +112,39 @@ def test_prose_prints_measured_numbers():
         "code cell; if it is a textbook or model constant, add the exact phrase to ALLOWED with "
         "its reason."
     )
+
+
+# --------------------------------------------------------------------------- the printing side
+
+
+def test_device_facts_name_the_gpu_they_belong_to():
+    import gpuperf as gp
+
+    values, where = gp.device.facts()  # no GPU here: the reference GPU's, from its record
+    assert values.get("sm_count") and values.get("max_threads_per_sm")
+    assert "reference GPU" in where
+    res = gp.records.run("gridstride_launch_sweep")
+    text = gp.device.describe_facts("max_threads_per_sm", "sm_count", "l2_bytes", res=res)
+    assert res.gpu in text and "threads per SM" in text and "SMs" in text
+    assert gp.device.fact("sm_count", res) == res.meta["device"]["sm_count"]
+    live_like = gp.records.Result(res.name, res.rows, res.meta, "live")
+    assert gp.device.facts(live_like)[1].startswith("this GPU")
+    with pytest.raises(ValueError, match="no device fact"):
+        gp.device.fact("sm_cuont")
+
+
+def test_prose_helpers_print_from_the_records(capsys):
+    import gpuperf as gp
+
+    run = gp.records.run
+    gp.dram.one_load_per_thread(run("coalescing_transpose"))
+    gp.dram.occupancy_summary(run("dram_occupancy"))
+    gp.matmul.naive_vs_tiled_summary(run("matmul_naive_vs_tiled"))
+    gp.coarsening.occupancy_limits(run("matmul_coarsen_sweep"))
+    gp.coarsening.vecadd_summary(run("matmul_vecadd_coarsen"))
+    gp.coarsening.regtile_summary(run("matmul_regtile_sweep"))
+    gp.reduce.versus_seed(run("reduce_ladder"))
+    out = capsys.readouterr().out
+    for expected in ("KiB in flight per SM", "loads per thread", "TFLOP/s", "registers",
+                     "of the device-to-device copy", "seed"):
+        assert expected in out

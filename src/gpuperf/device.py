@@ -151,3 +151,85 @@ def describe(d: DeviceInfo | None = None) -> str:
 
 def show() -> None:
     print(describe())
+
+
+# --------------------------------------------------------------------------- facts for the prose
+
+# How each hardware fact reads in a sentence (the prose of the chapters prints these instead of
+# typing one GPU's numbers).
+_FACT_PHRASES = {
+    "sm_count": lambda v: f"{v} SMs",
+    "max_threads_per_sm": lambda v: f"at most {v} resident threads per SM",
+    "max_threads_per_block": lambda v: f"at most {v} threads per block",
+    "l2_bytes": lambda v: f"{v / 2**20:.0f} MiB of L2 cache",
+    "registers_per_sm": lambda v: f"{v:,} registers per SM",
+    "shared_per_sm": lambda v: f"{v // 1024} KiB of shared memory per SM",
+    "bus_width_bits": lambda v: f"a {v}-bit memory bus",
+    "peak_gbps": lambda v: f"a theoretical DRAM peak of {v:,.0f} GB/s",
+}
+
+
+def facts(res=None) -> tuple[dict, str]:
+    """The device facts behind a result, and a phrase naming the GPU they belong to.
+
+    ``res`` measured live: this GPU's facts. ``res`` replayed from a record: the recorded GPU's
+    facts (from the record's provenance). No ``res``: this GPU, or, with no GPU (simulator),
+    the reference GPU whose record is replayed. Returns ``(facts, where)``, e.g.
+    ``({"sm_count": 132, ...}, "the reference GPU (NVIDIA H200, from its record)")``.
+    """
+    here = info()
+    if res is not None and getattr(res, "source", None) != "live":
+        meta = getattr(res, "meta", None) or {}
+        return dict(meta.get("device") or {}), _recorded_phrase(meta.get("gpu"))
+    if res is None and here.simulated:
+        from . import records
+
+        data = records.load()
+        exps = data.get("experiments") or {}
+        entry = next(iter(exps.values()), {}) if exps else {}
+        prov = entry.get("provenance") or data.get("provenance") or {}
+        return dict(prov.get("device") or {}), _recorded_phrase(prov.get("gpu"))
+    return here.as_dict(), f"this GPU ({here.name})"
+
+
+def _recorded_phrase(gpu) -> str:
+    from . import records
+
+    try:
+        ref = records.load(records.DATA_DIR / f"{records.REFERENCE}.json")
+        exps = ref.get("experiments") or {}
+        entry = next(iter(exps.values()), {}) if exps else {}
+        ref_gpu = (entry.get("provenance") or ref.get("provenance") or {}).get("gpu")
+    except Exception:  # no reference record shipped: name the GPU only
+        ref_gpu = None
+    if gpu and gpu == ref_gpu:
+        return f"the reference GPU ({gpu}, from its record)"
+    return f"the recorded GPU ({gpu or 'unknown'}, from its record)"
+
+
+def fact(name: str, res=None):
+    """One device fact (``sm_count``, ``max_threads_per_sm``, ``l2_bytes``, ``peak_gbps``...) of
+    the GPU behind ``res`` (see ``facts``); None where it is unknown."""
+    if name not in _FACT_PHRASES and name not in DeviceInfo.__dataclass_fields__:
+        known = ", ".join(sorted(set(_FACT_PHRASES) | set(DeviceInfo.__dataclass_fields__)))
+        raise ValueError(f"there is no device fact called {name!r} (known: {known}).")
+    return facts(res)[0].get(name)
+
+
+def describe_facts(*names: str, res=None) -> str:
+    """A sentence with the named facts of the GPU behind ``res``, saying which GPU that is."""
+    if not names:
+        names = ("sm_count", "max_threads_per_sm", "l2_bytes", "peak_gbps")
+    unknown = [n for n in names if n not in _FACT_PHRASES]
+    if unknown:
+        raise ValueError(f"cannot phrase {unknown}; choose from {', '.join(_FACT_PHRASES)}.")
+    values, where = facts(res)
+    parts = [_FACT_PHRASES[n](values[n]) for n in names if values.get(n) is not None]
+    if not parts:
+        return f"{where[0].upper()}{where[1:]}: these facts are not known."
+    return f"{where[0].upper()}{where[1:]}: {', '.join(parts)}."
+
+
+def show_facts(*names: str, res=None) -> None:
+    """Print ``describe_facts(*names, res=res)``: a notebook's one-line source of hardware facts."""
+    print(describe_facts(*names, res=res))

@@ -765,3 +765,74 @@ __all__ = [
     "explore_coarsening", "explore_regtile", "check_coarsened", "check_best_factor",
     "VERSIONS", "FACTORS", "REGTILE_CONFIGS",
 ]
+
+
+# --------------------------------------------------------------------------- prose helpers
+
+
+def occupancy_limits(res, tile: int = 32, n: int = 4096) -> str:
+    """Why coarsening can cost occupancy, printed from the sweep and the GPU's facts.
+
+    The SM's thread and register limits (of the GPU behind ``res``), how many registers per
+    thread let two ``tile`` x ``tile`` blocks fit, and, for every factor at size ``n``: the
+    registers the compiler chose, the blocks per SM, the occupancy and the speed against
+    factor 1.
+    """
+    from .. import device
+
+    facts, where = device.facts(res)
+    threads = tile * tile
+    lines = []
+    max_threads, regs_sm = facts.get("max_threads_per_sm"), facts.get("registers_per_sm")
+    if max_threads and regs_sm:
+        by_threads = max_threads // threads
+        line = (f"{where[0].upper()}{where[1:]}: {max_threads} threads and {regs_sm:,} registers "
+                f"per SM, so at most {by_threads} block(s) of {threads} threads fit by threads")
+        if by_threads >= 2:
+            line += f"; two fit only with at most {regs_sm // (2 * threads)} registers per thread."
+        else:
+            line += "; one block fills the SM's threads whatever its registers."
+        lines.append(line)
+    rows = sorted(res.select(tile=tile, n=n), key=lambda r: r["factor"])
+    base = next((r for r in rows if r["factor"] == 1), None)
+    for r in rows:
+        gain = f", {r['tflops'] / base['tflops']:.2f}x factor 1" if base else ""
+        lines.append(f"  tile {tile}, factor {r['factor']:2d}, n={n}: {r['regs']} registers, "
+                     f"{r['blocks_per_sm']} block(s)/SM, occupancy {r['occupancy']:.0%}: "
+                     f"{r['tflops']:.2f} TFLOP/s{gain}")
+    if base and rows:
+        best = max(rows, key=lambda r: r["tflops"])
+        lines.append(f"best factor {best['factor']}: {100 * (best['tflops'] / base['tflops'] - 1):+.0f}% "
+                     f"against no coarsening ({res.label})")
+    text = "\n".join(lines)
+    print(text)
+    return text
+
+
+def vecadd_summary(res) -> str:
+    """How far apart the coarsening factors of the vector add are, and how close to the copy."""
+    rows = [r for r in res.rows if r.get("gbps")]
+    lo, hi = min(rows, key=lambda r: r["gbps"]), max(rows, key=lambda r: r["gbps"])
+    text = (f"vector add: factors {', '.join(str(r['factor']) for r in rows)} span "
+            f"{lo['gbps']:,.0f} to {hi['gbps']:,.0f} GB/s (the fastest {100 * (hi['gbps'] / lo['gbps'] - 1):.0f}% "
+            f"above the slowest), {lo['pct_copy']:.0f}% to {hi['pct_copy']:.0f}% of the "
+            f"device-to-device copy ({res.label})")
+    print(text)
+    return text
+
+
+def regtile_summary(res) -> str:
+    """The resources of the fastest register-tiled kernels, printed from the sweep."""
+    rows = sorted((r for r in res.rows if r.get("tflops")), key=lambda r: -r["tflops"])
+    top = rows[:3]
+    lines = []
+    for r in top:
+        tm, tn = (int(v) for v in str(r["tile"]).split("x"))
+        threads = r["bm"] * r["bn"] // (tm * tn)
+        lines.append(f"{r['kind']} {r['bm']}x{r['bn']}x{r['bk']} {r['tile']}: {r['tflops']:.1f} TFLOP/s, "
+                     f"{r['regs']} registers per thread, {r['blocks_per_sm']} block(s) of {threads} "
+                     f"threads per SM, occupancy {r['occupancy']:.1%}")
+    lines.append(f"({res.label})")
+    text = "\n".join(lines)
+    print(text)
+    return text

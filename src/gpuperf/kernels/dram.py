@@ -1411,3 +1411,62 @@ def verify_prediction(loads: int, warps_per_sm: int, res=None) -> dict:
     print(f"  ({res.label})")
     return {"ilp": at, "gbps": row["gbps"], "fraction": row["gbps"] / plateau,
             "fewer_fraction": half["gbps"] / plateau if half else None}
+
+
+# --------------------------------------------------------------------------- prose helpers
+
+
+def one_load_per_thread(res=None) -> str:
+    """Little's law for a copy with one 4-byte load in flight per resident thread.
+
+    From the device facts of the GPU behind ``res`` (``gp.device.facts``) and its measured copy
+    ceiling: the bytes such a copy keeps in flight, and the longest load latency they can cover
+    at the copy ceiling. Prints the sentence and returns it.
+    """
+    from .. import device
+
+    values, where = device.facts(res)
+    threads, sms = values.get("max_threads_per_sm"), values.get("sm_count")
+    copy = (getattr(res, "ceilings", None) or {}).get("copy_gbps")
+    if not (threads and sms):
+        text = f"{where[0].upper()}{where[1:]}: the SM count and threads per SM are not known."
+    else:
+        per_sm = threads * FLOAT_BYTES
+        total = per_sm * sms
+        text = (f"{where[0].upper()}{where[1:]}: at most {threads} resident threads per SM x "
+                f"{FLOAT_BYTES} bytes = {per_sm / 1024:.0f} KiB in flight per SM, "
+                f"{total / 1e6:.2f} MB on {sms} SMs.")
+        if copy:
+            text += (f" At the copy ceiling of {copy:,.0f} GB/s, that many bytes cover a load "
+                     f"latency of at most {total / copy:.0f} ns (bytes / (GB/s) = ns); a load "
+                     "that takes longer leaves the copy short of the ceiling.")
+    print(text)
+    return text
+
+
+def occupancy_summary(res) -> str:
+    """What the occupancy experiment says, in three lines printed from its rows.
+
+    The best copy with the fewest loads per thread; the lowest occupancy at which the most loads
+    per thread do at least as well; the best copy of all against the device-to-device copy.
+    """
+    ilps = sorted(res.values("ilp"))
+    few, many = ilps[0], ilps[-1]
+    gbps = lambda r: r["gbps"]  # noqa: E731
+    base = max(res.select(ilp=few), key=gbps)
+    lines = [f"{few} load(s) per thread: best {base['gbps']:,.0f} GB/s, at {base['occupancy']:.0f}% "
+             f"occupancy (block {base['block']})."]
+    match = [r for r in res.select(ilp=many) if r["gbps"] >= base["gbps"]]
+    if match:
+        m = min(match, key=lambda r: (r["occupancy"], -r["gbps"]))
+        lines.append(f"{many} loads per thread do at least as well from {m['occupancy']:.0f}% "
+                     f"occupancy: {m['gbps']:,.0f} GB/s (block {m['block']}).")
+    else:
+        lines.append(f"{many} loads per thread never reach that, at any occupancy measured.")
+    top = max(res.rows, key=gbps)
+    lines.append(f"Best copy of all: {top['gbps']:,.0f} GB/s = {top['pct_copy']:.0f}% of the "
+                 f"device-to-device copy ({top['ilp']} loads per thread, block {top['block']}, "
+                 f"{top['occupancy']:.0f}% occupancy; {res.label}).")
+    text = "\n".join(lines)
+    print(text)
+    return text

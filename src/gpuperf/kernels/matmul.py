@@ -809,3 +809,46 @@ __all__ = [
     "check_tiled", "check_intensity", "draw_mappings", "draw_tiling", "load4", "store4",
     "VERSIONS", "TILES", "SIZES",
 ]
+
+
+# --------------------------------------------------------------------------- prose helpers
+
+
+def naive_vs_tiled_summary(res, n: int = 2048, small: int = 256, tile: int = 32) -> str:
+    """The chapter's reading of ``matmul_naive_vs_tiled``, printed from its rows.
+
+    At ``n``: the coalesced naive mapping against the seed's, and the best tiled kernel against
+    the coalesced naive one; at ``small``: the blocks of a ``tile`` x ``tile`` grid against the
+    SMs of the GPU measured, and how far cuBLAS is from its rate at the largest size.
+    """
+    from .. import device
+
+    def rate(version, size):
+        rows = res.select(version=version, n=size)
+        return rows[0]["tflops"] if rows and rows[0].get("tflops") else None
+
+    lines = []
+    seed, coal = rate("naive (row from x)", n), rate("naive (col from x)", n)
+    if seed and coal:
+        lines.append(f"n={n}: the coalesced naive mapping runs at {coal / seed:.2f}x the seed's "
+                     f"({coal:.2f} against {seed:.2f} TFLOP/s).")
+    tiled = [r for r in res.select(n=n) if r["version"].startswith("tiled") and r.get("tflops")]
+    if tiled and coal:
+        best = max(tiled, key=lambda r: r["tflops"])
+        lines.append(f"n={n}: {best['version']} runs at {best['tflops'] / coal:.1f}x the coalesced "
+                     f"naive kernel ({best['tflops']:.2f} TFLOP/s).")
+    sms = device.facts(res)[0].get("sm_count")
+    blocks = (-(-small // tile)) ** 2
+    line = f"n={small}: a grid of {tile} x {tile} tiles has {blocks} blocks"
+    line += f", for {sms} SMs." if sms else "."
+    cublas = [r for r in res.rows if r["version"].startswith("cuBLAS") and r.get("tflops")]
+    if cublas:
+        top = max(cublas, key=lambda r: r["n"])
+        low = [r for r in cublas if r["n"] == small]
+        if low:
+            line += (f" cuBLAS reaches {low[0]['tflops']:.2f} TFLOP/s there, "
+                     f"{100 * low[0]['tflops'] / top['tflops']:.0f}% of its rate at n={top['n']}.")
+    lines.append(line)
+    text = "\n".join(lines)
+    print(text)
+    return text

@@ -1495,3 +1495,46 @@ __all__ = [
     "ptx_lines", "ptx_counts", "telling_lines", "check_sequential", "check_block_reduce",
     "check_fast_sum", "PTX_TARGETS", "SEED_V100", "head_elements", "measure_point",
 ]
+
+
+# --------------------------------------------------------------------------- prose helpers
+
+V100_SM_COUNT = 80  # seed 003's GPU: NVIDIA V100, 80 SMs (V100_PEAK_GBPS above: 900 GB/s)
+
+
+def versus_seed(res) -> str:
+    """The ladder's comparisons with the seed's V100, printed from the rows of ``res``.
+
+    Each line gives our figure (on the GPU behind ``res``) and the seed's: the mask against v2
+    and v1, v0 and v2 as a share of the theoretical peak, the gain of v6 over v5, of v8 over v7.
+    """
+    from .. import device
+
+    rows = {r["version"]: r for r in res.rows}
+    seed_gbps = {v: t[1] for v, t in SEED_V100.items()}
+    ours_gbps = {v: r["gbps"] for v, r in rows.items() if r.get("gbps")}
+    facts, where = device.facts(res)
+    peak = (res.ceilings or {}).get("peak_gbps") or facts.get("peak_gbps")
+
+    def pair(a, b):
+        o = (f"{100 * ours_gbps[a] / ours_gbps[b]:.0f}%" if a in ours_gbps and b in ours_gbps
+             else "-")
+        return o, f"{100 * seed_gbps[a] / seed_gbps[b]:.0f}%"
+
+    lines = [f"ours: {res.gpu} ({facts.get('sm_count') or '?'} SMs"
+             + (f", peak {peak:,.0f} GB/s" if peak else "") + f"); seed: V100 ({V100_SM_COUNT} SMs, "
+             f"peak {V100_PEAK_GBPS:,.0f} GB/s)"
+             + (f", ours {peak / V100_PEAK_GBPS:.1f}x its peak" if peak else "")]
+    for a, b, what in (("v1.5", "v2", "v1.5 (mask) against v2"),
+                       ("v1", "v1.5", "v1 (strided index) against v1.5"),
+                       ("v6", "v5", "v6 (many elements per thread) against v5"),
+                       ("v8", "v7", "v8 (16-byte loads, one wave) against v7")):
+        o, s = pair(a, b)
+        lines.append(f"{what}, in bandwidth: ours {o}, seed {s}")
+    for v in ("v0", "v2"):
+        o = f"{100 * ours_gbps[v] / peak:.0f}%" if peak and v in ours_gbps else "-"
+        lines.append(f"{v} as a share of the theoretical peak: ours {o}, "
+                     f"seed {100 * seed_gbps[v] / V100_PEAK_GBPS:.0f}%")
+    text = "\n".join(lines)
+    print(text)
+    return text

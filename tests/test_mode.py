@@ -60,3 +60,4 @@ def test_small_launch_warning_is_silenced_in_one_place():
     import gpuperf  # noqa: F401
 
     assert numba.config.CUDA_LOW_OCCUPANCY_WARNINGS == 0
+    assert numba.config.CUDA_WARN_ON_IMPLICIT_COPY == 0

@@ -35,7 +35,7 @@ def test_chapter_copy_problems_are_found():
              ([_error("ValueError")], []))
     run = sc._analyse(nb, sc._Run("x", "chapter"), student=False)
     assert run.checkers_passed == 1 and run.checkers_failed == 1
-    assert len(run.problems) == 3, run.problems
+    assert len(run.problems) == 4, run.problems  # the header and its failed case
     assert any("own solution" in p for p in run.problems)
     assert any("stderr" in p for p in run.problems)
     assert any("ValueError" in p for p in run.problems)

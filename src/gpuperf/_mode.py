@@ -63,7 +63,8 @@ def _requested_mode() -> str | None:
 
 
 def quiet_small_launches() -> None:
-    """Silence Numba's "Grid size N will likely result in GPU under-utilization" warning.
+    """Silence Numba's two warnings about deliberately small work ("Grid size N will likely
+    result in GPU under-utilization", "Host array used in CUDA kernel").
 
     The course launches one block or a handful on purpose (to show a tail, a single warp's
     round, the checkers' awkward sizes), and on a GPU each such launch printed a
@@ -72,10 +73,15 @@ def quiet_small_launches() -> None:
     ``NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=1`` yourself to see it again.
     """
     os.environ.setdefault("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "0")
+    # Likewise "Host array used in CUDA kernel will incur copy overhead": the correctness
+    # demos and checkers pass small NumPy arrays on purpose (the copy is the point there);
+    # every timed path passes device arrays. NUMBA_CUDA_WARN_ON_IMPLICIT_COPY=1 brings it back.
+    os.environ.setdefault("NUMBA_CUDA_WARN_ON_IMPLICIT_COPY", "0")
     if "numba" in sys.modules:
         import numba
 
         numba.config.CUDA_LOW_OCCUPANCY_WARNINGS = int(os.environ["NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"])
+        numba.config.CUDA_WARN_ON_IMPLICIT_COPY = int(os.environ["NUMBA_CUDA_WARN_ON_IMPLICIT_COPY"])
 
 
 def select_mode() -> str:

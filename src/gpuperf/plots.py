@@ -84,6 +84,15 @@ def copy_ceilings(result, *, peak: bool = True) -> dict:
     return out
 
 
+def legend_if_labelled(ax, **kwargs):
+    """Draw the legend only when something on ``ax`` has a label: an empty legend box, and
+    matplotlib's "No artists with labels" warning, otherwise."""
+    if not hasattr(ax, "get_legend_handles_labels"):
+        raise TypeError(f"ax must be a matplotlib Axes (e.g. fig.axes[0]), not {type(ax).__name__}.")
+    handles, _ = ax.get_legend_handles_labels()
+    return ax.legend(**kwargs) if handles else None
+
+
 def lines(result, *, x: str, y: str = "gbps", series: str | None = None, rows=None,
           ceilings: dict | None = None, logx: bool = False, logy: bool = False,
           base: int = 2, title: str | None = None, xlabel: str | None = None,
@@ -119,8 +128,7 @@ def lines(result, *, x: str, y: str = "gbps", series: str | None = None, rows=No
     ax.set_xlabel(xlabel or x)
     ax.set_ylabel(ylabel or UNITS.get(y, y))
     ax.set_title(title or f"{result.name} on {result.gpu}", fontsize=10)
-    if series or ceilings:
-        ax.legend(fontsize=8, loc="best")
+    legend_if_labelled(ax, fontsize=8, loc="best")
     ax.grid(alpha=0.3)
     ax.set_ylim(bottom=0) if not logy else None
     source_label(fig, result.label)
@@ -220,7 +228,7 @@ def bars(result, *, label: str, y: str = "gbps", rows=None, ceiling: tuple | Non
         name, value = ceiling
         (ax.axvline if horizontal else ax.axhline)(value, color="tab:red", **CEILING_STYLE,
                                                    label=f"{name}: {value:,.0f}")
-        ax.legend(fontsize=8, loc="lower right" if horizontal else "upper left")
+        legend_if_labelled(ax, fontsize=8, loc="lower right" if horizontal else "upper left")
     if reference:
         (ax.axvline if horizontal else ax.axhline)(reference, color="0.3", linestyle=":")
     ax.set_title(title or f"{result.name} on {result.gpu}", fontsize=10)

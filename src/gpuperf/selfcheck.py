@@ -35,6 +35,7 @@ from pathlib import Path
 ALLOW_STDERR = "allow-stderr"
 PASS_MARK, FAIL_MARK = "\u2713", "\u2717"
 _STUB = "not implemented yet"
+SLOW_CELL_S = 5.0
 
 
 @dataclass
@@ -51,6 +52,7 @@ class _Run:
     checkers_failed: int = 0
     stubs: int = 0
     problems: list[str] = field(default_factory=list)
+    cell_seconds: dict = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -95,6 +97,8 @@ def _analyse(nb, run: _Run, *, student: bool) -> _Run:
                     if not student:
                         run.problems.append(f"cell {i}: the checker rejects the chapter's own "
                                             f"solution: {line[:200]}")
+                elif not student and line.startswith(f"  {FAIL_MARK} "):
+                    run.problems.append(f"cell {i}:   {line.strip()[:300]}")
                 elif student and line.startswith(f"  {FAIL_MARK} "):
                     if _STUB in line:
                         run.stubs += 1
@@ -119,8 +123,20 @@ def _execute(path: Path, *, student: bool, budget: float, cell_timeout: int,
     log = log_dir / f"{path.stem}-{run.copy}.jsonl"
     log.unlink(missing_ok=True)
     os.environ["GPUPERF_SELFCHECK_LOG"] = str(log)  # the kernel inherits it
+    started: dict = {}
+
+    def cell_start(cell, cell_index, **_):
+        started["index"], started["t"] = cell_index, time.perf_counter()
+
+    def cell_done(cell, cell_index, **_):
+        took = time.perf_counter() - started.get("t", time.perf_counter())
+        run.cell_seconds[str(cell_index)] = round(took, 2)
+        if took >= SLOW_CELL_S:  # long work shows progress
+            print(f"      cell {cell_index}: {took:.1f} s", file=sys.stderr, flush=True)
+
     client = NotebookClient(nb, timeout=cell_timeout, kernel_name="python3",
-                            allow_errors=student,
+                            allow_errors=student, on_cell_start=cell_start,
+                            on_cell_executed=cell_done,
                             resources={"metadata": {"path": str(path.parent)}})
     t0 = time.perf_counter()
     try:
@@ -128,7 +144,11 @@ def _execute(path: Path, *, student: bool, budget: float, cell_timeout: int,
     except CellExecutionError as err:
         run.problems.append(f"stopped at an error: {str(err).strip().splitlines()[-1][:300]}")
     except (CellTimeoutError, DeadKernelError, TimeoutError) as err:
-        run.problems.append(f"stopped: {type(err).__name__}: {str(err)[:200]}")
+        run.problems.append(f"stopped in cell {started.get('index')}: {type(err).__name__}: "
+                            f"{str(err)[:200]}")
+    except Exception as err:  # nbclient's own clean-up can fail after a dead kernel
+        run.problems.append(f"stopped in cell {started.get('index')}: the kernel died or "
+                            f"nbclient failed ({type(err).__name__}: {str(err)[:200]})")
     finally:
         run.seconds = round(time.perf_counter() - t0, 1)
         os.environ.pop("GPUPERF_SELFCHECK_LOG", None)

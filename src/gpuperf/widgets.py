@@ -117,7 +117,7 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
                     ax.scatter([params[x]], [value], marker="*", s=160, color="tab:red",
                                zorder=4, label="measured live now")
             if any(all(p.get(k) == v for k, v in sel.items()) for p, _ in live_points):
-                ax.legend(fontsize=8)
+                plots.legend_if_labelled(ax, fontsize=8)
             plt.show()
         best = max((r for r in rows if r.get(y) is not None), key=lambda r: r[y], default=None)
         status.value = (f"<small>{result.label}. Best here: {x}={best[x]} at "

@@ -74,3 +74,11 @@ def test_a_small_notebook_end_to_end(tmp_path):
     for r in doc["notebooks"]:
         assert not r["ok"] and any("stderr" in p for p in r["problems"])
         assert r["checkers_passed"] == 1 and r["cells"] == 3
+
+
+def test_a_cell_that_shows_a_rejection_on_purpose():
+    shown = _nb(([_stream("\u2717 remap: 2 of 11 checks failed.\n  \u2717 traced: 32 sectors\n")],
+                 ["expect-reject"]))
+    assert sc._analyse(shown, sc._Run("x", "chapter"), student=False).ok
+    wrong = _nb(([_stream("\u2713 remap: all 11 checks passed.\n")], ["expect-reject"]))
+    assert not sc._analyse(wrong, sc._Run("x", "chapter"), student=False).ok

@@ -9,7 +9,8 @@ student copy made by ``gpuperf.assign`` (solutions replaced by stubs). In each r
   stub is expected);
 * anything printed to stderr fails it, unless the cell is tagged ``allow-stderr`` (a cell
   that shows a warning on purpose);
-* a checker that rejects the chapter's own reference solution fails it; in a student copy
+* a checker that rejects the chapter's own reference solution fails it (a cell tagged
+  ``expect-reject`` shows a wrong kernel rejected on purpose: there, a pass fails it); in a student copy
   each checker must answer a stub with "not implemented yet", never a traceback;
 * a notebook over its time budget (``--budget``, 60 s) fails it.
 
@@ -33,6 +34,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 ALLOW_STDERR = "allow-stderr"
+# A cell that shows a checker rejecting a wrong kernel on purpose (the exercise's "before").
+EXPECT_REJECT = "expect-reject"
 PASS_MARK, FAIL_MARK = "\u2713", "\u2717"
 _STUB = "not implemented yet"
 SLOW_CELL_S = 5.0
@@ -89,7 +92,13 @@ def _analyse(nb, run: _Run, *, student: bool) -> _Run:
                 first = next((ln for ln in out.get("text", "").splitlines() if ln.strip()), "")
                 run.problems.append(f"cell {i}: stderr: {first[:200]}")
                 continue
+            expect_reject = EXPECT_REJECT in tags
             for line in _text(out).splitlines():
+                if expect_reject:
+                    if line.startswith(f"{PASS_MARK} "):
+                        run.problems.append(f"cell {i}: the checker accepts the wrong kernel "
+                                            f"this cell shows it rejecting: {line[:200]}")
+                    continue
                 if line.startswith(f"{PASS_MARK} "):
                     run.checkers_passed += 1
                 elif line.startswith(f"{FAIL_MARK} "):

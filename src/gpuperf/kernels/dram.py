@@ -1097,25 +1097,31 @@ def draw_matmul_phases(width: int = 4, tile: int = 2, *, matrix: str = "M",
 
 
 def explore_model():
-    """Sliders over the model: bank timing, and channels per phase of the tiled product."""
-    import ipywidgets as w  # imported here: a GPU box may lack ipywidgets
-    from IPython.display import display
+    """Sliders over the model: bank timing, and channels per phase of the tiled product.
 
-    def banks_view(ratio, banks):
-        display(draw_banks(ratio, banks))
+    Built from ``gpuperf.widgets.interact`` (sliders redrawing into an output area), like
+    every other explorer of the course.
+    """
+    import ipywidgets as w  # imported here: a GPU box may lack ipywidgets
+
+    from .. import widgets
 
     def matmul_view(width, tile, matrix, burst_bytes, channels, banks):
         layout = DramLayout(burst_bytes, channels, banks)
-        display(draw_matmul_phases(width, min(tile, width), matrix=matrix, layout=layout))
+        draw_matmul_phases(width, min(tile, width), matrix=matrix, layout=layout)
 
-    tab1 = w.interactive(banks_view, ratio=w.IntSlider(value=4, min=0, max=24),
-                         banks=w.IntSlider(value=2, min=1, max=26))
-    tab2 = w.interactive(matmul_view, width=w.IntSlider(value=4, min=2, max=32),
-                         tile=w.Dropdown(options=[1, 2, 4, 8, 16], value=2),
-                         matrix=w.ToggleButtons(options=["M", "N"]),
-                         burst_bytes=w.Dropdown(options=[4, 8, 16, 32, 64], value=8),
-                         channels=w.IntSlider(value=4, min=1, max=8),
-                         banks=w.IntSlider(value=2, min=1, max=4))
+    tab1 = widgets.interact(lambda ratio, banks: draw_banks(ratio, banks),
+                            ratio=(0, 24, 1), banks=(1, 26, 1))
+    tab2 = widgets.interact(matmul_view, width=(2, 32, 1), tile=[1, 2, 4, 8, 16],
+                            matrix=["M", "N"], burst_bytes=[4, 8, 16, 32, 64],
+                            channels=(1, 8, 1), banks=(1, 4, 1))
+    # Start where the chapter's figures start (each assignment redraws once).
+    for tab, start in ((tab1, {"ratio": 4, "banks": 2}),
+                       (tab2, {"width": 4, "tile": 2, "burst_bytes": 8, "channels": 4,
+                               "banks": 2})):
+        for slider in tab.children[:-1]:
+            if slider.description in start:
+                slider.value = start[slider.description]
     tabs = w.Tab(children=[tab1, tab2])
     tabs.set_title(0, "banks on a channel")
     tabs.set_title(1, "tiled matmul: channels per phase")

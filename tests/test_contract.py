@@ -141,6 +141,8 @@ BAD = {
                                      word="fig")],
     "gpuperf.plots:copy_ceilings": [B(plots.copy_ceilings, {"a": 1}, err=TypeError,
                                       word="result")],
+    "gpuperf.plots:legend_if_labelled": [B(plots.legend_if_labelled, "ax", err=TypeError,
+                                             word="ax")],
     "gpuperf.plots:lines": [B(plots.lines, R, x="blok", word="blok"),
                             B(plots.lines, R, x="block", rows=[], word="rows"),
                             B(plots.lines, R, x="block", ceilings={"copy": -1},
@@ -552,6 +554,44 @@ BAD.update({f"gpuperf.kernels.reduce:{f}": [B(getattr(rd, f), 100, word="block")
                       "make_v3", "make_v4", "make_v4_1", "make_v4_2", "make_v5", "make_v6")})
 BAD.update({f"gpuperf.kernels.reduce:{f}": [B(getattr(rd, f), 2048, word="block")]
             for f in ("make_v7", "make_v8")})
+
+# Prose helpers: they print from a Result (and the device facts behind it).
+BAD.update({
+    "gpuperf.device:facts": [B(device.facts, "r", err=TypeError, word="res")],
+    "gpuperf.device:fact": [B(device.fact, 5, err=TypeError, word="name"),
+                            B(device.fact, "sm_cuont", word="sm_count"),
+                            B(device.fact, "sm_count", res={}, err=TypeError, word="res")],
+    "gpuperf.device:describe_facts": [B(device.describe_facts, "sm_cuont", word="names[0]"),
+                                      B(device.describe_facts, 5, err=TypeError, word="names[0]"),
+                                      B(device.describe_facts, res="r", err=TypeError,
+                                        word="res")],
+    "gpuperf.device:show_facts": [B(device.show_facts, "sm_count", "l2", word="names[1]"),
+                                  B(device.show_facts, res=[], err=TypeError, word="res")],
+    "gpuperf.kernels.coarsening:occupancy_limits": [
+        B(cs.occupancy_limits, "r", err=TypeError, word="res"),
+        B(cs.occupancy_limits, R, tile=0, word="tile"),
+        B(cs.occupancy_limits, R, n="4096", err=TypeError, word="n"),
+        B(cs.occupancy_limits, R, word="tile")],
+    "gpuperf.kernels.coarsening:vecadd_summary": [
+        B(cs.vecadd_summary, None, err=TypeError, word="res"),
+        B(cs.vecadd_summary, R, word="factor")],
+    "gpuperf.kernels.coarsening:regtile_summary": [
+        B(cs.regtile_summary, [], err=TypeError, word="res"),
+        B(cs.regtile_summary, R, word="kind")],
+    "gpuperf.kernels.dram:one_load_per_thread": [B(dr.one_load_per_thread, "r", err=TypeError,
+                                                   word="res")],
+    "gpuperf.kernels.dram:occupancy_summary": [
+        B(dr.occupancy_summary, None, err=TypeError, word="res"),
+        B(dr.occupancy_summary, R, word="ilp")],
+    "gpuperf.kernels.matmul:naive_vs_tiled_summary": [
+        B(mm.naive_vs_tiled_summary, "r", err=TypeError, word="res"),
+        B(mm.naive_vs_tiled_summary, R, small=0, word="small"),
+        B(mm.naive_vs_tiled_summary, R, tile=2.5, err=TypeError, word="tile"),
+        B(mm.naive_vs_tiled_summary, R, word="'n'")],
+    "gpuperf.kernels.reduce:versus_seed": [B(rd.versus_seed, {}, err=TypeError, word="res"),
+                                           lazy(rd.versus_seed, _rec("dram_occupancy"),
+                                                word="version")],
+})
 
 TRACE = co.AccessTrace([])
 BAD.update({

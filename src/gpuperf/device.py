@@ -177,6 +177,7 @@ def facts(res=None) -> tuple[dict, str]:
     the reference GPU whose record is replayed. Returns ``(facts, where)``, e.g.
     ``({"sm_count": 132, ...}, "the reference GPU (NVIDIA H200, from its record)")``.
     """
+    _check_res(res)
     here = info()
     if res is not None and getattr(res, "source", None) != "live":
         meta = getattr(res, "meta", None) or {}
@@ -190,6 +191,23 @@ def facts(res=None) -> tuple[dict, str]:
         prov = entry.get("provenance") or data.get("provenance") or {}
         return dict(prov.get("device") or {}), _recorded_phrase(prov.get("gpu"))
     return here.as_dict(), f"this GPU ({here.name})"
+
+
+def _check_res(res):
+    """``res`` is None or a Result (``gp.records.run(name)``)."""
+    if res is not None:
+        from . import validate
+
+        validate.result(res, "res")
+    return res
+
+
+def _check_names(names, known):
+    from . import validate
+
+    for i, n in enumerate(names):
+        validate.string(n, f"names[{i}]")
+        validate.choice(n, f"names[{i}]", known)
 
 
 def _recorded_phrase(gpu) -> str:
@@ -210,19 +228,23 @@ def _recorded_phrase(gpu) -> str:
 def fact(name: str, res=None):
     """One device fact (``sm_count``, ``max_threads_per_sm``, ``l2_bytes``, ``peak_gbps``...) of
     the GPU behind ``res`` (see ``facts``); None where it is unknown."""
+    from . import validate
+
+    validate.string(name, "name")
+    _check_res(res)
     if name not in _FACT_PHRASES and name not in DeviceInfo.__dataclass_fields__:
-        known = ", ".join(sorted(set(_FACT_PHRASES) | set(DeviceInfo.__dataclass_fields__)))
-        raise ValueError(f"there is no device fact called {name!r} (known: {known}).")
+        known = sorted(set(_FACT_PHRASES) | set(DeviceInfo.__dataclass_fields__))
+        raise ValueError(f"name={name!r}: there is no device fact called {name!r}; pass one of: "
+                         f"{', '.join(known)}.{validate._did_you_mean(name, known)}")
     return facts(res)[0].get(name)
 
 
 def describe_facts(*names: str, res=None) -> str:
     """A sentence with the named facts of the GPU behind ``res``, saying which GPU that is."""
+    _check_res(res)
     if not names:
         names = ("sm_count", "max_threads_per_sm", "l2_bytes", "peak_gbps")
-    unknown = [n for n in names if n not in _FACT_PHRASES]
-    if unknown:
-        raise ValueError(f"cannot phrase {unknown}; choose from {', '.join(_FACT_PHRASES)}.")
+    _check_names(names, list(_FACT_PHRASES))
     values, where = facts(res)
     parts = [_FACT_PHRASES[n](values[n]) for n in names if values.get(n) is not None]
     if not parts:
@@ -232,4 +254,6 @@ def describe_facts(*names: str, res=None) -> str:
 
 def show_facts(*names: str, res=None) -> None:
     """Print ``describe_facts(*names, res=res)``: a notebook's one-line source of hardware facts."""
+    _check_res(res)
+    _check_names(names, list(_FACT_PHRASES))
     print(describe_facts(*names, res=res))

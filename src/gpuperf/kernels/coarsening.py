@@ -780,6 +780,11 @@ def occupancy_limits(res, tile: int = 32, n: int = 4096) -> str:
     """
     from .. import device
 
+    validate.result(res, "res")
+    tile = validate.integer(tile, "tile", minimum=1, maximum=32)
+    n = validate.integer(n, "n", minimum=1)
+    for c in ("tile", "n", "factor"):
+        validate.column(res, c, "res column")
     facts, where = device.facts(res)
     threads = tile * tile
     lines = []
@@ -811,6 +816,9 @@ def occupancy_limits(res, tile: int = 32, n: int = 4096) -> str:
 
 def vecadd_summary(res) -> str:
     """How far apart the coarsening factors of the vector add are, and how close to the copy."""
+    validate.result(res, "res")
+    for c in ("factor", "gbps", "pct_copy"):
+        validate.column(res, c, "res column")
     rows = [r for r in res.rows if r.get("gbps")]
     lo, hi = min(rows, key=lambda r: r["gbps"]), max(rows, key=lambda r: r["gbps"])
     text = (f"vector add: factors {', '.join(str(r['factor']) for r in rows)} span "
@@ -823,6 +831,9 @@ def vecadd_summary(res) -> str:
 
 def regtile_summary(res) -> str:
     """The resources of the fastest register-tiled kernels, printed from the sweep."""
+    validate.result(res, "res")
+    for c in ("kind", "bm", "bn", "bk", "tile", "tflops"):
+        validate.column(res, c, "res column")
     rows = sorted((r for r in res.rows if r.get("tflops")), key=lambda r: -r["tflops"])
     top = rows[:3]
     lines = []

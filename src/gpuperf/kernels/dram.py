@@ -1431,6 +1431,8 @@ def one_load_per_thread(res=None) -> str:
     """
     from .. import device
 
+    if res is not None:
+        validate.result(res, "res")
     values, where = device.facts(res)
     threads, sms = values.get("max_threads_per_sm"), values.get("sm_count")
     copy = (getattr(res, "ceilings", None) or {}).get("copy_gbps")
@@ -1456,6 +1458,7 @@ def occupancy_summary(res) -> str:
     The best copy with the fewest loads per thread; the lowest occupancy at which the most loads
     per thread do at least as well; the best copy of all against the device-to-device copy.
     """
+    _check_res(res, "ilp", "gbps", "occupancy", "block")
     ilps = sorted(res.values("ilp"))
     few, many = ilps[0], ilps[-1]
     gbps = lambda r: r["gbps"]  # noqa: E731

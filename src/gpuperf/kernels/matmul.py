@@ -823,6 +823,13 @@ def naive_vs_tiled_summary(res, n: int = 2048, small: int = 256, tile: int = 32)
     """
     from .. import device
 
+    validate.result(res, "res")
+    n = validate.integer(n, "n", minimum=1)
+    small = validate.integer(small, "small", minimum=1)
+    tile = validate.integer(tile, "tile", minimum=1)
+    for c in ("version", "n"):
+        validate.column(res, c, "res column")
+
     def rate(version, size):
         rows = res.select(version=version, n=size)
         return rows[0]["tflops"] if rows and rows[0].get("tflops") else None

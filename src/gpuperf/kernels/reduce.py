@@ -1510,6 +1510,8 @@ def versus_seed(res) -> str:
     """
     from .. import device
 
+    validate.result(res, "res")
+    validate.column(res, "version", "res column")
     rows = {r["version"]: r for r in res.rows}
     seed_gbps = {v: t[1] for v, t in SEED_V100.items()}
     ours_gbps = {v: r["gbps"] for v, r in rows.items() if r.get("gbps")}

@@ -77,3 +77,24 @@ def test_is_kernel_rejects_plain_functions(capsys):
 @pytest.mark.parametrize("bad", [None, 3])
 def test_is_kernel_rejects_non_callables(bad):
     assert not ex.Checker("k").is_kernel(bad)
+
+
+def test_an_untouched_stub_gets_one_line_in_every_mode():
+    """On a GPU a stub kernel (`raise NotImplementedError()`) runs and writes nothing; the
+    checkers find the stub in the source's syntax tree before launching anything."""
+    import gpuperf as gp
+
+    def stub(x, out):
+        # YOUR CODE HERE
+        raise NotImplementedError()
+
+    def mentions_it(x, out):
+        # a comment saying raise NotImplementedError() is not a stub
+        return "raise NotImplementedError"
+
+    assert ex.is_stub(stub) and not ex.is_stub(mentions_it)
+    for check in (gp.reduce.check_sequential, gp.gridstride.check_saxpy,
+                  gp.coalescing.check_remap, gp.dram.check_loads_needed):
+        report = check(stub)
+        assert not report and len(report.failed) == 1
+        assert "not implemented yet" in report.failed[0][1]

@@ -390,3 +390,54 @@ def preflight(chk: Checker, kernel, grid, block, *args, what: str | None = None,
         except Exception as err:  # noqa: BLE001  (the real launch reports the kernel's own errors)
             chk.note(f"the dry run in the thread emulator stopped at: {describe_exception(err)}")
     return True
+
+
+def is_stub(fn) -> bool:
+    """True if ``fn`` (a function, a ``@cuda.jit`` kernel, or a factory that defines one) still
+    raises ``NotImplementedError``: the student copy's placeholder, left untouched.
+
+    Read from the source's syntax tree, so a comment or a string that mentions it does not
+    count. On a GPU a kernel whose body raises compiles to one that silently writes nothing,
+    so the checkers ask this before they launch anything.
+    """
+    import ast
+
+    if not callable(fn):
+        raise TypeError(f"fn must be the student's function or kernel, not {type(fn).__name__}.")
+    src = source_of(fn)
+    if src is None:
+        return False
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Raise) and node.exc is not None:
+            exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+            if isinstance(exc, ast.Name) and exc.id == "NotImplementedError":
+                return True
+    return False
+
+
+def refuses_stubs(check):
+    """Decorator for a checker whose first argument is the student's code: an untouched stub
+    gets one line, "not implemented yet", instead of a list of consequences (on a GPU, a
+    stub kernel runs and writes nothing, so every case would report NaN)."""
+    import functools
+
+    v.function(check, "check", what="a checker function")
+
+    @functools.wraps(check)
+    def wrapper(student, *args, **kwargs):
+        if callable(student) and is_stub(student):
+            title = (check.__doc__ or check.__name__).strip().splitlines()[0].rstrip(".")
+            report = Report(f"{check.__name__}: {title}")
+            report.failed.append((getattr(student, "__name__", "your code"),
+                                  "not implemented yet: replace `raise NotImplementedError()` "
+                                  "with your code."))
+            print(report.text())
+            return report
+        return check(student, *args, **kwargs)
+
+    return wrapper
+

@@ -1251,6 +1251,7 @@ def _time_on_gpu(kernel, grid, block, *args) -> float:
     return _time_launch(kernel, grid, block, *args, min_time=0.05).median_ms
 
 
+@ex.refuses_stubs
 def check_remap(kernel) -> ex.Report:
     """Check a coalesced ``kernel(x, w, out)`` computing ``out[r, c] = x[r, c] * w[r]``.
 
@@ -1316,6 +1317,7 @@ def _transpose_launch(kernel, a, out):
     kernel[(-(-cols // t), -(-rows // t)), (t, EXERCISE_BLOCK_ROWS)](a, out)
 
 
+@ex.refuses_stubs
 def check_padded_transpose(kernel) -> ex.Report:
     """Check a tiled, padded transpose ``kernel(a, out)`` (``out = a.T``).
 

@@ -679,6 +679,7 @@ def explore_regtile(res=None, y: str = "tflops"):
 # --------------------------------------------------------------------------- exercises
 
 
+@ex.refuses_stubs
 def check_coarsened(make_kernel, tile: int = 8, factor: int = 3) -> ex.Report:
     """Check ``make_kernel(tile, factor)``: a coarsened tiled kernel ``k(A, B, C)``.
 

@@ -1292,12 +1292,15 @@ def plot_strides(res):
 
 # --------------------------------------------------------------------------- exercises
 
+from .. import exercises as _exercises  # noqa: E402 (the checkers below)
+
 
 def _sample_layouts():
     return [TEXTBOOK, DramLayout(32, 8, 4), DramLayout(64, 6, 3), DramLayout(16, 5, 1),
             DramLayout(256, 16, 16)]
 
 
+@_exercises.refuses_stubs
 def check_channel_bank(fn):
     """Exercise: ``fn(index, element_bytes, burst_bytes, channels, banks) -> (channel, bank)``."""
     from .. import exercises as ex
@@ -1346,6 +1349,7 @@ def _loads_cases():
     return cases
 
 
+@_exercises.refuses_stubs
 def check_loads_needed(fn):
     """Exercise: ``fn(ceiling_gbps, latency_ns, warps_per_sm, sm_count, bytes_per_load) -> int``."""
     from .. import exercises as ex

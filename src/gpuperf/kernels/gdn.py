@@ -1041,6 +1041,7 @@ def _check_problem(n_ch, n_s, seed):
     return w, delta, d.astype(np.float32)
 
 
+@ex.refuses_stubs
 def check_registers(kernel) -> ex.Report:
     """Check algorithm 4, ``kernel(delta, w, d, raw)`` on grid ``(ceil(S/block), N)``.
 
@@ -1066,6 +1067,7 @@ def check_registers(kernel) -> ex.Report:
     return chk.report()
 
 
+@ex.refuses_stubs
 def check_beta_grad(kernel) -> ex.Report:
     """Check ``kernel(delta, w, d, dbeta)`` launched ``[N, block]`` (block a power of two).
 
@@ -1092,6 +1094,7 @@ def check_beta_grad(kernel) -> ex.Report:
     return chk.report()
 
 
+@ex.refuses_stubs
 def check_moved_bytes(fn) -> ex.Report:
     """Check ``fn(method, n_ch, n_samples)``: the DRAM bytes each algorithm must move."""
     chk = ex.Checker("bytes each algorithm must move")

@@ -289,6 +289,7 @@ def _launch_configs(n: int):
     return [(1, 1), (2, 4), (1, 32), (3, 64), ((n + 127) // 128, 128)]
 
 
+@ex.refuses_stubs
 def check_saxpy(kernel) -> ex.Report:
     """Check a grid-stride SAXPY kernel ``kernel(a, x, y, out)``: out = a * x + y."""
     chk = ex.Checker("grid-stride SAXPY")
@@ -308,6 +309,7 @@ def check_saxpy(kernel) -> ex.Report:
     return chk.report()
 
 
+@ex.refuses_stubs
 def check_bandwidth_formula(fn) -> ex.Report:
     """Check ``fn(n, ms)``: effective GB/s of SAXPY on ``n`` float32 taking ``ms`` milliseconds."""
     chk = ex.Checker("effective bandwidth of SAXPY")

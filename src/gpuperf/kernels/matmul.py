@@ -658,6 +658,7 @@ def source_checks_apply(chk: ex.Checker) -> bool:
     return bool(chk.report_.passed)
 
 
+@ex.refuses_stubs
 def check_tiled(make_kernel, tile: int = 16) -> ex.Report:
     """Check ``make_kernel(tile)``, a factory returning a tiled kernel ``k(A, B, C)``.
 
@@ -691,6 +692,7 @@ def check_tiled(make_kernel, tile: int = 16) -> ex.Report:
     return chk.report()
 
 
+@ex.refuses_stubs
 def check_intensity(fn) -> ex.Report:
     """Check ``fn(M, N, K, tile, bw_gbps, peak_tflops) -> (intensity, bound_tflops)``.
 

@@ -1395,6 +1395,7 @@ def _source_with_callees(kernel) -> str:
     return "\n".join(parts)
 
 
+@ex.refuses_stubs
 def check_sequential(kernel) -> ex.Report:
     """Check a sequential-addressing block reduce ``kernel(x, partial, n)`` (256 threads a block).
 
@@ -1416,6 +1417,7 @@ def check_sequential(kernel) -> ex.Report:
     return chk.report()
 
 
+@ex.refuses_stubs
 def check_block_reduce(kernel) -> ex.Report:
     """Check a warp-shuffle block reduce ``kernel(x, partial, n)`` with a grid-stride load.
 
@@ -1440,6 +1442,7 @@ def check_block_reduce(kernel) -> ex.Report:
     return chk.report()
 
 
+@ex.refuses_stubs
 def check_fast_sum(fn, *, target: float = 0.9) -> ex.Report:
     """Check ``fn(d_x) -> float``, a fast sum of a float32 device vector.
 

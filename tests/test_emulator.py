@@ -389,3 +389,71 @@ def test_an_endless_loop_times_out():
     import threading
 
     assert not [t for t in threading.enumerate() if t.name.startswith("emulated")]
+
+
+# --------------------------------------------------------------------------- host dry runs
+
+
+@cuda.jit
+def _sum4_ignoring_alignment(x, out, n):
+    # Wrong on purpose: 16-byte loads from the first element, wherever x starts.
+    g = cuda.grid(1)
+    total = float32(0.0)
+    v = g
+    while 4 * v + 3 < n:
+        a, b, c, d = load_float4(x, 4 * v)
+        total += (a + b) + (c + d)
+        v += cuda.gridsize(1)
+    cuda.atomic.add(out, 0, total)
+
+
+_cache = {}
+
+
+def _student_sum(d_x):
+    n = d_x.shape[0]
+    if n not in _cache:  # a student's buffer cache: the dry run must leave it empty
+        _cache[n] = cuda.device_array(1, np.float32)
+    out = _cache[n]
+    out.copy_to_device(np.zeros(1, np.float32))
+    _sum4_ignoring_alignment[2, 32](d_x, out, n)
+    return float(out.copy_to_host()[0])
+
+
+def test_run_host_runs_the_launches_in_the_emulator_and_leaves_caches_alone():
+    x = np.arange(100, dtype=np.float32)
+    assert em.run_host(_student_sum, em.host_view(x)) == float(x.sum())
+    assert _cache == {}
+    view = em.host_view(x, 1)
+    assert view.ctypes.data % 16 == 4 and isinstance(view, em.HostArray)
+    with pytest.raises(em.MisalignedAccess):
+        em.run_host(_student_sum, view)
+
+
+def test_preflight_host_refuses_a_misaligned_sum(capsys):
+    chk = ex.Checker("host preflight")
+    x = np.arange(100, dtype=np.float32)
+    assert ex.preflight_host(chk, _student_sum, em.host_view(x))
+    assert not ex.preflight_host(chk, _student_sum, em.host_view(x, 1))
+    report = chk.report(show=False)
+    assert "misaligned" in report.failed[0][1]
+
+
+def test_matmul_checker_dry_runs_the_launch(capsys):
+    from gpuperf.kernels import matmul as mm
+
+    def make_out_of_bounds(tile):
+        @cuda.jit
+        def k(A, B, C):
+            row = cuda.blockIdx.y * tile + cuda.threadIdx.y
+            col = cuda.blockIdx.x * tile + cuda.threadIdx.x
+            acc = float32(0.0)
+            for i in range(A.shape[1]):
+                acc += A[row, i] * B[i, col]  # no bounds check: edge threads read past A
+            C[row, col] = acc
+
+        return k
+
+    assert not mm.check_tiled(make_out_of_bounds, tile=4)
+    out = capsys.readouterr().out
+    assert "dry run of your function" in out and "out of bounds" in out

@@ -70,13 +70,39 @@ def test_every_chapter_module_imports():
     assert not records.BROKEN, records.BROKEN
 
 
+def _shipped_experiments() -> dict:
+    """Every experiment in a shipped record: the reference's, then those only another has."""
+    found = {}
+    for path in [records.DATA_DIR / f"{records.REFERENCE}.json", *records.available()]:
+        for name, entry in records.load(path)["experiments"].items():
+            found.setdefault(name, entry)
+    return found
+
+
 def test_shipped_record_has_every_experiment():
     shipped = records.load(records.DATA_DIR / f"{records.REFERENCE}.json")
     assert shipped["gpu"].startswith("NVIDIA H")  # an H100 or H200
-    missing = sorted(set(records.experiments()) - set(shipped["experiments"]))
-    assert not missing, f"not in the shipped record (run python -m gpuperf.record --only ...): {missing}"
-    for name, entry in shipped["experiments"].items():
+    every = _shipped_experiments()
+    missing = sorted(set(records.experiments()) - set(every))
+    assert not missing, f"in no shipped record (run python -m gpuperf.record --only ...): {missing}"
+    for name, entry in every.items():
         assert entry["rows"], name
+    for path in records.available():
+        data = records.load(path)
+        assert data["gpu"].startswith("NVIDIA H"), path.name
+
+
+def test_an_experiment_missing_from_the_reference_replays_from_another_record(monkeypatch):
+    monkeypatch.delenv(records.ENV_RECORD, raising=False)
+    reference = set(records.load(records.DATA_DIR / f"{records.REFERENCE}.json")["experiments"])
+    others = {name: path for path in records.available() if path.stem != records.REFERENCE
+              for name in records.load(path)["experiments"] if name not in reference}
+    if not others:
+        pytest.skip("every shipped experiment is in the reference record")
+    name, path = next(iter(others.items()))
+    res = records.recorded(name)
+    assert res.gpu == records.load(path)["experiments"][name]["provenance"]["gpu"]
+    assert res.rows == records.load(path)["experiments"][name]["rows"]
 
 
 def _experiment_names_in_notebooks():
@@ -90,7 +116,7 @@ def _experiment_names_in_notebooks():
 
 
 def test_notebooks_only_use_recorded_experiments():
-    shipped = records.load(records.DATA_DIR / f"{records.REFERENCE}.json")["experiments"]
+    shipped = _shipped_experiments()
     used = _experiment_names_in_notebooks()
     assert used, "expected the notebooks to replay experiments"
     missing = sorted(f"{nb}: {name}" for nb, name in used if name not in shipped)

@@ -345,3 +345,47 @@ def test_figures_draw_from_result_rows():
     fig = streams.plot_timeline(res, "w")
     assert fig.axes and "ideal" in fig.axes[0].get_title()
     assert streams.timeline_spans(res, "w", "pipelined", "ideal") == spans
+
+
+def test_check_pipeline_accepts_reused_per_stream_buffers():
+    """Correct but unusual: one set of buffers per stream, reused after waiting on that
+    stream (not the one just used), and chunks of ceil(n / n_chunks) elements."""
+
+    def reuse(a, b, out, n_streams, n_chunks):
+        n = a.size
+        size = -(-n // n_chunks)
+        queues = [cuda.stream() for _ in range(n_streams)]
+        bufs = [tuple(cuda.device_array(size, dtype=np.float32) for _ in range(3))
+                for _ in range(n_streams)]
+        for i, lo in enumerate(range(0, n, size)):
+            hi = min(lo + size, n)
+            k = i % n_streams
+            s = queues[k]
+            if i >= n_streams:
+                s.synchronize()  # this stream's buffers are free again
+            d_a, d_b, d_out = (d[: hi - lo] for d in bufs[k])
+            d_a.copy_to_device(a[lo:hi], stream=s)
+            d_b.copy_to_device(b[lo:hi], stream=s)
+            streams.add_kernel[4, 64, s](d_a, d_b, d_out)
+            d_out.copy_to_host(out[lo:hi], stream=s)
+        for s in queues:
+            s.synchronize()
+        return out
+
+    assert streams.check_pipeline(reuse)
+
+
+def test_copy_watch_logs_waits_and_streams():
+    s1, s2 = cuda.stream(), cuda.stream()
+    host = streams.pinned_copy(np.ones(8, dtype=np.float32))
+    d = cuda.device_array(8, dtype=np.float32)
+    with streams._HostCopyWatch() as watch:
+        d.copy_to_device(host, stream=s1)
+        s2.synchronize()  # another stream: not serializing
+        d.copy_to_device(host, stream=s2)
+        s2.synchronize()  # the stream that just got work, with more copies after: serializing
+        d.copy_to_host(host, stream=s1)
+        cuda.synchronize()  # the final wait: fine
+    assert watch.streams_used() == 2
+    assert watch.serializing_waits() == 1
+    assert [kind for kind, _ in watch.log] == ["in", "wait", "in", "wait", "out", "wait"]

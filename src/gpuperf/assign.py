@@ -2,7 +2,10 @@
 
 In each code cell, every region between ``### BEGIN SOLUTION`` and ``### END SOLUTION``
 is replaced by ``# YOUR CODE HERE`` and ``raise NotImplementedError()`` at the same
-indentation (nbgrader's markers, so nbgrader can be used instead). The markdown cells
+indentation (nbgrader's markers, so nbgrader can be used instead). A region at the top
+level of a cell (not inside a function) gets ``# YOUR CODE HERE`` alone: a ``raise`` there
+would stop a student's "run all" at that cell, before the rest of the chapter; the cell
+gives the answer's empty form above the region, and its checker says "not implemented yet". The markdown cells
 that open and close a hidden solution (``:::{solution-start}``, ``:::{solution-end}``)
 are dropped, and all outputs are cleared. A copy that still contains solution text
 is an error, not a warning.
@@ -36,7 +39,9 @@ def strip_solutions(source: str, *, where: str = "cell") -> str:
             if inside:
                 raise AssignError(f"{where}, line {lineno}: {BEGIN} inside another solution.")
             inside, indent = True, line[: len(line) - len(line.lstrip())]
-            out += [f"{indent}# YOUR CODE HERE", f"{indent}raise NotImplementedError()"]
+            out.append(f"{indent}# YOUR CODE HERE")
+            if indent:
+                out.append(f"{indent}raise NotImplementedError()")
         elif stripped == END:
             if not inside:
                 raise AssignError(f"{where}, line {lineno}: {END} without {BEGIN}.")

@@ -54,6 +54,7 @@ kernel's globals, closure cells and module attributes (``red.warp_sum(v)``).
 from __future__ import annotations
 
 import collections
+import copy
 import inspect
 import linecache
 import math
@@ -70,7 +71,7 @@ WARP = 32
 FULL_MASK = 0xFFFFFFFF
 MAX_BLOCK_THREADS = 1024
 
-__all__ = ["launch", "emulate", "cuda", "Run", "Access", "Race", "EmulatorError",
+__all__ = ["launch", "emulate", "run_host", "host_view", "HostArray", "cuda", "Run", "Access", "Race", "EmulatorError",
            "OutOfBounds", "MisalignedAccess", "BarrierError", "WarpSyncError", "LaunchTimeout",
            "Unsupported",
            "FAULTS"]
@@ -1385,3 +1386,225 @@ class Run:
                        f" the same element from different threads, {where} "
                        f"({r.count} time{'s' if r.count != 1 else ''}).")
         return out
+
+
+# =========================================================================== host dry runs
+
+
+class HostArray(np.ndarray):
+    """A device array in a host dry run (:func:`run_host`): NumPy memory with the device
+    array's methods, starting on a 256-byte boundary as ``cudaMalloc``'s do."""
+
+    def copy_to_host(self, ary=None, stream=0):
+        if ary is None:
+            return np.array(self)
+        if not isinstance(ary, np.ndarray) or ary.shape != self.shape:
+            raise ValueError(f"ary must be a NumPy array of shape {self.shape} to copy into, "
+                             f"not {_v()._short(ary)}.")
+        ary[...] = self
+        return ary
+
+    def copy_to_device(self, ary, stream=0):
+        if np.shape(ary) != self.shape:
+            raise ValueError(f"ary must have this array's shape {self.shape}, not "
+                             f"{np.shape(ary)}.")
+        self[...] = np.asarray(ary)
+
+    def is_c_contiguous(self) -> bool:
+        return bool(self.flags.c_contiguous)
+
+
+def _host_alloc(shape, dtype) -> HostArray:
+    dtype = np.dtype(dtype)
+    shape = _shape(shape)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    raw = np.empty(nbytes + 256, dtype=np.uint8)
+    start = (-raw.ctypes.data) % 256
+    arr = raw[start:start + nbytes].view(dtype).reshape(shape).view(HostArray)
+    if dtype.kind == "f":
+        arr[...] = np.nan  # like fresh device memory: nothing a kernel may rely on
+    return arr
+
+
+class _HostEvent:
+    def record(self, stream=0):
+        pass
+
+    def synchronize(self):
+        pass
+
+    def wait(self, stream=0):
+        pass
+
+    def query(self) -> bool:
+        return True
+
+    def elapsed_time(self, other) -> float:
+        return 0.0
+
+
+class _HostStream:
+    def synchronize(self):
+        pass
+
+    def query(self) -> bool:
+        return True
+
+    def auto_synchronize(self):
+        import contextlib
+
+        return contextlib.nullcontext(self)
+
+
+class _HostCuda:
+    """``numba.cuda`` as a host function sees it in a dry run: allocations are NumPy arrays,
+    copies are NumPy copies, streams and events do nothing, and kernels run in the emulator."""
+
+    _PASS = ("jit", "float32", "float64", "int32", "int64", "uint32", "uint64", "boolean",
+             "is_available", "detect", "get_current_device", "current_context", "gpus")
+
+    def __init__(self, real):
+        self._real = real
+
+    def device_array(self, shape, dtype=np.float64, strides=None, order="C", stream=0):
+        return _host_alloc(shape, dtype)
+
+    def device_array_like(self, ary, stream=0):
+        return _host_alloc(np.shape(ary), np.asarray(ary).dtype if not hasattr(ary, "dtype")
+                           else ary.dtype)
+
+    def to_device(self, obj, stream=0, copy=True, to=None):
+        obj = np.asarray(obj)
+        if to is not None:
+            to[...] = obj
+            return to
+        arr = _host_alloc(obj.shape, obj.dtype)
+        if copy:
+            arr[...] = obj
+        return arr
+
+    def pinned_array(self, shape, dtype=np.float64, strides=None, order="C"):
+        return np.empty(shape, dtype=dtype)
+
+    def pinned(self, *arrays):
+        import contextlib
+
+        return contextlib.nullcontext()
+
+    def synchronize(self):
+        pass
+
+    def stream(self):
+        return _HostStream()
+
+    default_stream = legacy_default_stream = per_thread_default_stream = stream
+
+    def event(self, timing=True):
+        return _HostEvent()
+
+    def __getattr__(self, name):
+        if name in self._PASS:
+            return getattr(self._real, name)
+        raise Unsupported(f"cuda.{name} in host code is not emulated")
+
+
+class _HostKernel:
+    """A kernel launched from a host dry run: ``kernel[grid, block](...)`` runs in the emulator."""
+
+    def __init__(self, kernel, max_blocks, timeout):
+        self._kernel, self._max_blocks, self._timeout = kernel, max_blocks, timeout
+
+    def __getitem__(self, config):
+        config = config if isinstance(config, tuple) else (config,)
+        if len(config) < 2:
+            raise TypeError("a launch needs [grid, block]")
+        grid, block = config[0], config[1]
+        shared = int(config[3]) if len(config) > 3 else 0
+
+        def launch_(*args):
+            launch(self._kernel, grid, block, *args, record=False, shared_bytes=shared,
+                   max_blocks=self._max_blocks, timeout=self._timeout)
+
+        return launch_
+
+    def __getattr__(self, name):
+        return getattr(self._kernel, name)
+
+
+def _host_translate(value, module, memo, fake, limits):
+    if isinstance(value, _SCALARS):
+        return value
+    if id(value) in memo:
+        return memo[id(value)]
+    if isinstance(value, types.ModuleType) and value.__name__ == "numba.cuda":
+        return fake
+    if _is_dispatcher(value):
+        memo[id(value)] = _HostKernel(value, *limits)
+        return memo[id(value)]
+    if isinstance(value, (dict, list, set)):
+        # The student's caches (e.g. buffers kept between calls): a dry run must not leave
+        # host arrays in them for the real run to find.
+        memo[id(value)] = copy.copy(value)
+        return memo[id(value)]
+    if isinstance(value, types.FunctionType) and value.__module__ == module:
+        return _host_function(value, memo, fake, limits)
+    return value
+
+
+def _host_function(py, memo, fake, limits):
+    if id(py) in memo:
+        return memo[id(py)]
+    glb = dict(py.__globals__)
+    closure = None
+    if py.__closure__:
+        cells = []
+        for cell in py.__closure__:
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                cells.append(cell)
+                continue
+            cells.append(types.CellType(_host_translate(value, py.__module__, memo, fake,
+                                                        limits)))
+        closure = tuple(cells)
+    fn = types.FunctionType(py.__code__, glb, py.__name__, py.__defaults__, closure)
+    fn.__kwdefaults__ = py.__kwdefaults__
+    memo[id(py)] = fn
+    for name in _code_names(py.__code__):
+        if name in glb:
+            glb[name] = _host_translate(glb[name], py.__module__, memo, fake, limits)
+    return fn
+
+
+def run_host(fn, *args, max_blocks: int = 8, timeout: float = 60.0):
+    """Call the host function ``fn(*args)`` with every kernel it launches run in the emulator.
+
+    A dry run for code that launches its own kernels (a student's ``my_sum(d_x)``): inside
+    ``fn`` (and the functions of its module it calls), ``numba.cuda`` allocates NumPy
+    arrays (:class:`HostArray`, 256-byte aligned like ``cudaMalloc``), copies are NumPy
+    copies, streams and events do nothing, and each ``kernel[grid, block](...)`` runs its
+    first ``max_blocks`` blocks in the emulator, where a fault (out of bounds, a misaligned
+    16-byte access, a barrier or warp intrinsic not all threads reach, ``timeout`` seconds
+    per launch) raises as in :func:`launch`. Lists, dicts and sets the code reaches are
+    copied first, so a cache it fills stays empty for the real run. Pass host arrays (a
+    ``HostArray`` view keeps a device array's alignment). Returns what ``fn`` returns.
+    """
+    v = _v()
+    if not isinstance(fn, types.FunctionType):
+        raise TypeError(f"fn must be a plain Python function that launches kernels, not "
+                        f"{type(fn).__name__}.")
+    v.integer(max_blocks, "max_blocks", minimum=1)
+    v.positive(timeout, "timeout")
+    real = _numba_cuda()
+    fake = _HostCuda(real)
+    return _host_function(fn, {}, fake, (max_blocks, timeout))(*args)
+
+
+def host_view(values, offset: int = 0) -> HostArray:
+    """``values`` copied into a fresh 256-byte-aligned :class:`HostArray`, then viewed from
+    element ``offset``: what ``cuda.to_device(values)[offset:]`` is on a GPU."""
+    values = np.asarray(values)
+    _v().integer(offset, "offset", minimum=0, maximum=max(0, values.shape[0]))
+    arr = _host_alloc(values.shape, values.dtype)
+    arr[...] = values
+    return arr[offset:]

@@ -373,10 +373,41 @@ def preflight(chk: Checker, kernel, grid, block, *args, what: str | None = None,
     if what is not None:
         v.string(what, "what")
     name = what or "a dry run in the thread emulator before launching"
+    return _dry_run(chk, name, lambda: emulator.launch(
+        kernel, grid, block, *args, record=False, shared_bytes=shared_bytes, timeout=timeout))
+
+
+def preflight_host(chk: Checker, fn, *args, what: str | None = None, max_blocks: int = 8,
+                   timeout: float = 60.0) -> bool:
+    """Call the student's host function ``fn(*args)`` once with its kernels in the emulator.
+
+    For exercises where the student writes the launches too (``my_sum(d_x)``): see
+    ``gpuperf.emulator.run_host``. Each launch runs its first ``max_blocks`` blocks; a fault
+    becomes one failed case and the result is False, so that the checker returns before
+    the real run (on a GPU, a fault kills the CUDA context). Pass host arrays made with
+    ``emulator.host_view`` so that their alignment is a device array's.
+    """
+    from . import emulator
+
+    if not isinstance(chk, Checker):
+        raise TypeError(f"chk must be the exercise's Checker (ex.Checker(...)), not "
+                        f"{type(chk).__name__}.")
+    v.function(fn, "fn", what="the student's host function")
+    v.integer(max_blocks, "max_blocks", minimum=1)
+    v.positive(timeout, "timeout")
+    if what is not None:
+        v.string(what, "what")
+    name = what or "a dry run of your function, its kernels in the thread emulator"
+    return _dry_run(chk, name, lambda: emulator.run_host(fn, *args, max_blocks=max_blocks,
+                                                         timeout=timeout))
+
+
+def _dry_run(chk: Checker, name: str, run) -> bool:
+    from . import emulator
+
     with chk.case(name):
         try:
-            emulator.launch(kernel, grid, block, *args, record=False, shared_bytes=shared_bytes,
-                            timeout=timeout)
+            run()
         except emulator.FAULTS as err:
             chk.fail(describe_exception(err) + (
                 " On a GPU this would kill the CUDA context or hang." if SIMULATOR else
@@ -431,13 +462,21 @@ def refuses_stubs(check):
     def wrapper(student, *args, **kwargs):
         if callable(student) and is_stub(student):
             title = (check.__doc__ or check.__name__).strip().splitlines()[0].rstrip(".")
-            report = Report(f"{check.__name__}: {title}")
-            report.failed.append((getattr(student, "__name__", "your code"),
-                                  "not implemented yet: replace `raise NotImplementedError()` "
-                                  "with your code."))
-            print(report.text())
-            return report
+            return not_implemented(f"{check.__name__}: {title}",
+                                   getattr(student, "__name__", "your code"),
+                                   "replace `raise NotImplementedError()` with your code.")
         return check(student, *args, **kwargs)
 
     return wrapper
+
+
+def not_implemented(title: str, what: str, how: str) -> Report:
+    """The one-line report for an exercise left as the student copy gave it: printed, failed."""
+    v.string(title, "title")
+    v.string(what, "what")
+    v.string(how, "how")
+    report = Report(title)
+    report.failed.append((what, f"not implemented yet: {how}"))
+    print(report.text())
+    return report
 

@@ -540,12 +540,22 @@ def _fmt(v) -> str:
 def recorded(name: str, path: Path | str | None = None) -> Result:
     """The recorded result of ``name`` (from the reference record unless ``path`` is given).
 
-    Its label comes from the experiment's own provenance (GPU, date, versions).
+    Without ``path`` or ``$GPUPERF_RECORD``, an experiment missing from the reference
+    record is replayed from another shipped record that has it. Its label comes from the
+    experiment's own provenance (GPU, date, versions).
     """
     get(name)
     where = record_path() if path is None else _path_arg(path)
     data = load(where)
     entry = data["experiments"].get(name)
+    if entry is None and path is None and not os.environ.get(ENV_RECORD, "").strip():
+        # An experiment only some GPUs could record (one that needs a profiler, say) is
+        # replayed from the shipped record that has it; its label names that GPU.
+        for other in available():
+            if other != where and name in load(other)["experiments"]:
+                where, data = other, load(other)
+                entry = data["experiments"][name]
+                break
     if entry is None:
         raise NotRecorded(
             f"experiment {name!r} is not in the record {where}."

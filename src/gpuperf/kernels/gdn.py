@@ -1055,6 +1055,9 @@ def check_registers(kernel) -> ex.Report:
                      "w_k and D_k in registers: remove the shared arrays.")
     chk.source_lacks(kernel, "syncthreads", why="with every thread reading only its own "
                      "element, no barrier is needed: remove cuda.syncthreads().")
+    w, delta, d = _check_problem(3, 37, 5)
+    if not ex.preflight(chk, kernel, (2, 3), 32, delta, w, d, ex.poisoned((9, 37))):
+        return chk.report()
     for seed in (0, 1):
         for block in (32, 64):
             for n_ch, n_s in _CHECK_SHAPES[: (6 if seed == 0 else 3)]:
@@ -1080,6 +1083,9 @@ def check_beta_grad(kernel) -> ex.Report:
         return chk.report()
     chk.source_has(kernel, "syncthreads", why="a shared-memory tree needs cuda.syncthreads() "
                    "between its steps (the simulator may not show the race a GPU would).")
+    w, delta, d = _check_problem(2, 37, 5)
+    if not ex.preflight(chk, kernel, 2, 32, delta, w, d, ex.poisoned(2)):
+        return chk.report()
     for seed in (0, 1):
         for block in (32, 64):
             sizes = ex.sizes_around(block) if seed == 0 else (33, block + 1)

@@ -295,6 +295,14 @@ def check_saxpy(kernel) -> ex.Report:
     chk = ex.Checker("grid-stride SAXPY")
     if not chk.is_kernel(kernel):
         return chk.report()
+    # A grid smaller than the data and one larger: out-of-bounds indexing shows in either.
+    if not ex.preflight(chk, kernel, 3, 32, np.float32(2.0), ex.random_array(100, 5),
+                        ex.random_array(100, 6), ex.poisoned(100)):
+        return chk.report()
+    if not ex.preflight(chk, kernel, 4, 32, np.float32(2.0), ex.random_array(33, 5),
+                        ex.random_array(33, 6), ex.poisoned(33),
+                        what="a dry run with more threads than elements"):
+        return chk.report()
     for seed in (0, 1):
         for n in (1, 31, 32, 33, 100, 257, 1000):
             for grid, block in _launch_configs(n)[: (5 if seed == 0 else 2)]:

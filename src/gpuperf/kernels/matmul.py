@@ -637,6 +637,11 @@ def check_matmul_kernel(make_launch, title: str, *, sizes=CHECK_SIZES, rtol=1e-4
     except Exception as err:
         chk.fail(ex.describe_exception(err))
         return chk
+    # Edges in every direction (9 x 11 @ 11 x 13): out-of-bounds loads or stores, a barrier
+    # some threads skip, or a misaligned vector access show here before any real launch.
+    if not ex.preflight_host(chk, launch, ex.random_array((9, 11), 3), ex.random_array((11, 13), 4),
+                             ex.poisoned((9, 13)), max_blocks=4):
+        return chk
     for seed in (0, 1):
         for (M, K, N) in sizes if seed == 0 else sizes[1:3]:
             with chk.case(f"A {M}x{K} @ B {K}x{N}", seed=seed):

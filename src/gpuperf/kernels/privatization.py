@@ -219,6 +219,9 @@ def check_private_histogram(kernel) -> ex.Report:
     chk.source_has(kernel, "syncthreads", why="the private copy must be zeroed before any "
                    "thread counts into it, and complete before it is merged: two "
                    "cuda.syncthreads().")
+    if not ex.preflight(chk, kernel, 3, 64, random_bytes(257, DISTRIBUTIONS[0], seed=2),
+                        np.zeros(NBINS, np.int32)):
+        return chk.report()
     launches = ((1, 32), (3, 64), (2, 256), (5, 32))
     for seed in (0, 1):
         for dist in DISTRIBUTIONS:

@@ -1204,6 +1204,147 @@ def ladder_experiment(progress):
     return rows
 
 
+# ---------------------------------------------------------------- v4's race, two witnesses
+
+RACE_VERSIONS = ("v4", "v4.1", "v4.2")
+_EMULATED_TREES = ("v0", "v1", "v1.5", "v2", "v3", "v4", "v4.1", "v4.2", "v5", "v6", "v7")
+
+
+def emulate_races(versions=RACE_VERSIONS, *, block: int = 64, n: int = 256) -> list[dict]:
+    """Run each rung's kernel in the course's thread emulator and report its shared-memory races.
+
+    The emulator (``gpuperf.emulator``) runs every thread of a block as its own thread of
+    control, as independent thread scheduling allows, and records every shared-memory access
+    with the barrier interval it falls in. Two threads touching one element between the same
+    two barriers, one of them writing, is a race, whatever the hardware happens to do. It
+    needs no GPU and no simulator, so it gives the same answer everywhere. One row per
+    rung: ``version``, ``races`` (distinct racing pairs of lines), ``example`` (the first,
+    in words), and the emulated ``result`` against the float64 ``reference``.
+    """
+    from .. import emulator
+
+    versions = validate.sequence(versions, "versions")
+    for i, version in enumerate(versions):
+        validate.choice(version, f"versions[{i}]", _EMULATED_TREES)
+    block = _check_block("v4", block)
+    n = validate.positive_int(n, "n", maximum=4096)
+    x = ex.random_array(n, 3)
+    reference = float(np.sum(x, dtype=np.float64))
+    rows = []
+    for version in versions:
+        if version not in _EMULATED_TREES:
+            raise ValueError(f"versions: {version!r} cannot be emulated here (no shared-memory "
+                             "tree, or v8's 16-byte loads); pick from "
+                             f"{', '.join(_EMULATED_TREES)}.")
+        kernel = kernel_for(version, block)
+        per_block = block if version in ("v0", "v1", "v1.5", "v2", "v6", "v7") else 2 * block
+        grid = _ceil_div(n, per_block)
+        partial = np.zeros(grid, dtype=np.float32)
+        args = (x, partial, n, 1) if version in ("v6", "v7") else (x, partial, n)
+        run = emulator.launch(kernel, grid, block, *args)
+        races = run.races()
+        result = float(np.sum(partial, dtype=np.float64))
+        rows.append({"version": version, "block": block, "n": n, "races": len(races),
+                     "example": (run.describe_races(1) or [None])[0], "result": result,
+                     "reference": reference,
+                     "rel_error": abs(result - reference) / abs(reference)})
+    return rows
+
+
+def show_races(rows) -> None:
+    """Print :func:`emulate_races` rows: each rung's races and the sum it got in the emulator."""
+    rows = validate.sequence(rows, "rows")
+    for i, r in enumerate(rows):
+        if not isinstance(r, dict) or not {"version", "races", "result", "reference"} <= set(r):
+            raise TypeError(f"rows[{i}] must be a row from red.emulate_races(), not {r!r:.80}.")
+    for r in rows:
+        verdict = (f"{r['races']} racing pair(s) of lines" if r["races"] else "no race")
+        print(f"{r['version']:5s} {verdict:28s} sum {r['result']:12.4f}  "
+              f"(float64 {r['reference']:.4f}, relative error {r['rel_error']:.1e})")
+    for r in rows:
+        if r.get("example"):
+            print(f"\n{r['version']}, first race: {r['example']}")
+
+
+def _sanitizer() -> str:
+    """The path of compute-sanitizer (CUDA toolkit), or a clear error."""
+    import os
+    import shutil
+
+    for candidate in (shutil.which("compute-sanitizer"),
+                      *(os.path.join(os.environ[k], "bin", "compute-sanitizer")
+                        for k in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(k)),
+                      "/usr/local/cuda/bin/compute-sanitizer"):
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    raise RuntimeError("compute-sanitizer was not found (on PATH, in $CUDA_HOME/bin or "
+                       "/usr/local/cuda/bin). It ships with the CUDA toolkit; install the "
+                       "toolkit or put its bin folder on PATH, then run this again.")
+
+
+_RACECHECK_SCRIPT = """
+import json, warnings
+import numpy as np
+import gpuperf
+from gpuperf import exercises as ex
+from gpuperf.kernels import reduce as red
+x = ex.random_array({n}, 3)
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", RuntimeWarning)
+    got = red.reduce_sum(x, {version!r}, block={block})
+print("RESULT " + json.dumps({{"result": got, "reference": float(np.sum(x, dtype=np.float64))}}))
+"""
+
+
+def _racecheck_one(exe: str, version: str, block: int, n: int) -> dict:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "GPUPERF_MODE": "gpu", "PYTHONPATH": os.pathsep.join(
+        p for p in [os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
+                    os.environ.get("PYTHONPATH", "")] if p)}
+    script = _RACECHECK_SCRIPT.format(n=n, version=version, block=block)
+    proc = subprocess.run([exe, "--tool", "racecheck", "--racecheck-report", "hazard",
+                           sys.executable, "-c", script], capture_output=True, text=True,
+                          env=env, timeout=600)
+    out = proc.stdout + proc.stderr
+    summary = re.search(r"RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, "
+                        r"(\d+) warnings?\)", out)
+    result = next((json.loads(line[len("RESULT "):]) for line in out.splitlines()
+                   if line.startswith("RESULT ")), None)
+    if summary is None or result is None:
+        tail = "\n".join(out.strip().splitlines()[-8:])
+        raise RuntimeError(f"compute-sanitizer on {version} gave no racecheck summary "
+                           f"(exit {proc.returncode}):\n{tail}")
+    kinds = sorted(set(re.findall(r"Potential (\w+) hazard", out)))
+    first = re.search(r"(?:Warning|Error): (\(.*?\) )?Potential \w+ hazard[^\n]*", out)
+    return {"version": version, "block": block, "n": n,
+            "hazard_errors": int(summary.group(2)), "hazard_warnings": int(summary.group(3)),
+            "hazard_kinds": ", ".join(kinds) or None,
+            "first_hazard": first.group(0).strip() if first else None,
+            "result": result["result"], "reference": result["reference"],
+            "rel_error": abs(result["result"] - result["reference"]) / abs(result["reference"]),
+            "correct": abs(result["result"] - result["reference"])
+            <= 1e-5 * abs(result["reference"])}
+
+
+@experiment("reduce_racecheck", chapter="reduce",
+            title="compute-sanitizer --tool racecheck on v4, v4.1 and v4.2 (blocks of 64, "
+                  "4096 float32)",
+            units={"hazard_errors": "hazards", "hazard_warnings": "hazards"})
+def racecheck_experiment(progress):
+    exe = _sanitizer()
+    rows = []
+    for version in RACE_VERSIONS:
+        rows.append(_racecheck_one(exe, version, 64, 4096))
+        r = rows[-1]
+        progress(f"{version:5s} {r['hazard_errors']} errors, {r['hazard_warnings']} warnings "
+                 f"({r['hazard_kinds'] or 'none'}); sum {'right' if r['correct'] else 'WRONG'}")
+    return rows
+
+
 @experiment("reduce_prologue", chapter="reduce",
             title="Seed 004's prologue: one thread, atomics, shared memory, against numpy.sum",
             units={"ms": "ms", "gbps": "GB/s", "seed_ms": "ms"})
@@ -1410,6 +1551,9 @@ def check_sequential(kernel) -> ex.Report:
     chk.source_lacks(kernel, r"%\s*\(?\s*2\s*\*", regex=True,
                      why="the test uses a remainder (tid % (2 * s)): that is v0's interleaved "
                          "addressing; sequential addressing has thread t add t + s.")
+    n = EXERCISE_BLOCK + 7  # a second block that is mostly past the end of x
+    if not ex.preflight(chk, kernel, 2, EXERCISE_BLOCK, ex.random_array(n, 4), ex.poisoned(2), n):
+        return chk.report()
     for seed in (0, 1):
         for n in ex.sizes_around(EXERCISE_BLOCK):
             with chk.case(f"n={n}", seed=seed):
@@ -1430,6 +1574,9 @@ def check_block_reduce(kernel) -> ex.Report:
     if "shfl_" not in _source_with_callees(kernel):
         chk.fail("no cuda.shfl_down_sync (in the kernel or the device functions it calls): "
                  "reduce inside each warp with warp shuffles.")
+    n = EXERCISE_BLOCK + 7
+    if not ex.preflight(chk, kernel, 3, EXERCISE_BLOCK, ex.random_array(n, 4), ex.poisoned(3), n):
+        return chk.report()
     # One block for every size; several blocks (some with nothing to read) where the
     # grid-stride split matters. Shuffles are slow in the simulator: keep it lean.
     several = (1, 3 * EXERCISE_BLOCK + 7, 1000)
@@ -1455,6 +1602,14 @@ def check_fast_sum(fn, *, target: float = 0.9) -> ex.Report:
     if not callable(fn):
         chk.fail(f"expected a function fn(d_x) -> float, got {type(fn).__name__}.")
         return chk.report()
+    if not SIMULATOR:
+        # On a GPU a misaligned 16-byte load kills the CUDA context: try a start one element
+        # past a 16-byte boundary in the emulator first (the simulator's own run checks it).
+        from .. import emulator
+
+        if not ex.preflight_host(chk, fn, emulator.host_view(ex.random_array(1001, 9), 1),
+                                 max_blocks=4):
+            return chk.report()
     sizes = (1, 3, 31, 32, 33, 255, 256, 257, 1000, 4099, 100_003 if not SIMULATOR else 5003)
     for seed in (0, 1):
         for n in sizes:

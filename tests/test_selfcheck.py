@@ -76,6 +76,29 @@ def test_a_small_notebook_end_to_end(tmp_path):
         assert r["checkers_passed"] == 1 and r["cells"] == 3
 
 
+def test_append_merges_runs_of_one_commit_and_refuses_others(tmp_path):
+    pytest.importorskip("nbclient")
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    for name in ("01_a", "02_b"):
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_code_cell(f"print('{name}')")]
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                     "language": "python"}
+        nbformat.write(nb, folder / f"{name}.ipynb")
+    out = tmp_path / "selfcheck.json"
+    common = ["--notebooks", str(folder), "--out", str(out), "--copies", "chapter"]
+    assert sc.main([*common, "--only", "01"]) == 0
+    assert sc.main([*common, "--only", "02", "--append"]) == 0
+    doc = json.loads(out.read_text())
+    assert [r["notebook"] for r in doc["notebooks"]] == ["01_a", "02_b"] and doc["passed"]
+    # Without --append the file is replaced; with a different budget it is refused.
+    assert sc.main([*common, "--only", "02", "--append", "--budget", "30"]) == 2
+    assert len(json.loads(out.read_text())["notebooks"]) == 2
+    assert sc.main([*common, "--only", "02"]) == 0
+    assert [r["notebook"] for r in json.loads(out.read_text())["notebooks"]] == ["02_b"]
+
+
 def test_a_cell_that_shows_a_rejection_on_purpose():
     shown = _nb(([_stream("\u2717 remap: 2 of 11 checks failed.\n  \u2717 traced: 32 sectors\n")],
                  ["expect-reject"]))

@@ -225,6 +225,10 @@ def _parse(argv):
                    help="seconds a single cell may take before the run is stopped (default 600)")
     p.add_argument("--out", type=Path, default=None,
                    help="where to write the JSON (default: src/gpuperf/data/selfcheck-<gpu>.json)")
+    p.add_argument("--append", action="store_true",
+                   help="merge into an existing --out made on the same GPU, commit and versions "
+                        "(rows of the notebooks run now replace theirs): one table from several "
+                        "runs")
     return p.parse_args(argv)
 
 
@@ -270,7 +274,43 @@ def main(argv=None) -> int:
     if out.suffix != ".json" or (out.exists() and out.is_dir()):
         print(f"selfcheck: --out {out} must be a .json file.", file=sys.stderr)
         return 2
+    info = device.info()
+    doc = {
+        "gpu": gpu, "simulated": info.simulated, "mode": gp.MODE,
+        "compute_capability": list(info.compute_capability) if info.compute_capability else None,
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "commit": _commit(folder.resolve().parent), "versions": _versions(),
+        "budget_s": args.budget, "passed": False, "notebooks": [],
+    }
+    earlier: list[dict] = []
+    if args.append and out.exists():
+        try:
+            old = json.loads(out.read_text(encoding="utf-8"))
+            earlier = list(old["notebooks"])
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            print(f"selfcheck: --append: cannot read {out} ({err}); remove it or drop --append.",
+                  file=sys.stderr)
+            return 2
+        for key in ("gpu", "commit", "versions", "budget_s", "mode"):
+            if old.get(key) != doc[key]:
+                print(f"selfcheck: --append: {out} was made with {key}={old.get(key)!r}, this run "
+                      f"has {doc[key]!r}; a table must come from one GPU, commit and set of "
+                      "versions. Write to another --out, or run everything again.", file=sys.stderr)
+                return 2
     runs: list[_Run] = []
+
+    def write() -> None:
+        # After every notebook, so that a run stopped part-way still leaves what it measured.
+        done = {(r.notebook, r.copy) for r in runs}
+        rows = [e for e in earlier if (e.get("notebook"), e.get("copy")) not in done]
+        rows += [r.as_dict() for r in runs]
+        doc["notebooks"] = sorted(rows, key=lambda e: (e["copy"] != "chapter", e["notebook"]))
+        doc["passed"] = bool(rows) and all(e.get("ok") for e in rows)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp_out = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+        tmp_out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+        os.replace(tmp_out, out)
+
     with tempfile.TemporaryDirectory(prefix="gpuperf-selfcheck-") as tmp:
         tmp = Path(tmp)
         jobs = []
@@ -292,23 +332,14 @@ def main(argv=None) -> int:
                           cell_timeout=args.cell_timeout, log_dir=tmp)
             # Student copies run beside the chapters (so relative paths resolve the same).
             runs.append(run)
+            write()
             print(f"      {run.seconds:.1f} s, {'ok' if run.ok else 'FAIL'}", file=sys.stderr,
                   flush=True)
             for problem in run.problems[:10]:
                 print(f"      - {problem}", file=sys.stderr, flush=True)
-    info = device.info()
-    doc = {
-        "gpu": gpu, "simulated": info.simulated, "mode": gp.MODE,
-        "compute_capability": list(info.compute_capability) if info.compute_capability else None,
-        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "commit": _commit(folder.resolve().parent), "versions": _versions(),
-        "budget_s": args.budget, "passed": all(r.ok for r in runs),
-        "notebooks": [r.as_dict() for r in runs],
-    }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp_out = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    tmp_out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp_out, out)
+    write()
+    if earlier:
+        print(f"(merged with {len(doc['notebooks']) - len(runs)} earlier row(s) of {out})")
     print(_table(runs))
     print(f"{'PASSED' if doc['passed'] else 'FAILED'} on {gpu}; written to {out}")
     return 0 if doc["passed"] else 1

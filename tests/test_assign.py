@@ -11,6 +11,42 @@ def test_strip_keeps_indentation_and_code_around():
     assert out == "def f(x):\n    y = 1\n    # YOUR CODE HERE\n    raise NotImplementedError()"
 
 
+def test_a_top_level_region_gets_no_raise():
+    """A raise at the top level of a cell would stop a student's "run all" there."""
+    src = "answer = None\n### BEGIN SOLUTION\nanswer = 42\n### END SOLUTION\nprint(answer)"
+    out = assign.strip_solutions(src)
+    assert out == "answer = None\n# YOUR CODE HERE\nprint(answer)"
+    compile(out, "cell", "exec")
+
+
+def test_student_copies_define_every_function_their_checkers_call(tmp_path):
+    """Each name a checker cell passes must still be defined in the student copy (a
+    solution region around a whole def left the ch. 2 checker with a NameError)."""
+    import ast
+    import re
+
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        student = assign.student_copy(nbformat.read(path, as_version=4))
+        defined = set()
+        for cell in student.cells:
+            if cell.cell_type != "code":
+                continue
+            tree = ast.parse(re.sub(r"^\s*[!%].*$", "", cell.source, flags=re.M))
+            for node in ast.walk(tree):
+                if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                    defined.add(node.name)
+                elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    defined.add(node.id)
+                elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                    defined |= {(a.asname or a.name).split(".")[0] for a in node.names}
+            for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
+                fn = call.func
+                if isinstance(fn, ast.Attribute) and fn.attr.startswith("check_"):
+                    for arg in call.args[:1]:
+                        if isinstance(arg, ast.Name):
+                            assert arg.id in defined, f"{path.name}: {fn.attr}({arg.id}) undefined"
+
+
 @pytest.mark.parametrize("src,words", [
     ("### BEGIN SOLUTION\nx = 1\n", "never closed"),
     ("x = 1\n### END SOLUTION\n", "without"),

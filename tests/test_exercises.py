@@ -98,3 +98,19 @@ def test_an_untouched_stub_gets_one_line_in_every_mode():
         report = check(stub)
         assert not report and len(report.failed) == 1
         assert "not implemented yet" in report.failed[0][1]
+
+
+def test_an_unanswered_answer_dict_gets_one_line(capsys):
+    """A top-level solution region leaves the answer's empty form (every value None) in the
+    student copy: its checker says "not implemented yet", not a list of wrong values."""
+    import gpuperf as gp
+
+    answer = {"best_factor": None, "blocks_per_sm": None, "occupancy": None,
+              "blocks_at_1024": None}
+    report = gp.coarsening.check_best_factor(answer)
+    assert not report and len(report.failed) == 1
+    assert "not implemented yet" in report.failed[0][1]
+    partly = dict(answer, best_factor=4)
+    assert "not implemented yet" not in " ".join(w for _, w in
+                                                 gp.coarsening.check_best_factor(partly).failed)
+

@@ -389,3 +389,15 @@ def test_copy_watch_logs_waits_and_streams():
     assert watch.streams_used() == 2
     assert watch.serializing_waits() == 1
     assert [kind for kind, _ in watch.log] == ["in", "wait", "in", "wait", "out", "wait"]
+
+
+def test_timeline_figure_keeps_its_suptitle_for_tight_layout():
+    """Removing the panels' labels after the suptitle detached it; matplotlib 3.10 (Colab's)
+    then failed in tight_layout with 'NoneType' object has no attribute 'dpi'."""
+    import matplotlib.pyplot as plt
+
+    tl = records.run("streams_timeline", live=False)
+    fig = streams.plot_timeline(tl, tl.values("work")[0])
+    assert fig._suptitle is not None and fig._suptitle in fig.texts
+    assert sum(t is not fig._suptitle for t in fig.texts) == 1  # one source label
+    plt.close(fig)

@@ -13,7 +13,8 @@ REPOSITORY_URL = "https://github.com/gpuperf/gpuperf"
 # numpy<2.5: numba-cuda 0.30.4 calls np.row_stack, which numpy 2.5 removed (the
 # simulator does not notice; a real GPU does). numba-cuda[cu12]==0.30.4: the version
 # the recorded results and the tests were made with.
-PINNED = ['"numpy>=2.0,<2.5"', '"numba-cuda[cu12]==0.30.4"']
+NUMBA_CUDA = "0.30.4"
+PINNED = ['"numpy>=2.0,<2.5"', f'"numba-cuda[cu12]=={NUMBA_CUDA}"']
 
 SETUP_CELL = f'''\
 # Setup. On Colab: install the tested versions and the course package, and check for a GPU.
@@ -31,6 +32,9 @@ if "google.colab" in sys.modules:
         print("No GPU is attached to this Colab runtime. Choose Runtime > Change runtime type >"
               " T4 GPU, then Runtime > Restart session and run this cell again. Until then the"
               " notebook runs on the CUDA simulator with recorded results.")
+    if getattr(sys.modules.get("numba_cuda"), "__version__", "{NUMBA_CUDA}") != "{NUMBA_CUDA}":
+        print("An older numba-cuda was imported before this cell installed {NUMBA_CUDA}; it stays"
+              " in memory. Choose Runtime > Restart session, then run this cell again.")
 
 import gpuperf as gp
 

@@ -180,11 +180,19 @@ def _versions() -> dict:
 
     out = {"python": sys.version.split()[0]}
     for pkg in ("numba", "numba-cuda", "numpy", "llvmlite", "ipywidgets", "ipykernel",
-                "nbclient", "matplotlib", "cuda-bindings"):
+                "ipython", "jupyter_client", "nbclient", "traitlets", "matplotlib",
+                "cuda-bindings", "cuda-core", "cuda-pathfinder", "nvidia-cuda-nvcc-cu12",
+                "nvidia-cuda-nvrtc-cu12", "nvidia-nvjitlink-cu12"):
         try:
             out[pkg] = metadata.version(pkg)
         except metadata.PackageNotFoundError:
             out[pkg] = None
+    try:  # the driver decides which PTX it can load
+        out["driver"] = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True, text=True, timeout=30).stdout.strip().splitlines()[0] or None
+    except (OSError, IndexError, subprocess.SubprocessError):
+        out["driver"] = None
     return out
 
 

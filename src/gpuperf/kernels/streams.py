@@ -1157,11 +1157,13 @@ def plot_timeline(res, work: str | None = None, *, cases=None):
             legend = ax.get_legend()
             if legend is not None:
                 legend.remove()
+    # Each panel added the source label; keep one. Before the suptitle: removing a figure's
+    # suptitle this way breaks tight_layout in matplotlib 3.10 (Colab's).
+    for text in list(fig.texts):
+        text.remove()
     iters = rows[0]["iters"]
     fig.suptitle(f"{work}, iters={iters}, 2^25 float32 in {rows[0]['n_chunks']} chunks",
                  fontsize=10)
-    for text in list(fig.texts):
-        text.remove()  # each panel added the source label; keep one
     plots.source_label(fig, res.label)
     fig.tight_layout()
     return fig

@@ -89,3 +89,15 @@ def test_every_exercise_is_in_the_instructor_guide():
     assert labels
     missing = sorted(label for label in labels if f"`{label}`" not in guide)
     assert not missing, f"add these exercises to book/instructors.md: {missing}"
+
+
+def test_every_cell_has_an_id():
+    """nbformat 4.5 cells need ids; a cell without one makes nbformat warn on stderr whenever
+    the notebook is validated (the book build, the self-check)."""
+    import json
+
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        ids = [c.get("id") for c in cells]
+        assert all(ids), f"{path.name}: cells {[i for i, x in enumerate(ids) if not x]} have no id"
+        assert len(set(ids)) == len(ids), f"{path.name}: duplicate cell ids"

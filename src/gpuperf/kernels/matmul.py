@@ -389,10 +389,20 @@ def roofline_bound(ai: float, bw_gbps: float, peak_tflops: float) -> float:
 
 @functools.lru_cache(maxsize=4)
 def device_operands(M: int, N: int, K: int, seed: int = 0):
-    """Random device operands (offset and scale, never zeros) and an output, cached."""
+    """Random device operands (offset and scale, never zeros) and an output, cached.
+
+    The two most recent shapes stay on the device: a sweep times many kernels on the same
+    operands, and making 4096 x 4096 random matrices on the host took longer than timing
+    most kernels. The output is shared too: whatever is timed on it overwrites it.
+    """
     for _d, _nm in ((M, "M"), (N, "N"), (K, "K")):
         validate.positive_int(_d, _nm)
     validate.positive_int(seed, "seed", minimum=0)
+    return _cached_operands(int(M), int(N), int(K), int(seed))
+
+
+@functools.lru_cache(maxsize=2)
+def _cached_operands(M: int, N: int, K: int, seed: int):
     A = ex.random_array((M, K), seed)
     B = ex.random_array((K, N), seed + 1)
     return cuda.to_device(A), cuda.to_device(B), cuda.device_array((M, N), np.float32)

@@ -1475,6 +1475,12 @@ def size_sweep_experiment(progress):
     return rows
 
 
+def _compiled_ptx(compiled) -> str:
+    """The PTX of a kernel compiled for this GPU (``kernel.compile(sig)``), read from that
+    compilation: compiling every rung again with ``cuda.compile_ptx`` took seconds."""
+    return compiled.inspect_asm(cuda.get_current_device().compute_capability)
+
+
 @experiment("reduce_resources", chapter="reduce",
             title="Registers, shared memory and telling PTX lines of every rung (default blocks)",
             units={"registers": "per thread", "shared_bytes": "B per block"})
@@ -1485,8 +1491,7 @@ def resources_experiment(progress):
         kernel = kernel_for(version, block)
         sig = signature(version)
         compiled = kernel.compile(sig)  # ptxas ran: these are the SASS figures
-        # The PTX of that same compilation, for this GPU (no second compile).
-        text = kernel.inspect_asm(sig)
+        text = _compiled_ptx(compiled)
         counts = ptx_counts(text)
         row = {"version": version, "block": block, "registers": compiled.regs_per_thread,
                "shared_bytes": compiled.shared_mem_per_block,
@@ -1498,10 +1503,9 @@ def resources_experiment(progress):
                  f"{counts['bar.sync']} bar.sync, {counts['shfl.sync']} shfl.sync, "
                  f"{counts['ld.global.v4.f32']} ld.global.v4.f32, {counts['rem']} rem")
     for block in (64, 128, 512, 1024):  # compiled already by the block sweep, if it ran
-        kernel = kernel_for("v5", block)
-        kernel.compile(_SIG3)
+        compiled = kernel_for("v5", block).compile(_SIG3)
         rows.append({"version": f"v5 (block {block})", **{k.replace(".", "_"): v
-                     for k, v in ptx_counts(kernel.inspect_asm(_SIG3)).items()}})
+                     for k, v in ptx_counts(_compiled_ptx(compiled)).items()}})
     return rows
 
 

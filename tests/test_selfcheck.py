@@ -105,3 +105,43 @@ def test_a_cell_that_shows_a_rejection_on_purpose():
     assert sc._analyse(shown, sc._Run("x", "chapter"), student=False).ok
     wrong = _nb(([_stream("\u2713 remap: all 11 checks passed.\n")], ["expect-reject"]))
     assert not sc._analyse(wrong, sc._Run("x", "chapter"), student=False).ok
+
+
+def _shipped():
+    from gpuperf import records
+
+    return sorted(records.DATA_DIR.glob("selfcheck-*.json"))
+
+
+def test_the_shipped_self_checks_pass_for_every_notebook_and_copy():
+    from conftest import ROOT
+
+    shipped = _shipped()
+    assert shipped, "no GPU self-check is shipped (python -m gpuperf.selfcheck on a GPU)"
+    names = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    for path in shipped:
+        doc = json.loads(path.read_text())
+        assert doc["passed"] and not doc["simulated"], path.name
+        rows = {(r["notebook"], r["copy"]): r for r in doc["notebooks"]}
+        assert set(rows) == {(n, c) for n in names for c in ("chapter", "student")}, path.name
+        for (name, copy), r in rows.items():
+            assert r["ok"] and r["seconds"] <= doc["budget_s"] <= 60, (path.name, name, copy)
+
+
+def test_the_shipped_self_checks_are_newer_than_the_notebooks_and_kernels():
+    """The self-check must have run on the commit that last changed what it checks."""
+    import subprocess
+
+    from conftest import ROOT
+
+    for path in _shipped():
+        commit = json.loads(path.read_text())["commit"]
+        try:
+            changed = subprocess.run(
+                ["git", "log", "--format=%h", f"{commit}..HEAD", "--", "notebooks",
+                 "src/gpuperf/kernels"], cwd=ROOT, capture_output=True, text=True, check=True)
+        except (OSError, subprocess.CalledProcessError):
+            pytest.skip("no git history here to compare the self-check's commit with")
+        assert not changed.stdout.strip(), (
+            f"{path.name} ran on {commit}; notebooks/ or src/gpuperf/kernels/ changed since "
+            f"({changed.stdout.split()}): run python -m gpuperf.selfcheck on a GPU again")

@@ -16,7 +16,7 @@ def test_no_gpu_means_simulator_said_plainly():
     r = run("import gpuperf as gp, numba; print(gp.MODE, numba.config.ENABLE_CUDASIM)")
     assert r.returncode == 0, r.stderr
     assert "simulator" in r.stdout.splitlines()[-1] and r.stdout.strip().endswith("1")
-    assert "no GPU here" in r.stdout  # the one clear line
+    assert "no GPU here" in r.stderr and "no GPU here" not in r.stdout  # one clear line
 
 
 def test_forced_gpu_without_gpu_is_a_clear_error():

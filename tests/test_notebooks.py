@@ -101,3 +101,17 @@ def test_every_cell_has_an_id():
         ids = [c.get("id") for c in cells]
         assert all(ids), f"{path.name}: cells {[i for i, x in enumerate(ids) if not x]} have no id"
         assert len(set(ids)) == len(ids), f"{path.name}: duplicate cell ids"
+
+
+def test_the_readme_local_run_command_is_installed():
+    """`python -m pip install -r requirements.txt`, then `jupyter lab notebooks/`."""
+    import re
+    import subprocess
+    import sys
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "`jupyter lab notebooks/`" in readme
+    assert re.search(r"^jupyterlab\b", (ROOT / "requirements.txt").read_text(), re.M)
+    r = subprocess.run([sys.executable, "-m", "jupyter", "lab", "--version"], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0 and re.match(r"4\.", r.stdout.strip()), (r.stdout, r.stderr)

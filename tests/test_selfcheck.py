@@ -145,3 +145,15 @@ def test_the_shipped_self_checks_are_newer_than_the_notebooks_and_kernels():
         assert not changed.stdout.strip(), (
             f"{path.name} ran on {commit}; notebooks/ or src/gpuperf/kernels/ changed since "
             f"({changed.stdout.split()}): run python -m gpuperf.selfcheck on a GPU again")
+
+
+def test_the_simulator_banner_on_stderr_is_not_a_problem():
+    from gpuperf._mode import SIMULATOR_BANNER
+
+    banner = SIMULATOR_BANNER + "\n"
+    run = sc._analyse(_nb(([_stream(banner, "stderr")], [])), sc._Run("x", "chapter"),
+                      student=False)
+    assert run.ok, run.problems
+    run = sc._analyse(_nb(([_stream(banner + "SomeWarning: x\n", "stderr")], [])),
+                      sc._Run("x", "chapter"), student=False)
+    assert not run.ok and "SomeWarning" in run.problems[0]

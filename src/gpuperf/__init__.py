@@ -34,10 +34,8 @@ if SIMULATOR:
     # Simulated threads hand the interpreter to each other at every barrier; a short
     # switch interval roughly halves the time a simulated launch takes.
     _sys.setswitchinterval(1e-4)
-    print(
-        "gpuperf: no GPU here, so Numba's CUDA simulator runs the kernels (for correctness, "
-        "at small sizes); timings and figures are replayed from a recorded reference GPU."
-    )
+    # To stderr: the reader of a notebook sees it, a program's output and the book do not.
+    print(_mode.SIMULATOR_BANNER, file=_sys.stderr)
 
 _TOOLS = {"bench", "records", "plots", "widgets", "exercises", "device", "validate", "assign",
           "emulator"}

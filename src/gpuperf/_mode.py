@@ -19,6 +19,10 @@ GPU = "gpu"
 SIMULATOR = "simulator"
 # The real CUDA target with no GPU needed: kernels compile (to PTX) but cannot launch.
 COMPILE = "compile"
+# What ``import gpuperf`` says on stderr when there is no GPU (the self-check expects it there).
+SIMULATOR_BANNER = ("gpuperf: no GPU here, so Numba's CUDA simulator runs the kernels (for "
+                    "correctness, at small sizes); timings and figures are replayed from a "
+                    "recorded reference GPU.")
 _ENV = "GPUPERF_MODE"
 
 

@@ -1092,11 +1092,15 @@ def _translate(v, memo, table):
     return v
 
 
-def _emulate(py, memo, table):
+def _rebuilt(py, memo, translate, *, fresh_cells: bool = False):
+    """``py`` as a new function whose closure cells and globals pass through ``translate``
+    (its own copy of the globals: the original module is untouched). Memoized in ``memo``
+    before the globals are translated, so that recursion and mutual calls terminate.
+    ``fresh_cells``: new closure cells even for unchanged values, so that a ``nonlocal``
+    write in a dry run cannot reach the original function."""
     found = memo.get(id(py))
     if found is not None:
         return found
-    code = py.__code__
     closure = None
     if py.__closure__:
         cells = []
@@ -1106,17 +1110,22 @@ def _emulate(py, memo, table):
             except ValueError:  # an empty cell
                 cells.append(cell)
                 continue
-            new = _translate(value, memo, table)
-            cells.append(cell if new is value else types.CellType(new))
+            new = translate(value)
+            cells.append(cell if new is value and not fresh_cells else types.CellType(new))
         closure = tuple(cells)
     glb = dict(py.__globals__)
-    fn = types.FunctionType(code, glb, py.__name__, py.__defaults__, closure)
+    fn = types.FunctionType(py.__code__, glb, py.__name__, py.__defaults__, closure)
     fn.__kwdefaults__ = py.__kwdefaults__
-    fn.__wrapped_kernel__ = py
     memo[id(py)] = fn
-    for name in _code_names(code):
+    for name in _code_names(py.__code__):
         if name in glb:
-            glb[name] = _translate(glb[name], memo, table)
+            glb[name] = translate(glb[name])
+    return fn
+
+
+def _emulate(py, memo, table):
+    fn = _rebuilt(py, memo, lambda value: _translate(value, memo, table))
+    fn.__wrapped_kernel__ = py
     return fn
 
 
@@ -1552,28 +1561,8 @@ def _host_translate(value, module, memo, fake, limits):
 
 
 def _host_function(py, memo, fake, limits):
-    if id(py) in memo:
-        return memo[id(py)]
-    glb = dict(py.__globals__)
-    closure = None
-    if py.__closure__:
-        cells = []
-        for cell in py.__closure__:
-            try:
-                value = cell.cell_contents
-            except ValueError:
-                cells.append(cell)
-                continue
-            cells.append(types.CellType(_host_translate(value, py.__module__, memo, fake,
-                                                        limits)))
-        closure = tuple(cells)
-    fn = types.FunctionType(py.__code__, glb, py.__name__, py.__defaults__, closure)
-    fn.__kwdefaults__ = py.__kwdefaults__
-    memo[id(py)] = fn
-    for name in _code_names(py.__code__):
-        if name in glb:
-            glb[name] = _host_translate(glb[name], py.__module__, memo, fake, limits)
-    return fn
+    return _rebuilt(py, memo, lambda value: _host_translate(value, py.__module__, memo, fake,
+                                                            limits), fresh_cells=True)
 
 
 def run_host(fn, *args, max_blocks: int = 8, timeout: float = 60.0):

@@ -33,6 +33,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ._mode import SIMULATOR_BANNER
+
 ALLOW_STDERR = "allow-stderr"
 # A cell that shows a checker rejecting a wrong kernel on purpose (the exercise's "before").
 EXPECT_REJECT = "expect-reject"
@@ -67,12 +69,6 @@ class _Run:
         return d
 
 
-def _simulator_banner() -> str:
-    from ._mode import SIMULATOR_BANNER
-
-    return SIMULATOR_BANNER
-
-
 def _text(output) -> str:
     if output.get("output_type") == "stream":
         return output.get("text", "")
@@ -97,7 +93,7 @@ def _analyse(nb, run: _Run, *, student: bool) -> _Run:
             if kind == "stream" and out.get("name") == "stderr" and ALLOW_STDERR not in tags:
                 # The package's one line saying it runs on the simulator is expected there.
                 lines = [ln for ln in out.get("text", "").splitlines()
-                         if ln.strip() and ln.strip() != _simulator_banner()]
+                         if ln.strip() and ln.strip() != SIMULATOR_BANNER]
                 if lines:
                     run.problems.append(f"cell {i}: stderr: {lines[0][:200]}")
                 continue

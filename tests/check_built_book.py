@@ -1,27 +1,209 @@
-"""After the book build (.ci/run): no page shows the build machine's simulator banner.
+"""After the book build (.ci/run): every page reads clean, as a reader sees it at 1280 px.
 
-Run as ``python tests/check_built_book.py _build/html``; exits 1 naming the pages.
+Run as ``python tests/check_built_book.py _build/html``; exits 1 naming each page and fault.
+
+Two passes:
+
+1. Over the HTML files: no page carries the build machine's simulator banner, a filesystem
+   path of the build machine, or a Python warning.
+2. In headless Chromium (``/usr/bin/chromium``, or ``$GPUPERF_CHROMIUM``) through Playwright,
+   each page served from localhost at 1280 x 900 with every request to another host
+   refused: no console error and no uncaught exception; no request leaves the book (math,
+   scripts and fonts are served by the book itself); no raw TeX left once MathJax ran; no
+   table wider than the content column; no figure shrunk to fit it (a figure drawn wider
+   than the column is shown smaller, and its labels with it); no explorer whose sliders fail
+   to change its figure.
 """
 
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import re
 import sys
+import threading
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from gpuperf._mode import SIMULATOR_BANNER  # noqa: E402
 
+VIEWPORT = {"width": 1280, "height": 900}
+# A figure may be scaled down by at most this factor before its labels get too small.
+MAX_FIGURE_SHRINK = 1.12
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]
 
-def pages_with_banner(root: Path) -> list[str]:
+# Text a reader must never see: the build machine's paths, Python's warnings.
+_PATH = re.compile(r"(/(?:work|home|tmp|root|usr|opt)/[\w.-]+/|site-packages|[A-Z]:\\\\Users)")
+_WARNING = re.compile(r"\b\w*Warning: |Traceback \(most recent call last\)")
+
+
+def html_pages(root: Path) -> list[Path]:
+    """The book's pages: not the index and search pages, not a redirect (index.html)."""
+    return sorted(p for p in root.rglob("*.html")
+                  if not p.name.startswith(("genindex", "search")) and "_static" not in p.parts
+                  and 'http-equiv="Refresh"' not in p.read_text(errors="replace")[:2000])
+
+
+def _visible_text(page: str) -> str:
+    """The page's text outside scripts, styles and the search index (a crude, fast pass)."""
+    page = re.sub(r"<(script|style)\b.*?</\1>", " ", page, flags=re.S | re.I)
+    return re.sub(r"<[^>]+>", " ", page)
+
+
+def text_faults(root: Path) -> list[str]:
     needle = SIMULATOR_BANNER.split(",")[0]  # "gpuperf: no GPU here"
-    return sorted(str(p.relative_to(root)) for p in root.rglob("*.html")
-                  if needle in p.read_text(encoding="utf-8", errors="replace"))
+    faults = []
+    for p in html_pages(root):
+        raw = p.read_text(encoding="utf-8", errors="replace")
+        name = str(p.relative_to(root))
+        if needle in raw:
+            faults.append(f"{name}: the simulator banner (it belongs on stderr, which the "
+                          "book drops)")
+        text = _visible_text(raw)
+        for rx, what in ((_PATH, "a filesystem path of the build machine"),
+                         (_WARNING, "a Python warning or error")):
+            m = rx.search(text)
+            if m:
+                start = max(0, m.start() - 60)
+                faults.append(f"{name}: {what}: ...{' '.join(text[start:m.end() + 60].split())}...")
+    return faults
+
+
+_MEASURE = """() => {
+  const art = document.querySelector('article.bd-article') || document.querySelector('main');
+  const column = art.clientWidth;
+  const out = {column, tables: [], figures: [], tex: []};
+  for (const t of art.querySelectorAll('table')) {
+    if (t.scrollWidth > column + 1) {
+      const head = (t.rows[0] ? t.rows[0].innerText : '').replace(/\\s+/g, ' ').slice(0, 80);
+      out.tables.push([Math.round(t.scrollWidth), head]);
+    }
+  }
+  for (const img of art.querySelectorAll('img')) {
+    const shown = img.getBoundingClientRect().width;
+    if (img.naturalWidth === 0 && img.complete && img.getAttribute('src')) {
+      out.figures.push([0, 0, img.getAttribute('src').slice(0, 60) + ' did not load']);
+    } else if (shown > 0 && img.naturalWidth > shown * %(shrink)s) {
+      out.figures.push([img.naturalWidth, Math.round(shown), img.getAttribute('alt') || '']);
+    }
+  }
+  const walker = document.createTreeWalker(art, NodeFilter.SHOW_TEXT);
+  const tex = /\\\\(frac|tfrac|times|text|mathrm|sum|le|ge|approx|cdot)\\b|\\$\\$|\\\\\\(|\\\\\\[/;
+  while (walker.nextNode()) {
+    const n = walker.currentNode;
+    if (n.parentElement.closest('pre, code, script, style, mjx-container, .highlight')) continue;
+    if (tex.test(n.textContent)) out.tex.push(n.textContent.trim().slice(0, 80));
+  }
+  return out;
+}""" % {"shrink": MAX_FIGURE_SHRINK}
+
+_EXPLORERS = """async () => {
+  const bad = [];
+  for (const root of document.querySelectorAll('.gp-flipbook')) {
+    const img = root.querySelector('img');
+    const inputs = root.querySelectorAll('input[type=range]');
+    for (const el of inputs) {
+      if (+el.max < 1) continue;
+      const before = img.src;
+      el.value = el.value === el.max ? '0' : el.max;
+      el.dispatchEvent(new Event('input'));
+      if (img.src === before && img.style.display !== 'none') bad.push(root.id + ': ' +
+          (el.closest('label') ? el.closest('label').innerText.trim() : 'a slider'));
+    }
+  }
+  return {count: document.querySelectorAll('.gp-flipbook').length, bad};
+}"""
+
+
+def _router(base: str, outside: list):
+    """Serve the book's own requests; refuse and note any other."""
+    def route(r):
+        url = r.request.url
+        if url.startswith(base) or url.startswith("data:"):
+            r.continue_()
+        else:
+            outside.append(url)
+            r.abort()
+    return route
+
+
+def browser_faults(root: Path) -> tuple[list[str], int]:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        return ["playwright is not installed: `pip install -r requirements-dev.txt`"], 0
+    chromium = os.environ.get("GPUPERF_CHROMIUM", "/usr/bin/chromium")
+    if not Path(chromium).exists():
+        return [f"no Chromium at {chromium}: install Debian's `chromium` package, or set "
+                "GPUPERF_CHROMIUM to a Chromium or Chrome binary"], 0
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    faults, explorers = [], 0
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+            for path in html_pages(root):
+                name = str(path.relative_to(root))
+                page = browser.new_page(viewport=VIEWPORT)
+                errors, outside = [], []
+                page.on("console", lambda m, e=errors: e.append(m.text)
+                        if m.type == "error" else None)
+                page.on("pageerror", lambda exc, e=errors: e.append(str(exc)))
+
+                page.route("**/*", _router(base, outside))
+                page.goto(base + name, wait_until="load")
+                # MathJax typesets after load; give it a moment to finish.
+                page.evaluate("() => (window.MathJax && MathJax.startup && MathJax.startup.promise)"
+                              " ? MathJax.startup.promise.then(() => true) : true")
+                page.wait_for_timeout(300)
+                m = page.evaluate(_MEASURE)
+                ex = page.evaluate(_EXPLORERS)
+                explorers += ex["count"]
+                for url in sorted(set(outside)):
+                    faults.append(f"{name}: loads {url} from outside the book")
+                for err in errors:
+                    if "net::ERR_FAILED" in err and outside:
+                        continue  # the refused outside request, reported above
+                    faults.append(f"{name}: console error: {err[:160]}")
+                for width, head in m["tables"]:
+                    faults.append(f"{name}: a table {width} px wide in a {m['column']} px "
+                                  f"column ({head})")
+                for natural, shown, alt in m["figures"]:
+                    faults.append(f"{name}: a figure drawn {natural} px wide shown at {shown} "
+                                  f"px {alt}".rstrip())
+                for tex in m["tex"]:
+                    faults.append(f"{name}: raw TeX on the page: {tex}")
+                for b in ex["bad"]:
+                    faults.append(f"{name}: an explorer slider does not change its figure: {b}")
+                page.close()
+            browser.close()
+    finally:
+        server.shutdown()
+    return faults, explorers
 
 
 if __name__ == "__main__":
     root = Path(sys.argv[1] if len(sys.argv) > 1 else "_build/html")
     if not root.is_dir():
         sys.exit(f"{root} is not a built book; build it first (jupyter-book build .).")
-    bad = pages_with_banner(root)
-    if bad:
-        sys.exit("the simulator banner is on these pages (it belongs on stderr, which the book "
-                 "drops): " + ", ".join(bad))
-    print(f"built book: no page shows the simulator banner ({root})")
+    faults = text_faults(root)
+    more, explorers = browser_faults(root)
+    faults += more
+    if faults:
+        print(f"{len(faults)} problem(s) in the built book:", file=sys.stderr)
+        for f in faults:
+            print("  " + f, file=sys.stderr)
+        sys.exit(1)
+    print(f"built book: {len(html_pages(root))} pages clean at {VIEWPORT['width']} px "
+          f"(no banner, path, warning, raw TeX, outside request or console error; tables and "
+          f"figures fit the column; {explorers} explorers respond) ({root})")

@@ -333,3 +333,69 @@ def test_list_controls_are_option_lists():
     assert type(size).__name__ == "IntSlider"
     with pytest.raises(TypeError, match="controls"):
         widgets.pick(_result([{"a": 1}]), controls={"a": 1}, show=print)
+
+
+def test_interact_starts_where_asked_and_rejects_a_start_it_cannot_show():
+    seen = []
+    box = widgets.interact(lambda stride, size: seen.append((stride, size)),
+                           start={"size": 8}, stride=[1, 2, 4], size=(1, 32, 1))
+    assert box.children[1].value == 8 and seen == [(1, 8)]  # drawn once, at the start
+    with pytest.raises(ValueError, match="start\\['size'\\]=33"):
+        widgets.interact(print, start={"size": 33}, size=(1, 32, 1))
+    with pytest.raises(ValueError, match="not a control"):
+        widgets.interact(print, start={"sise": 3}, size=(1, 32, 1))
+
+
+# ----------------------------------------------- explorers in the static book (no kernel)
+
+
+def _frames(box) -> dict:
+    import json
+    import re
+
+    m = re.search(r"const frames = (\{.*?\});\n", box.data, re.S)
+    return json.loads(m.group(1))
+
+
+def test_static_explorer_draws_every_recorded_selection_in_advance(monkeypatch):
+    monkeypatch.setenv(widgets.STATIC_ENV, "1")
+    res = _result([{"version": v, "block": b, "ms": t}
+                   for v, t0 in (("a", 1.0), ("b", 3.0)) for b, t in ((32, t0), (64, t0 / 2))])
+    box = widgets.explore(res, x="block", y="ms", controls={"version": ["a", "b", "zzz"]})
+    frames = _frames(box)
+    assert set(frames) == {"0", "1", "2"}
+    assert all(f[0].startswith("data:image/png;base64,") for f in (frames["0"], frames["1"]))
+    assert frames["2"][0] == "" and "no recorded rows for version=zzz" in frames["2"][1]
+    # time: the best point is the lowest, and the caption says so with the unit
+    assert "lowest" in frames["1"][1] and "block=64 at 1.5" in frames["1"][1]
+    assert "<input type=\"range\"" in box.data and "ipywidgets" not in box.data
+
+
+def test_static_interact_moves_one_slider_at_a_time_when_combinations_are_many(monkeypatch):
+    monkeypatch.setenv(widgets.STATIC_ENV, "1")
+    import json
+    import re
+
+    import matplotlib.pyplot as plt
+
+    def box_html(box):
+        return box.data
+
+    def draw(a, b):
+        fig, ax = plt.subplots(figsize=(2, 1))
+        ax.set_title(f"{a} {b}")
+        return fig
+
+    small = _frames(widgets.interact(draw, a=[1, 2], b=[1, 2, 3]))
+    assert len(small) == 6  # every combination
+    big_box = widgets.interact(draw, start={"a": 7}, a=(0, 30, 1), b=(0, 30, 1))
+    big = _frames(big_box)
+    # each slider sampled (ends and start kept), moved alone from the start
+    labels = json.loads(re.search(r"const labels = (\[.*?\]);\n", box_html(big_box))[1])
+    a_values, b_values = ([int(x) for x in vals] for vals in labels)
+    assert 7 in a_values and len(a_values) <= widgets._MAX_VALUES + 1 and a_values[-1] == 30
+    start = (a_values.index(7), 0)
+    keys = [tuple(map(int, k.split(","))) for k in big]
+    assert len(keys) == len(a_values) + len(b_values) - 1 < widgets._MAX_FRAMES
+    assert all(k[0] == start[0] or k[1] == start[1] for k in keys)
+    assert plt.get_fignums() == []  # no figure left open to be shown again

@@ -147,9 +147,10 @@ def test_bytes_and_memory_order_the_algorithms():
     moved = [gdn.moved_bytes(m, n_ch, n_s) for m in gdn.ALGORITHMS]
     assert moved[0] > moved[1] > moved[2] == moved[3] > gdn.moved_bytes("fused", n_ch, n_s)
     assert gdn.allocated_bytes("replicate", n_ch, n_s) == 5 * gdn.raw_bytes(n_ch, n_s)
-    # The seed's size (N=256, 128x128, batch 4): algorithm 1 alone needs 86 GB.
-    seed = gdn.SEED_CONFIG
-    need = gdn.allocated_bytes("replicate", seed["n_ch"], seed["batch"] * seed["side"] ** 2)
+    # The GDN article's size (N=256, 128x128, batch 4): algorithm 1 alone needs 86 GB.
+    article = gdn.ARTICLE_CONFIG
+    need = gdn.allocated_bytes("replicate", article["n_ch"],
+                               article["batch"] * article["side"] ** 2)
     assert need > 80e9
     with pytest.raises(ValueError, match="method='magic'"):
         gdn.moved_bytes("magic", 2, 2)

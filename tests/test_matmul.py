@@ -1,4 +1,5 @@
-"""Chapter "Shared-memory tiling": kernels, models, the seed's bugs, checkers (simulator)."""
+"""Chapter "Shared-memory tiling": kernels, models, the Numba article's bugs, checkers
+(simulator)."""
 
 import numpy as np
 import pytest
@@ -43,10 +44,10 @@ def test_matmul_wrapper_numpy_in_numpy_out():
     np.testing.assert_allclose(got, A.astype(np.float64) @ B, rtol=1e-5, atol=1e-5)
 
 
-def test_seed_kernel_is_right_only_on_multiples_of_the_tile():
-    seed = mm.variant("tiled_seed", tile=8)
-    assert mm.bug_outcome(seed, 16, 24, 16)["outcome"] == "correct"
-    bad = mm.bug_outcome(seed, 17, 23, 9)
+def test_article_kernel_is_right_only_on_multiples_of_the_tile():
+    article = mm.variant("tiled_article", tile=8)
+    assert mm.bug_outcome(article, 16, 24, 16)["outcome"] == "correct"
+    bad = mm.bug_outcome(article, 17, 23, 9)
     assert bad["outcome"].startswith("raised IndexError")
 
 
@@ -134,7 +135,7 @@ def test_figures_draw():
 
 def test_experiments_are_registered():
     names = gp.records.experiments()
-    for n in ("matmul_naive_vs_tiled", "matmul_tile_sweep", "matmul_roofline", "matmul_seed_bugs"):
+    for n in ("matmul_naive_vs_tiled", "matmul_tile_sweep", "matmul_roofline", "matmul_article_bugs"):
         assert n in names and names[n].chapter == "tiling"
 
 

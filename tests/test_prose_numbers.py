@@ -29,7 +29,7 @@ UNIT_NUMBER = re.compile(
 
 # Exact phrases (whitespace-normalized) inside which a unit-bearing number may stay: textbook
 # and model constants, sizes a chapter chooses, thresholds of a method or a checker, and figures
-# of the seed articles' own machines, labelled as theirs. Keep it short and specific.
+# of the source articles' own machines, labelled as theirs. Keep it short and specific.
 ALLOWED = {
     "1 GiB": "2^28 float32 values, the array size the chapters choose; not a measurement",
     "= 16 GB/s": "the textbook's example channel: a 64-bit DDR bus at 1 GHz, worked out",
@@ -40,16 +40,16 @@ ALLOWED = {
     "from 1 MiB to 256 MiB": "the copy sizes the chapter chooses to sweep",
     "128 MiB per array; 256 MiB in, 128 MiB out": "2^25 float32 per array, the chapter's size",
     "1 ms, kernels of 0.5 ms, copies out of 0.8 ms": "made-up stage times of the model's example",
-    "17 GB of float32": "arithmetic on the seed's problem size (N^2 S float32), not a measurement",
+    "17 GB of float32": "arithmetic on the GDN article's problem size (N^2 S float32), not a measurement",
     "rows of only 256 kB": "65,536 float32 samples per row at the headline size, arithmetic",
-    "(86 GB at the seed's size": "arithmetic on the seed's problem size (five raw matrices)",
+    "(86 GB at the GDN article's size": "arithmetic on the GDN article's problem size (five raw matrices)",
     "raw matrix is 1.07 GB": "arithmetic on the chapter's headline size (N^2 S float32)",
     "reads 1.07 GB": "the same raw matrix of the headline size, arithmetic",
     "more than 8 GiB": "the allocation limit the experiment chooses for the first algorithm",
     "90% of the bytes have the same value": "the skew the chapter chooses for its data",
     "2^{26} bytes (64 MiB)": "the histogram's input size, chosen by the chapter",
-    "The seed measured this step at 3x": "the seed article's own figure, quoted as the seed's",
-    "262,144 floats are 1 MiB": "the seed's image size (512 x 512 float32), arithmetic",
+    "The GDN article measured this step at 3x": "the GDN article's own figure, quoted as its own",
+    "262,144 floats are 1 MiB": "the step-by-step post's image size (512 x 512 float32), arithmetic",
 }
 
 
@@ -143,8 +143,8 @@ def test_prose_helpers_print_from_the_records(capsys):
     gp.coarsening.occupancy_limits(run("matmul_coarsen_sweep"))
     gp.coarsening.vecadd_summary(run("matmul_vecadd_coarsen"))
     gp.coarsening.regtile_summary(run("matmul_regtile_sweep"))
-    gp.reduce.versus_seed(run("reduce_ladder"))
+    gp.reduce.versus_v100(run("reduce_ladder"))
     out = capsys.readouterr().out
     for expected in ("KiB in flight per SM", "loads per thread", "TFLOP/s", "registers",
-                     "of the device-to-device copy", "seed"):
+                     "of the device-to-device copy", "study notes"):
         assert expected in out

@@ -1,5 +1,5 @@
 """Streams chapter: the pipeline against NumPy, the pinned-memory rule, the ideal model,
-the seed's programs and bugs, and the checkers (with known-wrong solutions)."""
+the Numba article's programs and bugs, and the checkers (with known-wrong solutions)."""
 
 import importlib.util
 import itertools
@@ -206,18 +206,18 @@ def test_run_stage_times_read_the_spans():
     assert run.stage_times() == {"h2d": [1.0, 2.0], "kernel": [0.5, 0.5], "d2h": [0.25, 0.75]}
 
 
-# --------------------------------------------------------------------------- the seed
+# --------------------------------------------------------------------------- the Numba article
 
 
-def test_seed_programs_and_the_shared_buffer_bug():
-    n = 53  # not a multiple of 5: the seed's segments drop the last 3 elements
+def test_article_programs_and_the_shared_buffer_bug():
+    n = 53  # not a multiple of 5: the article's segments drop the last 3 elements
     rng = np.random.default_rng(9)
     x = rng.integers(-1000, 1000, n, dtype=np.int32)
     y = rng.integers(-1000, 1000, n, dtype=np.int32)
     ref = x.astype(np.float64) + y
-    np.testing.assert_array_equal(streams.seed_default_stream(streams.seed_add, x, y), ref)
+    np.testing.assert_array_equal(streams.article_default_stream(streams.article_add, x, y), ref)
     seg = n // 5 * 5
-    five = streams.seed_five_streams(streams.seed_add, x, y)
+    five = streams.article_five_streams(streams.article_add, x, y)
     np.testing.assert_array_equal(five[:seg], ref[:seg])  # the simulator runs it in order
     px, py = streams.pinned_copy(x), streams.pinned_copy(y)
     out = cuda.pinned_array(n, np.float64)
@@ -307,8 +307,8 @@ def test_wrong_folder_covers_both_exercises():
 
 def test_experiments_are_registered_with_the_chapter_prefix():
     names = [n for n, e in records.experiments().items() if e.chapter == "streams"]
-    assert sorted(names) == sorted(["streams_seed", "streams_host_bandwidth", "streams_pipeline",
-                                    "streams_timeline", "streams_default_stream",
+    assert sorted(names) == sorted(["streams_article", "streams_host_bandwidth",
+                                    "streams_pipeline", "streams_timeline", "streams_default_stream",
                                     "streams_explore"])
 
 
@@ -320,16 +320,16 @@ def test_measuring_needs_a_gpu():
 
 def test_ptx_targets_listed():
     names = {k.py_func.__name__ for k, _ in streams.PTX_TARGETS}
-    assert names == {"add_kernel", "relax_kernel", "seed_add"}
+    assert names == {"add_kernel", "relax_kernel", "article_add"}
 
 
-def test_seed_program_runs_as_a_standalone_script():
-    # The experiment runs the seed in a new process (so the CUDA context is created inside
+def test_article_program_runs_as_a_standalone_script():
+    # The experiment runs the article's program in a new process (so the CUDA context is created inside
     # the timed region); here the new process inherits the simulator.
     messages = []
     rows = streams._fresh_process_rows(messages.append, n=40)
-    assert [r["variant"] for r in rows] == ["seed: default stream",
-                                             "seed: 5 streams (pageable, shared output buffer)"]
+    assert [r["variant"] for r in rows] == ["article: default stream",
+                                             "article: 5 streams (pageable, shared output buffer)"]
     assert all(r["ms"] > 0 for r in rows), messages
 
 

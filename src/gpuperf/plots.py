@@ -11,6 +11,9 @@ import matplotlib.pyplot as plt
 
 from . import validate as v
 
+# The book's content column is 688 px; a figure drawn at 100 dpi wider than this many inches
+# is shrunk to fit it, labels included (tests/check_built_book.py measures it).
+COLUMN_INCHES = 6.8
 CEILING_STYLE = {"linestyle": "--", "linewidth": 1.2}
 COLORS = plt.rcParams["axes.prop_cycle"].by_key()["color"]
 UNITS = {"gbps": "bandwidth (GB/s)", "ms": "time (ms)", "tflops": "TFLOP/s",
@@ -109,16 +112,22 @@ def lines(result, *, x: str, y: str = "gbps", series: str | None = None, rows=No
     v.boolean(logy, "logy")
     v.integer(base, "base", minimum=2)
     _ax_arg(ax)
-    fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(7, 4))
+    fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(COLUMN_INCHES, 4))
     groups = {}
     for r in rows:
         groups.setdefault(r.get(series) if series else None, []).append(r)
+    # Categories on x (tile shapes such as "4x4") keep the sweep's order and get markers
+    # only: a line between categories would suggest values between them.
+    categorical = any(isinstance(r.get(x), str) for r in rows)
+    order = {val: i for i, val in enumerate(dict.fromkeys(r.get(x) for r in rows))}
     for i, (key, grp) in enumerate(groups.items()):
-        pts = sorted((r[x], r[y]) for r in grp if r.get(y) is not None)
+        pts = sorted(((r[x], r[y]) for r in grp if r.get(y) is not None),
+                     key=(lambda p: order[p[0]]) if categorical else None)
         if not pts:
             continue
         xs, ys = zip(*pts)
         ax.plot(xs, ys, marker=marker, color=COLORS[i % len(COLORS)],
+                linestyle="none" if categorical else "-",
                 label=None if key is None else f"{series}={key}")
     _ceiling_lines(ax, ceilings)
     if logx:
@@ -154,7 +163,7 @@ def heatmap(result, *, x: str, y: str, value: str = "gbps", title: str | None = 
     for r in result.rows:
         if r.get(x) in xs and r.get(y) in ys and r.get(value) is not None:
             grid[ys.index(r[y]), xs.index(r[x])] = r[value]
-    fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(7, 4))
+    fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(COLUMN_INCHES, 4))
     vmax = ceiling or np.nanmax(grid)
     im = ax.imshow(grid, origin="lower", aspect="auto", cmap="viridis", vmin=0, vmax=vmax)
     ax.set_xticks(range(len(xs)), [str(v) for v in xs])
@@ -201,7 +210,8 @@ def bars(result, *, label: str, y: str = "gbps", rows=None, ceiling: tuple | Non
     vals = [r.get(y) or 0 for r in rows]
     n = len(rows)
     if ax is None:
-        fig, ax = plt.subplots(figsize=(7, 0.35 * n + 1.4) if horizontal else (max(6, 0.6 * n), 4))
+        fig, ax = plt.subplots(figsize=(COLUMN_INCHES, 0.35 * n + 1.4) if horizontal
+                               else (min(COLUMN_INCHES, max(6, 0.6 * n)), 4))
     else:
         fig = ax.figure
     pos = range(n)
@@ -264,7 +274,7 @@ def timeline(spans, *, title: str = "Timeline", label: str | None = None,
     lanes = sorted({s["stream"] for s in spans} | {s["stream"] for s in (ideal or [])},
                    key=str)
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(
-        figsize=(9, 0.5 * len(lanes) * (2 if ideal else 1) + 1.5))
+        figsize=(COLUMN_INCHES, 0.5 * len(lanes) * (2 if ideal else 1) + 1.5))
     rows = [("measured", s) for s in spans] + [("ideal", s) for s in (ideal or [])]
     labels = []
     for which in ("measured", "ideal") if ideal else ("measured",):
@@ -289,10 +299,11 @@ def timeline(spans, *, title: str = "Timeline", label: str | None = None,
 
 
 def roofline(points, *, bw_gbps: float, peak_tflops: float, label: str | None = None,
-             title: str = "Roofline", ax=None, xlim=(1 / 16, 256)):
+             title: str = "Roofline", ax=None, xlim=(1 / 16, 256), height: float = 4.5):
     """Attainable TFLOP/s against arithmetic intensity (FLOP/byte), with kernels placed on it.
 
-    ``points``: dicts ``{"name", "intensity" (FLOP/byte), "tflops"}``.
+    ``points``: dicts ``{"name", "intensity" (FLOP/byte), "tflops"}``. The figure is as wide
+    as the book's column and ``height`` inches tall (more room for many names).
     """
     import numpy as np
 
@@ -308,7 +319,8 @@ def roofline(points, *, bw_gbps: float, peak_tflops: float, label: str | None = 
     if len(xlim) != 2 or not 0 < v.positive(xlim[0], "xlim[0]") < v.positive(xlim[1], "xlim[1]"):
         raise ValueError(f"xlim must be (low, high) with 0 < low < high, not {xlim!r}.")
     _ax_arg(ax)
-    fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(7, 4.5))
+    v.positive(height, "height")
+    fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(COLUMN_INCHES, height))
     xs = np.logspace(np.log2(xlim[0]), np.log2(xlim[1]), 200, base=2)
     roof = np.minimum(xs * bw_gbps / 1e3, peak_tflops)
     ax.plot(xs, roof, color="0.2", linewidth=1.5)
@@ -319,17 +331,50 @@ def roofline(points, *, bw_gbps: float, peak_tflops: float, label: str | None = 
                 xy=(ridge, peak_tflops), xytext=(0, 4), textcoords="offset points", fontsize=8)
     for i, p in enumerate(points):
         ax.scatter([p["intensity"]], [p["tflops"]], color=COLORS[i % len(COLORS)], zorder=3)
-        ax.annotate(p["name"], (p["intensity"], p["tflops"]), xytext=(4, -3),
-                    textcoords="offset points", fontsize=7)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
+    ax.set_xlim(xlim[0], xlim[1])
+    low = min([p["tflops"] for p in points] + [xlim[0] * bw_gbps / 1e3])
+    ax.set_ylim(low / 1.6, peak_tflops * 2.2)
     ax.set_xlabel("arithmetic intensity (FLOP per byte of DRAM traffic)")
     ax.set_ylabel("TFLOP/s")
     ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3, which="both")
     source_label(fig, label)
     fig.tight_layout()
+    _place_labels(ax, [(p["name"], p["intensity"], p["tflops"]) for p in points],
+                  obstacles=list(ax.texts))
     return fig
+
+
+def _place_labels(ax, labelled, obstacles=()) -> None:
+    """Name each point beside it, inside the axes and clear of the other names: try right,
+    then left, then further up or down (with a thin leader line) until a free place is found."""
+    renderer = ax.figure.canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
+    placed = [t.get_window_extent(renderer) for t in obstacles]
+    for name, x, y in sorted(labelled, key=lambda t: -t[2]):
+        for dy in (0, -9, 9, -18, 18, -27, 27, -36, 36, -45, 45):
+            done = False
+            for dx, ha in ((5, "left"), (-5, "right")):
+                where = {"xytext": (dx, dy - 3), "textcoords": "offset points", "fontsize": 7,
+                         "ha": ha}
+                text = ax.annotate(name, (x, y), **where)  # measured without its leader line
+                box = text.get_window_extent(renderer)
+                text.remove()
+                inside = (box.x0 >= frame.x0 and box.x1 <= frame.x1 and box.y0 >= frame.y0
+                          and box.y1 <= frame.y1)
+                if inside and not any(box.overlaps(other) for other in placed):
+                    placed.append(box)
+                    ax.annotate(name, (x, y), **where, arrowprops=None if dy == 0 else
+                                {"arrowstyle": "-", "color": "0.6", "linewidth": 0.5,
+                                 "shrinkA": 0, "shrinkB": 3})
+                    done = True
+                    break
+            if done:
+                break
+        else:  # no free place: put it on the point's right anyway, rather than drop it
+            ax.annotate(name, (x, y), xytext=(5, -3), textcoords="offset points", fontsize=7)
 
 
 def frames_slider(make_frame, values, *, name: str = "value", interval: int = 800):
@@ -346,7 +391,7 @@ def frames_slider(make_frame, values, *, name: str = "value", interval: int = 80
     v.string(name, "name")
     v.integer(interval, "interval", minimum=1)
 
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=(COLUMN_INCHES, 4))
 
     def draw(i):
         ax.clear()

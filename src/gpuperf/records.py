@@ -480,17 +480,14 @@ class Result:
         cols = self._columns_arg(columns)
         v.integer(max_rows, "max_rows", minimum=1)
         units = _units(self.name)
-        head = "".join(
-            f"<th>{html.escape(c)}{' (' + html.escape(units[c]) + ')' if c in units else ''}</th>"
-            for c in cols
-        )
+        head = "".join(f"<th>{_header(c, units.get(c))}</th>" for c in cols)
         body = "".join(
-            "<tr>" + "".join(f"<td>{html.escape(_fmt(r.get(c)))}</td>" for c in cols) + "</tr>"
+            "<tr>" + "".join(_cell(r.get(c)) for c in cols) + "</tr>"
             for r in self.rows[:max_rows]
         )
         more = (f"<p>... {len(self.rows) - max_rows} more rows</p>"
                 if len(self.rows) > max_rows else "")
-        return (f"<table><caption style='caption-side:bottom'>{html.escape(self.name)}: "
+        return (f"<table class='gp-table'><caption>{html.escape(self.name)}: "
                 f"{html.escape(self.label)}</caption><thead><tr>{head}</tr></thead>"
                 f"<tbody>{body}</tbody></table>{more}")
 
@@ -507,6 +504,20 @@ class Result:
 
     def __repr__(self) -> str:
         return f"Result({self.name!r}, {len(self.rows)} rows, {self.label})"
+
+
+def _header(column: str, unit: str | None) -> str:
+    """A column's header cell: the name, breakable at underscores, the unit below it."""
+    name = "_<wbr>".join(html.escape(part) for part in column.split("_"))
+    if not unit or unit == column:  # "ms (ms)" says nothing twice
+        return name
+    return f"{name}<br><small>({html.escape(unit)})</small>"
+
+
+def _cell(value) -> str:
+    """A table cell: numbers right-aligned, text left-aligned and breakable."""
+    text = html.escape(_fmt(value))
+    return f"<td class='t'>{text}</td>" if isinstance(value, str) else f"<td>{text}</td>"
 
 
 def _units(name: str) -> dict:
@@ -644,10 +655,11 @@ def show_devices() -> None:
     try:
         from IPython.display import HTML, display
 
-        cols = table.columns
-        head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(_fmt(r.get(c)))}</td>" for c in cols)
-                       + "</tr>" for r in rows)
-        display(HTML(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"))
+        # One column per GPU, one row per property: two or three GPUs fit the page this way.
+        head = "<th></th>" + "".join(f"<th>{html.escape(str(r['gpu']))}</th>" for r in rows)
+        body = "".join(f"<tr><th>{html.escape(c)}</th>" + "".join(_cell(r.get(c)) for r in rows)
+                       + "</tr>" for c in table.columns if c != "gpu")
+        display(HTML(f"<table class='gp-table gp-devices'><thead><tr>{head}</tr></thead>"
+                     f"<tbody>{body}</tbody></table>"))
     except ImportError:
         print(table.table())

@@ -1,18 +1,38 @@
 """Interactive explorers: sliders over a recorded sweep, and live re-measurement on a GPU.
 
 Imported lazily (``gp.widgets``): a GPU box may lack ipywidgets, and nothing else
-in the package needs it. In the static book a widget cannot run, so every chapter
-also shows the whole sweep as a figure.
+in the package needs it. In the static book no kernel runs, so while the book is built
+(``GPUPERF_STATIC_BOOK=1``, set by the book's Sphinx extension for the kernels it starts)
+every explorer renders as self-contained HTML instead: the same figures, drawn in
+advance for the recorded values, behind sliders that run in the reader's browser.
 """
 
 from __future__ import annotations
 
+import base64
 import html
+import io
+import itertools
+import json
+import math
+import os
+import uuid
 
 import matplotlib.pyplot as plt
 
 from . import plots
 from . import validate as v
+
+STATIC_ENV = "GPUPERF_STATIC_BOOK"
+# A static explorer draws every combination of its sliders when there are at most this
+# many; otherwise each slider moves alone from the starting point (the others reset).
+_MAX_FRAMES = 40
+_MAX_VALUES = 9  # values per slider in a static explorer (ends and start always kept)
+
+
+def static_book() -> bool:
+    """True while the book is built: explorers render as HTML that needs no kernel."""
+    return os.environ.get(STATIC_ENV, "").strip() == "1"
 
 
 def _has_gpu() -> bool:
@@ -85,6 +105,30 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
     v.boolean(logx, "logx")
     if ylabel is not None:
         v.string(ylabel, "ylabel")
+    def draw(sel, live_points=()):
+        """The figure for one selection (None if nothing is recorded) and its caption."""
+        rows = result.select(**sel)
+        if not any(r.get(y) is not None for r in rows):
+            shown = ", ".join(f"{k}={val}" for k, val in sel.items())
+            return None, html.escape(f"no recorded rows for {shown} in {result.name}: "
+                                     "choose other values.")
+        fig = plots.lines(result, x=x, y=y, rows=rows, ceilings=ceilings, logx=logx,
+                          ylabel=ylabel,
+                          title=f"{result.name}: " + ", ".join(f"{k}={v}" for k, v in sel.items()))
+        ax = fig.axes[0]
+        for params, value in live_points:
+            if all(params.get(k) == v for k, v in sel.items()):
+                ax.scatter([params[x]], [value], marker="*", s=160, color="tab:red",
+                           zorder=4, label="measured live now")
+        if any(all(p.get(k) == v for k, v in sel.items()) for p, _ in live_points):
+            plots.legend_if_labelled(ax, fontsize=8)
+        return fig, _best_caption(result, rows, x, y)
+
+    if static_book():
+        return _flipbook(controls, {k: vals[0] for k, vals in controls.items()},
+                         lambda **sel: draw(sel),
+                         note=f"{html.escape(result.label)}. Recorded values; run the notebook "
+                              "on a GPU to measure live.")
     w = _ipywidgets()
     sliders = {
         name: w.SelectionSlider(options=values, value=values[0], description=name,
@@ -98,30 +142,12 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
 
     def redraw(*_):
         sel = {k: s.value for k, s in sliders.items()}
-        rows = result.select(**sel)
-        if not any(r.get(y) is not None for r in rows):
-            with out:
-                out.clear_output(wait=True)
-            shown = ", ".join(f"{k}={val}" for k, val in sel.items())
-            status.value = html.escape(f"no recorded rows for {shown} in {result.name}: "
-                                       "choose other values.")
-            return
         with out:
             out.clear_output(wait=True)
-            fig = plots.lines(result, x=x, y=y, rows=rows, ceilings=ceilings, logx=logx,
-                              ylabel=ylabel,
-                              title=f"{result.name}: " + ", ".join(f"{k}={v}" for k, v in sel.items()))
-            ax = fig.axes[0]
-            for params, value in live_points:
-                if all(params.get(k) == v for k, v in sel.items()):
-                    ax.scatter([params[x]], [value], marker="*", s=160, color="tab:red",
-                               zorder=4, label="measured live now")
-            if any(all(p.get(k) == v for k, v in sel.items()) for p, _ in live_points):
-                plots.legend_if_labelled(ax, fontsize=8)
-            plt.show()
-        best = max((r for r in rows if r.get(y) is not None), key=lambda r: r[y], default=None)
-        status.value = (f"<small>{result.label}. Best here: {x}={best[x]} at "
-                        f"{best[y]:,.1f} {plots.UNITS.get(y, y)}</small>" if best else "")
+            fig, caption = draw(sel, live_points)
+            if fig is not None:
+                plt.show()
+        status.value = caption if fig is None else f"<small>{caption}</small>"
 
     for s in sliders.values():
         s.observe(redraw, names="value")
@@ -160,6 +186,119 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
     return w.VBox([*children, status, out])
 
 
+def _best_caption(result, rows, x: str, y: str) -> str:
+    """"Best here: ..." for the shown rows: the largest rate, or the smallest time."""
+    from .records import _units
+
+    unit = _units(result.name).get(y) or ""
+    lower_is_better = unit in ("ms", "us", "s", "ns") or y.endswith(("_ms", "_us")) or y == "ms"
+    pts = [r for r in rows if r.get(y) is not None]
+    if not pts:
+        return ""
+    best = (min if lower_is_better else max)(pts, key=lambda r: r[y])
+    shown = f"{best[y]:,.3g}" if abs(best[y]) < 10 else f"{best[y]:,.1f}"
+    return html.escape(f"{result.label}. Best here ({'lowest' if lower_is_better else 'highest'} "
+                       f"{y}): {x}={best[x]} at {shown} {unit}".rstrip())
+
+
+def _png_uri(fig) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=fig.dpi, bbox_inches="tight")
+    plt.close(fig)
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _sampled(values: list, start) -> list:
+    """At most ``_MAX_VALUES`` of ``values``, evenly spread, the ends and ``start`` kept."""
+    if len(values) <= _MAX_VALUES:
+        return list(values)
+    keep = {round(i * (len(values) - 1) / (_MAX_VALUES - 1)) for i in range(_MAX_VALUES)}
+    keep.add(values.index(start))
+    return [values[i] for i in sorted(keep)]
+
+
+def _flipbook(controls: dict, start: dict, render, note: str = ""):
+    """Sliders that run in the browser over figures drawn in advance.
+
+    ``render(**selection)`` returns ``(figure or None, caption HTML)``. With at most
+    ``_MAX_FRAMES`` combinations every combination is drawn; otherwise each slider moves
+    alone from ``start`` and the others return to it, which the note says.
+    """
+    from IPython.display import HTML
+
+    values = {k: _sampled(list(vals), start[k]) for k, vals in controls.items()}
+    names = list(values)
+    start_idx = tuple(values[k].index(start[k]) for k in names)
+    joint = math.prod(len(vals) for vals in values.values()) <= _MAX_FRAMES
+    if joint:
+        combos = itertools.product(*(range(len(values[k])) for k in names))
+    else:
+        combos = [start_idx] + [start_idx[:j] + (i,) + start_idx[j + 1:]
+                                for j, k in enumerate(names) for i in range(len(values[k]))]
+    frames = {}
+    for idx in combos:
+        key = ",".join(map(str, idx))
+        if key in frames:
+            continue
+        fig, caption = render(**{k: values[k][i] for k, i in zip(names, idx)})
+        frames[key] = [_png_uri(fig) if fig is not None else "", caption]
+    plt.close("all")
+    uid = "gpfb-" + uuid.uuid4().hex[:10]
+    rows = "".join(
+        f'<label style="display:block;margin:2px 0"><span style="display:inline-block;'
+        f'min-width:8em">{html.escape(k)}</span><input type="range" min="0" '
+        f'max="{len(values[k]) - 1}" step="1" value="{i}" data-k="{j}" '
+        f'style="width:18em;vertical-align:middle"> <output>{html.escape(str(values[k][i]))}'
+        f'</output></label>'
+        for j, (k, i) in enumerate(zip(names, start_idx)))
+    how = ("" if joint else " Each slider moves alone from the starting point (the others "
+           "return to it); the notebook offers every combination.")
+    first = frames[",".join(map(str, start_idx))]
+    script = f"""(function() {{
+  const root = document.getElementById("{uid}");
+  const frames = {json.dumps(frames)};
+  const labels = {json.dumps([[str(v) for v in values[k]] for k in names])};
+  const start = {json.dumps(list(start_idx))};
+  const joint = {json.dumps(joint)};
+  const inputs = Array.from(root.querySelectorAll("input[type=range]"));
+  const img = root.querySelector("img"), caption = root.querySelector(".gp-fb-caption");
+  function show(moved) {{
+    if (!joint) inputs.forEach((el, j) => {{ if (el !== moved) el.value = start[j]; }});
+    inputs.forEach((el, j) => {{ el.nextElementSibling.textContent = labels[j][+el.value]; }});
+    const frame = frames[inputs.map(el => el.value).join(",")];
+    img.style.display = frame && frame[0] ? "" : "none";
+    if (frame && frame[0]) img.src = frame[0];
+    caption.innerHTML = frame ? frame[1] : "";
+  }}
+  inputs.forEach(el => el.addEventListener("input", () => show(el)));
+}})();"""
+    return HTML(
+        f'<div id="{uid}" class="gp-flipbook">{rows}'
+        f'<img alt="explorer figure" src="{first[0]}" style="max-width:100%;'
+        f'{"" if first[0] else "display:none"}">'
+        f'<div class="gp-fb-caption"><small>{first[1]}</small></div>'
+        f'<div><small>{note}{how}</small></div><script>{script}</script></div>')
+
+
+def tabs(pages: dict):
+    """Explorers side by side under titles: tabs in a notebook, one after another in the book."""
+    v.mapping(pages, "pages", empty=False)
+    for title, page in pages.items():
+        if not hasattr(page, "data" if static_book() else "layout"):
+            raise TypeError(f"pages[{title!r}] is {v._short(page)}, not an explorer: pass what "
+                            "interact() or explore() returned.")
+    if static_book():
+        from IPython.display import HTML
+
+        return HTML("".join(f"<p><b>{html.escape(str(title))}</b></p>{page.data}"
+                            for title, page in pages.items()))
+    w = _ipywidgets()
+    box = w.Tab(children=list(pages.values()))
+    for i, title in enumerate(pages):
+        box.set_title(i, str(title))
+    return box
+
+
 def pick(result, *, controls: dict, show, description: str = ""):
     """A general explorer: ``show(**selection)`` draws whatever it likes for the selection."""
     v.result(result)
@@ -192,16 +331,22 @@ def pick(result, *, controls: dict, show, description: str = ""):
     return w.VBox([*head, *sliders.values(), out])
 
 
-def interact(fn, **controls):
+def interact(fn, *, start: dict | None = None, **controls):
     """Sliders for a pure function (a model or a diagram): ``fn(**values)`` draws a figure.
 
     Each control is a list of options (``dtype=["float32", "float64"]``, ``stride=[1, 2, 4]``)
-    or a tuple ``(low, high, step)`` of numbers for a slider.
+    or a tuple ``(low, high, step)`` of numbers for a slider. ``start`` gives the values
+    the sliders start at (by default the first option, or ``low``).
     """
     v.function(fn, "fn", what="a function that draws a figure")
     if not controls:
         raise ValueError("interact() needs at least one control, e.g. stride=(1, 32, 1).")
-    specs = {}
+    start = {} if start is None else dict(v.mapping(start, "start"))
+    for name in start:
+        if name not in controls:
+            raise ValueError(f"start has {name!r}, which is not a control; the controls are "
+                             f"{sorted(controls)}.")
+    options = {}
     for name, spec in controls.items():
         if isinstance(spec, tuple) and len(spec) == 3 and all(
                 isinstance(x, (int, float)) and not isinstance(x, bool) for x in spec):
@@ -209,21 +354,39 @@ def interact(fn, **controls):
             if not lo < hi or not step > 0:
                 raise ValueError(f"{name}={spec!r} must be (low, high, step) with low < high and "
                                  "step > 0; or pass a list of options.")
-            specs[name] = spec
+            count = int(math.floor((hi - lo) / step + 1e-9)) + 1
+            values = [lo + i * step for i in range(count)]
+            if all(isinstance(x, int) for x in spec):
+                values = [int(x) for x in values]
         else:
-            specs[name] = v.sequence(spec, name)
+            values = list(v.sequence(spec, name))
+        if name in start and start[name] not in values:
+            raise ValueError(f"start[{name!r}]={start[name]!r} is not one of {name}'s values "
+                             f"({values[0]!r} ... {values[-1]!r}).")
+        options[name] = values
+    first = {k: start.get(k, vals[0]) for k, vals in options.items()}
+
+    def draw(**sel):
+        fig = fn(**sel)
+        return (fig if isinstance(fig, plt.Figure) else plt.gcf()), ""
+
+    if static_book():
+        return _flipbook(options, first, draw,
+                         note="Drawn in advance for the values the sliders offer.")
     w = _ipywidgets()
     out = w.Output()
     sliders = {}
-    for name, spec in specs.items():
-        if isinstance(spec, list):
-            sliders[name] = w.SelectionSlider(options=spec, description=name,
-                                              continuous_update=False)
-        else:
+    for name, vals in options.items():
+        spec = controls[name]
+        if isinstance(spec, tuple) and len(spec) == 3 and not isinstance(spec[0], str):
             lo, hi, step = spec
-            cls = w.IntSlider if all(isinstance(v, int) for v in spec) else w.FloatSlider
-            sliders[name] = cls(min=lo, max=hi, step=step, value=lo, description=name,
+            cls = w.IntSlider if all(isinstance(x, int) for x in spec) else w.FloatSlider
+            sliders[name] = cls(min=lo, max=hi, step=step, value=first[name], description=name,
                                 continuous_update=False)
+        else:
+            sliders[name] = w.SelectionSlider(options=vals, value=first[name], description=name,
+                                              continuous_update=False,
+                                              style={"description_width": "initial"})
 
     def redraw(*_):
         with out:

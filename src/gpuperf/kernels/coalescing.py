@@ -189,11 +189,13 @@ def draw_warp_access(access: WarpAccess | None = None, *, stride: int = 1, offse
     import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
 
+    from .. import plots
+
     acc = access if access is not None else warp_access(stride, offset, elem_bytes)
     lines = acc.lines
     shown = lines[:max_lines]
     if ax is None:
-        fig, ax = plt.subplots(figsize=(9, 0.45 * len(shown) + 1.3))
+        fig, ax = plt.subplots(figsize=(plots.COLUMN_INCHES, 0.45 * len(shown) + 1.3))
     else:
         fig = ax.figure
     sectors = set(acc.sectors)
@@ -252,9 +254,11 @@ def draw_warp_access_gallery(cases=GALLERY_CASES):
             validate.choice(_k, f"cases[{_i}] key", ("stride", "offset", "elem_bytes", "lanes"))
     import matplotlib.pyplot as plt
 
+    from .. import plots
+
     accesses = [warp_access(**c) for c in cases]
     rows = [min(len(a.lines), 4) + (len(a.lines) > 4) for a in accesses]
-    fig, axes = plt.subplots(len(cases), 1, figsize=(9, 0.5 * sum(rows) + 1.0 * len(cases)),
+    fig, axes = plt.subplots(len(cases), 1, figsize=(plots.COLUMN_INCHES, 0.5 * sum(rows) + 1.0 * len(cases)),
                              gridspec_kw={"height_ratios": [r + 1.2 for r in rows]})
     for ax, acc in zip(np.atleast_1d(axes), accesses):
         draw_warp_access(acc, ax=ax, max_lines=4)

@@ -642,6 +642,23 @@ def measure_regtile_point(tile: str = "8x8", kind: str = "pipelined", bk: int = 
     return {**mm.measure_variant(v, n, **mm._repeats(n)), **resources(v)}
 
 
+def plot_factor_sweep(sweep, sizes=(1024, 4096)):
+    """TFLOP/s against the coarsening factor, one line per tile, one panel per size."""
+    validate.result(sweep, "sweep")
+    import matplotlib.pyplot as plt
+
+    from .. import plots
+
+    fig, axes = plt.subplots(len(sizes), 1, figsize=(plots.COLUMN_INCHES, 3.3 * len(sizes)),
+                             sharex=True, squeeze=False)
+    for ax, n in zip(axes.flat, sizes):
+        validate.choice(n, "sizes[...]", sweep.values("n"))
+        plots.lines(sweep, x="factor", y="tflops", series="tile", rows=sweep.select(n=n),
+                    logx=True, ax=ax, title=f"coarsened tiled matmul, n={n}")
+    fig.tight_layout()
+    return fig
+
+
 def explore_coarsening(res=None, y: str = "tflops"):
     """Sliders over tile and size, ``y`` (tflops or occupancy) against factor; live on a GPU."""
     if res is not None:

@@ -875,6 +875,10 @@ def _figure(w, h):
     # matplotlib.figure.Figure is only shown if it is the cell's last expression).
     import matplotlib.pyplot as plt
 
+    from .. import plots
+
+    w = min(w, plots.COLUMN_INCHES)  # never wider than the book's column
+
     return plt.figure(figsize=(w, h), layout="constrained")
 
 
@@ -1102,30 +1106,24 @@ def explore_model():
     Built from ``gpuperf.widgets.interact`` (sliders redrawing into an output area), like
     every other explorer of the course.
     """
-    import ipywidgets as w  # imported here: a GPU box may lack ipywidgets
-
-    from .. import widgets
+    from .. import widgets  # imported here: a GPU box may lack ipywidgets
 
     def matmul_view(width, tile, matrix, burst_bytes, channels, banks):
         layout = DramLayout(burst_bytes, channels, banks)
-        draw_matmul_phases(width, min(tile, width), matrix=matrix, layout=layout)
+        return draw_matmul_phases(width, min(tile, width), matrix=matrix, layout=layout)
 
-    tab1 = widgets.interact(lambda ratio, banks: draw_banks(ratio, banks),
-                            ratio=(0, 24, 1), banks=(1, 26, 1))
-    tab2 = widgets.interact(matmul_view, width=(2, 32, 1), tile=[1, 2, 4, 8, 16],
-                            matrix=["M", "N"], burst_bytes=[4, 8, 16, 32, 64],
-                            channels=(1, 8, 1), banks=(1, 4, 1))
-    # Start where the chapter's figures start (each assignment redraws once).
-    for tab, start in ((tab1, {"ratio": 4, "banks": 2}),
-                       (tab2, {"width": 4, "tile": 2, "burst_bytes": 8, "channels": 4,
-                               "banks": 2})):
-        for slider in tab.children[:-1]:
-            if slider.description in start:
-                slider.value = start[slider.description]
-    tabs = w.Tab(children=[tab1, tab2])
-    tabs.set_title(0, "banks on a channel")
-    tabs.set_title(1, "tiled matmul: channels per phase")
-    return tabs
+    # Both start where the chapter's figures start.
+    banks_tab = widgets.interact(lambda ratio, banks: draw_banks(ratio, banks),
+                                 start={"ratio": 4, "banks": 2},
+                                 ratio=(0, 24, 1), banks=(1, 26, 1))
+    matmul_tab = widgets.interact(matmul_view,
+                                  start={"width": 4, "tile": 2, "burst_bytes": 8,
+                                         "channels": 4, "banks": 2},
+                                  width=(2, 32, 1), tile=[1, 2, 4, 8, 16], matrix=["M", "N"],
+                                  burst_bytes=[4, 8, 16, 32, 64], channels=(1, 8, 1),
+                                  banks=(1, 4, 1))
+    return widgets.tabs({"banks on a channel": banks_tab,
+                         "tiled matmul: channels per phase": matmul_tab})
 
 
 # --------------------------------------------------------------------------- measured figures
@@ -1178,8 +1176,8 @@ def plot_littles_law(res):
     the 20% band shaded; filled markers where bandwidth still rises in proportion.
     """
     _check_res(res, "ilp", "warps_per_sm", "gbps", "bytes_in_flight")
-    fig = _figure(11.5, 4.6)
-    ax, rax = fig.subplots(1, 2, width_ratios=[1.6, 1])
+    fig = _figure(100, 8.4)  # the column's width
+    ax, rax = fig.subplots(2, 1, height_ratios=[1.4, 1])
     ilps = sorted(res.values("ilp"))
     for i, ilp in enumerate(ilps):
         rows = sorted(res.select(ilp=ilp), key=lambda r: r["bytes_in_flight"])

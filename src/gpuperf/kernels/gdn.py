@@ -14,10 +14,10 @@ next layer. Summed over every pixel and every image ``s`` of the batch::
     dL/dbeta_k   = sum_s  -1/2 * delta_k[s] * w_k[s] * D_k[s]**3
 
 Layout: every array is ``(N, S)`` float32, C-contiguous, with ``S = batch * m * n``
-samples, so that one channel of the whole batch is one contiguous row (the seed's
-"column-major" storage). ``channel_major`` converts a ``(batch, N, m, n)`` array.
+samples, so that one channel of the whole batch is one contiguous row (the GDN
+article's "column-major" storage). ``channel_major`` converts a ``(batch, N, m, n)`` array.
 
-The seed's four algorithms all first build the *raw* contributions
+The GDN article's four algorithms all first build the *raw* contributions
 ``raw[k*N + j, s] = -1/2 delta_k w_k D_k^3 w_j^2`` (an ``N*N x S`` matrix) and then
 sum each row:
 
@@ -31,7 +31,7 @@ sum each row:
    only ever reads its own element, so shared memory buys nothing).
 
 Then the reduction of ``raw`` (a loop of launches against one batched launch, and
-CuPy's CUB and cuBLAS when present), and, beyond the seed, the kernel that never
+CuPy's CUB and cuBLAS when present), and, beyond the article, the kernel that never
 writes ``raw`` at all (``fused``) and the observation that the whole gradient is one
 matrix product, ``dgamma = F @ (w*w).T`` with ``F = -1/2 delta w D^3``.
 """
@@ -266,7 +266,7 @@ def make_per_channel(block: int = DEFAULT_BLOCK):
         t = cuda.blockIdx.x * block + cuda.threadIdx.x
         if t < n_ch * n_s:
             j = t // n_s
-            s = t - j * n_s  # the seed's "thread id % imageSize"
+            s = t - j * n_s  # the GDN article's "thread id % imageSize"
             dk = d[k, s]
             wj = w[j, s]
             raw[k * n_ch + j, s] = _MINUS_HALF * delta[k, s] * w[k, s] * dk * dk * dk * wj * wj
@@ -384,7 +384,7 @@ def make_beta_grad(block: int = DEFAULT_BLOCK):
 
 @functools.lru_cache(maxsize=None)
 def make_fused(block: int = DEFAULT_BLOCK, coarsen: int = 8):
-    """Beyond the seed: dgamma and dbeta without ever writing the raw contributions.
+    """Beyond the GDN article: dgamma and dbeta without ever writing the raw contributions.
 
     Grid ``(ceil(S / (block*coarsen)), N)``. Each thread keeps ``coarsen`` factors
     ``F_k[s]`` in registers (samples ``block`` apart, so loads stay coalesced), then for
@@ -571,7 +571,7 @@ def moved_bytes(method: str, n_ch: int, n_samples: int) -> int:
 
 
 def raw_contributions(w, delta, d, algorithm: str = "registers", *, block: int = DEFAULT_BLOCK):
-    """Build the ``(N*N, S)`` raw gamma contributions with one of the seed's four algorithms.
+    """Build the ``(N*N, S)`` raw gamma contributions by one of the GDN article's algorithms.
 
     Inputs are ``(N, S)`` float32 (see :func:`channel_major`); ``d`` is the forward
     pass's ``D``. Returns a NumPy array.
@@ -600,7 +600,7 @@ def row_sums(mat, *, block: int = DEFAULT_BLOCK):
 
 
 def backward(w, delta, d, method: str = "registers", *, block: int = DEFAULT_BLOCK):
-    """``(dgamma, dbeta)`` as NumPy arrays, by one of the seed's algorithms or ``fused``.
+    """``(dgamma, dbeta)`` as NumPy arrays, by one of the GDN article's algorithms or ``fused``.
 
     Algorithms 1-4 build the raw contributions and reduce them with the batched
     row-sum kernel; ``fused`` never writes them. ``dbeta`` comes from :func:`make_beta_grad`
@@ -652,6 +652,73 @@ PTX_TARGETS = [
 # --------------------------------------------------------------------------- diagrams
 
 
+HEADLINE_COLUMNS = ("method", "launches", "allocated_mb", "moved_mb", "ms", "reduce_ms",
+                    "total_ms", "pct_floor", "speedup_vs_previous", "rel_err")
+
+
+def show_headline(head) -> None:
+    """The headline table, in the columns the chapter discusses; a method that was skipped
+    (no CuPy, say) gets a ``note`` column saying why."""
+    v.result(head, "head")
+    columns = [c for c in HEADLINE_COLUMNS if c in head.columns]
+    if any(r.get("note") for r in head.rows):
+        columns.append("note")
+    head.show(columns)
+
+
+def plot_headline(head, label: str = ""):
+    """Time of each method at the headline size, split into building the raw contributions
+    and reducing them, against the floor of its must-move bytes at copy speed."""
+    import matplotlib.pyplot as plt
+
+    from .. import plots
+
+    v.result(head, "head")
+    v.string(label, "label", empty=True)
+    rows = [r for r in head.rows if r.get("total_ms")]
+    if not rows:
+        raise ValueError(f"head ({head!r}) has no row with total_ms; pass the headline table.")
+    fig, ax = plt.subplots(figsize=(plots.COLUMN_INCHES, 3.8))
+    names = [r["method"] for r in rows]
+    build = [r["ms"] if r.get("reduce_ms") is not None else r["total_ms"] for r in rows]
+    reduce_ = [r["reduce_ms"] or 0 for r in rows]
+    ax.barh(names, build, label="build raw contributions (or the whole gradient)")
+    ax.barh(names, reduce_, left=build, label="reduce the raw contributions", color="tab:orange")
+    ax.barh(names, [r["floor_ms"] for r in rows], fill=False, edgecolor="black",
+            linestyle="--", label="floor: must-move bytes at copy speed")
+    ax.set_xscale("log")
+    ax.invert_yaxis()
+    ax.set_xlabel("time (ms, log scale)")
+    ax.set_title(f"dL/dgamma, N={HEADLINE['n_ch']}, {HEADLINE['side']}x{HEADLINE['side']}, "
+                 f"batch {BATCH}", fontsize=10)
+    ax.legend(fontsize=7, loc="lower right")
+    ax.grid(alpha=0.3, axis="x")
+    plots.source_label(fig, label or head.label)
+    fig.tight_layout()
+    return fig
+
+
+def plot_scaling(res):
+    """Time of each method against the channel count, one panel per image size."""
+    import matplotlib.pyplot as plt
+
+    from .. import plots
+
+    v.result(res, "res")
+    for column in ("side", "n_ch", "total_ms", "method"):
+        v.column(res, column, "res column")
+    sides = res.values("side")
+    fig, axes = plt.subplots(len(sides), 1, figsize=(plots.COLUMN_INCHES, 3.2 * len(sides)),
+                             sharex=True, squeeze=False)
+    for ax, side in zip(axes.flat, sides):
+        plots.lines(res.where(side=side), x="n_ch", y="total_ms", series="method", logx=True,
+                    logy=True, ax=ax, title=f"{side}x{side} images, batch {BATCH}",
+                    xlabel="channels N", ylabel="time for dL/dgamma (ms)")
+        ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    return fig
+
+
 def draw_organization(n_ch: int = 3, n_s: int = 8, block: int = 4):
     """Who writes what: the raw matrix (``N*N`` rows x ``S`` samples) under each algorithm.
 
@@ -667,10 +734,13 @@ def draw_organization(n_ch: int = 3, n_s: int = 8, block: int = 4):
     import matplotlib.pyplot as plt
 
     rows = n_ch * n_ch
-    fig, axes = plt.subplots(1, 3, figsize=(12, 0.32 * rows + 1.8), sharey=True)
-    titles = ["1. replicate: 4 copies to N*N*S, then one flat launch",
-              "2. per channel: N launches of N*S threads",
-              "3 and 4. one launch, block (x, k): row k of gamma"]
+    from .. import plots
+
+    fig, axes = plt.subplots(1, 3, figsize=(plots.COLUMN_INCHES, 0.3 * rows + 2.2), sharey=True,
+                             layout="constrained")
+    titles = ["1. replicate: 4 copies\nto N*N*S, one flat launch",
+              "2. per channel: N launches\nof N*S threads",
+              "3 and 4. one launch,\nblock (x, k): row k of gamma"]
     cmap = plt.get_cmap("tab20")
     for panel, ax in enumerate(axes):
         colour = np.zeros((rows, n_s))
@@ -689,11 +759,11 @@ def draw_organization(n_ch: int = 3, n_s: int = 8, block: int = 4):
         ax.imshow(colour % 20, cmap=cmap, vmin=0, vmax=19, aspect="auto")
         for r in range(rows):
             for s in range(n_s):
-                ax.text(s, r, str(tid[r, s]), ha="center", va="center", fontsize=7)
+                ax.text(s, r, str(tid[r, s]), ha="center", va="center", fontsize=6)
         for k in range(1, n_ch):
             ax.axhline(k * n_ch - 0.5, color="black", linewidth=1.5)
         ax.set_title(titles[panel], fontsize=9)
-        ax.set_xlabel("sample s (pixel of an image of the batch)")
+        ax.set_xlabel("sample s" if panel != 1 else "sample s (a pixel of an image)", fontsize=8)
         ax.set_xticks(range(n_s))
     axes[0].set_yticks(range(rows), [f"k={r // n_ch}, j={r % n_ch}" for r in range(rows)])
     fig.suptitle(f"raw[k*N + j, s] for N={n_ch}, S={n_s}, blocks of {block} threads: colour = "
@@ -720,8 +790,8 @@ BATCH = 4
 HEADLINE = {"n_ch": 64, "side": 128}
 # Algorithm 1 allocates five raw-sized matrices; beyond this it is skipped (and reported).
 REPLICATE_LIMIT_BYTES = 8 * 2**30
-# The seed's own configuration (GTX 1080): N = 256 channels, 128 x 128 images.
-SEED_CONFIG = {"n_ch": 256, "side": 128, "batch": 4}
+# The GDN article's own configuration (GTX 1080): N = 256 channels, 128 x 128 images.
+ARTICLE_CONFIG = {"n_ch": 256, "side": 128, "batch": 4}
 
 
 def _cupy():
@@ -886,7 +956,7 @@ def measure_point(n_ch: int, side: int, method: str = "registers") -> dict:
 
 
 @experiment("gdn_algorithms", chapter="gdn",
-            title="GDN backward (dgamma): the seed's four algorithms, fused, and cuBLAS, "
+            title="GDN backward (dgamma): the GDN article's four algorithms, fused, and cuBLAS, "
                   "over channels N and image side (batch of 4)",
             units={"ms": "ms", "reduce_ms": "ms", "total_ms": "ms", "floor_ms": "ms",
                    "pct_floor": "% of floor", "gbps": "GB/s", "moved_mb": "MB",

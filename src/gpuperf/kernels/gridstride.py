@@ -254,13 +254,15 @@ def draw_grid_stride(n: int = 20, blocks: int = 2, threads: int = 4, ax=None):
         raise TypeError(f"ax must be a matplotlib Axes or None, not {type(ax).__name__}.")
     import matplotlib.pyplot as plt
 
+    from .. import plots
+
     n = validate.positive_int(n, "n", maximum=512)
     blocks = validate.positive_int(blocks, "blocks", maximum=64)
     threads = validate.block_size(threads)
     total = blocks * threads
     passes = (n + total - 1) // total
     if ax is None:
-        _, ax = plt.subplots(figsize=(min(12, 0.45 * total + 2), 0.6 * passes + 1.6))
+        _, ax = plt.subplots(figsize=(min(plots.COLUMN_INCHES, 0.45 * total + 2), 0.6 * passes + 1.6))
     cmap = plt.get_cmap("tab20" if total <= 20 else "viridis")
     for i in range(n):
         tid, step = i % total, i // total

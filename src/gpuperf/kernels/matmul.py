@@ -4,12 +4,12 @@
 
 Kernels
 -------
-``naive_row_x``: one thread per output, ``row`` taken from ``threadIdx.x`` (the seed's
-mapping): the 32 threads of a warp walk down a column of ``A`` and of ``C``, so their
+``naive_row_x``: one thread per output, ``row`` taken from ``threadIdx.x`` (the Numba
+article's mapping): the 32 threads of a warp walk down a column of ``A`` and of ``C``, so their
 loads and stores are 4*K and 4*N bytes apart and cannot be coalesced.
 ``naive_col_x``: the same arithmetic with ``col`` from ``threadIdx.x``: a warp reads one
 element of ``A`` (a broadcast) and 32 consecutive elements of ``B`` (one transaction).
-``make_tiled_seed(tile)``: the seed article's shared-memory kernel, kept with its three
+``make_tiled_article(tile)``: the Numba article's shared-memory kernel, kept with its three
 bugs for the chapter to take apart (``and`` where ``or`` is needed, a ``return`` before
 the barrier, unguarded tile loads).
 ``make_tiled_early_return(tile)``: bounds fixed, early return kept: the threads that
@@ -24,8 +24,8 @@ Experiments (``matmul_*``)
 --------------------------
 ``matmul_naive_vs_tiled``: TFLOP/s against size for both naive mappings, tiles 8/16/32
 and cuBLAS. ``matmul_tile_sweep``: tile size at 4096^3. ``matmul_roofline``: each
-version's model intensity, bound and measured rate. ``matmul_seed_bugs``: what the
-seed's kernel does on a GPU at sizes that are and are not multiples of the tile.
+version's model intensity, bound and measured rate. ``matmul_article_bugs``: what the
+Numba article's kernel does on a GPU at sizes that are and are not multiples of the tile.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from ..vector import load4, store4  # noqa: F401  (16-byte access; shown in the 
 
 @cuda.jit
 def naive_row_x(A, B, C):
-    # The seed's mapping: x (the fastest-varying thread index, the one a warp spans)
+    # The Numba article's mapping: x (the fastest-varying thread index, the one a warp spans)
     # picks the row. Neighbouring threads read A[row, k] and write C[row, col] one row
     # apart: 32 separate memory transactions per warp instead of one.
     row = cuda.threadIdx.x + cuda.blockIdx.x * cuda.blockDim.x
@@ -84,13 +84,13 @@ def _check_tile(tile: int) -> int:
 
 
 @functools.lru_cache(maxsize=None)
-def make_tiled_seed(tile: int = 16):
-    """The seed article's shared-memory kernel, bugs included (do not use it)."""
+def make_tiled_article(tile: int = 16):
+    """The Numba article's shared-memory kernel, bugs included (do not use it)."""
     tile = _check_tile(tile)
     shape = (tile, tile)
 
     @cuda.jit
-    def tiled_seed(A, B, C):
+    def tiled_article(A, B, C):
         sA = cuda.shared.array(shape, float32)
         sB = cuda.shared.array(shape, float32)
         tx = cuda.threadIdx.x
@@ -109,7 +109,7 @@ def make_tiled_seed(tile: int = 16):
             cuda.syncthreads()
         C[row, col] = tmp
 
-    return tiled_seed
+    return tiled_article
 
 
 @functools.lru_cache(maxsize=None)
@@ -186,7 +186,7 @@ _SIG = "void(float32[:, ::1], float32[:, ::1], float32[:, ::1])"
 PTX_TARGETS = [
     (naive_row_x, _SIG),
     (naive_col_x, _SIG),
-    (make_tiled_seed(16), _SIG),
+    (make_tiled_article(16), _SIG),
     (make_tiled_early_return(16), _SIG),
 ] + [(make_tiled(t), _SIG) for t in TILES]
 
@@ -261,7 +261,7 @@ def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
-VERSIONS = ("naive_row_x", "naive_col_x", "tiled", "tiled_seed", "tiled_early_return")
+VERSIONS = ("naive_row_x", "naive_col_x", "tiled", "tiled_article", "tiled_early_return")
 
 
 def variant(version: str = "tiled", *, tile: int = 32) -> Variant:
@@ -274,8 +274,8 @@ def variant(version: str = "tiled", *, tile: int = 32) -> Variant:
         return Variant("naive (col from x)", naive_col_x, (16, 16),
                        lambda M, N: (_cdiv(N, 16), _cdiv(M, 16)), "naive")
     tile = _check_tile(tile)
-    if version == "tiled_seed":  # the seed's mapping: x picks the row
-        return Variant(f"seed tiled {tile}", make_tiled_seed(tile), (tile, tile),
+    if version == "tiled_article":  # the Numba article's mapping: x picks the row
+        return Variant(f"article's tiled {tile}", make_tiled_article(tile), (tile, tile),
                        lambda M, N: (_cdiv(M, tile), _cdiv(N, tile)), "tiled", (tile,))
     factory = make_tiled if version == "tiled" else make_tiled_early_return
     return Variant(f"tiled {tile}" if version == "tiled" else f"early return {tile}",
@@ -562,12 +562,13 @@ def roofline_experiment(progress):
     return roofline_rows(_chapter_variants(), 2048, progress)
 
 
-@experiment("matmul_seed_bugs", chapter="tiling",
-            title="The seed's tiled kernel on a GPU: sizes that are and are not multiples of 16",
+@experiment("matmul_article_bugs", chapter="tiling",
+            title="The Numba article's tiled kernel on a GPU: sizes that are and are not "
+                  "multiples of 16",
             units={"rel_error": "", "nan": "elements"})
-def seed_bugs_experiment(progress):
+def article_bugs_experiment(progress):
     rows = []
-    for version in ("tiled_seed", "tiled_early_return", "tiled"):
+    for version in ("tiled_article", "tiled_early_return", "tiled"):
         v = variant(version, tile=16)
         for (M, K, N) in ((64, 48, 32), (33, 47, 29), (100, 70, 90)):
             rows.append({"version": v.name, "M": M, "K": K, "N": N, **bug_outcome(v, M, K, N)})
@@ -752,7 +753,9 @@ def draw_mappings(n: int = 8):
     validate.positive_int(n, "n", minimum=2, maximum=32)
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(2, 3, figsize=(9, 6))
+    from .. import plots
+
+    fig, axes = plt.subplots(2, 3, figsize=(plots.COLUMN_INCHES, 5.2))
     for r, (title, along_col) in enumerate((("row from threadIdx.x (uncoalesced)", True),
                                             ("col from threadIdx.x (coalesced)", False))):
         for c, (name, shape) in enumerate((("A", (n, n)), ("B", (n, n)), ("C", (n, n)))):
@@ -794,7 +797,9 @@ def draw_tiling(n: int = 8, tile: int = 2, step: int = 1):
     import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
 
-    fig, axes = plt.subplots(1, 3, figsize=(9, 3.4))
+    from .. import plots
+
+    fig, axes = plt.subplots(1, 3, figsize=(plots.COLUMN_INCHES, 2.9))
     bi, bj = 1, 2  # the block's tile row and column in C
     specs = (("A (M x K)", (bi, step)), ("B (K x N)", (step, bj)), ("C (M x N)", (bi, bj)))
     for ax, (name, (ti, tj)) in zip(axes, specs):
@@ -814,13 +819,13 @@ def draw_tiling(n: int = 8, tile: int = 2, step: int = 1):
         ax.set_yticks([])
         ax.set_title(name, fontsize=10)
     fig.suptitle(f"Step {step}: the block loads one {tile}x{tile} tile of A and one of B into "
-                 "shared memory; every thread uses each loaded element tile times", fontsize=9)
+                 "shared memory;\nevery thread uses each loaded element tile times", fontsize=9)
     fig.tight_layout()
     return fig
 
 
 __all__ = [
-    "naive_row_x", "naive_col_x", "make_tiled_seed", "make_tiled_early_return", "make_tiled",
+    "naive_row_x", "naive_col_x", "make_tiled_article", "make_tiled_early_return", "make_tiled",
     "Variant", "variant", "matmul", "run_variant", "check_operands", "flops", "traffic_bytes",
     "intensity", "roofline_bound", "verify", "measure_variant", "measure_cublas", "bug_outcome",
     "check_tiled", "check_intensity", "draw_mappings", "draw_tiling", "load4", "store4",
@@ -834,9 +839,9 @@ __all__ = [
 def naive_vs_tiled_summary(res, n: int = 2048, small: int = 256, tile: int = 32) -> str:
     """The chapter's reading of ``matmul_naive_vs_tiled``, printed from its rows.
 
-    At ``n``: the coalesced naive mapping against the seed's, and the best tiled kernel against
-    the coalesced naive one; at ``small``: the blocks of a ``tile`` x ``tile`` grid against the
-    SMs of the GPU measured, and how far cuBLAS is from its rate at the largest size.
+    At ``n``: the coalesced naive mapping against the Numba article's, and the best tiled kernel
+    against the coalesced naive one; at ``small``: the blocks of a ``tile`` x ``tile`` grid
+    against the SMs of the GPU measured, and how far cuBLAS is from its rate at the largest size.
     """
     from .. import device
 
@@ -852,10 +857,10 @@ def naive_vs_tiled_summary(res, n: int = 2048, small: int = 256, tile: int = 32)
         return rows[0]["tflops"] if rows and rows[0].get("tflops") else None
 
     lines = []
-    seed, coal = rate("naive (row from x)", n), rate("naive (col from x)", n)
-    if seed and coal:
-        lines.append(f"n={n}: the coalesced naive mapping runs at {coal / seed:.2f}x the seed's "
-                     f"({coal:.2f} against {seed:.2f} TFLOP/s).")
+    row_x, coal = rate("naive (row from x)", n), rate("naive (col from x)", n)
+    if row_x and coal:
+        lines.append(f"n={n}: the coalesced naive mapping runs at {coal / row_x:.2f}x the Numba "
+                     f"article's ({coal:.2f} against {row_x:.2f} TFLOP/s).")
     tiled = [r for r in res.select(n=n) if r["version"].startswith("tiled") and r.get("tflops")]
     if tiled and coal:
         best = max(tiled, key=lambda r: r["tflops"])

@@ -2,15 +2,15 @@
 
 Every rung turns ``n`` float32 values into one number, correct for every ``n >= 1``.
 
-Prologue (seed 004: one thread, then atomics, then shared memory)
-----------------------------------------------------------------
+Prologue (the step-by-step post: one thread, then atomics, then shared memory)
+-----------------------------------------------------------------------------
 ``single-thread``        one GPU thread walks the whole array.
 ``block-atomic``         one block, a grid-stride loop, one ``atomic.add`` per thread.
 ``grid-atomic``          many blocks, a grid-stride loop, one ``atomic.add`` per thread.
 ``shared-atomic``        many blocks, a shared-memory tree, one ``atomic.add`` per block.
 
-The ladder (seed 003, after NVIDIA's "Optimizing Parallel Reduction in CUDA")
-----------------------------------------------------------------------------
+The ladder (the reduce study notes, after NVIDIA's "Optimizing Parallel Reduction in CUDA")
+-----------------------------------------------------------------------------------------
 ``v0``    interleaved addressing, ``tid % (2 * s) == 0`` picks the adding threads.
 ``v1``    strided index: thread ``t`` adds at ``2 * s * t`` (no divergence, bank conflicts).
 ``v1.5``  ``v0`` with the remainder replaced by a bit mask, ``tid & (2 * s - 1)``.
@@ -77,7 +77,7 @@ V8_UNROLL = 4
 
 
 # =========================================================================== kernels
-# Loops over the tree read cuda.blockDim.x at run time (as the seed's kernels do);
+# Loops over the tree read cuda.blockDim.x at run time (as the study notes' kernels do);
 # the block size fixed by the factory only sizes the shared array, except in v5 and
 # later, where it is the point: the compiler unrolls the whole tree.
 
@@ -90,7 +90,7 @@ def _zero(out):
 
 @cuda.jit
 def reduce_single_thread(x, out, n):
-    """One thread adds everything: no parallelism at all (seed 004's first attempt)."""
+    """One thread adds everything: no parallelism at all (the step-by-step post's first attempt)."""
     if cuda.grid(1) == 0:
         total = float32(0.0)
         for i in range(n):
@@ -278,7 +278,7 @@ def make_v3(block: int):
 def make_v4(block: int):
     """v4: the last warp unrolled with no barrier. WRONG since Volta: kept to show the race.
 
-    The seed's CUDA marks the shared array ``volatile``; Numba has no volatile, so
+    The study notes' CUDA marks the shared array ``volatile``; Numba has no volatile, so
     the compiler may also keep values in registers. Either way a lane may read a
     neighbour's slot before the neighbour has written it.
     """
@@ -337,7 +337,7 @@ def make_v4_1(block: int):
             cuda.syncthreads()
             s //= 2
         if tid < 32:
-            v = sdata[tid] + sdata[tid + 32]  # a float register (the seed's `int v` truncates)
+            v = sdata[tid] + sdata[tid + 32]  # a float register (the notes' `int v` truncates)
             offset = 16
             while offset > 0:
                 cuda.syncwarp(FULL_MASK)  # every lane has read before anyone writes
@@ -932,7 +932,10 @@ def draw_rung(version: str, width: int = 16):
     if version in ("v7", "v8"):
         rows.append(("warps", None))
     height = sum(2.2 if kind == "step" else 2.6 for kind, _ in rows) + 1
-    fig, ax = plt.subplots(figsize=(max(6.0, width * 0.42), 0.55 * height + 0.8))
+    from .. import plots
+
+    fig, ax = plt.subplots(figsize=(min(plots.COLUMN_INCHES, max(6.0, width * 0.42)),
+                                    0.55 * height + 0.8))
     y = height
     barrier = {"v4": "no barrier", "v4.1": "syncwarp", "v4.2": "shfl_down_sync",
                "v5": "shfl_down_sync", "v6": "shfl_down_sync"}
@@ -1083,18 +1086,20 @@ def ptx_lines(version: str, names=None, block: int | None = None, cc=(9, 0)) -> 
 
 N_LADDER = 2**28  # 1 GiB of float32: fills any GPU, far beyond any L2
 SIZE_LOG2 = range(16, 29)  # the size sweep: 256 KiB (inside L2) to 1 GiB
-# Seed 003, NVIDIA V100 (sm_70), n = 2^25 float32, block 256: (microseconds, GB/s, speedup).
-SEED_V100 = {
+# The reduce study notes, NVIDIA V100 (sm_70), n = 2^25 float32, block 256:
+# (microseconds, GB/s, speedup).
+STUDY_NOTES_V100 = {
     "v0": (788.29, 170.90, 1.00), "v1": (502.43, 268.13, 1.56), "v1.5": (394.88, 341.16, 2.00),
     "v2": (375.90, 358.38, 2.10), "v3": (205.89, 653.10, 3.83), "v4": (176.86, 760.28, 4.46),
     "v4.1": (183.23, 733.86, 4.30), "v4.2": (176.13, 763.46, 4.48), "v5": (175.52, 766.10, 4.49),
     "v6": (163.84, 819.26, 4.81), "v7": (162.62, 825.41, 4.85), "v8": (162.21, 827.45, 4.86),
 }
 V100_PEAK_GBPS = 900.0
-# Seed 004, n = 512 * 512 float32, ms per call (each call also memset and copied 256 floats).
-SEED_PROLOGUE_MS = {"numpy.sum (CPU)": 0.041, "single-thread": 31.418, "block-atomic": 0.173,
-                    "grid-atomic": 0.036, "shared-atomic": 0.021}
-SEED_PROLOGUE_WHAT = {"numpy.sum (CPU)": "OpenCV cv::sum on the CPU"}
+# The step-by-step post, n = 512 * 512 float32, ms per call (each call also memset and copied
+# 256 floats).
+STEP_BY_STEP_MS = {"numpy.sum (CPU)": 0.041, "single-thread": 31.418, "block-atomic": 0.173,
+                   "grid-atomic": 0.036, "shared-atomic": 0.021}
+STEP_BY_STEP_WHAT = {"numpy.sum (CPU)": "OpenCV cv::sum on the CPU"}
 
 
 def _random_device(n: int, seed: int = 3):
@@ -1176,9 +1181,9 @@ def measure_point(version: str, *, block: int | None = None, blocks: int | None 
 
 @experiment("reduce_ladder", chapter="reduce",
             title="Every rung of the reduce ladder at 2^28 float32, with cupy.sum and the "
-                  "seed's V100",
+                  "study notes' V100",
             units={"ms": "ms", "gbps": "GB/s", "pct_peak": "% of peak", "pct_copy": "% of copy",
-                   "seed_v100_us": "us", "seed_v100_gbps": "GB/s"})
+                   "v100_us": "us", "v100_gbps": "GB/s"})
 def ladder_experiment(progress):
     n = N_LADDER
     d_x, ref = _random_device(n)
@@ -1186,11 +1191,11 @@ def ladder_experiment(progress):
     for version in LADDER:
         p = plan(version, n)
         value, t = _measure_plan(p, d_x)
-        seed = SEED_V100[version]
+        theirs = STUDY_NOTES_V100[version]
         rows.append(_row(version, n, t, value, ref, block=p.block, blocks=p.grid,
                          correct=abs(value - ref) <= 1e-4 * abs(ref),
-                         seed_v100_us=seed[0], seed_v100_gbps=seed[1],
-                         seed_v100_pct_peak=100 * seed[1] / V100_PEAK_GBPS, seed_speedup=seed[2]))
+                         v100_us=theirs[0], v100_gbps=theirs[1],
+                         v100_pct_peak=100 * theirs[1] / V100_PEAK_GBPS, v100_speedup=theirs[2]))
         progress(f"{version:5s} {t.median_ms:8.3f} ms  {rows[-1]['gbps']:7.0f} GB/s  "
                  f"rel.err {rows[-1]['rel_error']:.1e}")
     cupy = _cupy_sum(d_x)
@@ -1200,8 +1205,8 @@ def ladder_experiment(progress):
         value = fetch()
         t = _time_calls(run)
         rows.append(_row("cupy.sum", n, t, value, ref, block=None, blocks=None,
-                         correct=abs(value - ref) <= 1e-4 * abs(ref), seed_v100_us=None,
-                         seed_v100_gbps=None, seed_v100_pct_peak=None, seed_speedup=None))
+                         correct=abs(value - ref) <= 1e-4 * abs(ref), v100_us=None,
+                         v100_gbps=None, v100_pct_peak=None, v100_speedup=None))
         progress(f"cupy.sum {t.median_ms:8.3f} ms  {rows[-1]['gbps']:7.0f} GB/s")
     v0 = rows[0]["ms"]
     best = max((r for r in rows if r["version"] in LADDER and r["correct"]),
@@ -1356,8 +1361,9 @@ def racecheck_experiment(progress):
 
 
 @experiment("reduce_prologue", chapter="reduce",
-            title="Seed 004's prologue: one thread, atomics, shared memory, against numpy.sum",
-            units={"ms": "ms", "gbps": "GB/s", "seed_ms": "ms"})
+            title="The step-by-step post's prologue: one thread, atomics, shared memory, against "
+                  "numpy.sum",
+            units={"ms": "ms", "gbps": "GB/s", "post_ms": "ms"})
 def prologue_experiment(progress):
     rows = []
     for n in (2**18, 2**24):
@@ -1371,7 +1377,7 @@ def prologue_experiment(progress):
             times.append((time.perf_counter() - t0) * 1e3)
         t = bench.Timing(times)
         rows.append(_row("numpy.sum (CPU)", n, t, value, ref, device="CPU",
-                         seed_ms=SEED_PROLOGUE_MS["numpy.sum (CPU)"] if n == 2**18 else None))
+                         post_ms=STEP_BY_STEP_MS["numpy.sum (CPU)"] if n == 2**18 else None))
         progress(f"n=2^{n.bit_length() - 1} numpy.sum {t.median_ms:.3f} ms")
         for version in PROLOGUE + ("v8",):
             if version == "single-thread" and n > 2**20:
@@ -1380,14 +1386,14 @@ def prologue_experiment(progress):
             value, t = _measure_plan(p, d_x, reps=1 if version == "single-thread" else 4,
                                      min_time=0.05)
             rows.append(_row(version, n, t, value, ref, device="GPU", blocks=p.grid, block=p.block,
-                             seed_ms=SEED_PROLOGUE_MS.get(version) if n == 2**18 else None))
+                             post_ms=STEP_BY_STEP_MS.get(version) if n == 2**18 else None))
             progress(f"n=2^{n.bit_length() - 1} {version} {t.median_ms:.3f} ms")
         cupy = _cupy_sum(d_x)
         if cupy is not None:
             run, fetch = cupy
             run()
             t = _time_calls(run)
-            rows.append(_row("cupy.sum", n, t, fetch(), ref, device="GPU", seed_ms=None))
+            rows.append(_row("cupy.sum", n, t, fetch(), ref, device="GPU", post_ms=None))
     return rows
 
 
@@ -1417,9 +1423,9 @@ def block_sweep_experiment(progress):
 
 def _grid_candidates() -> list[int]:
     sms = device.sm_count(default=2)
-    seed = [256, 512, 1024, 2048, 4096, 8192, 16384, 65536]
+    fixed = [256, 512, 1024, 2048, 4096, 8192, 16384, 65536]
     per_sm = [sms * k for k in (1, 2, 4, 8, 16, 32)]
-    return sorted(set(seed + per_sm))
+    return sorted(set(fixed + per_sm))
 
 
 @experiment("reduce_grid_sweep", chapter="reduce",
@@ -1668,19 +1674,19 @@ __all__ = [
     "make_v5", "make_v6", "make_v7", "make_v8", "make_shared_atomic", "reduce_single_thread",
     "reduce_block_atomic", "reduce_grid_atomic", "warp_sum", "load_float4", "draw_rung", "ptx",
     "ptx_lines", "ptx_counts", "telling_lines", "check_sequential", "check_block_reduce",
-    "check_fast_sum", "PTX_TARGETS", "SEED_V100", "head_elements", "measure_point",
+    "check_fast_sum", "PTX_TARGETS", "STUDY_NOTES_V100", "head_elements", "measure_point",
 ]
 
 
 # --------------------------------------------------------------------------- prose helpers
 
-V100_SM_COUNT = 80  # seed 003's GPU: NVIDIA V100, 80 SMs (V100_PEAK_GBPS above: 900 GB/s)
+V100_SM_COUNT = 80  # the study notes' GPU: NVIDIA V100, 80 SMs (V100_PEAK_GBPS above: 900 GB/s)
 
 
-def versus_seed(res) -> str:
-    """The ladder's comparisons with the seed's V100, printed from the rows of ``res``.
+def versus_v100(res) -> str:
+    """The ladder's comparisons with the study notes' V100, printed from the rows of ``res``.
 
-    Each line gives our figure (on the GPU behind ``res``) and the seed's: the mask against v2
+    Each line gives our figure (on the GPU behind ``res``) and theirs: the mask against v2
     and v1, v0 and v2 as a share of the theoretical peak, the gain of v6 over v5, of v8 over v7.
     """
     from .. import device
@@ -1688,7 +1694,7 @@ def versus_seed(res) -> str:
     validate.result(res, "res")
     validate.column(res, "version", "res column")
     rows = {r["version"]: r for r in res.rows}
-    seed_gbps = {v: t[1] for v, t in SEED_V100.items()}
+    their_gbps = {v: t[1] for v, t in STUDY_NOTES_V100.items()}
     ours_gbps = {v: r["gbps"] for v, r in rows.items() if r.get("gbps")}
     facts, where = device.facts(res)
     peak = (res.ceilings or {}).get("peak_gbps") or facts.get("peak_gbps")
@@ -1696,10 +1702,11 @@ def versus_seed(res) -> str:
     def pair(a, b):
         o = (f"{100 * ours_gbps[a] / ours_gbps[b]:.0f}%" if a in ours_gbps and b in ours_gbps
              else "-")
-        return o, f"{100 * seed_gbps[a] / seed_gbps[b]:.0f}%"
+        return o, f"{100 * their_gbps[a] / their_gbps[b]:.0f}%"
 
     lines = [f"ours: {res.gpu} ({facts.get('sm_count') or '?'} SMs"
-             + (f", peak {peak:,.0f} GB/s" if peak else "") + f"); seed: V100 ({V100_SM_COUNT} SMs, "
+             + (f", peak {peak:,.0f} GB/s" if peak else "")
+             + f"); the reduce study notes: V100 ({V100_SM_COUNT} SMs, "
              f"peak {V100_PEAK_GBPS:,.0f} GB/s)"
              + (f", ours {peak / V100_PEAK_GBPS:.1f}x its peak" if peak else "")]
     for a, b, what in (("v1.5", "v2", "v1.5 (mask) against v2"),
@@ -1707,11 +1714,11 @@ def versus_seed(res) -> str:
                        ("v6", "v5", "v6 (many elements per thread) against v5"),
                        ("v8", "v7", "v8 (16-byte loads, one wave) against v7")):
         o, s = pair(a, b)
-        lines.append(f"{what}, in bandwidth: ours {o}, seed {s}")
+        lines.append(f"{what}, in bandwidth: ours {o}, their V100 {s}")
     for v in ("v0", "v2"):
         o = f"{100 * ours_gbps[v] / peak:.0f}%" if peak and v in ours_gbps else "-"
         lines.append(f"{v} as a share of the theoretical peak: ours {o}, "
-                     f"seed {100 * seed_gbps[v] / V100_PEAK_GBPS:.0f}%")
+                     f"their V100 {100 * their_gbps[v] / V100_PEAK_GBPS:.0f}%")
     text = "\n".join(lines)
     print(text)
     return text

@@ -12,7 +12,7 @@ Kernels
 ``relax_kernel``: ``iters`` steps of ``z = 0.75 z + 0.25 (a + b)`` from ``z = a``, one
 fused multiply-add per step (compute-bound for large ``iters``). ``iters`` sets the
 arithmetic intensity: about ``2 iters / 12`` FLOP per byte copied.
-``seed_add``: the seed article's kernel, one element per thread (kept to reproduce it).
+``article_add``: the Numba article's kernel, one element per thread (kept to reproduce it).
 
 Host code
 ---------
@@ -43,7 +43,7 @@ waiting for its previous chunk's copy back.
 
 Experiments
 -----------
-``streams_seed``: the seed's 9.3 s vs 1.4 s, JIT and all; timed properly; its race.
+``streams_article``: the Numba article's 9.3 s vs 1.4 s, JIT and all; timed properly; its race.
 ``streams_host_bandwidth``: pageable against pinned copies, both directions.
 ``streams_pipeline``: speedup over serial against streams, measured and ideal.
 ``streams_timeline``: every copy and kernel per stream, measured and ideal.
@@ -99,8 +99,8 @@ def relax_kernel(a, b, out, iters):
 
 
 @cuda.jit
-def seed_add(a, b, result, n):
-    # The seed's kernel: one element per thread, a bounds test for the last block.
+def article_add(a, b, result, n):
+    # The Numba article's kernel: one element per thread, a bounds test for the last block.
     idx = cuda.threadIdx.x + cuda.blockDim.x * cuda.blockIdx.x
     if idx < n:
         result[idx] = a[idx] + b[idx]
@@ -109,7 +109,7 @@ def seed_add(a, b, result, n):
 PTX_TARGETS = [
     (add_kernel, "void(float32[::1], float32[::1], float32[::1])"),
     (relax_kernel, "void(float32[::1], float32[::1], float32[::1], int64)"),
-    (seed_add, "void(int32[::1], int32[::1], float64[::1], int64)"),
+    (article_add, "void(int32[::1], int32[::1], float64[::1], int64)"),
 ]
 
 BLOCKS_PER_SM = 8
@@ -745,30 +745,31 @@ def host_bandwidth_experiment(progress):
     return rows
 
 
-SEED_N = 20_000_000
-SEED_STREAMS = 5
+ARTICLE_N = 20_000_000
+ARTICLE_STREAMS = 5
 
 
-def _seed_launch(kernel, da, db, dout, n, stream=0):
+def _article_launch(kernel, da, db, dout, n, stream=0):
     threads = 1024
     blocks = math.ceil(n / threads)
     kernel[blocks, threads, stream](da, db, dout, n)
 
 
-def seed_default_stream(kernel, x, y):
-    """The seed's first program: copies, one launch and a copy back, all on the default stream."""
+def article_default_stream(kernel, x, y):
+    """The article's first program: copies, one launch and a copy back, all on the default
+    stream."""
     n = x.size
     x_device = cuda.to_device(x)
     y_device = cuda.to_device(y)
-    out_device = cuda.device_array(n)  # float64, as in the seed
-    _seed_launch(kernel, x_device, y_device, out_device, n)
+    out_device = cuda.device_array(n)  # float64, as in the article
+    _article_launch(kernel, x_device, y_device, out_device, n)
     result = out_device.copy_to_host()
     cuda.synchronize()
     return result
 
 
-def seed_five_streams(kernel, x, y, n_streams: int = SEED_STREAMS):
-    """The seed's multi-stream program, bugs included: pageable copies, one shared output
+def article_five_streams(kernel, x, y, n_streams: int = ARTICLE_STREAMS):
+    """The article's multi-stream program, bugs included: pageable copies, one shared output
     buffer for all streams, and ``n // n_streams`` per segment (the remainder is dropped)."""
     n = x.size
     segment = n // n_streams
@@ -779,15 +780,15 @@ def seed_five_streams(kernel, x, y, n_streams: int = SEED_STREAMS):
         sl = slice(i * segment, (i + 1) * segment)
         xd = cuda.to_device(x[sl], stream=streams[i])
         yd = cuda.to_device(y[sl], stream=streams[i])
-        _seed_launch(kernel, xd, yd, shared_out, segment, streams[i])
+        _article_launch(kernel, xd, yd, shared_out, segment, streams[i])
         result[sl] = shared_out.copy_to_host(stream=streams[i])
     cuda.synchronize()
     return result
 
 
-def shared_buffer_pipeline(x, y, out, n_streams: int = SEED_STREAMS, *,
+def shared_buffer_pipeline(x, y, out, n_streams: int = ARTICLE_STREAMS, *,
                            breadth_first: bool = False):
-    """The seed's shared output buffer with pinned memory, where streams really overlap.
+    """The article's shared output buffer with pinned memory, where streams really overlap.
 
     ``breadth_first=True`` issues every copy in, then every kernel, then every copy
     back (a common way to write it): then every copy back reads the last kernel's
@@ -803,19 +804,19 @@ def shared_buffer_pipeline(x, y, out, n_streams: int = SEED_STREAMS, *,
         ins.append((cuda.to_device(x[sl], stream=streams[i]),
                     cuda.to_device(y[sl], stream=streams[i]), sl))
         if not breadth_first:
-            _seed_launch(seed_add, ins[i][0], ins[i][1], shared_out, segment, streams[i])
+            _article_launch(article_add, ins[i][0], ins[i][1], shared_out, segment, streams[i])
             shared_out.copy_to_host(out[sl], stream=streams[i])
     if breadth_first:
         for i, (xd, yd, _sl) in enumerate(ins):
-            _seed_launch(seed_add, xd, yd, shared_out, segment, streams[i])
+            _article_launch(article_add, xd, yd, shared_out, segment, streams[i])
         for i, (_xd, _yd, sl) in enumerate(ins):
             shared_out.copy_to_host(out[sl], stream=streams[i])
     cuda.synchronize()
     return out
 
 
-def fixed_five_streams(x, y, out, n_streams: int = SEED_STREAMS):
-    """The seed's program fixed: pinned memory, one output slice per segment, every
+def fixed_five_streams(x, y, out, n_streams: int = ARTICLE_STREAMS):
+    """The article's program fixed: pinned memory, one output slice per segment, every
     element covered (the last segment takes the remainder)."""
     n = x.size
     chunks = plan_chunks(n, n_streams, n_streams)
@@ -827,14 +828,15 @@ def fixed_five_streams(x, y, out, n_streams: int = SEED_STREAMS):
         s, sl = streams[c.stream], slice(c.lo, c.hi)
         d_x[sl].copy_to_device(x[sl], stream=s)
         d_y[sl].copy_to_device(y[sl], stream=s)
-        _seed_launch(seed_add, d_x[sl], d_y[sl], d_out[sl], c.size, s)
+        _article_launch(article_add, d_x[sl], d_y[sl], d_out[sl], c.size, s)
         d_out[sl].copy_to_host(out[sl], stream=s)
     cuda.synchronize()
     return out
 
 
 
-def _check_seed_args(x, y, out=None, n_streams=SEED_STREAMS, breadth_first=False, kernel=None):
+def _check_article_args(x, y, out=None, n_streams=ARTICLE_STREAMS, breadth_first=False,
+                        kernel=None):
     if kernel is not None:
         validate.kernel(kernel)
     x = validate.array(x, name="x", dtype=None)
@@ -848,7 +850,7 @@ def _check_seed_args(x, y, out=None, n_streams=SEED_STREAMS, breadth_first=False
 
 def _checked(fn, check):
     """``fn`` with its arguments checked first; its source (shown in the book, and run as a
-    stand-alone script) stays the seed's, since ``inspect.getsource`` unwraps it."""
+    stand-alone script) stays the article's, since ``inspect.getsource`` unwraps it."""
     import functools
 
     @functools.wraps(fn)
@@ -859,45 +861,46 @@ def _checked(fn, check):
     return checked
 
 
-# The seed's programs are shown and run verbatim; their checks wrap them.
-seed_default_stream = _checked(seed_default_stream, lambda kernel, x, y: _check_seed_args(
-    x, y, kernel=kernel))
-seed_five_streams = _checked(seed_five_streams, lambda kernel, x, y, n_streams=SEED_STREAMS:
-                             _check_seed_args(x, y, n_streams=n_streams, kernel=kernel))
+# The article's programs are shown and run verbatim; their checks wrap them.
+article_default_stream = _checked(article_default_stream, lambda kernel, x, y:
+                                  _check_article_args(x, y, kernel=kernel))
+article_five_streams = _checked(
+    article_five_streams, lambda kernel, x, y, n_streams=ARTICLE_STREAMS:
+    _check_article_args(x, y, n_streams=n_streams, kernel=kernel))
 shared_buffer_pipeline = _checked(
-    shared_buffer_pipeline, lambda x, y, out, n_streams=SEED_STREAMS, *, breadth_first=False:
-    _check_seed_args(x, y, out, n_streams, breadth_first))
-fixed_five_streams = _checked(fixed_five_streams, lambda x, y, out, n_streams=SEED_STREAMS:
-                              _check_seed_args(x, y, out, n_streams))
+    shared_buffer_pipeline, lambda x, y, out, n_streams=ARTICLE_STREAMS, *, breadth_first=False:
+    _check_article_args(x, y, out, n_streams, breadth_first))
+fixed_five_streams = _checked(fixed_five_streams, lambda x, y, out, n_streams=ARTICLE_STREAMS:
+                              _check_article_args(x, y, out, n_streams))
 
 def _fresh_process_script(n: int) -> str:
-    """The seed's program as a stand-alone script (the functions above, by source)."""
+    """The article's program as a stand-alone script (the functions above, by source)."""
     import inspect
 
-    parts = [inspect.getsource(f) for f in (seed_add.py_func, _seed_launch,
-                                             seed_default_stream, seed_five_streams)]
+    parts = [inspect.getsource(f) for f in (article_add.py_func, _article_launch,
+                                            article_default_stream, article_five_streams)]
     return "\n".join([
         "import json, math, time",
         "t0 = time.perf_counter()",
         "import numpy as np",
         "from numba import cuda",
-        f"SEED_STREAMS = {SEED_STREAMS}",
-        *parts,  # seed_add's source starts with its @cuda.jit
+        f"ARTICLE_STREAMS = {ARTICLE_STREAMS}",
+        *parts,  # article_add's source starts with its @cuda.jit
         "imported = time.perf_counter()",
         f"rng = np.random.default_rng(3); n = {n}",
         "x = rng.integers(-2**20, 2**20, n, dtype=np.int32)",
         "y = rng.integers(-2**20, 2**20, n, dtype=np.int32)",
-        "t = time.perf_counter(); seed_default_stream(seed_add, x, y)",
+        "t = time.perf_counter(); article_default_stream(article_add, x, y)",
         "first = time.perf_counter() - t",
-        "t = time.perf_counter(); seed_five_streams(seed_add, x, y)",
+        "t = time.perf_counter(); article_five_streams(article_add, x, y)",
         "second = time.perf_counter() - t",
         "print(json.dumps({'import_s': imported - t0, 'first_s': first, 'second_s': second}))",
     ])
 
 
-def _fresh_process_rows(progress, n: int = SEED_N) -> list[dict]:
-    """Run the seed as its author did: a new Python process, so that the first timed
-    region pays for creating the CUDA context as well as for compiling the kernel."""
+def _fresh_process_rows(progress, n: int = ARTICLE_N) -> list[dict]:
+    """Run the article's program as its author did: a new Python process, so that the first
+    timed region pays for creating the CUDA context as well as for compiling the kernel."""
     import json
     import subprocess
     import sys
@@ -911,10 +914,10 @@ def _fresh_process_rows(progress, n: int = SEED_N) -> list[dict]:
         return []
     progress(f"fresh process: import {got['import_s']:.2f} s, first region "
              f"{got['first_s']:.2f} s, second {got['second_s']:.2f} s")
-    return [{"variant": "seed: default stream", "timing": "wall clock, new process (CUDA "
+    return [{"variant": "article: default stream", "timing": "wall clock, new process (CUDA "
              "context + compilation + copies)", "ms": 1e3 * got["first_s"],
              "wrong_elements": None},
-            {"variant": "seed: 5 streams (pageable, shared output buffer)",
+            {"variant": "article: 5 streams (pageable, shared output buffer)",
              "timing": "wall clock, new process, second region", "ms": 1e3 * got["second_s"],
              "wrong_elements": None}]
 
@@ -934,45 +937,46 @@ def _events_ms(fn, repeats=5):
     return float(np.median(times))
 
 
-@experiment("streams_seed", chapter="streams",
-            title="The seed's 9.3 s against 1.4 s: compilation, pageable copies, a shared buffer",
+@experiment("streams_article", chapter="streams",
+            title="The Numba article's 9.3 s against 1.4 s: compilation, pageable copies, a "
+                  "shared buffer",
             units={"ms": "ms"})
-def seed_experiment(progress):
+def article_experiment(progress):
     rng = np.random.default_rng(3)
-    x = rng.integers(-2**20, 2**20, SEED_N, dtype=np.int32)
-    y = rng.integers(-2**20, 2**20, SEED_N, dtype=np.int32)
+    x = rng.integers(-2**20, 2**20, ARTICLE_N, dtype=np.int32)
+    y = rng.integers(-2**20, 2**20, ARTICLE_N, dtype=np.int32)
     ref = x.astype(np.float64) + y
     rows = []
 
-    def wrong(result, covered=SEED_N):
-        return int(np.count_nonzero(result[:covered] != ref[:covered])) + (SEED_N - covered)
+    def wrong(result, covered=ARTICLE_N):
+        return int(np.count_nonzero(result[:covered] != ref[:covered])) + (ARTICLE_N - covered)
 
     rows += _fresh_process_rows(progress)
-    fresh = cuda.jit(seed_add.py_func)  # never compiled: its first call includes the JIT
+    fresh = cuda.jit(article_add.py_func)  # never compiled: its first call includes the JIT
     cuda.synchronize()
     t = time.perf_counter()
-    r = seed_default_stream(fresh, x, y)
-    rows.append({"variant": "seed: default stream", "timing": "wall clock, first call "
+    r = article_default_stream(fresh, x, y)
+    rows.append({"variant": "article: default stream", "timing": "wall clock, first call "
                  "(includes compilation)", "ms": (time.perf_counter() - t) * 1e3,
                  "wrong_elements": wrong(r)})
     t = time.perf_counter()
-    r = seed_five_streams(fresh, x, y)
-    rows.append({"variant": "seed: 5 streams (pageable, shared output buffer)",
+    r = article_five_streams(fresh, x, y)
+    rows.append({"variant": "article: 5 streams (pageable, shared output buffer)",
                  "timing": "wall clock, second (already compiled)",
                  "ms": (time.perf_counter() - t) * 1e3, "wrong_elements": wrong(r)})
     for r_ in rows[-2:]:
         progress(f"{r_['variant']}, {r_['timing']}: {r_['ms']:.0f} ms")
 
-    rows.append({"variant": "seed: default stream", "timing": "CUDA events, warmed up",
-                 "ms": _events_ms(lambda: seed_default_stream(fresh, x, y)),
-                 "wrong_elements": wrong(seed_default_stream(fresh, x, y))})
-    rows.append({"variant": "seed: 5 streams (pageable, shared output buffer)",
+    rows.append({"variant": "article: default stream", "timing": "CUDA events, warmed up",
+                 "ms": _events_ms(lambda: article_default_stream(fresh, x, y)),
+                 "wrong_elements": wrong(article_default_stream(fresh, x, y))})
+    rows.append({"variant": "article: 5 streams (pageable, shared output buffer)",
                  "timing": "CUDA events, warmed up",
-                 "ms": _events_ms(lambda: seed_five_streams(fresh, x, y)),
-                 "wrong_elements": wrong(seed_five_streams(fresh, x, y))})
+                 "ms": _events_ms(lambda: article_five_streams(fresh, x, y)),
+                 "wrong_elements": wrong(article_five_streams(fresh, x, y))})
     px, py = pinned_copy(x), pinned_copy(y)
-    pout = cuda.pinned_array(SEED_N, dtype=np.float64)
-    covered = SEED_N // SEED_STREAMS * SEED_STREAMS
+    pout = cuda.pinned_array(ARTICLE_N, dtype=np.float64)
+    covered = ARTICLE_N // ARTICLE_STREAMS * ARTICLE_STREAMS
     for order, breadth in (("depth-first", False), ("breadth-first", True)):
         worst = 0
         ms = _events_ms(lambda b=breadth: shared_buffer_pipeline(px, py, pout, breadth_first=b))
@@ -1156,7 +1160,8 @@ def plot_timeline(res, work: str | None = None, *, cases=None):
     lanes = [len({r["stream"] for r in rows if r["case"] == c}) *
              (2 if c == "pipelined" else 1) for c in shown]
     end = max(r["end_ms"] for r in rows if r["case"] in shown) * 1.02
-    fig, axes = plt.subplots(len(shown), 1, figsize=(10, 1.2 * len(shown) + 0.35 * sum(lanes)),
+    fig, axes = plt.subplots(len(shown), 1, figsize=(plots.COLUMN_INCHES,
+                                                     1.2 * len(shown) + 0.35 * sum(lanes)),
                              sharex=True, squeeze=False,
                              gridspec_kw={"height_ratios": [n + 1 for n in lanes]})
     for ax, case in zip(axes[:, 0], shown):
@@ -1192,7 +1197,10 @@ def plot_default_stream(res):
 
     cases = res.values("case")
     end = max(res.column("end_ms")) * 1.05
-    fig, axes = plt.subplots(len(cases), 1, figsize=(9, 1.6 * len(cases) + 0.6), sharex=True,
+    from .. import plots
+
+    fig, axes = plt.subplots(len(cases), 1, figsize=(plots.COLUMN_INCHES, 1.6 * len(cases) + 0.6),
+                             sharex=True,
                              squeeze=False)
     for ax, case in zip(axes[:, 0], cases):
         spans = res.select(case=case)
@@ -1216,7 +1224,7 @@ def plot_speedup(res):
     _check_res(res)
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=(6.8, 4))  # the column width (plots.COLUMN_INCHES)
     for i, work in enumerate(res.values("work")):
         rows = res.select(work=work)
         x = [r["n_streams"] for r in rows]
@@ -1242,7 +1250,7 @@ def plot_host_bandwidth(res):
     _check_res(res)
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=(6.8, 4))  # the column width (plots.COLUMN_INCHES)
     for memory, ls in (("pinned", "-"), ("pageable", "--")):
         for direction, color in (("h2d", KIND_COLORS["h2d"]), ("d2h", KIND_COLORS["d2h"])):
             rows = res.select(memory=memory, direction=direction)
@@ -1268,9 +1276,14 @@ def plot_explore(res, *, chunk_counts=(4, 8, 32)):
         validate.choice(_c, f"chunk_counts[{_i}]", res.values("n_chunks"))
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(chunk_counts), figsize=(4.7 * len(chunk_counts), 4),
-                             sharey=True, squeeze=False)
-    for ax, n_chunks in zip(axes[0], chunk_counts):
+    from .. import plots
+
+    # One panel per chunk count, side by side while they fit the column, else stacked.
+    across = len(chunk_counts) <= 2
+    fig, axes = plt.subplots(1 if across else len(chunk_counts), len(chunk_counts) if across else 1,
+                             figsize=(plots.COLUMN_INCHES, 3.6 if across else 2.4 * len(chunk_counts)),
+                             sharey=True, sharex=not across, squeeze=False)
+    for ax, n_chunks in zip(axes.flat, chunk_counts):
         for i, iters in enumerate(res.values("iters")):
             rows = res.select(iters=iters, n_chunks=n_chunks)
             if not rows:
@@ -1281,9 +1294,9 @@ def plot_explore(res, *, chunk_counts=(4, 8, 32)):
             ax.plot(x, [r["serial_ms"] / r["ideal_ms"] for r in rows], ":", color=f"C{i}")
         ax.axhline(1, color="0.5", lw=0.8)
         ax.set_title(f"{n_chunks} chunks", fontsize=10)
-        ax.set_xlabel("streams")
-    axes[0, 0].set_ylabel("speedup over serial (x); dotted: ideal")
-    axes[0, 0].legend(fontsize=8)
+        ax.set_ylabel("speedup over serial (x)", fontsize=8)
+    axes.flat[-1].set_xlabel("streams")
+    axes[0, 0].legend(fontsize=7, title="solid: measured; dotted: ideal", title_fontsize=7)
     fig.suptitle(res.label, fontsize=9)
     fig.tight_layout()
     return fig

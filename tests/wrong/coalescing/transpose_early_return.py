@@ -1,4 +1,4 @@
-"""The seed's bug: threads outside the matrix return before the barrier."""
+"""The Numba article's bug: threads outside the matrix return before the barrier."""
 from numba import cuda, float32
 
 TILE, ROWS = 32, 8

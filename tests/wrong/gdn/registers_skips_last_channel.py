@@ -1,4 +1,4 @@
-"""The seed's own loop bound, `for (i = 0; i < N-1; i++)`: the last channel j is never written."""
+"""The GDN article's own loop bound, `for (i = 0; i < N-1; i++)`: the last channel j is never written."""
 from numba import cuda
 
 CHECKER = "check_registers"

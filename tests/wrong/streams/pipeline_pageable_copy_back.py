@@ -1,5 +1,5 @@
 """copy_to_host with no destination: Numba allocates a pageable NumPy array, so the copy
-back cannot overlap (and the host waits for it), as in the seed."""
+back cannot overlap (and the host waits for it), as in the Numba article."""
 from numba import cuda
 
 from gpuperf.kernels.streams import add_kernel

@@ -1,4 +1,4 @@
-"""One device output buffer for all chunks (the seed's bug), with every copy in issued first,
+"""One device output buffer for all chunks (the Numba article's bug), with every copy in issued first,
 then every kernel, then every copy back: each copy back reads the last kernel's result."""
 from numba import cuda
 

@@ -1,4 +1,4 @@
-"""The seed's segmenting: n // n_chunks per chunk, so the last n % n_chunks elements are lost."""
+"""The Numba article's segmenting: n // n_chunks per chunk, so the last n % n_chunks elements are lost."""
 from numba import cuda
 
 from gpuperf.kernels.streams import add_kernel

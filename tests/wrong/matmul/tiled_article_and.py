@@ -1,4 +1,4 @@
-"""The seed's bounds test: `and` where `or` is needed, and a return before the barrier."""
+"""The Numba article's bounds test: `and` where `or` is needed, and a return before the barrier."""
 from numba import cuda, float32
 
 

@@ -218,6 +218,8 @@ BAD = {
     "gpuperf.validate:checks": [B(v.checks, n=5, err=TypeError, word="n")],
     "gpuperf.validate:shared_bytes": [B(v.shared_bytes, "1", err=TypeError, word="nbytes"),
                                       B(v.shared_bytes, 64 * 1024, word="48 KiB")],
+    "gpuperf.exercises:race_times": [B(ex.race_times, "f", print, err=TypeError, word="mine"),
+                                     B(ex.race_times, print, print, rounds=0, word="rounds")],
     "gpuperf.widgets:explore": [B(widgets.explore, R, x="blok", controls={"version": ["a"]},
                                   word="blok"),
                                 B(widgets.explore, R, x="block", controls={"version": "a"},

@@ -333,6 +333,26 @@ def source_of(fn) -> str | None:
         return None
 
 
+def race_times(mine, reference, *, rounds: int = 5, min_time: float = 0.04) -> tuple:
+    """``(mine_ms, reference_ms)``: GPU times of two callables measured in interleaved rounds.
+
+    Each round times both (a median over at least ``min_time`` seconds); each side keeps its
+    best round. Interleaving spreads clock and neighbour noise over both sides, and the best
+    round is what the kernel can do, so a speed threshold does not flip on one noisy window.
+    """
+    from . import bench
+
+    v.function(mine, "mine", what="a callable that runs the student's GPU work")
+    v.function(reference, "reference", what="a callable that runs the reference GPU work")
+    v.integer(rounds, "rounds", minimum=1)
+    v.positive(min_time, "min_time")
+    best_mine = best_ref = float("inf")
+    for _ in range(rounds):
+        best_ref = min(best_ref, bench.time_kernel(reference, min_time=min_time).median_ms)
+        best_mine = min(best_mine, bench.time_kernel(mine, min_time=min_time).median_ms)
+    return best_mine, best_ref
+
+
 def bandwidth_line(student_ms: float, reference_ms: float, nbytes: float, *,
                    reference_name: str = "the chapter's kernel") -> str:
     """A one-line GPU speed report: the student's GB/s against the reference's."""

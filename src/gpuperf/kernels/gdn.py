@@ -766,9 +766,8 @@ def draw_organization(n_ch: int = 3, n_s: int = 8, block: int = 4):
         ax.set_xlabel("sample s" if panel != 1 else "sample s (a pixel of an image)", fontsize=8)
         ax.set_xticks(range(n_s))
     axes[0].set_yticks(range(rows), [f"k={r // n_ch}, j={r % n_ch}" for r in range(rows)])
-    fig.suptitle(f"raw[k*N + j, s] for N={n_ch}, S={n_s}, blocks of {block} threads: colour = "
+    fig.suptitle(f"raw[k*N + j, s] for N={n_ch}, S={n_s}, blocks of {block} threads:\ncolour = "
                  "unit of work, number = thread in its block", fontsize=10)
-    fig.tight_layout()
     return fig
 
 

@@ -1654,15 +1654,16 @@ def check_fast_sum(fn, *, target: float = 0.9) -> ex.Report:
         n = 2**27
         d_x, _ = _random_device(n, seed=5)
         ref_plan = plan("v8", n)
-        # Both sides return a float, so both pay the synchronization and the 4-byte copy.
-        ref = bench.time_kernel(lambda: float(ref_plan(d_x).copy_to_host()[0]), min_time=0.1)
-        mine = bench.time_kernel(lambda: fn(d_x), min_time=0.1)
+        # Both sides return a float, so both pay the synchronization and the 4-byte copy;
+        # each keeps its best of 5 interleaved rounds (one noisy window does not decide).
+        mine_ms, ref_ms = ex.race_times(lambda: fn(d_x),
+                                        lambda: float(ref_plan(d_x).copy_to_host()[0]))
         with chk.case(f"bandwidth at n=2^27 (target {target:.0%} of v8)"):
-            chk.note(ex.bandwidth_line(mine.median_ms, ref.median_ms, 4 * n,
-                                       reference_name="v8"))
-            chk.expect(mine.median_ms <= ref.median_ms / target,
-                       f"{bench.gbps(4 * n, mine.median_ms):.0f} GB/s is under {target:.0%} of "
-                       f"v8's {bench.gbps(4 * n, ref.median_ms):.0f} GB/s. Do more work per "
+            chk.note(ex.bandwidth_line(mine_ms, ref_ms, 4 * n, reference_name="v8")
+                     + " Best of 5 interleaved rounds each.")
+            chk.expect(mine_ms <= ref_ms / target,
+                       f"{bench.gbps(4 * n, mine_ms):.0f} GB/s is under {target:.0%} of "
+                       f"v8's {bench.gbps(4 * n, ref_ms):.0f} GB/s. Do more work per "
                        "thread, use 16-byte loads, size the grid to the GPU, and keep host work "
                        "(allocations, copies) out of fn.")
     return chk.report()

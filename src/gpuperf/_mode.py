@@ -150,3 +150,12 @@ def select_mode() -> str:
 
         numba.config.reload_config()
     return mode
+
+
+STATIC_ENV = "GPUPERF_STATIC_BOOK"
+
+
+def static_book() -> bool:
+    """True while the book is built (``GPUPERF_STATIC_BOOK=1``, set by book/_ext/gpuperf_book.py
+    for the kernels the build starts): what a page shows is read later, with no kernel."""
+    return os.environ.get(STATIC_ENV, "").strip() == "1"

@@ -12,6 +12,7 @@ import functools
 from dataclasses import asdict, dataclass
 
 from . import SIMULATOR
+from ._mode import static_book
 
 SIMULATOR_NAME = "Numba CUDA simulator (no GPU)"
 
@@ -125,6 +126,10 @@ def describe(d: DeviceInfo | None = None) -> str:
         return (f"{d.name}: this session has no GPU (GPUPERF_MODE=compile, or numba.cuda was "
                 "imported before gpuperf). Kernels compile to PTX but cannot run; timings and "
                 "figures are replayed from the recorded reference GPU.")
+    if d.simulated and static_book():  # the reader of the built book, not a student
+        return ("This page was built on a machine with no GPU: its kernels ran on Numba's CUDA "
+                "simulator, for correctness only, and every timing and figure is replayed from "
+                "the recorded reference GPU (see Recorded devices).")
     if d.simulated:
         return (
             f"{d.name}: kernels run on the CPU for correctness (warp size {d.warp_size}, "

@@ -22,17 +22,12 @@ import matplotlib.pyplot as plt
 
 from . import plots
 from . import validate as v
+from ._mode import STATIC_ENV, static_book  # noqa: F401 (STATIC_ENV: for tests)
 
-STATIC_ENV = "GPUPERF_STATIC_BOOK"
 # A static explorer draws every combination of its sliders when there are at most this
 # many; otherwise each slider moves alone from the starting point (the others reset).
 _MAX_FRAMES = 40
 _MAX_VALUES = 9  # values per slider in a static explorer (ends and start always kept)
-
-
-def static_book() -> bool:
-    """True while the book is built: explorers render as HTML that needs no kernel."""
-    return os.environ.get(STATIC_ENV, "").strip() == "1"
 
 
 def _has_gpu() -> bool:
@@ -70,7 +65,6 @@ def _selfcheck_press(name: str, press) -> None:
     "measure live" button once, as a student would, and log what happened: the self-check
     fails a notebook whose live measurement raises."""
     import json
-    import os
     import time
 
     log = os.environ.get("GPUPERF_SELFCHECK_LOG")
@@ -127,8 +121,8 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
     if static_book():
         return _flipbook(controls, {k: vals[0] for k, vals in controls.items()},
                          lambda **sel: draw(sel),
-                         note=f"{html.escape(result.label)}. Recorded values; run the notebook "
-                              "on a GPU to measure live.")
+                         note="Recorded values (the caption says where from); run the "
+                              "notebook on a GPU to measure live.")
     w = _ipywidgets()
     sliders = {
         name: w.SelectionSlider(options=values, value=values[0], description=name,
@@ -268,7 +262,7 @@ def _flipbook(controls: dict, start: dict, render, note: str = ""):
     const frame = frames[inputs.map(el => el.value).join(",")];
     img.style.display = frame && frame[0] ? "" : "none";
     if (frame && frame[0]) img.src = frame[0];
-    caption.innerHTML = frame ? frame[1] : "";
+    caption.innerHTML = frame ? "<small>" + frame[1] + "</small>" : "";
   }}
   inputs.forEach(el => el.addEventListener("input", () => show(el)));
 }})();"""

@@ -238,12 +238,14 @@ def _flipbook(controls: dict, start: dict, render, note: str = ""):
         frames[key] = [_png_uri(fig) if fig is not None else "", caption]
     plt.close("all")
     uid = "gpfb-" + uuid.uuid4().hex[:10]
+    # A control with one value is shown as text: a slider that cannot move would puzzle.
     rows = "".join(
         f'<label style="display:block;margin:2px 0"><span style="display:inline-block;'
-        f'min-width:8em">{html.escape(k)}</span><input type="range" min="0" '
-        f'max="{len(values[k]) - 1}" step="1" value="{i}" data-k="{j}" '
-        f'style="width:18em;vertical-align:middle"> <output>{html.escape(str(values[k][i]))}'
-        f'</output></label>'
+        f'min-width:8em">{html.escape(k)}</span>'
+        + (f'<input type="range" min="0" max="{len(values[k]) - 1}" step="1" value="{i}" '
+           f'data-k="{j}" style="width:18em;vertical-align:middle"> '
+           if len(values[k]) > 1 else "")
+        + f'<output>{html.escape(str(values[k][i]))}</output></label>'
         for j, (k, i) in enumerate(zip(names, start_idx)))
     how = ("" if joint else " Each slider moves alone from the starting point (the others "
            "return to it); the notebook offers every combination.")
@@ -257,9 +259,13 @@ def _flipbook(controls: dict, start: dict, render, note: str = ""):
   const inputs = Array.from(root.querySelectorAll("input[type=range]"));
   const img = root.querySelector("img"), caption = root.querySelector(".gp-fb-caption");
   function show(moved) {{
-    if (!joint) inputs.forEach((el, j) => {{ if (el !== moved) el.value = start[j]; }});
-    inputs.forEach((el, j) => {{ el.nextElementSibling.textContent = labels[j][+el.value]; }});
-    const frame = frames[inputs.map(el => el.value).join(",")];
+    if (!joint) inputs.forEach(el => {{ if (el !== moved) el.value = start[+el.dataset.k]; }});
+    const idx = start.slice();
+    inputs.forEach(el => {{
+      idx[+el.dataset.k] = +el.value;
+      el.nextElementSibling.textContent = labels[+el.dataset.k][+el.value];
+    }});
+    const frame = frames[idx.join(",")];
     img.style.display = frame && frame[0] ? "" : "none";
     if (frame && frame[0]) img.src = frame[0];
     caption.innerHTML = frame ? "<small>" + frame[1] + "</small>" : "";

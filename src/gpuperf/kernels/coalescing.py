@@ -298,8 +298,8 @@ def explore_warp_access():
     def show(stride, offset, elem_bytes):
         draw_warp_access(stride=stride, offset=offset, elem_bytes=elem_bytes)
 
-    return widgets.interact(show, stride=(1, 33, 1), offset=(0, 32, 1),
-                            elem_bytes=[4, 1, 2, 8, 16])
+    return widgets.interact(show, start={"elem_bytes": 4}, stride=(1, 33, 1), offset=(0, 32, 1),
+                            elem_bytes=[1, 2, 4, 8, 16])
 
 
 # =========================================================================== tracing (the emulator)

@@ -1044,10 +1044,12 @@ def draw_matmul_phases(width: int = 4, tile: int = 2, *, matrix: str = "M",
     tile = validate.positive_int(tile, "tile", maximum=width)
     phases = math.ceil(width / tile)
     shown = min(phases, validate.positive_int(max_phases, "max_phases"))
-    fig = _figure(2.6 * shown + 0.5, 5.4)
-    axes = fig.subplots(2, shown, squeeze=False, height_ratios=[2.2, 1])
+    # Panels share the column; a cell gets a label only if it is big enough to read.
+    panel = (min(2.6 * shown + 0.5, 6.8) - 0.5) / shown
+    fig = _figure(2.6 * shown + 0.5, panel + 3.0)
+    axes = fig.subplots(2, shown, squeeze=False, height_ratios=[panel + 0.6, 1.6])
     C, B = layout.channels, layout.banks_per_channel
-    labels = width <= 8
+    labels = panel / width >= 0.3
     for ph in range(shown):
         ax = axes[0][ph]
         who: dict[int, list[tuple[int, int]]] = {}
@@ -1077,7 +1079,7 @@ def draw_matmul_phases(width: int = 4, tile: int = 2, *, matrix: str = "M",
         ax.set_yticks([])
         used = channels_used(width, tile, ph, matrix=matrix, layout=layout,
                              element_bytes=element_bytes)
-        ax.set_title(f"phase {ph}: {matrix} elements loaded\nchannels {used}", fontsize=9)
+        ax.set_title(f"phase {ph}\nchannels {used}", fontsize=9)
         usage = phase_usage(width, tile, ph, matrix=matrix, layout=layout,
                             element_bytes=element_bytes)
         bx = axes[1][ph]
@@ -1093,9 +1095,11 @@ def draw_matmul_phases(width: int = 4, tile: int = 2, *, matrix: str = "M",
         bx.set_ylabel("bursts" if ph == 0 else "")
         for side in ("top", "right"):
             bx.spines[side].set_visible(False)
-    fig.suptitle(f"{width}x{width} tiled matrix product, {tile}x{tile} tiles "
-                 f"({shown} of {phases} phases shown)\nlabels: c<channel>b<bank>"
-                 + (", then the blocks (by bx) that load it" if phases <= 2 else ""),
+    fig.suptitle(f"{width}x{width} tiled matrix product, {tile}x{tile} tiles: the elements of "
+                 f"{matrix} each phase loads ({shown} of {phases} phases shown)"
+                 + ("\nlabels: c<channel>b<bank>"
+                    + (", then the blocks (by bx) that load it" if phases <= 2 else "")
+                    if labels else ""),
                  fontsize=9)
     return fig
 
@@ -1115,7 +1119,7 @@ def explore_model():
     # Both start where the chapter's figures start.
     banks_tab = widgets.interact(lambda ratio, banks: draw_banks(ratio, banks),
                                  start={"ratio": 4, "banks": 2},
-                                 ratio=(0, 24, 1), banks=(1, 26, 1))
+                                 ratio=(1, 24, 1), banks=(1, 26, 1))
     matmul_tab = widgets.interact(matmul_view,
                                   start={"width": 4, "tile": 2, "burst_bytes": 8,
                                          "channels": 4, "banks": 2},

@@ -780,8 +780,11 @@ def draw_mappings(n: int = 8):
             ax.set_yticks(np.arange(-0.5, n), [])
             ax.grid(color="0.7", lw=0.5)
             ax.tick_params(length=0)
-            ax.set_title(f"{name}" + ("" if c else f"\n{title}"), fontsize=9, loc="left")
-    fig.suptitle("One step k of one warp: shaded elements are what its threads touch "
+            if r == 0:
+                ax.set_title(name, fontsize=10)
+            if c == 0:
+                ax.set_ylabel(title.replace(" (", "\n("), fontsize=8)
+    fig.suptitle("One step k of one warp: shaded elements are what its threads touch\n"
                  "(row-major: a row is contiguous)", fontsize=10)
     fig.tight_layout()
     return fig

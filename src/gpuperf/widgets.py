@@ -347,10 +347,13 @@ def interact(fn, *, start: dict | None = None, **controls):
             raise ValueError(f"start has {name!r}, which is not a control; the controls are "
                              f"{sorted(controls)}.")
     options = {}
+    ranges = {}  # name -> (low, high, step), for the controls given as a range
     for name, spec in controls.items():
         if isinstance(spec, tuple) and len(spec) == 3 and all(
                 isinstance(x, (int, float)) and not isinstance(x, bool) for x in spec):
-            lo, hi, step = (v.number(x, f"{name}[{i}]") for i, x in enumerate(spec))
+            for i, x in enumerate(spec):
+                v.number(x, f"{name}[{i}]")
+            lo, hi, step = ranges[name] = spec
             if not lo < hi or not step > 0:
                 raise ValueError(f"{name}={spec!r} must be (low, high, step) with low < high and "
                                  "step > 0; or pass a list of options.")
@@ -377,10 +380,9 @@ def interact(fn, *, start: dict | None = None, **controls):
     out = w.Output()
     sliders = {}
     for name, vals in options.items():
-        spec = controls[name]
-        if isinstance(spec, tuple) and len(spec) == 3 and not isinstance(spec[0], str):
-            lo, hi, step = spec
-            cls = w.IntSlider if all(isinstance(x, int) for x in spec) else w.FloatSlider
+        if name in ranges:
+            lo, hi, step = ranges[name]
+            cls = w.IntSlider if all(isinstance(x, int) for x in ranges[name]) else w.FloatSlider
             sliders[name] = cls(min=lo, max=hi, step=step, value=first[name], description=name,
                                 continuous_update=False)
         else:

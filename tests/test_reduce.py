@@ -237,3 +237,13 @@ def test_study_notes_table_is_complete():
     # the study notes' own speedups follow from their times
     for version, (us, _gbps, speedup) in red.STUDY_NOTES_V100.items():
         assert abs(red.STUDY_NOTES_V100["v0"][0] / us - speedup) < 0.02, version
+
+
+def test_show_rung_prints_the_recorded_rung():
+    res = gp.records.run("reduce_ladder")
+    r, prev = res.one(version="v2"), res.one(version="v1.5")
+    text = red.show_rung(res, "v2")
+    assert text.startswith("v2: ") and f"{r['gbps']:,.0f} GB/s" in text
+    assert f"{prev['ms'] / r['ms']:.2f}x the previous rung" in text
+    assert f"{red.STUDY_NOTES_V100['v2'][1]:,.0f} GB/s" in text
+    assert "previous rung" not in red.show_rung(res, "v0")

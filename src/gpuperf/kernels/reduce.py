@@ -931,7 +931,13 @@ def draw_rung(version: str, width: int = 16):
         rows += [("step", s) for s in _tree_steps(version, width)]
     if version in ("v7", "v8"):
         rows.append(("warps", None))
-    height = sum(2.2 if kind == "step" else 2.6 for kind, _ in rows) + 1
+    def step_height(payload):
+        # The arcs of a step rise about 0.35 / 2 of the distance they span: leave that much
+        # room above the cells, and no more (short steps sit close together).
+        span = max((abs(src - dst) for _, dst, src in payload), default=1)
+        return 1.3 + 0.18 * span
+
+    height = sum(step_height(p) if kind == "step" else 2.6 for kind, p in rows) + 1
     from .. import plots
 
     fig, ax = plt.subplots(figsize=(min(plots.COLUMN_INCHES, max(6.0, width * 0.42)),
@@ -961,14 +967,17 @@ def draw_rung(version: str, width: int = 16):
                                        facecolor=cmap(t % 20), edgecolor="0.3", linewidth=0.4))
             ax.text(-0.4, y + 0.2, "one value per thread after the load", fontsize=8, ha="left",
                     va="bottom")
-            cells(ax, y - 0.7, [cmap(t % 20) for t in range(width)],
-                  labels=list(range(width)) if version != "single-thread" else
-                  [0] + [""] * (width - 1))
+            if version == "single-thread":  # thread 0 holds the running sum; the rest idle
+                cells(ax, y - 0.7, [cmap(0)] + ["0.93"] * (width - 1),
+                      labels=[0] + [""] * (width - 1))
+                ax.text(width + 0.2, y - 0.3, "threads 1, 2, ... idle", fontsize=7, va="center")
+            else:
+                cells(ax, y - 0.7, [cmap(t % 20) for t in range(width)], labels=list(range(width)))
             if version == "v8":
                 ax.text(width + 0.2, y + 1.3, "one color block = one 16-byte load", fontsize=7)
             y -= 0.8
         elif kind == "step":
-            y -= 2.2
+            y -= step_height(payload)
             active = {t for t, _, _ in payload}
             dsts = {d for _, d, _ in payload}
             colours = [cmap(next(t for t, d, _ in payload if d == k) % 20) if k in dsts else "0.93"
@@ -1001,7 +1010,7 @@ def draw_rung(version: str, width: int = 16):
                     "round 2: warp 0 shuffles", fontsize=7, va="center")
             y -= 0.2
     ax.set_xlim(-0.5, width + 9)
-    ax.set_ylim(y - 1.0, height + 0.5)
+    ax.set_ylim(y - 0.6, height)
     ax.axis("off")
     ax.set_title(f"{version}: {_DIAGRAM_NOTES[version]}", fontsize=9, loc="left")
     fig.tight_layout()
@@ -1721,5 +1730,30 @@ def versus_v100(res) -> str:
         lines.append(f"{v} as a share of the theoretical peak: ours {o}, "
                      f"their V100 {100 * their_gbps[v] / V100_PEAK_GBPS:.0f}%")
     text = "\n".join(lines)
+    print(text)
+    return text
+
+
+def show_rung(res, version: str) -> str:
+    """One rung's line from the ladder result ``res``: time, bandwidth, % of peak, speedup over
+    v0 and over the previous rung, beside the study notes' V100 figures for the same rung."""
+    validate.result(res, "res")
+    validate.column(res, "version", "res column")
+    rows = {r["version"]: r for r in res.rows}
+    if version not in LADDER or version not in rows:
+        known = [v for v in LADDER if v in rows]
+        raise ValueError(f"version={version!r} is not a rung of this ladder result; "
+                         f"choose one of {known}.")
+    r = rows[version]
+    i = LADDER.index(version)
+    prev = rows.get(LADDER[i - 1]) if i else None
+    _v100_us, v100_gbps, v100_speedup = STUDY_NOTES_V100[version]
+    text = (f"{version}: {r['ms'] * 1e3:,.0f} us, {r['gbps']:,.0f} GB/s "
+            f"({r['pct_peak']:.0f}% of peak), {r['speedup_vs_v0']:.1f}x v0")
+    if prev:
+        text += f", {prev['ms'] / r['ms']:.2f}x the previous rung"
+    text += f"   | study notes' V100: {v100_gbps:,.0f} GB/s, {v100_speedup:.2f}x v0"
+    if not r.get("correct", True):
+        text += "   | WRONG RESULT on this GPU"
     print(text)
     return text

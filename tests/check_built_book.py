@@ -75,7 +75,13 @@ def text_faults(root: Path) -> list[str]:
 _MEASURE = """() => {
   const art = document.querySelector('article.bd-article') || document.querySelector('main');
   const column = art.clientWidth;
-  const out = {column, tables: [], figures: [], tex: []};
+  const out = {column, tables: [], figures: [], tex: [], code: []};
+  for (const pre of art.querySelectorAll('pre')) {
+    if (pre.scrollWidth > pre.clientWidth + 1) {
+      out.code.push([Math.round(pre.scrollWidth), Math.round(pre.clientWidth),
+                     pre.innerText.split('\\n')[0].slice(0, 60)]);
+    }
+  }
   for (const t of art.querySelectorAll('table')) {
     if (t.scrollWidth > column + 1) {
       const head = (t.rows[0] ? t.rows[0].innerText : '').replace(/\\s+/g, ' ').slice(0, 80);
@@ -178,6 +184,9 @@ def browser_faults(root: Path) -> tuple[list[str], int]:
                 for width, head in m["tables"]:
                     faults.append(f"{name}: a table {width} px wide in a {m['column']} px "
                                   f"column ({head})")
+                for wide, shown, first in m["code"]:
+                    faults.append(f"{name}: a code block {wide} px wide scrolls in {shown} px "
+                                  f"({first})")
                 for natural, shown, alt in m["figures"]:
                     faults.append(f"{name}: a figure drawn {natural} px wide shown at {shown} "
                                   f"px {alt}".rstrip())
@@ -205,5 +214,5 @@ if __name__ == "__main__":
             print("  " + f, file=sys.stderr)
         sys.exit(1)
     print(f"built book: {len(html_pages(root))} pages clean at {VIEWPORT['width']} px "
-          f"(no banner, path, warning, raw TeX, outside request or console error; tables and "
-          f"figures fit the column; {explorers} explorers respond) ({root})")
+          f"(no banner, path, warning, raw TeX, outside request or console error; tables, "
+          f"code and figures fit the column; {explorers} explorers respond) ({root})")

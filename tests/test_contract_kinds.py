@@ -371,6 +371,16 @@ def test_static_explorer_draws_every_recorded_selection_in_advance(monkeypatch):
     assert "<input type=\"range\"" in box.data and "ipywidgets" not in box.data
 
 
+def test_explorer_caption_judges_only_times_and_rates():
+    from gpuperf.widgets import _best_caption
+
+    rows = [{"factor": 1, "occupancy": 1.0, "gbps": 10.0}, {"factor": 4, "occupancy": 0.5, "gbps": 30.0}]
+    res = _result(rows)
+    assert "Best here (highest gbps): factor=4 at 30" in _best_caption(res, rows, "factor", "gbps")
+    occ = _best_caption(res, rows, "factor", "occupancy")
+    assert "Best" not in occ and "Highest occupancy here: factor=1 at 1" in occ
+
+
 def test_static_interact_moves_one_slider_at_a_time_when_combinations_are_many(monkeypatch):
     monkeypatch.setenv(widgets.STATIC_ENV, "1")
     import json

@@ -157,3 +157,22 @@ def test_the_simulator_banner_on_stderr_is_not_a_problem():
     run = sc._analyse(_nb(([_stream(banner + "SomeWarning: x\n", "stderr")], [])),
                       sc._Run("x", "chapter"), student=False)
     assert not run.ok and "SomeWarning" in run.problems[0]
+
+
+def test_shipped_summarises_each_result_file(tmp_path):
+    doc = {"gpu": "Some GPU", "date": "2026-01-02T03:04:05+00:00", "commit": "abc1234",
+           "budget_s": 60.0, "versions": {"driver": "999.1", "numpy": "2.1.3",
+                                          "nvidia-cuda-nvcc-cu12": "12.8.93"},
+           "notebooks": [{"notebook": "01_a", "copy": "chapter", "seconds": 12.0, "ok": True},
+                         {"notebook": "02_b", "copy": "chapter", "seconds": 41.5, "ok": False},
+                         {"notebook": "01_a", "copy": "student", "seconds": 9.0, "ok": True}]}
+    (tmp_path / "selfcheck-some-gpu-colab.json").write_text(json.dumps(doc))
+    (tmp_path / "selfcheck-some-gpu.json").write_text(json.dumps({**doc, "versions": {}}))
+    (tmp_path / "other.json").write_text("{}")
+    rows = sc.shipped(tmp_path)
+    assert [r["file"] for r in rows] == ["selfcheck-some-gpu.json", "selfcheck-some-gpu-colab.json"]
+    colab = rows[1]
+    assert colab["environment"].startswith("Colab-like") and colab["date"] == "2026-01-02"
+    assert colab["chapter notebooks passed"] == "1 of 2" and colab["student copies passed"] == "1 of 1"
+    assert colab["slowest notebook"] == "02_b (chapter): 42 s of 60 s allowed"
+    assert colab["CUDA toolkit"] == "12.8.93 (pip wheels)" and rows[0]["CUDA toolkit"] == "the machine's own"

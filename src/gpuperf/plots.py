@@ -375,30 +375,3 @@ def _place_labels(ax, labelled, obstacles=()) -> None:
                 break
         else:  # no free place: put it on the point's right anyway, rather than drop it
             ax.annotate(name, (x, y), xytext=(5, -3), textcoords="offset points", fontsize=7)
-
-
-def frames_slider(make_frame, values, *, name: str = "value", interval: int = 800):
-    """A JavaScript slider over pre-drawn frames (works in the static book, no kernel).
-
-    ``make_frame(ax, value)`` draws one frame. Returns HTML from matplotlib's
-    ``FuncAnimation.to_jshtml``.
-    """
-    from IPython.display import HTML
-    from matplotlib import animation
-
-    v.function(make_frame, "make_frame", what="a function make_frame(ax, value)")
-    values = v.sequence(values, "values")
-    v.string(name, "name")
-    v.integer(interval, "interval", minimum=1)
-
-    fig, ax = plt.subplots(figsize=(COLUMN_INCHES, 4))
-
-    def draw(i):
-        ax.clear()
-        make_frame(ax, values[i])
-        ax.set_title(f"{ax.get_title()}  [{name} = {values[i]}]", fontsize=10)
-
-    anim = animation.FuncAnimation(fig, draw, frames=len(values), interval=interval)
-    html = anim.to_jshtml(default_mode="once")
-    plt.close(fig)
-    return HTML(html)

@@ -224,6 +224,73 @@ def _table(runs: list[_Run]) -> str:
     return "\n".join(lines)
 
 
+_DATA = Path(__file__).resolve().parent / "data"
+
+
+def shipped(folder: Path | None = None) -> list[dict]:
+    """One row per self-check result shipped with the package (``data/selfcheck-*.json``):
+    where it ran, what passed, the slowest notebook against the budget, and the versions."""
+    if folder is not None and not isinstance(folder, (str, os.PathLike)):
+        raise TypeError(f"folder must be a path, not {type(folder).__name__}.")
+    folder = _DATA if folder is None else Path(folder)
+    if not folder.is_dir():
+        raise ValueError(f"folder={str(folder)!r} does not exist; pass the folder that "
+                                "holds the selfcheck-*.json files (default: the package's data).")
+    rows = []
+    # The course's own versions first, then the Colab-like run(s).
+    for path in sorted(folder.glob("selfcheck-*.json"), key=lambda p: (p.stem.endswith("-colab"), p.name)):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        runs = data.get("notebooks", [])
+        versions = data.get("versions", {})
+
+        def passed(copy):
+            sel = [r for r in runs if r.get("copy") == copy]
+            return f"{sum(bool(r.get('ok')) for r in sel)} of {len(sel)}"
+
+        slow = max(runs, key=lambda r: r.get("seconds", 0)) if runs else None
+        budget = data.get("budget_s")
+        rows.append({
+            "environment": ("Colab-like (Colab's preinstalled versions)"
+                            if path.stem.endswith("-colab") else "the course's versions"),
+            "GPU": data.get("gpu"), "driver": versions.get("driver"),
+            "date": str(data.get("date") or "")[:10], "commit": data.get("commit"),
+            "chapter notebooks passed": passed("chapter"),
+            "student copies passed": passed("student"),
+            "slowest notebook": (f"{slow['notebook']} ({slow['copy']}): {slow['seconds']:.0f} s"
+                                 + (f" of {budget:.0f} s allowed" if budget else "")) if slow else None,
+            **{name: versions.get(name) for name in ("python", "numba", "numba-cuda", "numpy",
+                                                     "ipywidgets", "matplotlib")},
+            "CUDA toolkit": (f"{versions['nvidia-cuda-nvcc-cu12']} (pip wheels)"
+                             if versions.get("nvidia-cuda-nvcc-cu12") else "the machine's own"),
+            "file": path.name,
+        })
+    return rows
+
+
+def show_shipped(folder: Path | None = None) -> None:
+    """The shipped self-check results as a table, one column per run (HTML in Jupyter)."""
+    import html
+
+    rows = shipped(folder)
+    if not rows:
+        print("No self-check results are shipped yet: run `python -m gpuperf.selfcheck` on a GPU.")
+        return
+    keys = [k for k in rows[0] if k != "environment"]
+    try:
+        from IPython.display import HTML, display
+    except ImportError:
+        for r in rows:
+            print("\n".join(f"{k}: {v}" for k, v in r.items()), end="\n\n")
+        return
+    head = "<th></th>" + "".join(f"<th>{html.escape(str(r['environment']))}</th>" for r in rows)
+    body = "".join(
+        f"<tr><th>{html.escape(k)}</th>"
+        + "".join(f"<td>{html.escape('-' if r.get(k) is None else str(r[k]))}</td>" for r in rows)
+        + "</tr>" for k in keys)
+    display(HTML(f"<table class='gp-table gp-devices'><thead><tr>{head}</tr></thead>"
+                 f"<tbody>{body}</tbody></table>"))
+
+
 def _parse(argv):
     p = argparse.ArgumentParser(prog="python -m gpuperf.selfcheck", description=__doc__.split("\n")[0])
     p.add_argument("--notebooks", type=Path, default=Path("notebooks"),

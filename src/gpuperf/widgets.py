@@ -79,7 +79,8 @@ def _selfcheck_press(name: str, press) -> None:
 
 
 def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
-            ceilings: dict | None = None, logx: bool = False, ylabel: str | None = None):
+            ceilings: dict | None = None, logx: bool = False, ylabel: str | None = None,
+            xlabel: str | None = None):
     """Sliders over the parameters in ``controls``; plot ``y`` against ``x`` for the selection.
 
     ``controls`` maps a column of ``result`` to the values offered (usually
@@ -99,6 +100,8 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
     v.boolean(logx, "logx")
     if ylabel is not None:
         v.string(ylabel, "ylabel")
+    if xlabel is not None:
+        v.string(xlabel, "xlabel")
     def draw(sel, live_points=()):
         """The figure for one selection (None if nothing is recorded) and its caption."""
         rows = result.select(**sel)
@@ -107,7 +110,7 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
             return None, html.escape(f"no recorded rows for {shown} in {result.name}: "
                                      "choose other values.")
         fig = plots.lines(result, x=x, y=y, rows=rows, ceilings=ceilings, logx=logx,
-                          ylabel=ylabel,
+                          xlabel=xlabel, ylabel=ylabel,
                           title=f"{result.name}: " + ", ".join(f"{k}={v}" for k, v in sel.items()))
         ax = fig.axes[0]
         for params, value in live_points:
@@ -186,11 +189,17 @@ def _best_caption(result, rows, x: str, y: str) -> str:
 
     unit = _units(result.name).get(y) or ""
     lower_is_better = unit in ("ms", "us", "s", "ns") or y.endswith(("_ms", "_us")) or y == "ms"
+    # Only a time or a rate has a "best"; for anything else (occupancy, registers, counts)
+    # the caption names the highest point without judging it.
+    judged = lower_is_better or "/s" in unit or y in ("gbps", "tflops", "gflops")
     pts = [r for r in rows if r.get(y) is not None]
     if not pts:
         return ""
     best = (min if lower_is_better else max)(pts, key=lambda r: r[y])
     shown = f"{best[y]:,.3g}" if abs(best[y]) < 10 else f"{best[y]:,.1f}"
+    if not judged:
+        return html.escape(f"{result.label}. Highest {y} here: {x}={best[x]} at {shown}"
+                           + (f" ({unit})" if unit else ""))
     return html.escape(f"{result.label}. Best here ({'lowest' if lower_is_better else 'highest'} "
                        f"{y}): {x}={best[x]} at {shown} {unit}".rstrip())
 

@@ -1045,7 +1045,8 @@ def draw_matmul_phases(width: int = 4, tile: int = 2, *, matrix: str = "M",
     phases = math.ceil(width / tile)
     shown = min(phases, validate.positive_int(max_phases, "max_phases"))
     # Panels share the column; a cell gets a label only if it is big enough to read.
-    panel = (min(2.6 * shown + 0.5, 6.8) - 0.5) / shown
+    from .. import plots  # lazily: matplotlib only when drawing
+    panel = (min(2.6 * shown + 0.5, plots.COLUMN_INCHES) - 0.5) / shown
     fig = _figure(2.6 * shown + 0.5, panel + 3.0)
     axes = fig.subplots(2, shown, squeeze=False, height_ratios=[panel + 0.6, 1.6])
     C, B = layout.channels, layout.banks_per_channel
@@ -1114,7 +1115,11 @@ def explore_model():
 
     def matmul_view(width, tile, matrix, burst_bytes, channels, banks):
         layout = DramLayout(burst_bytes, channels, banks)
-        return draw_matmul_phases(width, min(tile, width), matrix=matrix, layout=layout)
+        fig = draw_matmul_phases(width, min(tile, width), matrix=matrix, layout=layout)
+        if tile > width:  # say so: otherwise the figure just repeats the tile = width one
+            fig.text(0.5, -0.01, f"tile {tile} is wider than the {width}x{width} matrix: drawn "
+                     f"with tile {width}", ha="center", va="top", fontsize=8, color="#a00")
+        return fig
 
     # Both start where the chapter's figures start.
     banks_tab = widgets.interact(lambda ratio, banks: draw_banks(ratio, banks),
@@ -1180,7 +1185,8 @@ def plot_littles_law(res):
     the 20% band shaded; filled markers where bandwidth still rises in proportion.
     """
     _check_res(res, "ilp", "warps_per_sm", "gbps", "bytes_in_flight")
-    fig = _figure(100, 8.4)  # the column's width
+    from .. import plots  # lazily: matplotlib only when drawing
+    fig = _figure(plots.COLUMN_INCHES, 8.4)
     ax, rax = fig.subplots(2, 1, height_ratios=[1.4, 1])
     ilps = sorted(res.values("ilp"))
     for i, ilp in enumerate(ilps):

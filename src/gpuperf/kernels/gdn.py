@@ -714,19 +714,28 @@ def plot_scaling(res):
         plots.lines(res.where(side=side), x="n_ch", y="total_ms", series="method", logx=True,
                     logy=True, ax=ax, title=f"{side}x{side} images, batch {BATCH}",
                     xlabel="channels N", ylabel="time for dL/dgamma (ms)")
-        ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
+        if ax is not axes.flat[-1]:
+            ax.set_xlabel("")
+        if ax.get_legend() is not None:
+            ax.get_legend().remove()
+        ax.tick_params(labelbottom=True)
+    # One legend for all panels (the methods and their colours are the same in each).
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, [label.split("=", 1)[-1] for label in labels], loc="upper center",
+               ncol=len(labels), fontsize=8, frameon=False, title="method", title_fontsize=8)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.5 / (3.2 * len(sides))))
     return fig
 
 
 def draw_organization(n_ch: int = 3, n_s: int = 8, block: int = 4):
     """Who writes what: the raw matrix (``N*N`` rows x ``S`` samples) under each algorithm.
 
-    Each cell is one raw contribution ``raw[k*N + j, s]``; its colour is the unit of
-    work that writes it (algorithm 1: a block of the flat product launch, after four
-    replication launches; algorithm 2: one of the N launches; algorithms 3 and 4: a
-    block of the single 2D launch). Numbers in the cells are the writing thread's id
-    within its block.
+    Each cell is one raw contribution ``raw[k*N + j, s]``; its colour is the block that
+    writes it, numbered within its launch (algorithm 1: the one flat product launch, after
+    four replication launches; algorithm 2: N launches, whose block numbers start again at
+    0, separated by solid lines; algorithms 3 and 4: block (x, k) of the single 2D launch,
+    rows of gamma separated by dashed lines). Numbers in the cells are the writing thread's
+    id within its block.
     """
     v.positive_int(n_ch, "n_ch", maximum=8)
     v.positive_int(n_s, "n_s", maximum=64)
@@ -748,26 +757,29 @@ def draw_organization(n_ch: int = 3, n_s: int = 8, block: int = 4):
         for r in range(rows):
             k, j = divmod(r, n_ch)
             for s in range(n_s):
-                if panel == 0:
+                if panel == 0:  # one launch over all N*N*S cells
                     flat = r * n_s + s
                     colour[r, s], tid[r, s] = flat // block, flat % block
-                elif panel == 1:
+                elif panel == 1:  # launch k covers rows k*N .. k*N + N-1; its blocks start at 0
                     flat = j * n_s + s
-                    colour[r, s], tid[r, s] = k * 6 + flat // block, flat % block
-                else:
-                    colour[r, s], tid[r, s] = k * 3 + s // block, s % block
+                    colour[r, s], tid[r, s] = flat // block, flat % block
+                else:  # block (x, k) of one 2D launch
+                    colour[r, s], tid[r, s] = k * -(-n_s // block) + s // block, s % block
         ax.imshow(colour % 20, cmap=cmap, vmin=0, vmax=19, aspect="auto")
         for r in range(rows):
             for s in range(n_s):
                 ax.text(s, r, str(tid[r, s]), ha="center", va="center", fontsize=6)
-        for k in range(1, n_ch):
-            ax.axhline(k * n_ch - 0.5, color="black", linewidth=1.5)
+        if panel:
+            for k in range(1, n_ch):
+                ax.axhline(k * n_ch - 0.5, color="black", linewidth=1.5,
+                           linestyle="-" if panel == 1 else "--")
         ax.set_title(titles[panel], fontsize=9)
         ax.set_xlabel("sample s" if panel != 1 else "sample s (a pixel of an image)", fontsize=8)
         ax.set_xticks(range(n_s))
     axes[0].set_yticks(range(rows), [f"k={r // n_ch}, j={r % n_ch}" for r in range(rows)])
-    fig.suptitle(f"raw[k*N + j, s] for N={n_ch}, S={n_s}, blocks of {block} threads:\ncolour = "
-                 "unit of work, number = thread in its block", fontsize=10)
+    fig.suptitle(f"raw[k*N + j, s] for N={n_ch}, S={n_s}, blocks of {block} threads: colour = block "
+                 "(numbered within its launch),\nnumber = thread in its block; solid lines: separate "
+                 "launches, dashed: rows of gamma", fontsize=9)
     return fig
 
 

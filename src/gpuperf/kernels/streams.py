@@ -1224,7 +1224,8 @@ def plot_speedup(res):
     _check_res(res)
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.8, 4))  # the column width (plots.COLUMN_INCHES)
+    from .. import plots  # lazily: matplotlib only when drawing
+    fig, ax = plt.subplots(figsize=(plots.COLUMN_INCHES, 4))
     for i, work in enumerate(res.values("work")):
         rows = res.select(work=work)
         x = [r["n_streams"] for r in rows]
@@ -1250,7 +1251,8 @@ def plot_host_bandwidth(res):
     _check_res(res)
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.8, 4))  # the column width (plots.COLUMN_INCHES)
+    from .. import plots  # lazily: matplotlib only when drawing
+    fig, ax = plt.subplots(figsize=(plots.COLUMN_INCHES, 4))
     for memory, ls in (("pinned", "-"), ("pageable", "--")):
         for direction, color in (("h2d", KIND_COLORS["h2d"]), ("d2h", KIND_COLORS["d2h"])):
             rows = res.select(memory=memory, direction=direction)

@@ -1,0 +1,195 @@
+"""Each chapter's headline ratios, computed from one record file per GPU.
+
+A ratio of two numbers measured in the same run on the same GPU travels between GPUs; an
+absolute time does not. ``headline_rows()`` computes every chapter's headline ratios from each
+shipped record (or the record files given), and ``show()`` prints them side by side: the
+devices page of the book is built from it.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from . import records
+
+
+def _best(rows, key, lowest=False):
+    rows = [r for r in rows if r.get(key) is not None]
+    if not rows:
+        raise LookupError(f"no rows with {key!r}")
+    return (min if lowest else max)(rows, key=lambda r: r[key])
+
+
+def _copy_over_peak(get):
+    c = get("gridstride_ceilings").ceilings
+    return c["copy_gbps"] / c["peak_gbps"]
+
+
+def _column_major_slowdown(get):
+    return _best(get("coalescing_traversal").rows, "slowdown")["slowdown"]
+
+
+def _transpose_gain(get):
+    res = get("coalescing_transpose")
+    rows = res.select(kind="transpose")
+    return _best(rows, "gbps")["gbps"] / res.one(version="naive")["gbps"]
+
+
+def _dram_over_l1_latency(get):
+    from .kernels import dram
+
+    levels = dram.latency_levels(get("dram_latency"), "random")
+    return levels["dram_ns"] / levels["l1_ns"]
+
+
+def _littles_law_best_over_copy(get):
+    res = get("dram_littles_law")
+    return _best(res.rows, "gbps")["gbps"] / res.ceilings["copy_gbps"]
+
+
+def _tiled_over_naive(get):
+    res = get("matmul_naive_vs_tiled")
+    n = max(r["n"] for r in res.rows if str(r["version"]).startswith("naive"))
+    rows = res.select(n=n)
+    tiled = _best([r for r in rows if str(r["version"]).startswith("tiled")], "tflops")
+    naive = _best([r for r in rows if str(r["version"]).startswith("naive")], "tflops")
+    return tiled["tflops"] / naive["tflops"]
+
+
+def _coarsening_gain(get):
+    res = get("matmul_coarsen_sweep")
+    tile, n = max(res.values("tile")), max(res.values("n"))
+    rows = res.select(tile=tile, n=n)
+    return _best(rows, "tflops")["tflops"] / res.one(tile=tile, n=n, factor=1)["tflops"]
+
+
+def _v8_over_v0(get):
+    res = get("reduce_ladder")
+    return res.one(version="v0")["ms"] / res.one(version="v8")["ms"]
+
+
+def _best_rung_over_cupy(get):
+    res = get("reduce_ladder")
+    best = _best([r for r in res.rows if r["version"] != "cupy.sum" and r.get("correct", True)],
+                 "gbps")
+    return best["gbps"] / res.one(version="cupy.sum")["gbps"]
+
+
+def _pipeline_speedup(work):
+    def ratio(get):
+        res = get("streams_pipeline")
+        rows = [r for r in res.rows if str(r["work"]).startswith(work)]
+        return _best(rows, "speedup")["speedup"]
+    return ratio
+
+
+def _gdn_per_channel_over_shared(get):
+    from .kernels import gdn
+
+    res = get("gdn_algorithms")
+    at = dict(n_ch=gdn.HEADLINE["n_ch"], side=gdn.HEADLINE["side"])
+    return (res.one(method="per_channel", **at)["total_ms"]
+            / res.one(method="shared", **at)["total_ms"])
+
+
+def _privatization_gain(get):
+    return get("privatization_histogram").one(distribution="skewed", version="private")["speedup"]
+
+
+# (chapter, what the ratio compares, how it is shown: "x" a factor, "%" a share, function)
+HEADLINES = [
+    ("1", "device-to-device copy / theoretical DRAM peak", "%", _copy_over_peak),
+    ("2", "column-major B / row-major B, naive matmul time (worst size)", "x",
+     _column_major_slowdown),
+    ("2.1", "best transpose / naive transpose, GB/s", "x", _transpose_gain),
+    ("3.1", "DRAM latency / L1 latency (random pointer chase)", "x", _dram_over_l1_latency),
+    ("3.1", "best bandwidth of the Little's-law sweep / copy ceiling", "%",
+     _littles_law_best_over_copy),
+    ("4", "best tiled / best naive matmul, TFLOP/s (largest size)", "x", _tiled_over_naive),
+    ("5", "best coarsening factor / factor 1, TFLOP/s (largest tile and size)", "x",
+     _coarsening_gain),
+    ("6", "v8 / v0, reduce speed", "x", _v8_over_v0),
+    ("6.2", "best correct rung / cupy.sum, GB/s", "%", _best_rung_over_cupy),
+    ("7", "best pipelined speedup, memory-bound work", "x", _pipeline_speedup("memory")),
+    ("7", "best pipelined speedup, compute-bound work", "x", _pipeline_speedup("compute")),
+    ("8", "algorithm 2 (a launch per channel) / algorithm 3 (shared memory), time", "x",
+     _gdn_per_channel_over_shared),
+    ("9", "privatized / global-atomic histogram, skewed bytes", "x", _privatization_gain),
+]
+
+
+def _paths_arg(paths):
+    if paths is None:
+        return records.available()
+    if isinstance(paths, (str, Path)) or not hasattr(paths, "__iter__"):
+        raise TypeError(f"paths must be a list of record files, not {type(paths).__name__}.")
+    out = [Path(p) for p in paths]
+    missing = [str(p) for p in out if not p.is_file()]
+    if missing:
+        raise ValueError(f"paths={missing} are not files; pass record files written by "
+                         "`python -m gpuperf.record` (or leave paths out for the shipped ones).")
+    return out
+
+
+def headline_rows(paths=None) -> list[dict]:
+    """One row per headline ratio; one column per GPU (by the record's GPU name).
+
+    A ratio that a record cannot give (an experiment it lacks, rows of another shape) is
+    ``None`` for that GPU, never a guess.
+    """
+    files = _paths_arg(paths)
+    gpus = []
+    for path in files:
+        cache = {}
+
+        def get(name, path=path, cache=cache):
+            if name not in cache:
+                cache[name] = records.recorded(name, path=path)
+            return cache[name]
+
+        data = records.load(path)
+        provs = [e.get("provenance", {}) for e in data["experiments"].values()]
+        gpu = next((p.get("gpu") for p in provs if p.get("gpu")), path.stem)
+        if paths is None and path.stem == records.REFERENCE:
+            gpu += " (reference)"
+        gpus.append((gpu, get))
+    rows = []
+    for chapter, what, kind, fn in HEADLINES:
+        row = {"chapter": chapter, "ratio": what, "kind": kind}
+        for gpu, get in gpus:
+            try:
+                row[gpu] = float(fn(get))
+            except (LookupError, KeyError, ValueError, ZeroDivisionError, TypeError):
+                row[gpu] = None
+        rows.append(row)
+    return rows
+
+
+def _fmt(value, kind):
+    if value is None:
+        return "-"
+    return f"{100 * value:.0f}%" if kind == "%" else f"{value:.2f}x" if value < 10 else f"{value:.0f}x"
+
+
+def show(paths=None) -> None:
+    """The headline ratios side by side, one column per recorded GPU (HTML in Jupyter)."""
+    rows = headline_rows(paths)
+    gpus = [k for k in (rows[0] if rows else {}) if k not in ("chapter", "ratio", "kind")]
+    if not gpus:
+        print("No record files are shipped yet: run `python -m gpuperf.record` on a GPU.")
+        return
+    try:
+        from IPython.display import HTML, display
+    except ImportError:
+        for r in rows:
+            print(f"{r['chapter']:>4} {r['ratio']:<72} "
+                  + "  ".join(_fmt(r[g], r["kind"]) for g in gpus))
+        return
+    head = ("<th>ch.</th><th class='t'>ratio (both measured in one run on one GPU)</th>"
+            + "".join(f"<th>{html.escape(g)}</th>" for g in gpus))
+    body = "".join(
+        f"<tr><td class='t'>{html.escape(r['chapter'])}</td><td class='t'>{html.escape(r['ratio'])}</td>"
+        + "".join(f"<td>{_fmt(r[g], r['kind'])}</td>" for g in gpus) + "</tr>" for r in rows)
+    display(HTML(f"<table class='gp-table'><thead><tr>{head}</tr></thead>"
+                 f"<tbody>{body}</tbody></table>"))

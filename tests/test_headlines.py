@@ -1,0 +1,38 @@
+"""The devices page's side-by-side headline ratios, from the shipped records and from files."""
+
+import json
+
+import pytest
+
+from gpuperf import headlines, records
+
+
+def test_every_headline_is_computed_for_every_shipped_gpu():
+    rows = headlines.headline_rows()
+    assert len(rows) == len(headlines.HEADLINES)
+    gpus = [k for k in rows[0] if k not in ("chapter", "ratio", "kind")]
+    assert len(gpus) == len(records.available()) >= 2
+    assert sum(g.endswith("(reference)") for g in gpus) == 1
+    missing = [(r["ratio"], g) for r in rows for g in gpus if r[g] is None]
+    assert not missing, missing
+
+
+def test_a_ratio_is_the_two_recorded_numbers_divided():
+    path = records.available()[0]
+    ladder = records.recorded("reduce_ladder", path=path)
+    want = ladder.one(version="v0")["ms"] / ladder.one(version="v8")["ms"]
+    row = next(r for r in headlines.headline_rows([path]) if r["ratio"].startswith("v8 / v0"))
+    (value,) = [v for k, v in row.items() if k not in ("chapter", "ratio", "kind")]
+    assert value == pytest.approx(want)
+
+
+def test_a_record_without_the_experiment_gives_no_number_not_a_guess(tmp_path):
+    src = json.loads(records.available()[0].read_text())
+    src["experiments"] = {"reduce_ladder": src["experiments"]["reduce_ladder"]}
+    path = tmp_path / "partial.json"
+    path.write_text(json.dumps(src))
+    rows = headlines.headline_rows([path])
+    values = {r["ratio"]: [v for k, v in r.items() if k not in ("chapter", "ratio", "kind")][0]
+              for r in rows}
+    assert values["v8 / v0, reduce speed"] is not None
+    assert values["best transpose / naive transpose, GB/s"] is None

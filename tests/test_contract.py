@@ -648,6 +648,7 @@ BAD.update({
 
 
 from gpuperf import emulator as emu  # noqa: E402
+from gpuperf import headlines  # noqa: E402
 from gpuperf import selfcheck as gp_selfcheck  # noqa: E402
 
 RUN = emu.Run([], (1, 1, 1), (1, 1, 1), [])
@@ -673,6 +674,14 @@ BAD.update({
     "gpuperf.emulator:load4": [B(emu.load4, "x", 0, 0, err=TypeError, word="load4")],
     "gpuperf.emulator:store4": [B(emu.store4, "x", 0, 0, 1, 2, 3, 4, err=TypeError,
                                   word="store4")],
+    "gpuperf.records:references": [B(records.references, "no_such_experiment", word="no_such"),
+                                   B(records.references, "reduce_ladder", besides=3,
+                                     err=TypeError, word="besides")],
+    "gpuperf.headlines:headline_rows": [B(headlines.headline_rows, "x.json", err=TypeError,
+                                          word="paths"),
+                                        B(headlines.headline_rows, ["/no/such.json"],
+                                          word="paths")],
+    "gpuperf.headlines:show": [B(headlines.show, ["/no/such.json"], word="paths")],
     "gpuperf.selfcheck:shipped": [B(gp_selfcheck.shipped, "/no/such/folder", word="folder"),
                                   B(gp_selfcheck.shipped, 3, err=TypeError, word="folder")],
     "gpuperf.selfcheck:show_shipped": [B(gp_selfcheck.show_shipped, "/no/such/folder",

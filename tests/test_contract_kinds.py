@@ -417,3 +417,23 @@ def test_static_interact_moves_one_slider_at_a_time_when_combinations_are_many(m
     assert len(keys) == len(a_values) + len(b_values) - 1 < widgets._MAX_FRAMES
     assert all(k[0] == start[0] or k[1] == start[1] for k in keys)
     assert plt.get_fignums() == []  # no figure left open to be shown again
+
+
+# ----------------------------------------------- other GPUs: the static explorer's GPU control
+
+
+def test_explorer_offers_each_recorded_gpu_and_all_overlaid(monkeypatch):
+    monkeypatch.setenv(widgets.STATIC_ENV, "1")
+    import json
+    import re
+
+    rec = records.run("reduce_block_sweep")
+    box = widgets.explore(rec, x="block", y="gbps", controls={"version": rec.values("version")},
+                          ceilings=plots.copy_ceilings(rec), logx=True)
+    labels = json.loads(re.search(r"const labels = (\[.*?\]);\n", box.data)[1])
+    gpus = labels[0]
+    assert len(gpus) == len(records.references("reduce_block_sweep")) + 1
+    assert gpus[0] == rec.gpu.replace("NVIDIA ", "") and gpus[-1] == widgets.ALL_GPUS
+    frames = _frames(box)
+    overlay = frames[f"{len(gpus) - 1},0"][1]
+    assert overlay.count("recorded on") == len(gpus) - 1  # one caption line per GPU

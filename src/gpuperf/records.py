@@ -583,6 +583,22 @@ def recorded(name: str, path: Path | str | None = None) -> Result:
     return Result(name, entry["rows"], meta, "recorded")
 
 
+def references(name: str, *, besides: str | None = None) -> list[Result]:
+    """The recorded results of experiment ``name`` in every shipped record (one per GPU),
+    leaving out the GPU named ``besides`` (e.g. the GPU of a result already shown)."""
+    get(name)
+    if besides is not None:
+        v.string(besides, "besides")
+    out = []
+    for path in available():
+        if name not in load(path)["experiments"]:
+            continue
+        res = recorded(name, path=path)
+        if res.gpu != besides:
+            out.append(res)
+    return out
+
+
 def measure(name: str, progress=None) -> Result:
     """Run experiment ``name`` now, on the GPU."""
     from . import bench

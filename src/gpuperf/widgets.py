@@ -88,7 +88,9 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
     on a GPU, ``live(**params)`` (a function returning a dict with ``y``) re-measures the
     selected point when the button is pressed, and the live point is drawn beside the
     recorded curve. Under the simulator the button is absent and the figure says the
-    values are recorded.
+    values are recorded. In the built book, when other GPUs' records hold the same
+    experiment, a ``GPU`` control shows each GPU's curve, with its own ceilings, or all of
+    them overlaid.
     """
     v.result(result)
     v.column(result, x, "x")
@@ -122,10 +124,20 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
         return fig, _best_caption(result, rows, x, y)
 
     if static_book():
-        return _flipbook(controls, {k: vals[0] for k, vals in controls.items()},
-                         lambda **sel: draw(sel),
-                         note="Recorded values (the caption says where from); run the "
-                              "notebook on a GPU to measure live.")
+        note = ("Recorded values (the caption says where from); run the notebook on a GPU to "
+                "measure live.")
+        others = _other_gpus(result)
+        if not others:
+            return _flipbook(controls, {k: vals[0] for k, vals in controls.items()},
+                             lambda **sel: draw(sel), note=note)
+        by_gpu = {_gpu_name(result): result}
+        for res in others:
+            by_gpu.setdefault(_gpu_name(res), res)
+        gpu_controls = {"GPU": [*by_gpu, ALL_GPUS], **controls}
+        return _flipbook(gpu_controls, {k: vals[0] for k, vals in gpu_controls.items()},
+                         lambda **sel: _draw_gpus(result, by_gpu, sel, x=x, y=y,
+                                                  ceilings=ceilings, logx=logx, xlabel=xlabel,
+                                                  ylabel=ylabel), note=note)
     w = _ipywidgets()
     sliders = {
         name: w.SelectionSlider(options=values, value=values[0], description=name,
@@ -181,6 +193,71 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
                                "values; on a GPU a <i>measure live</i> button appears.</small>"))
     redraw()
     return w.VBox([*children, status, out])
+
+
+ALL_GPUS = "all, overlaid"
+
+
+def _gpu_name(res) -> str:
+    return str(res.gpu).replace("NVIDIA ", "")
+
+
+def _other_gpus(result) -> list:
+    """The shipped records of ``result``'s experiment on other GPUs (on a GPU: all of them)."""
+    from . import records
+
+    try:
+        records.get(result.name)
+        return records.references(result.name,
+                                  besides=result.gpu if result.source == "recorded" else None)
+    except ValueError:  # not a registered experiment (a hand-made Result), or no records
+        return []
+
+
+def _draw_gpus(result, by_gpu: dict, sel: dict, *, x, y, ceilings, logx, xlabel, ylabel):
+    """The static explorer's figure for one GPU of ``by_gpu`` (or all, overlaid) and its
+    caption: each GPU's curve with its own ceilings, each caption line naming GPU and date."""
+    sel = dict(sel)
+    choice = sel.pop("GPU")
+    shown = list(by_gpu.items()) if choice == ALL_GPUS else [(choice, by_gpu[choice])]
+    parts = [(label, res, res.select(**sel)) for label, res in shown]
+    parts = [p for p in parts if any(r.get(y) is not None for r in p[2])]
+    if not parts:
+        picked = ", ".join(f"{k}={val}" for k, val in sel.items())
+        return None, html.escape(f"no recorded rows for {picked} in {result.name} on {choice}: "
+                                 "choose other values.")
+
+    def ceilings_for(res):
+        # Ceilings built by plots.copy_ceilings(result) belong to result's GPU: use each
+        # GPU's own. Other ceilings are drawn only for the result they were given with.
+        if ceilings is None:
+            return None
+        for peak in (True, False):
+            if ceilings == plots.copy_ceilings(result, peak=peak):
+                return plots.copy_ceilings(res, peak=peak)
+        return ceilings if res is result else None
+
+    label0, res0, rows0 = parts[0]
+    overlay = len(parts) > 1
+    fig = plots.lines(res0, x=x, y=y, rows=rows0, ceilings=None if overlay else ceilings_for(res0),
+                      logx=logx, xlabel=xlabel, ylabel=ylabel,
+                      title=f"{result.name}: " + ", ".join(f"{k}={v}" for k, v in sel.items()))
+    if overlay:
+        ax = fig.axes[0]
+        categorical = any(isinstance(r.get(x), str) for r in rows0)
+        ax.get_lines()[0].set_label(label0)
+        for i, (label, res, rows) in enumerate(parts):
+            if i:
+                pts = [(r[x], r[y]) for r in rows if r.get(y) is not None]
+                pts = pts if categorical else sorted(pts)
+                ax.plot(*zip(*pts), marker="s", linestyle="none" if categorical else "--",
+                        color=plots.COLORS[i % len(plots.COLORS)], label=label)
+            for name, value in (ceilings_for(res) or {}).items():
+                if value:
+                    ax.axhline(value, color=plots.COLORS[i % len(plots.COLORS)], linestyle=":",
+                               linewidth=1, label=f"{name}, {label}")
+        ax.legend(fontsize=7)
+    return fig, "<br>".join(_best_caption(res, rows, x, y) for _, res, rows in parts)
 
 
 def _best_caption(result, rows, x: str, y: str) -> str:

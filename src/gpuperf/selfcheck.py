@@ -243,7 +243,7 @@ def shipped(folder: Path | None = None) -> list[dict]:
         runs = data.get("notebooks", [])
         versions = data.get("versions", {})
 
-        def passed(copy):
+        def passed(copy, runs=runs):
             sel = [r for r in runs if r.get("copy") == copy]
             return f"{sum(bool(r.get('ok')) for r in sel)} of {len(sel)}"
 

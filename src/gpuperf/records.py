@@ -591,9 +591,10 @@ def references(name: str, *, besides: str | None = None) -> list[Result]:
         v.string(besides, "besides")
     out = []
     for path in available():
-        if name not in load(path)["experiments"]:
+        try:
+            res = recorded(name, path=path)
+        except NotRecorded:  # this GPU's record lacks the experiment
             continue
-        res = recorded(name, path=path)
         if res.gpu != besides:
             out.append(res)
     return out

@@ -203,13 +203,11 @@ def _gpu_name(res) -> str:
 
 
 def _other_gpus(result) -> list:
-    """The shipped records of ``result``'s experiment on other GPUs (on a GPU: all of them)."""
+    """The shipped records of ``result``'s experiment on GPUs other than ``result``'s."""
     from . import records
 
     try:
-        records.get(result.name)
-        return records.references(result.name,
-                                  besides=result.gpu if result.source == "recorded" else None)
+        return records.references(result.name, besides=result.gpu)
     except ValueError:  # not a registered experiment (a hand-made Result), or no records
         return []
 

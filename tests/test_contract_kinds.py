@@ -437,3 +437,62 @@ def test_explorer_offers_each_recorded_gpu_and_all_overlaid(monkeypatch):
     frames = _frames(box)
     overlay = frames[f"{len(gpus) - 1},0"][1]
     assert overlay.count("recorded on") == len(gpus) - 1  # one caption line per GPU
+
+
+def test_live_explorer_draws_the_recorded_gpus_beside_the_shown_one():
+    import matplotlib.pyplot as plt
+
+    rec = records.run("reduce_block_sweep")
+    others = records.references("reduce_block_sweep", besides=rec.gpu)
+    assert others, "this test needs a second recorded GPU"
+    fig = plots.lines(rec, x="block", y="gbps", rows=rec.select(version="v8"), logx=True)
+    ax = fig.axes[0]
+    captions = widgets.overlay_references(ax, rec, others, {"version": "v8"}, x="block", y="gbps")
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert len(captions) == len(others) and all("recorded on" in c for c in captions)
+    assert labels[0].startswith(rec.gpu.replace("NVIDIA ", ""))  # the shown curve is named too
+    for res, line in zip(others, ax.get_lines()[1:]):
+        assert line.get_label() == f"{res.gpu.replace('NVIDIA ', '')} (recorded)"
+        assert line.get_linestyle() == "--"
+        want = sorted((r["block"], r["gbps"]) for r in res.select(version="v8"))
+        assert list(zip(*line.get_data())) == want
+    # a selection the references lack draws nothing and says nothing
+    assert widgets.overlay_references(ax, rec, others, {"version": "v99"}, x="block",
+                                      y="gbps") == []
+    plt.close(fig)
+
+
+def test_each_gpu_gets_its_own_ceilings():
+    rec = records.run("reduce_block_sweep")
+    other = records.references("reduce_block_sweep", besides=rec.gpu)[0]
+    assert other.ceilings["copy_gbps"] != rec.ceilings["copy_gbps"]
+    own = widgets._ceilings_function(rec, plots.copy_ceilings(rec, peak=False))
+    assert own(other) == plots.copy_ceilings(other, peak=False)
+    given = widgets._ceilings_function(rec, plots.copy_ceilings)  # a function of the result
+    assert given(other) == plots.copy_ceilings(other)
+    fixed = widgets._ceilings_function(rec, {"a line": 5.0})  # drawn for rec alone
+    assert fixed(rec) == {"a line": 5.0} and fixed(other) is None
+    assert widgets._ceilings_function(rec, None)(other) is None
+
+
+def test_overlaid_gpus_stay_on_the_plot():
+    """Another GPU's points above the shown GPU's, and every ceiling drawn, lie inside the
+    y range (plots.lines fixes the range to the data it drew)."""
+    import matplotlib.pyplot as plt
+
+    rec = records.run("reduce_block_sweep")
+    low = records.Result(rec.name, [{**r, "gbps": r["gbps"] / 10} for r in rec.rows], rec.meta,
+                         "live")
+    fig = plots.lines(low, x="block", y="gbps", rows=low.select(version="v8"), logx=True)
+    widgets.overlay_references(fig.axes[0], low, [rec], {"version": "v8"}, x="block", y="gbps")
+    assert fig.axes[0].get_ylim()[1] >= max(r["gbps"] for r in rec.select(version="v8"))
+    plt.close(fig)
+    by_gpu = {"slow": low, "fast": rec}
+    fig, _ = widgets._draw_gpus(low, by_gpu, {"GPU": widgets.ALL_GPUS, "version": "v8"},
+                                x="block", y="gbps",
+                                ceilings_of=widgets._ceilings_function(low, plots.copy_ceilings),
+                                logx=True, xlabel=None, ylabel=None)
+    top = fig.axes[0].get_ylim()[1]
+    assert top >= max(r["gbps"] for r in rec.select(version="v8"))
+    assert top >= rec.ceilings["peak_gbps"]
+    plt.close(fig)

@@ -176,3 +176,35 @@ def test_shipped_summarises_each_result_file(tmp_path):
     assert colab["chapter notebooks passed"] == "1 of 2" and colab["student copies passed"] == "1 of 1"
     assert colab["slowest notebook"] == "02_b (chapter): 42 s of 60 s allowed"
     assert colab["CUDA toolkit"] == "12.8.93 (pip wheels)" and rows[0]["CUDA toolkit"] == "the machine's own"
+
+
+def test_sliced_polls_find_a_message_that_arrives_after_the_first_slice(monkeypatch):
+    """A wait is split into short polls: a reply that one long poll would miss is found by
+    the next slice, and a wait with nothing to find still ends at its timeout."""
+    import asyncio
+    import time
+    from queue import Empty
+
+    from gpuperf import selfcheck
+
+    monkeypatch.setattr(selfcheck, "POLL_SLICE_S", 0.05)
+    arrives = time.monotonic() + 0.12
+    asked = []
+
+    class Channel:
+        async def get_msg(self, timeout=None):
+            asked.append(timeout)
+            await asyncio.sleep(timeout)  # a poll that misses any wake-up: sleeps it out
+            if time.monotonic() >= arrives:
+                return {"msg": "reply"}
+            raise Empty
+
+    ch = Channel()
+    selfcheck._sliced(ch)
+    assert asyncio.run(ch.get_msg(timeout=10)) == {"msg": "reply"}
+    assert max(asked) <= 0.05 and 2 <= len(asked) <= 10
+    arrives = time.monotonic() + 100
+    t0 = time.monotonic()
+    with pytest.raises(Empty):
+        asyncio.run(ch.get_msg(timeout=0.2))
+    assert 0.2 <= time.monotonic() - t0 < 1.0

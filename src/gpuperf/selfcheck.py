@@ -124,11 +124,59 @@ def _analyse(nb, run: _Run, *, student: bool) -> _Run:
     return run
 
 
+# How long one wait on a kernel channel may block before it looks again (seconds).
+POLL_SLICE_S = 1.0
+
+
+def _sliced(channel) -> None:
+    """Make ``channel.get_msg(timeout)`` wait in slices of ``POLL_SLICE_S``, looking again
+    after each, until the message comes or ``timeout`` passes.
+
+    nbclient waits for a cell's reply with one long poll of the shell socket. With widget
+    cells that poll sometimes misses the wake-up although the reply has arrived, and the
+    cell then seems to take the whole cell timeout (the reply is read when the poll gives
+    up; jupyter/nbclient#312). A run of the course on an H100 lost 120 s that way in one
+    explorer cell that takes 0.1 s; polling again each second finds the reply at once.
+    """
+    import asyncio
+    from queue import Empty
+
+    get_msg = channel.get_msg
+
+    async def get_msg_sliced(timeout=None, **kwargs):
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            step = POLL_SLICE_S if left is None else min(POLL_SLICE_S, left)
+            try:
+                got = get_msg(timeout=step, **kwargs)
+                return await got if asyncio.iscoroutine(got) else got
+            except Empty:
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise
+
+    channel.get_msg = get_msg_sliced
+
+
+def _client_class():
+    from nbclient import NotebookClient
+
+    class SlicedPollClient(NotebookClient):
+        """nbclient's client, with its shell and IOPub waits polled in slices (``_sliced``)."""
+
+        async def async_start_new_kernel_client(self):
+            kc = await super().async_start_new_kernel_client()
+            _sliced(kc.shell_channel)
+            _sliced(kc.iopub_channel)
+            return kc
+
+    return SlicedPollClient
+
+
 def _execute(path: Path, *, student: bool, budget: float, cell_timeout: int,
             log_dir: Path) -> _Run:
     """Execute one notebook in a fresh kernel and analyse it."""
     import nbformat
-    from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
     run = _Run(path.stem, "student" if student else "chapter")
@@ -148,7 +196,7 @@ def _execute(path: Path, *, student: bool, budget: float, cell_timeout: int,
         if took >= SLOW_CELL_S:  # long work shows progress
             print(f"      cell {cell_index}: {took:.1f} s", file=sys.stderr, flush=True)
 
-    client = NotebookClient(nb, timeout=cell_timeout, kernel_name="python3",
+    client = _client_class()(nb, timeout=cell_timeout, kernel_name="python3",
                             allow_errors=student, on_cell_start=cell_start,
                             on_cell_executed=cell_done,
                             resources={"metadata": {"path": str(path.parent)}})

@@ -79,7 +79,7 @@ def _selfcheck_press(name: str, press) -> None:
 
 
 def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
-            ceilings: dict | None = None, logx: bool = False, ylabel: str | None = None,
+            ceilings=None, logx: bool = False, ylabel: str | None = None,
             xlabel: str | None = None):
     """Sliders over the parameters in ``controls``; plot ``y`` against ``x`` for the selection.
 
@@ -88,9 +88,11 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
     on a GPU, ``live(**params)`` (a function returning a dict with ``y``) re-measures the
     selected point when the button is pressed, and the live point is drawn beside the
     recorded curve. Under the simulator the button is absent and the figure says the
-    values are recorded. In the built book, when other GPUs' records hold the same
-    experiment, a ``GPU`` control shows each GPU's curve, with its own ceilings, or all of
-    them overlaid.
+    values are recorded. When other GPUs' records hold the same experiment, a live
+    notebook draws their recorded curves (dashed) beside the one shown, and the built book
+    gets a ``GPU`` control: each GPU's curve with its own ceilings, or all of them overlaid.
+    ``ceilings`` is a dict of name -> value, or a function of a result returning one
+    (``gp.plots.copy_ceilings``), so that each GPU's curve gets that GPU's ceilings.
     """
     v.result(result)
     v.column(result, x, "x")
@@ -98,12 +100,15 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
     controls = _options(controls, result)
     if live is not None:
         v.function(live, "live", what="a function live(**params) -> dict with the y column")
-    plots._ceilings_arg(ceilings)
+    ceilings_of = _ceilings_function(result, ceilings)
     v.boolean(logx, "logx")
     if ylabel is not None:
         v.string(ylabel, "ylabel")
     if xlabel is not None:
         v.string(xlabel, "xlabel")
+    static = static_book()
+    others = _other_gpus(result)
+
     def draw(sel, live_points=()):
         """The figure for one selection (None if nothing is recorded) and its caption."""
         rows = result.select(**sel)
@@ -111,22 +116,25 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
             shown = ", ".join(f"{k}={val}" for k, val in sel.items())
             return None, html.escape(f"no recorded rows for {shown} in {result.name}: "
                                      "choose other values.")
-        fig = plots.lines(result, x=x, y=y, rows=rows, ceilings=ceilings, logx=logx,
+        fig = plots.lines(result, x=x, y=y, rows=rows, ceilings=ceilings_of(result), logx=logx,
                           xlabel=xlabel, ylabel=ylabel,
                           title=f"{result.name}: " + ", ".join(f"{k}={v}" for k, v in sel.items()))
         ax = fig.axes[0]
+        captions = [_best_caption(result, rows, x, y)]
+        if others and not static:
+            # In a live notebook: the reference GPUs' recorded curves for the same selection,
+            # dashed, so that a student sees where their GPU stands.
+            captions += overlay_references(ax, result, others, sel, x=x, y=y)
         for params, value in live_points:
             if all(params.get(k) == v for k, v in sel.items()):
                 ax.scatter([params[x]], [value], marker="*", s=160, color="tab:red",
                            zorder=4, label="measured live now")
-        if any(all(p.get(k) == v for k, v in sel.items()) for p, _ in live_points):
-            plots.legend_if_labelled(ax, fontsize=8)
-        return fig, _best_caption(result, rows, x, y)
+        plots.legend_if_labelled(ax, fontsize=8)
+        return fig, "<br>".join(c for c in captions if c)
 
-    if static_book():
+    if static:
         note = ("Recorded values (the caption says where from); run the notebook on a GPU to "
                 "measure live.")
-        others = _other_gpus(result)
         if not others:
             return _flipbook(controls, {k: vals[0] for k, vals in controls.items()},
                              lambda **sel: draw(sel), note=note)
@@ -136,8 +144,8 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
         gpu_controls = {"GPU": [*by_gpu, ALL_GPUS], **controls}
         return _flipbook(gpu_controls, {k: vals[0] for k, vals in gpu_controls.items()},
                          lambda **sel: _draw_gpus(result, by_gpu, sel, x=x, y=y,
-                                                  ceilings=ceilings, logx=logx, xlabel=xlabel,
-                                                  ylabel=ylabel), note=note)
+                                                  ceilings_of=ceilings_of, logx=logx,
+                                                  xlabel=xlabel, ylabel=ylabel), note=note)
     w = _ipywidgets()
     sliders = {
         name: w.SelectionSlider(options=values, value=values[0], description=name,
@@ -212,7 +220,64 @@ def _other_gpus(result) -> list:
         return []
 
 
-def _draw_gpus(result, by_gpu: dict, sel: dict, *, x, y, ceilings, logx, xlabel, ylabel):
+def _ceilings_function(result, ceilings):
+    """``ceilings`` as a function of a result: each GPU's curve gets that GPU's ceilings.
+
+    ``ceilings`` is a dict (drawn for ``result``; when it is ``plots.copy_ceilings(result)``,
+    each other GPU gets its own copy ceilings, other dicts only ``result``), a function
+    ``ceilings(res) -> dict`` (e.g. ``gp.plots.copy_ceilings``), or None."""
+    if ceilings is None:
+        return lambda res: None
+    if callable(ceilings):
+        try:
+            plots._ceilings_arg(ceilings(result), "ceilings(result)")
+        except Exception as err:  # noqa: BLE001 - any failure of the caller's function
+            raise TypeError(f"ceilings is a function, so ceilings(result) must return a dict "
+                            f"of name -> positive value (or None); it failed: "
+                            f"{type(err).__name__}: {err}") from None
+        return ceilings
+    plots._ceilings_arg(ceilings)
+    for peak in (True, False):
+        if ceilings == plots.copy_ceilings(result, peak=peak):
+            return lambda res, peak=peak: plots.copy_ceilings(res, peak=peak)
+    return lambda res: ceilings if res is result else None
+
+
+def overlay_references(ax, result, references, sel: dict, *, x: str, y: str) -> list[str]:
+    """Draw each reference GPU's recorded ``y`` against ``x`` for the selection ``sel`` on
+    ``ax``, dashed and labelled with the GPU; the curve already on ``ax`` (``result``'s) is
+    labelled with its own GPU. Returns one caption line per reference drawn."""
+    v.result(result)
+    references = v.sequence(references, "references", empty=True)
+    for i, res in enumerate(references):
+        v.result(res, f"references[{i}]")
+    v.mapping(sel, "sel")
+    v.column(result, x, "x")
+    v.column(result, y, "y")
+    if not hasattr(ax, "plot") or not hasattr(ax, "get_lines"):
+        raise TypeError(f"ax must be a matplotlib Axes (e.g. fig.axes[0]), not "
+                        f"{type(ax).__name__}.")
+    captions = []
+    for i, res in enumerate(references, start=1):
+        pts = [(r[x], r[y]) for r in res.select(**sel)
+               if r.get(y) is not None and r.get(x) is not None]
+        if not pts:
+            continue
+        categorical = any(isinstance(px, str) for px, _ in pts)
+        pts = pts if categorical else sorted(pts)
+        ax.plot(*zip(*pts), marker="s", markersize=4, linestyle="none" if categorical else "--",
+                color=plots.COLORS[i % len(plots.COLORS)], alpha=0.8,
+                label=f"{_gpu_name(res)} (recorded)")
+        low, high = ax.get_ylim()
+        if max(py for _, py in pts) > high:  # the y range was fixed to the shown GPU's data
+            ax.set_ylim(low, 1.05 * max(py for _, py in pts))
+        captions.append(_best_caption(res, res.select(**sel), x, y))
+    if captions and ax.get_lines() and ax.get_lines()[0].get_label().startswith("_"):
+        ax.get_lines()[0].set_label(f"{_gpu_name(result)} ({result.source})")
+    return captions
+
+
+def _draw_gpus(result, by_gpu: dict, sel: dict, *, x, y, ceilings_of, logx, xlabel, ylabel):
     """The static explorer's figure for one GPU of ``by_gpu`` (or all, overlaid) and its
     caption: each GPU's curve with its own ceilings, each caption line naming GPU and date."""
     sel = dict(sel)
@@ -225,35 +290,31 @@ def _draw_gpus(result, by_gpu: dict, sel: dict, *, x, y, ceilings, logx, xlabel,
         return None, html.escape(f"no recorded rows for {picked} in {result.name} on {choice}: "
                                  "choose other values.")
 
-    def ceilings_for(res):
-        # Ceilings built by plots.copy_ceilings(result) belong to result's GPU: use each
-        # GPU's own. Other ceilings are drawn only for the result they were given with.
-        if ceilings is None:
-            return None
-        for peak in (True, False):
-            if ceilings == plots.copy_ceilings(result, peak=peak):
-                return plots.copy_ceilings(res, peak=peak)
-        return ceilings if res is result else None
-
     label0, res0, rows0 = parts[0]
     overlay = len(parts) > 1
-    fig = plots.lines(res0, x=x, y=y, rows=rows0, ceilings=None if overlay else ceilings_for(res0),
+    fig = plots.lines(res0, x=x, y=y, rows=rows0, ceilings=None if overlay else ceilings_of(res0),
                       logx=logx, xlabel=xlabel, ylabel=ylabel,
                       title=f"{result.name}: " + ", ".join(f"{k}={v}" for k, v in sel.items()))
     if overlay:
         ax = fig.axes[0]
         categorical = any(isinstance(r.get(x), str) for r in rows0)
         ax.get_lines()[0].set_label(label0)
+        tops = []
         for i, (label, res, rows) in enumerate(parts):
             if i:
                 pts = [(r[x], r[y]) for r in rows if r.get(y) is not None]
                 pts = pts if categorical else sorted(pts)
                 ax.plot(*zip(*pts), marker="s", linestyle="none" if categorical else "--",
                         color=plots.COLORS[i % len(plots.COLORS)], label=label)
-            for name, value in (ceilings_for(res) or {}).items():
+                tops += [py for _, py in pts]
+            for name, value in (ceilings_of(res) or {}).items():
                 if value:
                     ax.axhline(value, color=plots.COLORS[i % len(plots.COLORS)], linestyle=":",
                                linewidth=1, label=f"{name}, {label}")
+                    tops.append(value)
+        # plots.lines fixed the y range to the first GPU's data: widen it to every GPU's data
+        # and ceilings, or points and legend entries would lie off the plot.
+        ax.set_ylim(0, max([ax.get_ylim()[1], *(1.05 * t for t in tops)]))
         ax.legend(fontsize=7)
     return fig, "<br>".join(_best_caption(res, rows, x, y) for _, res, rows in parts)
 

@@ -482,9 +482,28 @@ def _repeats(n: int) -> dict:
     return {"min_repeat": 3, "min_time": 0.05} if n >= 4096 else {"min_repeat": 10, "min_time": 0.1}
 
 
+def measure_version(version: str, n: int) -> dict:
+    """Time one row of ``matmul_naive_vs_tiled`` live, by the name it has there
+    (``"tiled 16"``, ``"naive (col from x)"``, ``"cuBLAS (CuPy @)"``): the chapter's
+    explorer calls this from its *measure live* button."""
+    names = [v.name for v in _chapter_variants()] + [CUBLAS]
+    validate.choice(version, "version", names)
+    validate.positive_int(n, "n", maximum=8192)
+    bench._require_gpu("matmul.measure_version")
+    if version == CUBLAS:
+        row = measure_cublas(n)
+        if row is None:
+            raise RuntimeError("cuBLAS through CuPy is not available here: "
+                               "`python -m pip install cupy-cuda12x`, or pick a Numba kernel.")
+        return row
+    v = next(v for v in _chapter_variants() if v.name == version)
+    return measure_variant(v, n, **_repeats(n))
+
+
 # --------------------------------------------------------------------------- experiments
 
 SIZES = (256, 512, 1024, 2048, 4096)
+CUBLAS = "cuBLAS (CuPy @)"  # the reference row's name in the experiments
 _UNITS = {"ms": "ms", "tflops": "TFLOP/s", "pct_cublas": "% of cuBLAS"}
 
 
@@ -508,7 +527,7 @@ def naive_vs_tiled_experiment(progress):
     for n in SIZES:
         c = measure_cublas(n)
         if c:
-            rows.append({"version": "cuBLAS (CuPy @)", "n": n, **c})
+            rows.append({"version": CUBLAS, "n": n, **c})
     return rows
 
 

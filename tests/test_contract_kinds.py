@@ -439,26 +439,76 @@ def test_explorer_offers_each_recorded_gpu_and_all_overlaid(monkeypatch):
     assert overlay.count("recorded on") == len(gpus) - 1  # one caption line per GPU
 
 
-def test_live_explorer_draws_the_recorded_gpus_beside_the_shown_one():
+def _live(res):
+    """``res`` as if measured now (source "live"), on its own GPU."""
+    return records.Result(res.name, res.rows, res.meta, "live")
+
+
+def test_live_measurements_get_the_recorded_gpus_beside_them(monkeypatch):
     import matplotlib.pyplot as plt
 
+    monkeypatch.delenv(widgets.STATIC_ENV, raising=False)
     rec = records.run("reduce_block_sweep")
     others = records.references("reduce_block_sweep", besides=rec.gpu)
     assert others, "this test needs a second recorded GPU"
-    fig = plots.lines(rec, x="block", y="gbps", rows=rec.select(version="v8"), logx=True)
+    live = _live(rec)
+    assert [r.gpu for r in plots.live_references(live)] == [r.gpu for r in others]
+    assert plots.live_references(rec) == []  # a replayed record is a reference already
+    monkeypatch.setenv(widgets.STATIC_ENV, "1")
+    assert plots.live_references(live) == []  # the built book has its GPU control instead
+    monkeypatch.delenv(widgets.STATIC_ENV)
+
+    fig = plots.lines(live, x="block", y="gbps", rows=live.select(version="v8"), logx=True)
     ax = fig.axes[0]
-    captions = widgets.overlay_references(ax, rec, others, {"version": "v8"}, x="block", y="gbps")
     labels = [line.get_label() for line in ax.get_lines()]
-    assert len(captions) == len(others) and all("recorded on" in c for c in captions)
-    assert labels[0].startswith(rec.gpu.replace("NVIDIA ", ""))  # the shown curve is named too
+    assert labels[0] == f"{rec.gpu.replace('NVIDIA ', '')} (live)"  # the shown curve is named
     for res, line in zip(others, ax.get_lines()[1:]):
         assert line.get_label() == f"{res.gpu.replace('NVIDIA ', '')} (recorded)"
         assert line.get_linestyle() == "--"
+        # only the shown selection (v8), matched by the values the shown rows share
         want = sorted((r["block"], r["gbps"]) for r in res.select(version="v8"))
         assert list(zip(*line.get_data())) == want
+    plt.close(fig)
+    fig = plots.lines(live, x="block", y="gbps", rows=live.select(version="v8"), logx=True,
+                      references=False)
+    assert len(fig.axes[0].get_lines()) == 1
+    plt.close(fig)
+    # one line per series value, in the series' colour; one legend entry per GPU
+    fig = plots.lines(live, x="block", y="gbps", series="version", logx=True)
+    ax = fig.axes[0]
+    n_series = len(live.values("version"))
+    mine, theirs = ax.get_lines()[:n_series], ax.get_lines()[n_series:]
+    assert len(theirs) == n_series * len(others)
+    assert [t.get_color() for t in theirs[:n_series]] == [m.get_color() for m in mine]
+    assert sum(not t.get_label().startswith("_") for t in theirs) == len(others)
+    plt.close(fig)
     # a selection the references lack draws nothing and says nothing
-    assert widgets.overlay_references(ax, rec, others, {"version": "v99"}, x="block",
-                                      y="gbps") == []
+    fig = plots.lines(live, x="block", y="gbps", rows=live.select(version="v8"), logx=True,
+                      references=False)
+    assert plots.reference_curves(fig.axes[0], live, x="block", y="gbps",
+                                  rows=live.select(version="v8"), sel={"version": "v99"}) == []
+    plt.close(fig)
+
+
+def test_live_bars_mark_the_recorded_gpus(monkeypatch):
+    import matplotlib.pyplot as plt
+
+    monkeypatch.delenv(widgets.STATIC_ENV, raising=False)
+    rec = records.run("reduce_ladder")
+    others = records.references("reduce_ladder", besides=rec.gpu)
+    live = _live(rec)
+    fig = plots.bars(live, label="version", y="gbps")
+    marks = [line for line in fig.axes[0].get_lines() if line.get_marker() in
+             plots.REFERENCE_MARKERS]
+    assert len(marks) == len(others)
+    for res, mark in zip(others, marks):
+        xs, ys = mark.get_data()  # horizontal bars: value on x, bar position on y
+        theirs = {r["version"]: r["gbps"] for r in res.rows}
+        assert [theirs[live.rows[int(i)]["version"]] for i in ys] == list(xs)
+    plt.close(fig)
+    fig = plots.bars(rec, label="version", y="gbps")  # a replay: no marks
+    assert not [line for line in fig.axes[0].get_lines()
+                if line.get_marker() in plots.REFERENCE_MARKERS]
     plt.close(fig)
 
 
@@ -483,8 +533,10 @@ def test_overlaid_gpus_stay_on_the_plot():
     rec = records.run("reduce_block_sweep")
     low = records.Result(rec.name, [{**r, "gbps": r["gbps"] / 10} for r in rec.rows], rec.meta,
                          "live")
-    fig = plots.lines(low, x="block", y="gbps", rows=low.select(version="v8"), logx=True)
-    widgets.overlay_references(fig.axes[0], low, [rec], {"version": "v8"}, x="block", y="gbps")
+    fig = plots.lines(low, x="block", y="gbps", rows=low.select(version="v8"), logx=True,
+                      references=False)
+    plots.reference_curves(fig.axes[0], low, x="block", y="gbps", rows=low.select(version="v8"),
+                           references=[rec])
     assert fig.axes[0].get_ylim()[1] >= max(r["gbps"] for r in rec.select(version="v8"))
     plt.close(fig)
     by_gpu = {"slow": low, "fast": rec}
@@ -496,3 +548,23 @@ def test_overlaid_gpus_stay_on_the_plot():
     assert top >= max(r["gbps"] for r in rec.select(version="v8"))
     assert top >= rec.ceilings["peak_gbps"]
     plt.close(fig)
+
+
+def test_a_students_own_record_gets_the_reference_gpus_beside_it(tmp_path, monkeypatch):
+    """GPUPERF_RECORD pointing at a GPU the course did not record: its replayed results are
+    drawn beside every shipped GPU's, as a live measurement would be."""
+    monkeypatch.delenv(widgets.STATIC_ENV, raising=False)
+    shipped = records.available()[0]
+    mine = tmp_path / "tesla-t4.json"
+    data = json.loads(shipped.read_text())
+    gpu = data["gpu"] if isinstance(data.get("gpu"), str) else None
+    text = shipped.read_text()
+    for name in {gpu, *(e["provenance"].get("gpu") for e in data["experiments"].values())}:
+        if name:
+            text = text.replace(json.dumps(name), json.dumps("Tesla T4"))
+    mine.write_text(text)
+    monkeypatch.setenv(records.ENV_RECORD, str(mine))
+    res = records.run("reduce_block_sweep")
+    assert res.gpu == "Tesla T4" and res.source == "recorded"
+    assert sorted(r.gpu for r in plots.live_references(res)) == sorted(
+        r.gpu for r in records.references("reduce_block_sweep"))

@@ -96,11 +96,183 @@ def legend_if_labelled(ax, **kwargs):
     return ax.legend(**kwargs) if handles else None
 
 
+# How each reference GPU's recorded values are drawn beside a live measurement: the first
+# reference dashed (bars: diamonds), the second dotted (triangles), and so on.
+REFERENCE_STYLES = ("--", ":", "-.")
+REFERENCE_MARKERS = ("D", "^", "v")
+
+
+def live_references(result) -> list:
+    """The other GPUs' recorded results of ``result``'s experiment, to draw beside it.
+
+    Only beside a measurement of a GPU the course has no record of, or of this GPU now
+    (a live result): a replay of a shipped record is already a reference. Never in the
+    built book (its explorers have a GPU control instead). A result that is not a
+    registered experiment has none."""
+    from . import records
+    from ._mode import static_book
+
+    v.result(result)
+    if static_book():
+        return []
+    try:
+        shipped = records.references(result.name)
+    except ValueError:  # not a registered experiment, or a record that does not load
+        return []
+    if result.source != "live" and any(r.gpu == result.gpu for r in shipped):
+        return []
+    return [r for r in shipped if r.gpu != result.gpu]
+
+
+def _gpu(res) -> str:
+    return str(res.gpu).replace("NVIDIA ", "")
+
+
+def _same_selection(rows, exclude) -> dict:
+    """The columns every row of ``rows`` shares one value of (names, flags and integer
+    parameters; measured floats never), except ``exclude``: what selected these rows."""
+    shared = {}
+    for key, val in rows[0].items():
+        if key in exclude or isinstance(val, float) or val is None:
+            continue
+        if not isinstance(val, (str, bool, int)):
+            continue
+        if all(r.get(key) == val for r in rows):
+            shared[key] = val
+    return shared
+
+
+def _widen_to(ax, values, horizontal=False) -> None:
+    """Make room for ``values`` on the value axis (y, or x for horizontal bars)."""
+    values = [val for val in values if val is not None]
+    if not values:
+        return
+    low, high = ax.get_xlim() if horizontal else ax.get_ylim()
+    if max(values) > high:
+        (ax.set_xlim if horizontal else ax.set_ylim)(low, 1.05 * max(values))
+
+
+def reference_curves(ax, result, *, x: str, y: str, series: str | None = None, rows=None,
+                     sel: dict | None = None, references=None, colors: dict | None = None,
+                     connect: bool = True, x_factor: float = 1.0) -> list[str]:
+    """Draw the reference GPUs' recorded ``y`` against ``x`` beside ``result``'s on ``ax``.
+
+    ``references`` defaults to :func:`live_references` (none in the built book, none beside
+    a replayed record). The reference rows are those matching ``sel``, by default the values
+    that all shown ``rows`` share (say ``version="v8"``); with ``series``, one line per
+    series value, in that series' colour (``colors``, default the order of ``rows``). Each
+    GPU gets its own line style and one legend entry; ``connect=False`` draws markers only
+    (a scatter), and ``x_factor`` scales ``x`` as the figure does (KiB drawn as bytes, say).
+    Returns one caption line per GPU drawn ("recorded on ..., best here ...").
+    """
+    v.result(result)
+    v.column(result, x, "x")
+    v.column(result, y, "y")
+    if series is not None:
+        v.column(result, series, "series")
+    rows = _rows_arg(result, rows)
+    if sel is not None:
+        v.mapping(sel, "sel")
+    if colors is not None:
+        v.mapping(colors, "colors")
+    v.boolean(connect, "connect")
+    v.positive(x_factor, "x_factor")
+    if not hasattr(ax, "plot") or not hasattr(ax, "get_lines"):
+        raise TypeError(f"ax must be a matplotlib Axes (e.g. fig.axes[0]), not "
+                        f"{type(ax).__name__}.")
+    if references is None:
+        references = live_references(result)
+    references = v.sequence(references, "references", empty=True)
+    for i, res in enumerate(references):
+        v.result(res, f"references[{i}]")
+    if not references:
+        return []
+    sel = _same_selection(rows, {x, y, series}) if sel is None else sel
+    keys = list(dict.fromkeys(r.get(series) for r in rows)) if series else [None]
+    colors = colors or {key: COLORS[i % len(COLORS)] for i, key in enumerate(keys)}
+    categorical = any(isinstance(r.get(x), str) for r in rows)
+    captions, drawn_values = [], []
+    for j, res in enumerate(references):
+        picked = [r for r in res.rows if all(r.get(k) == val for k, val in sel.items())
+                  and r.get(x) is not None and r.get(y) is not None]
+        labelled = False
+        for key in keys:
+            pts = [(r[x] if categorical else r[x] * x_factor, r[y]) for r in picked
+                   if series is None or r.get(series) == key]
+            if not pts:
+                continue
+            pts = pts if categorical else sorted(pts)
+            color = colors.get(key, "0.3") if series else COLORS[(j + 1) % len(COLORS)]
+            ax.plot(*zip(*pts), linestyle="none" if categorical or not connect
+                    else REFERENCE_STYLES[j % len(REFERENCE_STYLES)],
+                    marker=REFERENCE_MARKERS[j % len(REFERENCE_MARKERS)], markersize=4,
+                    linewidth=1.1, color=color, alpha=0.75,
+                    label=None if labelled else f"{_gpu(res)} (recorded)")
+            labelled = True
+            drawn_values += [py for _, py in pts]
+        if labelled:
+            from .widgets import _best_caption
+
+            captions.append(_best_caption(res, picked, x, y))
+    if captions and ax.get_lines() and ax.get_lines()[0].get_label().startswith("_") \
+            and series is None:
+        ax.get_lines()[0].set_label(f"{_gpu(result)} ({result.source})")
+    _widen_to(ax, drawn_values)
+    return captions
+
+
+def reference_bars(ax, result, *, label: str, y: str, rows=None, sel: dict | None = None,
+                   references=None, horizontal: bool = True) -> list[str]:
+    """Mark the reference GPUs' recorded ``y`` on ``result``'s bars (one marker per bar and
+    GPU, drawn by :func:`bars`); the rest as :func:`reference_curves`."""
+    v.result(result)
+    v.column(result, label, "label")
+    v.column(result, y, "y")
+    rows = _rows_arg(result, rows)
+    if sel is not None:
+        v.mapping(sel, "sel")
+    v.boolean(horizontal, "horizontal")
+    if not hasattr(ax, "plot"):
+        raise TypeError(f"ax must be a matplotlib Axes (e.g. fig.axes[0]), not "
+                        f"{type(ax).__name__}.")
+    if references is None:
+        references = live_references(result)
+    references = v.sequence(references, "references", empty=True)
+    for i, res in enumerate(references):
+        v.result(res, f"references[{i}]")
+    sel = _same_selection(rows, {label, y}) if sel is None else sel
+    captions, drawn_values = [], []
+    for j, res in enumerate(references):
+        picked = {str(r[label]): r[y] for r in res.rows
+                  if all(r.get(k) == val for k, val in sel.items()) and r.get(y) is not None
+                  and r.get(label) is not None}
+        pts = [(i, picked[str(r[label])]) for i, r in enumerate(rows) if str(r[label]) in picked]
+        if not pts:
+            continue
+        pos, vals = zip(*pts)
+        xs, ys = (vals, pos) if horizontal else (pos, vals)
+        ax.plot(xs, ys, linestyle="none", marker=REFERENCE_MARKERS[j % len(REFERENCE_MARKERS)],
+                markersize=6, color=["0.15", "tab:purple", "tab:brown"][j % 3], zorder=3,
+                label=f"{_gpu(res)} (recorded)")
+        drawn_values += list(vals)
+        from .widgets import _best_caption
+
+        captions.append(_best_caption(res, [r for r in res.rows if str(r.get(label)) in picked
+                                            and all(r.get(k) == val for k, val in sel.items())],
+                                      label, y))
+    _widen_to(ax, drawn_values, horizontal=horizontal)
+    return captions
+
+
 def lines(result, *, x: str, y: str = "gbps", series: str | None = None, rows=None,
           ceilings: dict | None = None, logx: bool = False, logy: bool = False,
           base: int = 2, title: str | None = None, xlabel: str | None = None,
-          ylabel: str | None = None, ax=None, marker: str = "o"):
-    """``y`` against ``x``, one line per value of ``series``, with ceiling lines."""
+          ylabel: str | None = None, ax=None, marker: str = "o", references: bool = True):
+    """``y`` against ``x``, one line per value of ``series``, with ceiling lines.
+
+    Beside a live measurement (in a notebook on a GPU, or a GPU recorded with
+    ``GPUPERF_RECORD``) the reference GPUs' recorded curves are drawn too
+    (:func:`reference_curves`); ``references=False`` leaves them out."""
     v.result(result)
     v.column(result, x, "x")
     v.column(result, y, "y")
@@ -111,6 +283,7 @@ def lines(result, *, x: str, y: str = "gbps", series: str | None = None, rows=No
     v.boolean(logx, "logx")
     v.boolean(logy, "logy")
     v.integer(base, "base", minimum=2)
+    v.boolean(references, "references")
     _ax_arg(ax)
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(COLUMN_INCHES, 4))
     groups = {}
@@ -137,9 +310,11 @@ def lines(result, *, x: str, y: str = "gbps", series: str | None = None, rows=No
     ax.set_xlabel(xlabel or x)
     ax.set_ylabel(ylabel or UNITS.get(y, y))
     ax.set_title(title or f"{result.name} on {result.gpu}", fontsize=10)
-    legend_if_labelled(ax, fontsize=8, loc="best")
     ax.grid(alpha=0.3)
     ax.set_ylim(bottom=0) if not logy else None
+    if references:  # a live measurement: the reference GPUs' recorded curves beside it
+        reference_curves(ax, result, x=x, y=y, series=series, rows=rows)
+    legend_if_labelled(ax, fontsize=8, loc="best")
     source_label(fig, result.label)
     fig.tight_layout()
     return fig
@@ -185,11 +360,14 @@ def heatmap(result, *, x: str, y: str, value: str = "gbps", title: str | None = 
 
 def bars(result, *, label: str, y: str = "gbps", rows=None, ceiling: tuple | None = None,
          reference: float | None = None, title: str | None = None, ylabel: str | None = None,
-         horizontal: bool = True, annotate_pct_of: float | None = None, ax=None):
+         horizontal: bool = True, annotate_pct_of: float | None = None, ax=None,
+         references: bool = True):
     """One bar per row (e.g. per kernel version), with a ceiling line and % labels.
 
     ``ceiling`` is ``(name, value)``; bars are annotated with their value and, when
-    ``annotate_pct_of`` is given, their percentage of it.
+    ``annotate_pct_of`` is given, their percentage of it. Beside a live measurement the
+    reference GPUs' recorded values are marked on the bars (:func:`reference_bars`);
+    ``references=False`` leaves them out.
     """
     v.result(result)
     v.column(result, label, "label")
@@ -205,6 +383,7 @@ def bars(result, *, label: str, y: str = "gbps", rows=None, ceiling: tuple | Non
         if val is not None:
             v.positive(val, pname)
     v.boolean(horizontal, "horizontal")
+    v.boolean(references, "references")
     _ax_arg(ax)
     names = [str(r[label]) for r in rows]
     vals = [r.get(y) or 0 for r in rows]
@@ -238,7 +417,9 @@ def bars(result, *, label: str, y: str = "gbps", rows=None, ceiling: tuple | Non
         name, value = ceiling
         (ax.axvline if horizontal else ax.axhline)(value, color="tab:red", **CEILING_STYLE,
                                                    label=f"{name}: {value:,.0f}")
-        legend_if_labelled(ax, fontsize=8, loc="lower right" if horizontal else "upper left")
+    if references:  # a live measurement: the reference GPUs' recorded values beside it
+        reference_bars(ax, result, label=label, y=y, rows=rows, horizontal=horizontal)
+    legend_if_labelled(ax, fontsize=8, loc="lower right" if horizontal else "upper left")
     if reference:
         (ax.axvline if horizontal else ax.axhline)(reference, color="0.3", linestyle=":")
     ax.set_title(title or f"{result.name} on {result.gpu}", fontsize=10)

@@ -89,8 +89,9 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
     selected point when the button is pressed, and the live point is drawn beside the
     recorded curve. Under the simulator the button is absent and the figure says the
     values are recorded. When other GPUs' records hold the same experiment, a live
-    notebook draws their recorded curves (dashed) beside the one shown, and the built book
-    gets a ``GPU`` control: each GPU's curve with its own ceilings, or all of them overlaid.
+    measurement gets their recorded curves beside it (``plots.reference_curves``), and the
+    built book gets a ``GPU`` control: each GPU's curve with its own ceilings, or all of
+    them overlaid.
     ``ceilings`` is a dict of name -> value, or a function of a result returning one
     (``gp.plots.copy_ceilings``), so that each GPU's curve gets that GPU's ceilings.
     """
@@ -107,7 +108,8 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
     if xlabel is not None:
         v.string(xlabel, "xlabel")
     static = static_book()
-    others = _other_gpus(result)
+    others = _other_gpus(result) if static else []
+    beside = [] if static else plots.live_references(result)
 
     def draw(sel, live_points=()):
         """The figure for one selection (None if nothing is recorded) and its caption."""
@@ -117,14 +119,14 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
             return None, html.escape(f"no recorded rows for {shown} in {result.name}: "
                                      "choose other values.")
         fig = plots.lines(result, x=x, y=y, rows=rows, ceilings=ceilings_of(result), logx=logx,
-                          xlabel=xlabel, ylabel=ylabel,
+                          xlabel=xlabel, ylabel=ylabel, references=False,
                           title=f"{result.name}: " + ", ".join(f"{k}={v}" for k, v in sel.items()))
         ax = fig.axes[0]
-        captions = [_best_caption(result, rows, x, y)]
-        if others and not static:
-            # In a live notebook: the reference GPUs' recorded curves for the same selection,
-            # dashed, so that a student sees where their GPU stands.
-            captions += overlay_references(ax, result, others, sel, x=x, y=y)
+        # Beside a live measurement: the reference GPUs' recorded curves for the same
+        # selection, so that a student sees where their GPU stands.
+        captions = [_best_caption(result, rows, x, y),
+                    *plots.reference_curves(ax, result, x=x, y=y, rows=rows, sel=sel,
+                                            references=beside)]
         for params, value in live_points:
             if all(params.get(k) == v for k, v in sel.items()):
                 ax.scatter([params[x]], [value], marker="*", s=160, color="tab:red",
@@ -241,40 +243,6 @@ def _ceilings_function(result, ceilings):
         if ceilings == plots.copy_ceilings(result, peak=peak):
             return lambda res, peak=peak: plots.copy_ceilings(res, peak=peak)
     return lambda res: ceilings if res is result else None
-
-
-def overlay_references(ax, result, references, sel: dict, *, x: str, y: str) -> list[str]:
-    """Draw each reference GPU's recorded ``y`` against ``x`` for the selection ``sel`` on
-    ``ax``, dashed and labelled with the GPU; the curve already on ``ax`` (``result``'s) is
-    labelled with its own GPU. Returns one caption line per reference drawn."""
-    v.result(result)
-    references = v.sequence(references, "references", empty=True)
-    for i, res in enumerate(references):
-        v.result(res, f"references[{i}]")
-    v.mapping(sel, "sel")
-    v.column(result, x, "x")
-    v.column(result, y, "y")
-    if not hasattr(ax, "plot") or not hasattr(ax, "get_lines"):
-        raise TypeError(f"ax must be a matplotlib Axes (e.g. fig.axes[0]), not "
-                        f"{type(ax).__name__}.")
-    captions = []
-    for i, res in enumerate(references, start=1):
-        pts = [(r[x], r[y]) for r in res.select(**sel)
-               if r.get(y) is not None and r.get(x) is not None]
-        if not pts:
-            continue
-        categorical = any(isinstance(px, str) for px, _ in pts)
-        pts = pts if categorical else sorted(pts)
-        ax.plot(*zip(*pts), marker="s", markersize=4, linestyle="none" if categorical else "--",
-                color=plots.COLORS[i % len(plots.COLORS)], alpha=0.8,
-                label=f"{_gpu_name(res)} (recorded)")
-        low, high = ax.get_ylim()
-        if max(py for _, py in pts) > high:  # the y range was fixed to the shown GPU's data
-            ax.set_ylim(low, 1.05 * max(py for _, py in pts))
-        captions.append(_best_caption(res, res.select(**sel), x, y))
-    if captions and ax.get_lines() and ax.get_lines()[0].get_label().startswith("_"):
-        ax.get_lines()[0].set_label(f"{_gpu_name(result)} ({result.source})")
-    return captions
 
 
 def _draw_gpus(result, by_gpu: dict, sel: dict, *, x, y, ceilings_of, logx, xlabel, ylabel):

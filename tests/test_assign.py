@@ -94,3 +94,135 @@ def test_checker_on_an_untouched_exercise_says_not_implemented(capsys):
 
     assert not gp.gridstride.check_bandwidth_formula(saxpy_gbps)
     assert "not implemented yet" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------ nothing is lost
+
+
+def _chapter(tmp_path, name="01_measuring.ipynb"):
+    """A copy of one chapter notebook in its own folder (the instructor's source)."""
+    src = tmp_path / "notebooks"
+    src.mkdir()
+    (src / name).write_bytes((ROOT / "notebooks" / name).read_bytes())
+    return src
+
+
+def _snapshot(folder):
+    return {p.relative_to(folder): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("out", [".", "..", "sub/.."])
+def test_out_that_is_or_contains_the_source_is_refused(tmp_path, out):
+    src = _chapter(tmp_path)
+    before = _snapshot(tmp_path)
+    with pytest.raises(ValueError, match="is or contains the source"):
+        assign.assign(src, src / out)
+    assert _snapshot(tmp_path) == before
+
+
+def test_existing_copies_are_kept_unless_forced(tmp_path, capsys):
+    src = _chapter(tmp_path)
+    out = tmp_path / "student"
+    assign.assign(src, out)
+    work = out / "01_measuring.ipynb"
+    work.write_text(work.read_text().replace("# YOUR CODE HERE", "my answer = 42", 1))
+    mine = work.read_bytes()
+    with pytest.raises(FileExistsError, match="--force"):
+        assign.assign(src, out)
+    assert work.read_bytes() == mine
+    assert assign.main([str(src), "--out", str(out)]) == 2
+    assert "--force" in capsys.readouterr().err and work.read_bytes() == mine
+    assert assign.main([str(src), "--out", str(out), "--force"]) == 0
+    assert b"my answer = 42" not in work.read_bytes()
+
+
+def test_a_bad_notebook_stops_the_run_before_anything_is_written(tmp_path):
+    src = _chapter(tmp_path)
+    bad = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "def f():\n    ### BEGIN SOLUTION\n    return 1\n")])
+    nbformat.write(bad, src / "99_broken.ipynb")  # sorts after the good one
+    out = tmp_path / "student"
+    with pytest.raises(assign.AssignError, match="99_broken.ipynb.*never closed.*Nothing"):
+        assign.assign(src, out)
+    assert not out.exists() or not list(out.iterdir())
+    (src / "99_broken.ipynb").write_text("{not json")
+    with pytest.raises(assign.AssignError, match="not a readable notebook"):
+        assign.assign(src, out)
+    assert not out.exists() or not list(out.iterdir())
+
+
+def test_a_failed_write_leaves_no_partial_file(tmp_path, monkeypatch):
+    import os
+
+    src = _chapter(tmp_path)
+    (src / "02_coalescing.ipynb").write_bytes(
+        (ROOT / "notebooks" / "02_coalescing.ipynb").read_bytes())
+    out = tmp_path / "student"
+    calls = []
+    real = os.fdopen
+
+    def full_disk(fd, *args, **kwargs):
+        calls.append(fd)
+        if len(calls) == 2:
+            os.close(fd)
+            raise OSError(28, "No space left on device")
+        return real(fd, *args, **kwargs)
+
+    monkeypatch.setattr(os, "fdopen", full_disk)
+    with pytest.raises(OSError, match="No space"):
+        assign.assign(src, out)
+    assert list(out.iterdir()) == []  # neither the first copy nor a temporary file
+
+
+@pytest.mark.parametrize("begin,end", [
+    ("###BEGIN SOLUTION", "###END SOLUTION"),
+    ("### Begin Solution", "### End Solution"),
+    ("  #   begin   solution  ", "# END SOLUTION"),
+])
+def test_markers_in_any_case_and_spacing_are_recognised(begin, end):
+    src = f"def f(x):\n    {begin.strip()}\n    return x * 1234567\n    {end.strip()}\n"
+    out = assign.strip_solutions(src)
+    assert "1234567" not in out and "raise NotImplementedError()" in out
+
+
+def _nb(*cells):
+    return nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell(text) if kind == "md" else nbformat.v4.new_code_cell(text)
+        for kind, text in cells])
+
+
+def test_an_unrecognised_marker_is_a_leak_not_a_silent_answer(tmp_path):
+    src = tmp_path / "notebooks"
+    src.mkdir()
+    nbformat.write(_nb(("code", "def f():\n    ### BEGIN-SOLUTION\n    return 99\n")),
+                   src / "a.ipynb")
+    with pytest.raises(assign.AssignError, match="solution text left in cell 0"):
+        assign.assign(src, tmp_path / "student")
+
+
+def test_everything_between_the_fences_is_solution_and_the_task_text_stays():
+    nb = _nb(
+        ("md", ":::{exercise} Add one\n:label: ex-add\n\nWrite `f(x)` that adds one.\n:::"),
+        ("md", "Try it before you look.\n\n:::{solution-start} ex-add\n:class: dropdown\n:::\n"
+               "The secret: add 1."),
+        ("code", "def f(x):\n    ### BEGIN SOLUTION\n    return x + 1\n    ### END SOLUTION"),
+        ("md", "Why this works: it adds one."),
+        ("md", ":::{solution-end}\n:::\nNow run the checker."),
+        ("code", "check(f)"))
+    student = assign.student_copy(nb)
+    texts = [c.source for c in student.cells]
+    assert texts[0] == "### Exercise: Add one\n\nWrite `f(x)` that adds one."
+    assert texts[1] == "Try it before you look."  # the task sentence beside the fence stays
+    assert "return x + 1" not in texts[2] and "raise NotImplementedError()" in texts[2]
+    assert texts[3] == "Now run the checker." and texts[4] == "check(f)"
+    assert not any("secret" in t or "Why this works" in t for t in texts)
+    assert assign.solution_leaks(student) == []
+
+
+def test_a_code_cell_inside_a_solution_without_markers_fails_with_its_number():
+    nb = _nb(("md", ":::{solution-start} ex\n:::"), ("code", "def f(x):\n    return x + 1"),
+             ("md", ":::{solution-end}\n:::"))
+    with pytest.raises(assign.AssignError, match="cell 1: a code cell inside a hidden solution"):
+        assign.student_copy(nb)
+    with pytest.raises(assign.AssignError, match="never closed"):
+        assign.student_copy(_nb(("md", ":::{solution-start} ex\n:::"), ("md", "text")))

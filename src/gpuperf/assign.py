@@ -1,14 +1,24 @@
 """Student copies of the chapter notebooks: ``python -m gpuperf.assign notebooks/ --out student/``.
 
 In each code cell, every region between ``### BEGIN SOLUTION`` and ``### END SOLUTION``
-is replaced by ``# YOUR CODE HERE`` and ``raise NotImplementedError()`` at the same
-indentation (nbgrader's markers, so nbgrader can be used instead). A region at the top
-level of a cell (not inside a function) gets ``# YOUR CODE HERE`` alone: a ``raise`` there
-would stop a student's "run all" at that cell, before the rest of the chapter; the cell
-gives the answer's empty form above the region, and its checker says "not implemented yet". The markdown cells
-that open and close a hidden solution (``:::{solution-start}``, ``:::{solution-end}``)
-are dropped, and all outputs are cleared. A copy that still contains solution text
-is an error, not a warning.
+(nbgrader's markers, recognised in any case and spacing: ``###BEGIN SOLUTION``,
+``### Begin Solution``) is replaced by ``# YOUR CODE HERE`` and ``raise
+NotImplementedError()`` at the same indentation. A region at the top level of a cell (not
+inside a function) gets ``# YOUR CODE HERE`` alone: a ``raise`` there would stop a
+student's "run all" at that cell, before the rest of the chapter; the cell gives the
+answer's empty form above the region, and its checker says "not implemented yet".
+
+Everything between a hidden solution's fences (``:::{solution-start}`` ...
+``:::{solution-end}``) is solution: prose there is dropped, and a code cell there must mark
+its solution region (the code around the region is the task's scaffold), or the copy fails
+naming the cell. Text beside a fence in the same cell is kept. Exercise directives
+(``:::{exercise} Title`` ... ``:::``) become a heading and the task, readable in Jupyter
+and Colab, and all outputs are cleared. A copy that still contains solution text is an
+error, not a warning.
+
+Nothing is lost: the output folder may not be or contain the source, existing copies (a
+student's work, perhaps) are overwritten only with ``--force``, every notebook is checked
+before anything is written, and each file is written whole or not at all.
 """
 
 from __future__ import annotations
@@ -19,7 +29,14 @@ import sys
 from pathlib import Path
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
-_FENCE = re.compile(r"^\s*:{3,}\s*\{solution-(start|end)\}", re.M)
+# nbgrader's markers in any case and spacing ("###BEGIN SOLUTION", "### Begin Solution").
+_BEGIN = re.compile(r"^\s*#+\s*begin\s+solution\s*$", re.I)
+_END = re.compile(r"^\s*#+\s*end\s+solution\s*$", re.I)
+# Anything that looks like a marker, recognised or not: left in a copy, it is a leak.
+_MARKERISH = re.compile(r"(begin|end)[\s_-]*solution", re.I)
+_FENCE = re.compile(r"^\s*(:{3,})\s*\{solution-(start|end)\}", re.M | re.I)
+_EXERCISE = re.compile(r"^\s*(:{3,})\s*\{exercise\}\s*(.*)$", re.I)
+_OPTION = re.compile(r"^\s*:[\w-]+:")
 
 
 class AssignError(ValueError):
@@ -34,15 +51,14 @@ def strip_solutions(source: str, *, where: str = "cell") -> str:
     v.string(where, "where")
     out, inside, indent = [], False, ""
     for lineno, line in enumerate(source.splitlines(), 1):
-        stripped = line.strip()
-        if stripped == BEGIN:
+        if _BEGIN.match(line):
             if inside:
                 raise AssignError(f"{where}, line {lineno}: {BEGIN} inside another solution.")
             inside, indent = True, line[: len(line) - len(line.lstrip())]
             out.append(f"{indent}# YOUR CODE HERE")
             if indent:
                 out.append(f"{indent}raise NotImplementedError()")
-        elif stripped == END:
+        elif _END.match(line):
             if not inside:
                 raise AssignError(f"{where}, line {lineno}: {END} without {BEGIN}.")
             inside = False
@@ -53,22 +69,86 @@ def strip_solutions(source: str, *, where: str = "cell") -> str:
     return "\n".join(out)
 
 
+def _closing(lines, i):
+    """Index of the line after the start of a directive at ``lines[i]`` and its
+    option lines (``:class: dropdown``) and, for a fence with no body, its closing line."""
+    i += 1
+    while i < len(lines) and _OPTION.match(lines[i]):
+        i += 1
+    return i
+
+
+def _markdown(src: str, inside: bool, where: str):
+    """A markdown cell's text for the student (solution prose out, exercise directives as a
+    heading and the task) and whether it ends inside a solution."""
+    lines, out, i = src.split("\n"), [], 0
+    while i < len(lines):
+        line = lines[i]
+        fence = _FENCE.match(line)
+        if fence:
+            colons, kind = fence.group(1), fence.group(2).lower()
+            if kind == "start":
+                if inside:
+                    raise AssignError(f"{where}: a solution starts inside another solution.")
+                inside = True
+            else:
+                if not inside:
+                    raise AssignError(f"{where}: a solution ends that never started.")
+                inside = False
+            i = _closing(lines, i)
+            if i < len(lines) and re.match(rf"^\s*{colons}\s*$", lines[i]):
+                i += 1  # the fence's own closing line
+            continue
+        if inside:
+            i += 1
+            continue
+        exercise = _EXERCISE.match(line)
+        if exercise:
+            colons, title = exercise.group(1), exercise.group(2).strip()
+            out.append(f"### Exercise: {title}" if title else "### Exercise")
+            i = _closing(lines, i)
+            body = []
+            while i < len(lines) and not re.match(rf"^\s*{colons}\s*$", lines[i]):
+                body.append(lines[i])
+                i += 1
+            i += 1  # the directive's closing line
+            while body and not body[0].strip():
+                body.pop(0)
+            out += ([""] + body) if body else []
+            continue
+        out.append(line)
+        i += 1
+    return "\n".join(out).strip("\n"), inside
+
+
 def student_copy(nb):
     """A student version of the notebook object ``nb`` (nbformat), solutions removed."""
     import copy
 
     _notebook_arg(nb)
     nb = copy.deepcopy(nb)
-    cells = []
+    cells, inside = [], False
     for i, cell in enumerate(nb.cells):
         src = cell.source if isinstance(cell.source, str) else "".join(cell.source)
-        if cell.cell_type == "markdown" and _FENCE.search(src):
-            continue
-        if cell.cell_type == "code":
+        if cell.cell_type == "markdown":
+            text, inside = _markdown(src, inside, f"cell {i}")
+            if not text.strip():
+                continue  # a cell that held only fences or solution prose
+            cell.source = text
+        elif cell.cell_type == "code":
+            if inside and not any(_BEGIN.match(ln) for ln in src.splitlines()):
+                raise AssignError(
+                    f"cell {i}: a code cell inside a hidden solution (between "
+                    ":::{solution-start} and :::{solution-end}) has no ### BEGIN SOLUTION "
+                    "region: mark the solution in it, or move the cell out of the solution.")
             cell.source = strip_solutions(src, where=f"cell {i}")
             cell.outputs = []
             cell.execution_count = None
+        elif inside:
+            continue  # a raw cell inside a solution is solution too
         cells.append(cell)
+    if inside:
+        raise AssignError("a :::{solution-start} is never closed by :::{solution-end}.")
     nb.cells = cells
     return nb
 
@@ -79,7 +159,7 @@ def solution_leaks(nb) -> list[str]:
     leaks = []
     for i, cell in enumerate(nb.cells):
         src = cell.source if isinstance(cell.source, str) else "".join(cell.source)
-        if BEGIN in src or END in src or _FENCE.search(src):
+        if _MARKERISH.search(src) or _FENCE.search(src):
             leaks.append(f"cell {i}")
     return leaks
 
@@ -90,15 +170,31 @@ def _notebook_arg(nb):
                         f"{type(nb).__name__}.")
 
 
-def assign(src: Path, out: Path) -> list[Path]:
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        path.relative_to(folder)
+        return True
+    except ValueError:
+        return False
+
+
+def assign(src: Path, out: Path, *, force: bool = False) -> list[Path]:
+    """Write a student copy of each notebook of ``src`` (a notebook or a folder) to ``out``.
+
+    Refuses an ``out`` that is or contains the source, and existing copies unless ``force``;
+    every copy is made and checked before any is written, and each file appears whole."""
     import os
+    import tempfile
 
     import nbformat
+
+    from . import validate as v
 
     for name, val in (("src", src), ("out", out)):
         if not isinstance(val, (str, os.PathLike)) or not str(val).strip():
             raise TypeError(f"{name} must be a path (str or Path), not {type(val).__name__} "
                             f"({val!r}).")
+    v.boolean(force, "force")
     src, out = Path(src), Path(out)
     if not src.exists():
         raise FileNotFoundError(f"{src} does not exist; pass the notebooks folder or a notebook.")
@@ -107,24 +203,52 @@ def assign(src: Path, out: Path) -> list[Path]:
         raise FileNotFoundError(f"no .ipynb files in {src}.")
     if out.exists() and not out.is_dir():
         raise ValueError(f"out={out} is a file; pass a folder for the student copies.")
-    if any(out.resolve() == p.parent.resolve() for p in paths):
-        raise ValueError(f"out={out} is the folder of the notebooks themselves: the student "
-                         "copies would overwrite the solutions. Pass another folder.")
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
+    where = out.resolve()
     for p in paths:
-        nb = nbformat.read(p, as_version=4)
+        if _inside(p.resolve(), where):
+            raise ValueError(
+                f"out={out} is or contains the source ({p}): the student copies could overwrite "
+                "the notebooks with their solutions. Pass a folder outside it, e.g. "
+                "--out student/.")
+    targets = [out / p.name for p in paths]
+    existing = [t for t in targets if t.exists()]
+    if existing and not force:
+        shown = ", ".join(t.name for t in existing[:4]) + (" ..." if len(existing) > 4 else "")
+        raise FileExistsError(
+            f"{len(existing)} student cop{'y' if len(existing) == 1 else 'ies'} already in "
+            f"{out} ({shown}): a student's work may be in them. Choose another --out, or pass "
+            "--force to replace them.")
+    copies = []
+    for p in paths:  # every copy made and checked before anything is written
+        try:
+            nb = nbformat.read(p, as_version=4)
+        except Exception as err:  # noqa: BLE001 - any unreadable notebook stops the run
+            raise AssignError(f"{p.name}: not a readable notebook ({type(err).__name__}: "
+                              f"{err}); nothing was written.") from None
         try:
             student = student_copy(nb)
         except AssignError as err:
-            raise AssignError(f"{p.name}: {err}") from None
+            raise AssignError(f"{p.name}: {err} Nothing was written.") from None
         leaks = solution_leaks(student)
         if leaks:
-            raise AssignError(f"{p.name}: solution text left in {', '.join(leaks)}")
-        target = out / p.name
-        nbformat.write(student, target)
-        written.append(target)
-    return written
+            raise AssignError(f"{p.name}: solution text left in {', '.join(leaks)}; nothing "
+                              "was written.")
+        copies.append(nbformat.writes(student))
+    out.mkdir(parents=True, exist_ok=True)
+    staged = []
+    try:
+        for target, text in zip(targets, copies):
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=out)
+            staged.append((Path(tmp), target))
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+    except BaseException:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+        raise
+    for tmp, target in staged:  # each file is replaced whole (same folder: an atomic rename)
+        os.replace(tmp, target)
+    return targets
 
 
 def main(argv=None) -> int:
@@ -132,10 +256,13 @@ def main(argv=None) -> int:
                                  description="Write student copies of the notebooks, without solutions.")
     ap.add_argument("source", help="a notebook or a folder of notebooks (e.g. notebooks/)")
     ap.add_argument("--out", default="student", help="output folder (default: student/)")
+    ap.add_argument("--force", action="store_true",
+                    help="replace copies already in the output folder (a student's work may be "
+                         "in them)")
     args = ap.parse_args(argv)
     try:
-        written = assign(Path(args.source), Path(args.out))
-    except (AssignError, FileNotFoundError, ValueError, TypeError) as err:
+        written = assign(Path(args.source), Path(args.out), force=args.force)
+    except (AssignError, FileNotFoundError, FileExistsError, ValueError, TypeError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     for p in written:

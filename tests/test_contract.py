@@ -25,7 +25,7 @@ matplotlib.use("Agg")
 import contract_api  # noqa: E402
 
 import gpuperf as gp  # noqa: E402
-from gpuperf import assign, bench, colab, device, plots, record, records, widgets  # noqa: E402
+from gpuperf import assign, bench, colab, device, grade, plots, record, records, widgets  # noqa: E402
 from gpuperf import exercises as ex  # noqa: E402
 from gpuperf import validate as v  # noqa: E402
 from gpuperf.kernels import coalescing as co  # noqa: E402
@@ -246,6 +246,21 @@ BAD = {
                                        y="gbps", err=TypeError, word="ax"),
                                      B(plots.reference_bars, None, R, label="versoin",
                                        y="gbps", word="versoin")],
+    "gpuperf.grade:checker_cells": [B(grade.checker_cells, "nb", err=TypeError, word="nb")],
+    "gpuperf.grade:grading_notebook": [B(grade.grading_notebook, "nb", "nb", err=TypeError,
+                                         word="nb")],
+    "gpuperf.grade:grade_notebook": [B(grade.grade_notebook, "a.ipynb", "b.ipynb", student=3,
+                                       err=TypeError, word="student"),
+                                     B(grade.grade_notebook, "a.ipynb", "b.ipynb", student="s",
+                                       cell_timeout=0, word="cell_timeout")],
+    "gpuperf.grade:grade": [B(grade.grade, 42, err=TypeError, word="submissions"),
+                            B(grade.grade, "subs", cell_timeout=0, word="cell_timeout")],
+    "gpuperf.grade:write_gradebook": [B(grade.write_gradebook, [], "g.csv", force="yes",
+                                        err=TypeError, word="force"),
+                                      B(grade.write_gradebook, ["row"], "g.csv", err=TypeError,
+                                        word="rows[0]")],
+    "gpuperf.grade:main": [cli(grade.main, ["/no/such/submissions", "--out",
+                                            "/no/such/gradebook.csv"], "not a folder")],
     "gpuperf.widgets:pick": [B(widgets.pick, R, controls={"version": ["a"]}, show="f",
                                err=TypeError, word="show")],
     "gpuperf.widgets:interact": [B(widgets.interact, "fn", a=[1], err=TypeError, word="fn"),

@@ -1,0 +1,289 @@
+"""``python -m gpuperf.grade submissions/ --out gradebook.csv``: grade a class's notebooks.
+
+``submissions/`` holds one folder per student, each with the student's copies of the chapter
+notebooks (``submissions/ada/03_dram.ipynb``), as collected from Colab or a course site.
+Each notebook is run top to bottom in a fresh Jupyter kernel (on the GPU when there is one,
+under the simulator otherwise), with every checker cell put back as the course's source
+notebook has it: a student who edits or deletes a checker cell cannot change the verdict.
+A cell that runs longer than ``--cell-timeout`` is interrupted and the run goes on, so one
+student's endless loop costs one timeout, not the class; a kernel that dies ends that
+notebook only.
+
+The gradebook has one row per student, notebook and checker: the checks passed, the checks
+run, the score (the fraction passed: partial credit) and a status: ``graded``, ``not
+implemented`` (the stub is untouched), ``no verdict`` (the checker never reported: the
+detail says why, e.g. a timeout or an error in the student's code before it). It is written
+whole or not at all, and an existing gradebook is replaced only with ``--force``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import csv
+import io
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from . import validate as v
+
+COLUMNS = ("student", "notebook", "exercise", "passed", "total", "score", "status", "detail")
+
+
+def _checker_name(source: str) -> str | None:
+    """The first ``check_*`` function a code cell calls (by the AST, not by substring)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            fn = node.func
+            name = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", "")
+            if name.startswith("check_"):
+                return name
+    return None
+
+
+def _calls_a_checker(source: str) -> bool:
+    return _checker_name(source) is not None
+
+
+def checker_cells(nb) -> list[tuple[str, str]]:
+    """``(cell id, source)`` of each checker cell of a source notebook, in order."""
+    from .assign import _notebook_arg
+
+    _notebook_arg(nb)
+    out = []
+    for cell in nb.cells:
+        if cell.cell_type == "code" and _calls_a_checker(cell.source):
+            if not cell.get("id"):
+                raise ValueError("a checker cell of the source notebook has no cell id "
+                                 "(nbformat 4.5 or later is needed to match it).")
+            out.append((cell.id, cell.source))
+    return out
+
+
+def grading_notebook(submission, source):
+    """The student's notebook with every checker cell as ``source`` has it (restored where
+    the student deleted it), each tagged so that its verdicts name the cell."""
+    import copy
+
+    import nbformat
+
+    from .assign import _notebook_arg
+
+    _notebook_arg(submission)
+    _notebook_arg(source)
+    nb = copy.deepcopy(submission)
+    checks = dict(checker_cells(source))
+    order = [c.get("id") for c in source.cells]
+
+    def tagged(cid):
+        return nbformat.v4.new_code_cell(
+            f"import gpuperf.exercises as _gx; _gx.GRADING_CELL = {cid!r}\n" + checks[cid])
+
+    cells = []
+    for cell in nb.cells:
+        if cell.get("id") in checks:
+            continue  # the student's version of a checker cell: replaced below
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+            if _calls_a_checker(cell.source):
+                # A checker call the source does not have there (a student's own): run it,
+                # but its verdicts count for nothing.
+                cell.source = "import gpuperf.exercises as _gx; _gx.GRADING_CELL = None\n" \
+                    + cell.source
+        cells.append(cell)
+    # Put each checker back after the nearest cell before it in the source that survives.
+    for cid in checks:
+        here = order.index(cid)
+        anchor = next((order[j] for j in range(here - 1, -1, -1)
+                       if any(c.get("id") == order[j] for c in cells)), None)
+        at = 0 if anchor is None else next(
+            i for i, c in enumerate(cells) if c.get("id") == anchor) + 1
+        new = tagged(cid)
+        new.id = cid
+        cells.insert(at, new)
+    nb.cells = cells
+    return nb
+
+
+def _run(nb, *, cell_timeout: int, log: Path, cwd: Path) -> str | None:
+    """Execute ``nb`` in a fresh kernel; None, or why the run stopped early."""
+    from nbclient.exceptions import DeadKernelError
+
+    from .selfcheck import _client_class
+
+    os.environ["GPUPERF_GRADE_LOG"] = str(log)  # the kernel inherits it
+    client = _client_class()(nb, timeout=cell_timeout, kernel_name="python3",
+                             allow_errors=True, interrupt_on_timeout=True,
+                             resources={"metadata": {"path": str(cwd)}})
+    try:
+        client.execute()
+    except DeadKernelError:
+        return "the kernel died (the student's code crashed it)"
+    except Exception as err:  # noqa: BLE001 - nbclient's own failures end this notebook only
+        return f"the run stopped: {type(err).__name__}: {str(err)[:200]}"
+    finally:
+        os.environ.pop("GPUPERF_GRADE_LOG", None)
+    return None
+
+
+def _why_silent(nb, cid, cell_timeout) -> str:
+    """Why the checker cell ``cid`` gave no verdict, read from the executed notebook."""
+    idx = next((i for i, c in enumerate(nb.cells) if c.get("id") == cid), None)
+    for i, cell in enumerate(nb.cells[: (idx or 0) + 1]):
+        for out in cell.get("outputs", []):
+            if out.get("output_type") != "error":
+                continue
+            if out.get("ename") == "KeyboardInterrupt":
+                if i == idx:
+                    return (f"the checker ran past the {cell_timeout} s cell timeout (the "
+                            "student's code did not finish) and was interrupted")
+                first = (cell.source.strip().splitlines() or [""])[0][:60]
+                return (f"an earlier cell (starting {first!r}) ran past the {cell_timeout} s "
+                        "cell timeout and was interrupted")
+            if i == idx:
+                return f"the checker raised {out.get('ename')}: {out.get('evalue', '')[:150]}"
+    return "the checker cell did not run to a verdict"
+
+
+def grade_notebook(path: Path, source_path: Path, *, student: str, cell_timeout: int = 120
+                   ) -> list[dict]:
+    """Gradebook rows for one submitted notebook."""
+    import nbformat
+
+    v.string(student, "student")
+    v.positive_int(cell_timeout, "cell_timeout")
+    path, source_path = Path(path), Path(source_path)
+
+    source = nbformat.read(source_path, as_version=4)
+    checks = checker_cells(source)
+    try:
+        submission = nbformat.read(path, as_version=4)
+    except Exception as err:  # noqa: BLE001 - an unreadable file is a row, not a crash
+        return [_row(student, path.stem, _checker_name(src), None, "no verdict",
+                     f"not a readable notebook: {type(err).__name__}") for _, src in checks]
+    nb = grading_notebook(submission, source)
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "verdicts.jsonl"
+        stopped = _run(nb, cell_timeout=cell_timeout, log=log, cwd=source_path.parent)
+        entries = [json.loads(line) for line in log.read_text().splitlines()] \
+            if log.exists() else []
+    rows = []
+    for cid, _ in checks:
+        mine = [e for e in entries if e["cell"] == cid]
+        exercise = _checker_name(dict(checks)[cid])
+        if not mine:
+            rows.append(_row(student, path.stem, exercise, None, "no verdict",
+                             stopped or _why_silent(nb, cid, cell_timeout)))
+            continue
+        for e in mine:
+            status = "not implemented" if e["not_implemented"] else "graded"
+            rows.append(_row(student, path.stem, exercise, e, status,
+                             e.get("first_failure") or ""))
+    return rows
+
+
+def _row(student, notebook, exercise, entry, status, detail) -> dict:
+    passed = entry["passed"] if entry else 0
+    total = entry["passed"] + entry["failed"] if entry else 0
+    return {"student": student, "notebook": notebook, "exercise": exercise, "passed": passed,
+            "total": total, "score": round(passed / total, 3) if total else 0.0,
+            "status": status, "detail": detail}
+
+
+def grade(submissions: Path, *, source: Path = Path("notebooks"), cell_timeout: int = 120,
+          progress=print) -> list[dict]:
+    """Gradebook rows for every student folder of ``submissions``."""
+    for name, val in (("submissions", submissions), ("source", source)):
+        if not isinstance(val, (str, os.PathLike)) or not str(val).strip():
+            raise TypeError(f"{name} must be a folder path, not {type(val).__name__} ({val!r}).")
+    submissions, source = Path(submissions), Path(source)
+    v.positive_int(cell_timeout, "cell_timeout")
+    if not submissions.is_dir():
+        raise FileNotFoundError(f"submissions={submissions} is not a folder: pass the folder "
+                                "with one subfolder per student.")
+    if not source.is_dir():
+        raise FileNotFoundError(f"source={source} is not a folder: pass the course's "
+                                "notebooks/ (the instructor's copies, with the checker cells).")
+    students = sorted(p for p in submissions.iterdir() if p.is_dir()
+                      and not p.name.startswith("."))
+    if not students:
+        raise FileNotFoundError(f"no student folders in {submissions}: expected "
+                                f"{submissions}/<student>/<NN_chapter>.ipynb.")
+    rows = []
+    jobs = [(s, p) for s in students for p in sorted(s.glob("*.ipynb"))]
+    for k, (student, path) in enumerate(jobs, 1):
+        src = source / path.name
+        t0 = time.perf_counter()
+        if not src.is_file():
+            rows.append(_row(student.name, path.stem, "-", None, "no verdict",
+                             f"no notebook {path.name} in {source}: not a course notebook"))
+        else:
+            rows += grade_notebook(path, src, student=student.name, cell_timeout=cell_timeout)
+        if progress:
+            progress(f"[{k}/{len(jobs)}] {student.name}/{path.name}: "
+                     f"{time.perf_counter() - t0:.1f} s")
+    return rows
+
+
+def write_gradebook(rows: list[dict], out: Path, *, force: bool = False) -> Path:
+    """Write ``rows`` as CSV to ``out``, whole or not at all; never over a file unless forced."""
+    rows = v.sequence(rows, "rows", empty=True)
+    for i, r in enumerate(rows):
+        v.mapping(r, f"rows[{i}]")
+    out = Path(out)
+    v.boolean(force, "force")
+    if out.exists() and not force:
+        raise FileExistsError(f"{out} exists: pass --force to replace it, or another --out.")
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=COLUMNS)
+    writer.writeheader()
+    writer.writerows(rows)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(buf.getvalue())
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m gpuperf.grade", description=__doc__.split("\n")[0])
+    ap.add_argument("submissions", help="folder with one subfolder of notebooks per student")
+    ap.add_argument("--source", default="notebooks",
+                    help="the course's notebooks, with the checker cells (default: notebooks/)")
+    ap.add_argument("--out", default="gradebook.csv", help="the gradebook (default: gradebook.csv)")
+    ap.add_argument("--cell-timeout", type=int, default=120,
+                    help="seconds a cell may run before it is interrupted (default: 120)")
+    ap.add_argument("--force", action="store_true", help="replace an existing gradebook")
+    args = ap.parse_args(argv)
+    try:
+        if Path(args.out).exists() and not args.force:  # before an hour of grading, not after
+            raise FileExistsError(f"{args.out} exists: pass --force to replace it, or another "
+                                  "--out.")
+        rows = grade(Path(args.submissions), source=Path(args.source),
+                     cell_timeout=args.cell_timeout,
+                     progress=lambda line: print(line, file=sys.stderr, flush=True))
+        write_gradebook(rows, Path(args.out), force=args.force)
+    except (FileNotFoundError, FileExistsError, ValueError, TypeError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    done = [r for r in rows if r["status"] == "graded"]
+    print(f"wrote {args.out}: {len(rows)} rows, {len(done)} graded, "
+          f"{len(rows) - len(done)} not implemented or without a verdict")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

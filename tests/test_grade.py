@@ -1,0 +1,119 @@
+"""The batch grader on a class of generated submissions: right, wrong, untouched, hanging,
+crashing, and edited (the checker cell faked or deleted), under the simulator."""
+
+import csv
+
+import nbformat
+import pytest
+
+from gpuperf import assign, grade
+
+SETUP = "import gpuperf as gp\ngs = gp.gridstride"
+RIGHT = "    return 3 * 4 * n / (ms * 1e-3) / 1e9"
+WRONG = "    return 2 * 4 * n / (ms * 1e-3) / 1e9  # forgot the write"
+
+
+def _source(folder):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(SETUP, id="setup"),
+        nbformat.v4.new_markdown_cell("Write `saxpy_gbps(n, ms)`.", id="task"),
+        nbformat.v4.new_code_cell(
+            "def saxpy_gbps(n, ms):\n    ### BEGIN SOLUTION\n" + RIGHT + "\n    ### END SOLUTION",
+            id="solution"),
+        nbformat.v4.new_code_cell("gs.check_bandwidth_formula(saxpy_gbps);", id="check"),
+        nbformat.v4.new_code_cell("print('the end')", id="after"),
+    ]
+    folder.mkdir()
+    nbformat.write(nb, folder / "01_demo.ipynb")
+    return folder / "01_demo.ipynb"
+
+
+def _submit(root, student, copy, edit=None):
+    nb = nbformat.read(copy, as_version=4)
+    if edit:
+        edit(nb)
+    (root / student).mkdir(parents=True)
+    nbformat.write(nb, root / student / copy.name)
+
+
+def _answer(body):
+    def edit(nb):
+        cell = next(c for c in nb.cells if c.get("id") == "solution")
+        cell.source = "def saxpy_gbps(n, ms):\n" + body
+    return edit
+
+
+@pytest.fixture(scope="module")
+def gradebook(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("class")
+    source = _source(tmp / "notebooks")
+    copy = assign.assign(source.parent, tmp / "student")[0]
+    subs = tmp / "submissions"
+    _submit(subs, "right", copy, _answer(RIGHT))
+    _submit(subs, "wrong", copy, _answer(WRONG))
+    _submit(subs, "untouched", copy)
+    _submit(subs, "hangs", copy, _answer("    import time\n    while True:\n"
+                                         "        time.sleep(0.05)"))
+    _submit(subs, "crashes", copy, _answer("    import os\n    os._exit(3)"))
+
+    def fake_checker(nb):  # a wrong answer, and a checker cell that prints a pass
+        _answer(WRONG)(nb)
+        next(c for c in nb.cells if c.get("id") == "check").source = \
+            "print('all 5 checks passed')"
+    _submit(subs, "edits", copy, fake_checker)
+
+    def delete_checker(nb):
+        _answer(WRONG)(nb)
+        nb.cells = [c for c in nb.cells if c.get("id") != "check"]
+    _submit(subs, "deletes", copy, delete_checker)
+    (subs / "stray").mkdir()
+    (subs / "stray" / "notes.ipynb").write_text("{not a notebook")
+
+    out = tmp / "gradebook.csv"
+    assert grade.main([str(subs), "--source", str(source.parent), "--out", str(out),
+                       "--cell-timeout", "8"]) == 0
+    with open(out, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    return out, {r["student"]: r for r in rows}, rows
+
+
+def test_every_submission_gets_a_row(gradebook):
+    _, by_student, rows = gradebook
+    assert sorted(by_student) == ["crashes", "deletes", "edits", "hangs", "right", "stray",
+                                  "untouched", "wrong"]
+    assert len(rows) == 8
+    assert all(list(r) == list(grade.COLUMNS) for r in rows)
+
+
+def test_right_and_wrong_answers_are_scored(gradebook):
+    _, g, _ = gradebook
+    right, wrong = g["right"], g["wrong"]
+    assert right["status"] == "graded" and right["exercise"] == "check_bandwidth_formula"
+    assert int(right["passed"]) == int(right["total"]) > 0 and float(right["score"]) == 1.0
+    assert wrong["status"] == "graded" and float(wrong["score"]) < 1.0 and wrong["detail"]
+
+
+def test_a_fake_or_deleted_checker_changes_nothing(gradebook):
+    _, g, _ = gradebook
+    for who in ("edits", "deletes"):
+        assert g[who]["status"] == "graded"
+        assert (g[who]["passed"], g[who]["total"]) == (g["wrong"]["passed"], g["wrong"]["total"])
+
+
+def test_untouched_hanging_and_crashing_notebooks_are_said_so(gradebook):
+    _, g, _ = gradebook
+    assert g["untouched"]["status"] == "not implemented" and g["untouched"]["score"] == "0.0"
+    assert g["hangs"]["status"] == "no verdict" and "timeout" in g["hangs"]["detail"]
+    assert g["crashes"]["status"] == "no verdict" and "died" in g["crashes"]["detail"]
+    assert g["stray"]["status"] == "no verdict" and "not a course notebook" in g["stray"]["detail"]
+
+
+def test_an_existing_gradebook_is_kept_unless_forced(gradebook, tmp_path, capsys):
+    out, _, _ = gradebook
+    before = out.read_bytes()
+    assert grade.main([str(tmp_path), "--out", str(out)]) == 2
+    assert "--force" in capsys.readouterr().err and out.read_bytes() == before
+    with pytest.raises(FileExistsError):
+        grade.write_gradebook([], out)
+    assert out.read_bytes() == before

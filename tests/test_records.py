@@ -137,3 +137,23 @@ def test_record_cli_refuses_without_gpu_and_lists(capsys):
 def test_records_are_plain_json():
     for path in records.available():
         json.loads(path.read_text())
+
+
+def test_gpuperf_live_switches_measuring_off_on_a_gpu(monkeypatch):
+    import gpuperf
+
+    monkeypatch.setattr(gpuperf, "MODE", "gpu")
+    monkeypatch.delenv(records.ENV_LIVE, raising=False)
+    assert records.live_by_default() is True
+    for off in ("0", "false", " OFF "):
+        monkeypatch.setenv(records.ENV_LIVE, off)
+        assert records.live_by_default() is False
+        res = records.run("reduce_ladder")  # replayed, although the mode says GPU
+        assert res.source == "recorded"
+    monkeypatch.setenv(records.ENV_LIVE, "1")
+    assert records.live_by_default() is True
+    monkeypatch.setattr(gpuperf, "MODE", "sim")
+    assert records.live_by_default() is False  # no GPU: never live
+    monkeypatch.setenv(records.ENV_LIVE, "sometimes")
+    with pytest.raises(ValueError, match="GPUPERF_LIVE='sometimes'"):
+        records.live_by_default()

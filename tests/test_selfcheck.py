@@ -208,3 +208,26 @@ def test_sliced_polls_find_a_message_that_arrives_after_the_first_slice(monkeypa
     with pytest.raises(Empty):
         asyncio.run(ch.get_msg(timeout=0.2))
     assert 0.2 <= time.monotonic() - t0 < 1.0
+
+
+def test_gpu_seconds_add_up_per_environment_and_copy(tmp_path):
+    from gpuperf import selfcheck
+
+    def run(nb, copy, seconds):
+        return {"notebook": nb, "copy": copy, "ok": True, "seconds": seconds}
+
+    (tmp_path / "selfcheck-gpu.json").write_text(json.dumps(
+        {"gpu": "NVIDIA X1", "notebooks": [run("01_a", "chapter", 10.0), run("01_a", "student", 8.0),
+                                           run("02_b", "chapter", 20.5)]}))
+    (tmp_path / "selfcheck-gpu-colab.json").write_text(json.dumps(
+        {"gpu": "NVIDIA X1", "notebooks": [run("01_a", "chapter", 12.0)]}))
+    rows = selfcheck.gpu_seconds(tmp_path)
+    assert [r["notebook"] for r in rows] == ["01_a", "02_b", "all notebooks"]
+    assert rows[0] == {"notebook": "01_a", "chapter copy, course versions, X1": 10.0,
+                       "student copy, course versions, X1": 8.0,
+                       "chapter copy, Colab-like, X1": 12.0, "student copy, Colab-like, X1": None}
+    assert rows[1]["student copy, course versions, X1"] is None  # not run: not invented
+    assert rows[-1]["chapter copy, course versions, X1"] == 30.5
+    assert rows[-1]["student copy, Colab-like, X1"] == 0
+    with pytest.raises(ValueError, match="does not exist"):
+        selfcheck.gpu_seconds(tmp_path / "missing")

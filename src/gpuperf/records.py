@@ -34,6 +34,23 @@ FORMATS = (1, 2)
 REFERENCE = "nvidia-h200"
 ENV_RECORD = "GPUPERF_RECORD"
 ENV_HOME = "GPUPERF_HOME"
+# GPUPERF_LIVE=0 on a GPU: every experiment shows its record instead of measuring (a class
+# that runs a chapter for its exercises without spending GPU minutes on re-measuring).
+ENV_LIVE = "GPUPERF_LIVE"
+
+
+def live_by_default() -> bool:
+    """Whether ``run(name)`` measures: on a GPU, unless ``GPUPERF_LIVE`` is 0/false/no/off."""
+    from . import MODE
+
+    raw = os.environ.get(ENV_LIVE, "").strip().lower()
+    if raw in ("0", "false", "no", "off"):
+        return False
+    if raw not in ("", "1", "true", "yes", "on"):
+        raise ValueError(f"{ENV_LIVE}={os.environ[ENV_LIVE]!r} is not understood: set it to 0 to "
+                         "show the records instead of measuring, 1 (or leave it unset) to "
+                         "measure on a GPU.")
+    return MODE == "gpu"
 
 
 class RecordError(ValueError):
@@ -624,7 +641,8 @@ def run(name: str, *, live: bool | None = None, progress=None) -> Result:
     """The result of experiment ``name``: measured now on a GPU, replayed from records otherwise.
 
     ``live=False`` replays the record even on a GPU (to compare with the reference);
-    ``live=True`` insists on measuring.
+    ``live=True`` insists on measuring. ``GPUPERF_LIVE=0`` in the environment makes every
+    ``run`` without ``live=`` replay (see :func:`live_by_default`).
     """
     get(name)
     if live is not None:
@@ -632,9 +650,7 @@ def run(name: str, *, live: bool | None = None, progress=None) -> Result:
     if progress is not None:
         v.function(progress, "progress", what="a callable taking one status string")
     if live is None:
-        from . import MODE
-
-        live = MODE == "gpu"  # the simulator and compile mode (no GPU) replay
+        live = live_by_default()  # the simulator and compile mode (no GPU) replay
     return measure(name, progress) if live else recorded(name)
 
 

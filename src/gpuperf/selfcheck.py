@@ -339,6 +339,58 @@ def show_shipped(folder: Path | None = None) -> None:
                  f"<tbody>{body}</tbody></table>"))
 
 
+def gpu_seconds(folder: Path | None = None) -> list[dict]:
+    """Seconds each notebook took in the shipped self-checks (a student's run top to bottom,
+    measurements included): one row per notebook, one column per environment and copy, and a
+    last row with the totals. For planning a class's GPU time."""
+    if folder is not None and not isinstance(folder, (str, os.PathLike)):
+        raise TypeError(f"folder must be a path, not {type(folder).__name__}.")
+    folder = _DATA if folder is None else Path(folder)
+    if not folder.is_dir():
+        raise ValueError(f"folder={str(folder)!r} does not exist; pass the folder that "
+                         "holds the selfcheck-*.json files (default: the package's data).")
+    columns, seconds = [], {}
+    for path in sorted(folder.glob("selfcheck-*.json"),
+                       key=lambda p: (p.stem.endswith("-colab"), p.name)):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        where = ("Colab-like" if path.stem.endswith("-colab") else "course versions")
+        gpu = str(data.get("gpu") or "?").replace("NVIDIA ", "")
+        for copy in ("chapter", "student"):
+            col = f"{copy} copy, {where}, {gpu}"
+            columns.append(col)
+            for r in data.get("notebooks", []):
+                if r.get("copy") == copy:
+                    seconds.setdefault(r["notebook"], {})[col] = r.get("seconds")
+    rows = [{"notebook": nb, **{c: seconds[nb].get(c) for c in columns}}
+            for nb in sorted(seconds)]
+    if rows:
+        rows.append({"notebook": "all notebooks",
+                     **{c: round(sum(r[c] or 0 for r in rows), 1) for c in columns}})
+    return rows
+
+
+def show_gpu_seconds(folder: Path | None = None) -> None:
+    """:func:`gpu_seconds` as a table of seconds (HTML in Jupyter)."""
+    import html
+
+    rows = gpu_seconds(folder)
+    if not rows:
+        print("No self-check results are shipped yet: run `python -m gpuperf.selfcheck` on a GPU.")
+        return
+    keys = list(rows[0])
+    try:
+        from IPython.display import HTML, display
+    except ImportError:
+        for r in rows:
+            print("  ".join(f"{r[k]}" for k in keys))
+        return
+    head = "".join(f"<th>{html.escape(k)}</th>" for k in keys)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape('-' if r[k] is None else str(r[k]))}</td>"
+                                    for k in keys) + "</tr>" for r in rows)
+    display(HTML(f"<table class='gp-table'><thead><tr>{head}</tr></thead>"
+                 f"<tbody>{body}</tbody></table>"))
+
+
 def _parse(argv):
     p = argparse.ArgumentParser(prog="python -m gpuperf.selfcheck", description=__doc__.split("\n")[0])
     p.add_argument("--notebooks", type=Path, default=Path("notebooks"),

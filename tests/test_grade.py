@@ -67,6 +67,17 @@ def gradebook(tmp_path_factory):
         _answer(WRONG)(nb)
         nb.cells = [c for c in nb.cells if c.get("id") != "check"]
     _submit(subs, "deletes", copy, delete_checker)
+    def patch_checker(nb):  # a wrong answer, and an earlier cell that replaces the checker
+        _answer(WRONG)(nb)
+        at = next(i for i, c in enumerate(nb.cells) if c.get("id") == "solution")
+        nb.cells.insert(at, nbformat.v4.new_code_cell(
+            "import gpuperf.exercises as e\n"
+            "def fake(fn):\n    r = e.Report('check_bandwidth_formula')\n"
+            "    r.passed += ['a', 'b', 'c', 'd']\n    e._log_verdict(r)\n    return r\n"
+            "gs.check_bandwidth_formula = fake\n"
+            "e.GRADE_LOG, e.GRADING_CELL = 'forged.jsonl', 'check'\n"
+            "fake(print)"))
+    _submit(subs, "patches", copy, patch_checker)
     (subs / "stray").mkdir()
     (subs / "stray" / "notes.ipynb").write_text("{not a notebook")
 
@@ -80,9 +91,9 @@ def gradebook(tmp_path_factory):
 
 def test_every_submission_gets_a_row(gradebook):
     _, by_student, rows = gradebook
-    assert sorted(by_student) == ["crashes", "deletes", "edits", "hangs", "right", "stray",
-                                  "untouched", "wrong"]
-    assert len(rows) == 8
+    assert sorted(by_student) == ["crashes", "deletes", "edits", "hangs", "patches", "right",
+                                  "stray", "untouched", "wrong"]
+    assert len(rows) == 9
     assert all(list(r) == list(grade.COLUMNS) for r in rows)
 
 
@@ -94,9 +105,9 @@ def test_right_and_wrong_answers_are_scored(gradebook):
     assert wrong["status"] == "graded" and float(wrong["score"]) < 1.0 and wrong["detail"]
 
 
-def test_a_fake_or_deleted_checker_changes_nothing(gradebook):
+def test_a_fake_deleted_or_replaced_checker_changes_nothing(gradebook):
     _, g, _ = gradebook
-    for who in ("edits", "deletes"):
+    for who in ("edits", "deletes", "patches"):
         assert g[who]["status"] == "graded"
         assert (g[who]["passed"], g[who]["total"]) == (g["wrong"]["passed"], g["wrong"]["total"])
 

@@ -89,17 +89,17 @@ def _dtype_arg(dtype, kinds, name="dtype"):
     return dt
 
 
-# ``python -m gpuperf.grade`` sets this in the kernel it grades in: every verdict a checker
-# gives is appended there as one JSON line, with the cell it came from (GRADING_CELL).
-GRADE_LOG_ENV = "GPUPERF_GRADE_LOG"
+# ``python -m gpuperf.grade`` sets these in the kernel it grades in, only while one of the
+# course's checker cells runs: every verdict is appended to GRADE_LOG (a fresh, unguessable
+# path each time) as one JSON line, with the checker cell it came from (GRADING_CELL).
+GRADE_LOG = None
 GRADING_CELL = None
 
 
 def _log_verdict(report) -> None:
     import json
-    import os
 
-    path = os.environ.get(GRADE_LOG_ENV)
+    path = GRADE_LOG
     if not path:
         return
     entry = {"cell": GRADING_CELL, "title": report.title, "passed": len(report.passed),

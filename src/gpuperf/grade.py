@@ -14,6 +14,12 @@ run, the score (the fraction passed: partial credit) and a status: ``graded``, `
 implemented`` (the stub is untouched), ``no verdict`` (the checker never reported: the
 detail says why, e.g. a timeout or an error in the student's code before it). It is written
 whole or not at all, and an existing gradebook is replaced only with ``--force``.
+
+Before each checker, the modules it calls are reloaded (a checker replaced in an earlier cell
+is restored), and the verdicts go to a file named afresh for each notebook, set only while
+the course's checker cell runs. The student's code runs in a scratch folder. This is not a
+sandbox: the code runs with the grader's permissions, and a student who writes code to forge
+results inside the kernel is not ruled out; grade untrusted work in a container.
 """
 
 from __future__ import annotations
@@ -68,9 +74,29 @@ def checker_cells(nb) -> list[tuple[str, str]]:
     return out
 
 
-def grading_notebook(submission, source):
+def _guarded(cid: str, source: str, log: str) -> str:
+    """A checker cell's code, run with fresh copies of the modules it calls (an earlier cell
+    cannot have replaced the checker) and with its verdicts logged for the grader."""
+    import textwrap
+
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr.startswith("check_") and isinstance(node.func.value, ast.Name):
+            names.add(node.func.value.id)
+    reloads = "".join(
+        f"    if getattr({n}, '__name__', '').startswith('gpuperf.'):\n"
+        f"        _il.reload({n})\n" for n in sorted(names))
+    return ("import importlib as _il\nimport gpuperf.exercises as _gx\n"
+            "_il.reload(_gx)\n"
+            "try:\n" + reloads + f"    _gx.GRADE_LOG, _gx.GRADING_CELL = {log!r}, {cid!r}\n"
+            + textwrap.indent(source.rstrip() or "pass", "    ") + "\n"
+            "finally:\n    _gx.GRADE_LOG = _gx.GRADING_CELL = None\n")
+
+
+def grading_notebook(submission, source, log: str = "verdicts.jsonl"):
     """The student's notebook with every checker cell as ``source`` has it (restored where
-    the student deleted it), each tagged so that its verdicts name the cell."""
+    the student deleted it), each guarded and tagged so that its verdicts reach ``log``."""
     import copy
 
     import nbformat
@@ -79,13 +105,13 @@ def grading_notebook(submission, source):
 
     _notebook_arg(submission)
     _notebook_arg(source)
+    v.string(log, "log")
     nb = copy.deepcopy(submission)
     checks = dict(checker_cells(source))
     order = [c.get("id") for c in source.cells]
 
     def tagged(cid):
-        return nbformat.v4.new_code_cell(
-            f"import gpuperf.exercises as _gx; _gx.GRADING_CELL = {cid!r}\n" + checks[cid])
+        return nbformat.v4.new_code_cell(_guarded(cid, checks[cid], log))
 
     cells = []
     for cell in nb.cells:
@@ -93,11 +119,6 @@ def grading_notebook(submission, source):
             continue  # the student's version of a checker cell: replaced below
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
-            if _calls_a_checker(cell.source):
-                # A checker call the source does not have there (a student's own): run it,
-                # but its verdicts count for nothing.
-                cell.source = "import gpuperf.exercises as _gx; _gx.GRADING_CELL = None\n" \
-                    + cell.source
         cells.append(cell)
     # Put each checker back after the nearest cell before it in the source that survives.
     for cid in checks:
@@ -113,13 +134,12 @@ def grading_notebook(submission, source):
     return nb
 
 
-def _run(nb, *, cell_timeout: int, log: Path, cwd: Path) -> str | None:
+def _run(nb, *, cell_timeout: int, cwd: Path) -> str | None:
     """Execute ``nb`` in a fresh kernel; None, or why the run stopped early."""
     from nbclient.exceptions import DeadKernelError
 
     from .selfcheck import _client_class
 
-    os.environ["GPUPERF_GRADE_LOG"] = str(log)  # the kernel inherits it
     client = _client_class()(nb, timeout=cell_timeout, kernel_name="python3",
                              allow_errors=True, interrupt_on_timeout=True,
                              resources={"metadata": {"path": str(cwd)}})
@@ -129,8 +149,6 @@ def _run(nb, *, cell_timeout: int, log: Path, cwd: Path) -> str | None:
         return "the kernel died (the student's code crashed it)"
     except Exception as err:  # noqa: BLE001 - nbclient's own failures end this notebook only
         return f"the run stopped: {type(err).__name__}: {str(err)[:200]}"
-    finally:
-        os.environ.pop("GPUPERF_GRADE_LOG", None)
     return None
 
 
@@ -169,10 +187,13 @@ def grade_notebook(path: Path, source_path: Path, *, student: str, cell_timeout:
     except Exception as err:  # noqa: BLE001 - an unreadable file is a row, not a crash
         return [_row(student, path.stem, _checker_name(src), None, "no verdict",
                      f"not a readable notebook: {type(err).__name__}") for _, src in checks]
-    nb = grading_notebook(submission, source)
-    with tempfile.TemporaryDirectory() as tmp:
-        log = Path(tmp) / "verdicts.jsonl"
-        stopped = _run(nb, cell_timeout=cell_timeout, log=log, cwd=source_path.parent)
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as work:
+        # A fresh, unguessable name, written into the checker cells only, in a folder apart
+        # from the one the student's code runs in (not beside the course's notebooks either:
+        # a relative path in a student's code reaches neither).
+        log = Path(tmp) / f"verdicts-{os.urandom(12).hex()}.jsonl"
+        nb = grading_notebook(submission, source, str(log))
+        stopped = _run(nb, cell_timeout=cell_timeout, cwd=Path(work))
         entries = [json.loads(line) for line in log.read_text().splitlines()] \
             if log.exists() else []
     rows = []

@@ -226,3 +226,46 @@ def test_a_code_cell_inside_a_solution_without_markers_fails_with_its_number():
         assign.student_copy(nb)
     with pytest.raises(assign.AssignError, match="never closed"):
         assign.student_copy(_nb(("md", ":::{solution-start} ex\n:::"), ("md", "text")))
+
+
+def test_out_inside_the_source_folder_is_refused(tmp_path):
+    src = _chapter(tmp_path)
+    with pytest.raises(ValueError, match="inside the source folder"):
+        assign.assign(src, src / "student")
+    assert not (src / "student").exists()
+
+
+@pytest.mark.parametrize("solution", [
+    ":::{solution} ex-add\n:class: dropdown\n\nSECRET-1: add one.\n:::",
+    "```{solution-start} ex-add\n```\nSECRET-2: add one.\n```{solution-end}\n```",
+    ":::{solution-start} ex-add\n:class: dropdown\n\n:::\nSECRET-3\n:::{solution-end}\n\n:::",
+])
+def test_every_form_of_a_solution_directive_is_removed(solution):
+    nb = _nb(("md", "Task: add one.\n\n" + solution + "\n\nAfter."), ("code", "check(f)"))
+    student = assign.student_copy(nb)
+    text = "\n".join(c.source for c in student.cells)
+    assert "SECRET" not in text and "solution" not in text.lower()
+    first = student.cells[0].source
+    assert first.startswith("Task: add one.") and first.rstrip().endswith("After.")
+    assert ":::" not in text and "```" not in text
+
+
+def test_prose_about_solutions_and_trailing_hashes_are_understood():
+    nb = _nb(("md", "We recommend solutions that end solutions early."),
+             ("code", "def f():\n    ### BEGIN SOLUTION ###\n    return 7\n    ### END SOLUTION ###"))
+    student = assign.student_copy(nb)
+    assert assign.solution_leaks(student) == []
+    assert "return 7" not in student.cells[1].source
+
+
+def test_copies_are_as_readable_as_other_new_files(tmp_path):
+    import os
+    import stat
+
+    src = _chapter(tmp_path)
+    umask = os.umask(0o022)
+    try:
+        written = assign.assign(src, tmp_path / "student")
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE(written[0].stat().st_mode) == 0o644

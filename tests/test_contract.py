@@ -253,6 +253,7 @@ BAD = {
                                        err=TypeError, word="student"),
                                      B(grade.grade_notebook, "a.ipynb", "b.ipynb", student="s",
                                        cell_timeout=0, word="cell_timeout")],
+    "gpuperf.grade:course_name": [B(grade.course_name, 3, err=TypeError, word="filename")],
     "gpuperf.grade:grade": [B(grade.grade, 42, err=TypeError, word="submissions"),
                             B(grade.grade, "subs", cell_timeout=0, word="cell_timeout")],
     "gpuperf.grade:write_gradebook": [B(grade.write_gradebook, [], "g.csv", force="yes",

@@ -80,21 +80,37 @@ def gradebook(tmp_path_factory):
     _submit(subs, "patches", copy, patch_checker)
     (subs / "stray").mkdir()
     (subs / "stray" / "notes.ipynb").write_text("{not a notebook")
+    # Colab's and a browser's names; two files for one notebook: the newest counts
+    import os
+    _submit(subs, "renames", copy, _answer(WRONG))
+    (subs / "renames" / copy.name).rename(subs / "renames" / "01_demo (1).ipynb")
+    nb = nbformat.read(copy, as_version=4)
+    _answer(RIGHT)(nb)
+    nbformat.write(nb, subs / "renames" / "Copy of 01_demo.ipynb")
+    os.utime(subs / "renames" / "01_demo (1).ipynb", (1, 1))
 
     out = tmp / "gradebook.csv"
     assert grade.main([str(subs), "--source", str(source.parent), "--out", str(out),
                        "--cell-timeout", "8"]) == 0
     with open(out, newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    return out, {r["student"]: r for r in rows}, rows
+    return out, {r["student"]: r for r in rows if r["notebook"] == "01_demo"}, rows
 
 
-def test_every_submission_gets_a_row(gradebook):
+def test_every_student_gets_a_row_per_notebook_and_exercise(gradebook):
     _, by_student, rows = gradebook
-    assert sorted(by_student) == ["crashes", "deletes", "edits", "hangs", "patches", "right",
-                                  "stray", "untouched", "wrong"]
-    assert len(rows) == 9
+    assert sorted(by_student) == ["crashes", "deletes", "edits", "hangs", "patches", "renames",
+                                  "right", "stray", "untouched", "wrong"]
+    assert len(rows) == 11  # one per student for 01_demo, and the stray file
     assert all(list(r) == list(grade.COLUMNS) for r in rows)
+
+
+def test_renamed_copies_count_and_the_newest_is_graded(gradebook):
+    _, g, _ = gradebook
+    assert g["renames"]["status"] == "graded" and g["renames"]["score"] == "1.0"
+    assert "Copy of 01_demo.ipynb" in g["renames"]["detail"]
+    assert "01_demo (1).ipynb" in g["renames"]["detail"]
+    assert grade.course_name("Copy of Copy of 03_dram (2).ipynb") == "03_dram.ipynb"
 
 
 def test_right_and_wrong_answers_are_scored(gradebook):
@@ -117,7 +133,10 @@ def test_untouched_hanging_and_crashing_notebooks_are_said_so(gradebook):
     assert g["untouched"]["status"] == "not implemented" and g["untouched"]["score"] == "0.0"
     assert g["hangs"]["status"] == "no verdict" and "timeout" in g["hangs"]["detail"]
     assert g["crashes"]["status"] == "no verdict" and "died" in g["crashes"]["detail"]
-    assert g["stray"]["status"] == "no verdict" and "not a course notebook" in g["stray"]["detail"]
+    assert g["stray"]["status"] == "missing"  # handed in no 01_demo at all
+    stray = [r for r in gradebook[2] if r["notebook"] == "notes"]
+    assert [r["status"] for r in stray] == ["not graded"]
+    assert "not a notebook of the course" in stray[0]["detail"]
 
 
 def test_an_existing_gradebook_is_kept_unless_forced(gradebook, tmp_path, capsys):
@@ -128,3 +147,15 @@ def test_an_existing_gradebook_is_kept_unless_forced(gradebook, tmp_path, capsys
     with pytest.raises(FileExistsError):
         grade.write_gradebook([], out)
     assert out.read_bytes() == before
+    assert grade.main([str(tmp_path), "--out", str(tmp_path)]) == 2  # a folder: refused at once
+    assert "is a folder" in capsys.readouterr().err
+
+
+def test_the_cause_before_a_silent_checker_is_named(tmp_path):
+    source = _source(tmp_path / "notebooks")
+    copy = assign.assign(source.parent, tmp_path / "student")[0]
+    subs = tmp_path / "subs"
+    _submit(subs, "typo", copy, _answer("    return 3 * 4 * n /\n"))
+    rows = grade.grade(subs, source=source.parent, cell_timeout=20, progress=None)
+    assert rows[0]["status"] == "no verdict"
+    assert "SyntaxError" in rows[0]["detail"] and "NameError" in rows[0]["detail"]

@@ -30,12 +30,14 @@ from pathlib import Path
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 # nbgrader's markers in any case and spacing ("###BEGIN SOLUTION", "### Begin Solution").
-_BEGIN = re.compile(r"^\s*#+\s*begin\s+solution\s*$", re.I)
-_END = re.compile(r"^\s*#+\s*end\s+solution\s*$", re.I)
+_BEGIN = re.compile(r"^\s*#+\s*begin\s+solution\s*#*\s*$", re.I)
+_END = re.compile(r"^\s*#+\s*end\s+solution\s*#*\s*$", re.I)
 # Anything that looks like a marker, recognised or not: left in a copy, it is a leak.
-_MARKERISH = re.compile(r"(begin|end)[\s_-]*solution", re.I)
-_FENCE = re.compile(r"^\s*(:{3,})\s*\{solution-(start|end)\}", re.M | re.I)
-_EXERCISE = re.compile(r"^\s*(:{3,})\s*\{exercise\}\s*(.*)$", re.I)
+_MARKERISH = re.compile(r"\b(begin|end)[\s_-]*solution\b", re.I)
+# MyST solution directives, with colon or backtick fences: {solution-start} / {solution-end}
+# (the book's split form) and a whole {solution} block.
+_FENCE = re.compile(r"^\s*(:{3,}|`{3,})\s*\{solution(-start|-end)?\}", re.M | re.I)
+_EXERCISE = re.compile(r"^\s*(:{3,}|`{3,})\s*\{exercise\}\s*(.*)$", re.I)
 _OPTION = re.compile(r"^\s*:[\w-]+:")
 
 
@@ -86,8 +88,20 @@ def _markdown(src: str, inside: bool, where: str):
         line = lines[i]
         fence = _FENCE.match(line)
         if fence:
-            colons, kind = fence.group(1), fence.group(2).lower()
-            if kind == "start":
+            marks, kind = fence.group(1), (fence.group(2) or "").lower()
+            close = re.compile(rf"^\s*{re.escape(marks)}\s*$")
+            if kind == "":  # a whole {solution} block: all of it goes, up to its closing fence
+                if inside:
+                    raise AssignError(f"{where}: a solution block inside a hidden solution.")
+                i += 1
+                while i < len(lines) and not close.match(lines[i]):
+                    i += 1
+                if i == len(lines):
+                    raise AssignError(f"{where}: a {{solution}} block is never closed by "
+                                      f"{marks}.")
+                i += 1
+                continue
+            if kind == "-start":
                 if inside:
                     raise AssignError(f"{where}: a solution starts inside another solution.")
                 inside = True
@@ -96,19 +110,22 @@ def _markdown(src: str, inside: bool, where: str):
                     raise AssignError(f"{where}: a solution ends that never started.")
                 inside = False
             i = _closing(lines, i)
-            if i < len(lines) and re.match(rf"^\s*{colons}\s*$", lines[i]):
-                i += 1  # the fence's own closing line
+            j = i
+            while j < len(lines) and not lines[j].strip():
+                j += 1  # blank lines before the fence's own closing line
+            if j < len(lines) and close.match(lines[j]):
+                i = j + 1
             continue
         if inside:
             i += 1
             continue
         exercise = _EXERCISE.match(line)
         if exercise:
-            colons, title = exercise.group(1), exercise.group(2).strip()
+            marks, title = exercise.group(1), exercise.group(2).strip()
             out.append(f"### Exercise: {title}" if title else "### Exercise")
             i = _closing(lines, i)
             body = []
-            while i < len(lines) and not re.match(rf"^\s*{colons}\s*$", lines[i]):
+            while i < len(lines) and not re.match(rf"^\s*{re.escape(marks)}\s*$", lines[i]):
                 body.append(lines[i])
                 i += 1
             i += 1  # the directive's closing line
@@ -138,9 +155,10 @@ def student_copy(nb):
         elif cell.cell_type == "code":
             if inside and not any(_BEGIN.match(ln) for ln in src.splitlines()):
                 raise AssignError(
-                    f"cell {i}: a code cell inside a hidden solution (between "
-                    ":::{solution-start} and :::{solution-end}) has no ### BEGIN SOLUTION "
-                    "region: mark the solution in it, or move the cell out of the solution.")
+                    f"cell {i}: a code cell inside a hidden solution (after a "
+                    ":::{solution-start} with no :::{solution-end} yet) has no ### BEGIN "
+                    "SOLUTION region: mark the solution in it, move it out of the solution, or "
+                    "add the :::{solution-end} that should come before it.")
             cell.source = strip_solutions(src, where=f"cell {i}")
             cell.outputs = []
             cell.execution_count = None
@@ -210,6 +228,10 @@ def assign(src: Path, out: Path, *, force: bool = False) -> list[Path]:
                 f"out={out} is or contains the source ({p}): the student copies could overwrite "
                 "the notebooks with their solutions. Pass a folder outside it, e.g. "
                 "--out student/.")
+    if src.is_dir() and _inside(where, src.resolve()):
+        raise ValueError(f"out={out} is inside the source folder {src}: the copies would sit "
+                         "among the notebooks with their solutions (and be handed out with "
+                         "them). Pass a folder outside it, e.g. --out student/.")
     targets = [out / p.name for p in paths]
     existing = [t for t in targets if t.exists()]
     if existing and not force:
@@ -246,9 +268,20 @@ def assign(src: Path, out: Path, *, force: bool = False) -> list[Path]:
         for tmp, _ in staged:
             tmp.unlink(missing_ok=True)
         raise
+    mode = _default_mode()
     for tmp, target in staged:  # each file is replaced whole (same folder: an atomic rename)
+        os.chmod(tmp, mode)  # a temporary file is private; a copy is as readable as any file
         os.replace(tmp, target)
     return targets
+
+
+def _default_mode() -> int:
+    """The permissions a new file gets under the current umask (0o644 under umask 022)."""
+    import os
+
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 def main(argv=None) -> int:

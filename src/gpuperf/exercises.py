@@ -105,7 +105,7 @@ def _log_verdict(report) -> None:
     entry = {"cell": GRADING_CELL, "title": report.title, "passed": len(report.passed),
              "failed": len(report.failed),
              "not_implemented": any("not implemented yet" in why for _, why in report.failed),
-             "first_failure": (f"{report.failed[0][0]}: {report.failed[0][1]}"[:300]
+             "first_failure": (f"{report.failed[0][0]}: {report.failed[0][1]}"[:1000]
                                if report.failed else None)}
     with open(path, "a", encoding="utf-8") as f:
         f.write(json.dumps(entry) + "\n")

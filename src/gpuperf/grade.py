@@ -12,7 +12,11 @@ notebook only.
 The gradebook has one row per student, notebook and checker: the checks passed, the checks
 run, the score (the fraction passed: partial credit) and a status: ``graded``, ``not
 implemented`` (the stub is untouched), ``no verdict`` (the checker never reported: the
-detail says why, e.g. a timeout or an error in the student's code before it). It is written
+detail says why, e.g. a timeout or an error in the student's code before it), ``missing``
+(a notebook others handed in and this student did not) or ``not graded`` (a file that is no
+course notebook). Colab's ``Copy of 03_dram.ipynb`` and a browser's ``03_dram (1).ipynb``
+count as ``03_dram.ipynb``; of two files for one notebook the newest is graded, and the row
+says so. It is written
 whole or not at all, and an existing gradebook is replaced only with ``--force``.
 
 Before each checker, the modules it calls are reloaded (a checker replaced in an earlier cell
@@ -36,6 +40,7 @@ import time
 from pathlib import Path
 
 from . import validate as v
+from .assign import _default_mode
 
 COLUMNS = ("student", "notebook", "exercise", "passed", "total", "score", "status", "detail")
 
@@ -153,39 +158,50 @@ def _run(nb, *, cell_timeout: int, cwd: Path) -> str | None:
 
 
 def _why_silent(nb, cid, cell_timeout) -> str:
-    """Why the checker cell ``cid`` gave no verdict, read from the executed notebook."""
+    """Why the checker cell ``cid`` gave no verdict, read from the executed notebook: the
+    checker's own error, and the first error of an earlier cell (often the cause: a syntax
+    error in the answer, a deleted setup cell)."""
     idx = next((i for i, c in enumerate(nb.cells) if c.get("id") == cid), None)
+    earlier = None
     for i, cell in enumerate(nb.cells[: (idx or 0) + 1]):
         for out in cell.get("outputs", []):
             if out.get("output_type") != "error":
                 continue
+            first = (cell.source.strip().splitlines() or [""])[0][:60]
             if out.get("ename") == "KeyboardInterrupt":
                 if i == idx:
                     return (f"the checker ran past the {cell_timeout} s cell timeout (the "
                             "student's code did not finish) and was interrupted")
-                first = (cell.source.strip().splitlines() or [""])[0][:60]
                 return (f"an earlier cell (starting {first!r}) ran past the {cell_timeout} s "
                         "cell timeout and was interrupted")
+            what = f"{out.get('ename')}: {out.get('evalue', '')[:200]}"
             if i == idx:
-                return f"the checker raised {out.get('ename')}: {out.get('evalue', '')[:150]}"
-    return "the checker cell did not run to a verdict"
+                return (f"the checker raised {what}"
+                        + (f", after an earlier cell failed: {earlier}" if earlier else ""))
+            if earlier is None and out.get("ename") != "NotImplementedError":
+                earlier = f"the cell starting {first!r} raised {what}"
+    return "the checker cell did not run to a verdict" + (f"; {earlier}" if earlier else "")
 
 
-def grade_notebook(path: Path, source_path: Path, *, student: str, cell_timeout: int = 120
-                   ) -> list[dict]:
-    """Gradebook rows for one submitted notebook."""
+def grade_notebook(path: Path, source_path: Path, *, student: str, cell_timeout: int = 120,
+                   notebook: str | None = None) -> list[dict]:
+    """Gradebook rows for one submitted notebook (named ``notebook`` in the gradebook,
+    by default the source's name)."""
     import nbformat
 
     v.string(student, "student")
     v.positive_int(cell_timeout, "cell_timeout")
     path, source_path = Path(path), Path(source_path)
+    if notebook is not None:
+        v.string(notebook, "notebook")
+    notebook = notebook or source_path.stem
 
     source = nbformat.read(source_path, as_version=4)
     checks = checker_cells(source)
     try:
         submission = nbformat.read(path, as_version=4)
     except Exception as err:  # noqa: BLE001 - an unreadable file is a row, not a crash
-        return [_row(student, path.stem, _checker_name(src), None, "no verdict",
+        return [_row(student, notebook, _checker_name(src), None, "no verdict",
                      f"not a readable notebook: {type(err).__name__}") for _, src in checks]
     with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as work:
         # A fresh, unguessable name, written into the checker cells only, in a folder apart
@@ -201,13 +217,14 @@ def grade_notebook(path: Path, source_path: Path, *, student: str, cell_timeout:
         mine = [e for e in entries if e["cell"] == cid]
         exercise = _checker_name(dict(checks)[cid])
         if not mine:
-            rows.append(_row(student, path.stem, exercise, None, "no verdict",
+            rows.append(_row(student, notebook, exercise, None, "no verdict",
                              stopped or _why_silent(nb, cid, cell_timeout)))
             continue
-        for e in mine:
-            status = "not implemented" if e["not_implemented"] else "graded"
-            rows.append(_row(student, path.stem, exercise, e, status,
-                             e.get("first_failure") or ""))
+        # One row per exercise: the checker cell's own verdict is the last it gives (any
+        # other verdict logged meanwhile came from inside it).
+        e = mine[-1]
+        status = "not implemented" if e["not_implemented"] else "graded"
+        rows.append(_row(student, notebook, exercise, e, status, e.get("first_failure") or ""))
     return rows
 
 
@@ -238,20 +255,60 @@ def grade(submissions: Path, *, source: Path = Path("notebooks"), cell_timeout: 
     if not students:
         raise FileNotFoundError(f"no student folders in {submissions}: expected "
                                 f"{submissions}/<student>/<NN_chapter>.ipynb.")
+    # Each student's files by the course notebook they are (Colab's "Copy of ...", a
+    # browser's "... (1)"); of two files for one notebook the newest is graded.
+    plan, strays = {}, []
+    for st in students:
+        for path in sorted(st.glob("*.ipynb")):
+            name = course_name(path.name)
+            if not (source / name).is_file():
+                strays.append((st.name, path))
+                continue
+            plan.setdefault(st.name, {}).setdefault(name, []).append(path)
+    expected = sorted({name for mine in plan.values() for name in mine})
     rows = []
-    jobs = [(s, p) for s in students for p in sorted(s.glob("*.ipynb"))]
-    for k, (student, path) in enumerate(jobs, 1):
-        src = source / path.name
+    jobs = [(st.name, name) for st in students for name in expected]
+    for k, (student, name) in enumerate(jobs, 1):
+        src = source / name
+        files = sorted(plan.get(student, {}).get(name, []), key=lambda p: p.stat().st_mtime)
         t0 = time.perf_counter()
-        if not src.is_file():
-            rows.append(_row(student.name, path.stem, "-", None, "no verdict",
-                             f"no notebook {path.name} in {source}: not a course notebook"))
+        if not files:
+            rows += [_row(student, src.stem, _checker_name(code), None, "missing",
+                          f"no {name} in {submissions / student}")
+                     for _, code in checker_cells(_read(src))]
         else:
-            rows += grade_notebook(path, src, student=student.name, cell_timeout=cell_timeout)
+            got = grade_notebook(files[-1], src, student=student, cell_timeout=cell_timeout)
+            if len(files) > 1:
+                also = ", ".join(p.name for p in files[:-1])
+                for r in got:
+                    r["detail"] = (f"graded {files[-1].name}, the newest; also handed in: "
+                                   f"{also}. " + r["detail"]).strip()
+            rows += got
         if progress:
-            progress(f"[{k}/{len(jobs)}] {student.name}/{path.name}: "
-                     f"{time.perf_counter() - t0:.1f} s")
+            progress(f"[{k}/{len(jobs)}] {student}/{name}: {time.perf_counter() - t0:.1f} s")
+    for student, path in strays:
+        rows.append(_row(student, path.stem, "-", None, "not graded",
+                         f"{path.name} is not a notebook of the course ({source}); rename it "
+                         "to the chapter's file name to have it graded"))
     return rows
+
+
+def course_name(filename: str) -> str:
+    """The course notebook a submitted file is: ``Copy of 03_dram (2).ipynb`` is
+    ``03_dram.ipynb``."""
+    import re
+
+    v.string(filename, "filename")
+    stem = filename[:-6] if filename.lower().endswith(".ipynb") else filename
+    stem = re.sub(r"^(copy of\s+)+", "", stem.strip(), flags=re.I)
+    stem = re.sub(r"(\s*\(\d+\)|-checkpoint)+$", "", stem)
+    return stem.strip() + ".ipynb"
+
+
+def _read(path):
+    import nbformat
+
+    return nbformat.read(path, as_version=4)
 
 
 def write_gradebook(rows: list[dict], out: Path, *, force: bool = False) -> Path:
@@ -261,6 +318,9 @@ def write_gradebook(rows: list[dict], out: Path, *, force: bool = False) -> Path
         v.mapping(r, f"rows[{i}]")
     out = Path(out)
     v.boolean(force, "force")
+    if out.is_dir():
+        raise ValueError(f"out={out} is a folder; give the gradebook a file name such as "
+                         f"{out / 'gradebook.csv'}.")
     if out.exists() and not force:
         raise FileExistsError(f"{out} exists: pass --force to replace it, or another --out.")
     buf = io.StringIO()
@@ -272,6 +332,7 @@ def write_gradebook(rows: list[dict], out: Path, *, force: bool = False) -> Path
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(buf.getvalue())
+        os.chmod(tmp, _default_mode())  # as readable as any new file, not private
         os.replace(tmp, out)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -290,8 +351,12 @@ def main(argv=None) -> int:
     ap.add_argument("--force", action="store_true", help="replace an existing gradebook")
     args = ap.parse_args(argv)
     try:
-        if Path(args.out).exists() and not args.force:  # before an hour of grading, not after
-            raise FileExistsError(f"{args.out} exists: pass --force to replace it, or another "
+        out = Path(args.out)  # checked before an hour of grading, not after
+        if out.is_dir():
+            raise ValueError(f"--out {out} is a folder; give the gradebook a file name such as "
+                             f"{out / 'gradebook.csv'}.")
+        if out.exists() and not args.force:
+            raise FileExistsError(f"{out} exists: pass --force to replace it, or another "
                                   "--out.")
         rows = grade(Path(args.submissions), source=Path(args.source),
                      cell_timeout=args.cell_timeout,
@@ -300,9 +365,11 @@ def main(argv=None) -> int:
     except (FileNotFoundError, FileExistsError, ValueError, TypeError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    done = [r for r in rows if r["status"] == "graded"]
-    print(f"wrote {args.out}: {len(rows)} rows, {len(done)} graded, "
-          f"{len(rows) - len(done)} not implemented or without a verdict")
+    counts = {}
+    for r in rows:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    print(f"wrote {args.out}: {len(rows)} rows ("
+          + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) + ")")
     return 0
 
 

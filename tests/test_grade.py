@@ -56,6 +56,10 @@ def gradebook(tmp_path_factory):
     _submit(subs, "hangs", copy, _answer("    import time\n    while True:\n"
                                          "        time.sleep(0.05)"))
     _submit(subs, "crashes", copy, _answer("    import os\n    os._exit(3)"))
+    # like a GPU kernel that never ends: an interrupt does not stop it
+    _submit(subs, "stuck", copy, _answer("    import signal, time\n"
+                                         "    signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                                         "    while True:\n        time.sleep(0.05)"))
 
     def fake_checker(nb):  # a wrong answer, and a checker cell that prints a pass
         _answer(WRONG)(nb)
@@ -100,8 +104,8 @@ def gradebook(tmp_path_factory):
 def test_every_student_gets_a_row_per_notebook_and_exercise(gradebook):
     _, by_student, rows = gradebook
     assert sorted(by_student) == ["crashes", "deletes", "edits", "hangs", "patches", "renames",
-                                  "right", "stray", "untouched", "wrong"]
-    assert len(rows) == 11  # one per student for 01_demo, and the stray file
+                                  "right", "stray", "stuck", "untouched", "wrong"]
+    assert len(rows) == 12  # one per student for 01_demo, and the stray file
     assert all(list(r) == list(grade.COLUMNS) for r in rows)
 
 
@@ -133,6 +137,8 @@ def test_untouched_hanging_and_crashing_notebooks_are_said_so(gradebook):
     assert g["untouched"]["status"] == "not implemented" and g["untouched"]["score"] == "0.0"
     assert g["hangs"]["status"] == "no verdict" and "timeout" in g["hangs"]["detail"]
     assert g["crashes"]["status"] == "no verdict" and "died" in g["crashes"]["detail"]
+    assert g["stuck"]["status"] == "no verdict"
+    assert "did not stop when interrupted" in g["stuck"]["detail"]
     assert g["stray"]["status"] == "missing"  # handed in no 01_demo at all
     stray = [r for r in gradebook[2] if r["notebook"] == "notes"]
     assert [r["status"] for r in stray] == ["not graded"]

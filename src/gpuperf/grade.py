@@ -139,19 +139,49 @@ def grading_notebook(submission, source, log: str = "verdicts.jsonl"):
     return nb
 
 
-def _run(nb, *, cell_timeout: int, cwd: Path) -> str | None:
-    """Execute ``nb`` in a fresh kernel; None, or why the run stopped early."""
-    from nbclient.exceptions import DeadKernelError
+# Seconds a cell may go on after it was interrupted for its timeout (a GPU kernel that never
+# ends cannot be interrupted) before the notebook is stopped there.
+INTERRUPT_GRACE_S = 10.0
+
+
+def _grading_client():
+    """nbclient's client (polled in slices, as the self-check's) that interrupts a cell past
+    its timeout, and stops the notebook if the cell does not stop within the grace."""
+    import asyncio
+
+    from nbclient.exceptions import CellTimeoutError
 
     from .selfcheck import _client_class
 
-    client = _client_class()(nb, timeout=cell_timeout, kernel_name="python3",
-                             allow_errors=True, interrupt_on_timeout=True,
-                             resources={"metadata": {"path": str(cwd)}})
+    class GradingClient(_client_class()):
+        async def _async_handle_timeout(self, timeout, cell=None):
+            first = getattr(self, "_interrupted", None)
+            if first is None or first[0] is not cell:
+                self._interrupted = (cell, time.monotonic())
+                return await super()._async_handle_timeout(timeout, cell)
+            if time.monotonic() - first[1] < INTERRUPT_GRACE_S:
+                await asyncio.sleep(0.5)  # wait for the interrupted cell's reply
+                return None
+            raise CellTimeoutError.error_from_timeout_and_cell(
+                "the cell did not stop when interrupted", timeout, cell)
+
+    return GradingClient
+
+
+def _run(nb, *, cell_timeout: int, cwd: Path) -> str | None:
+    """Execute ``nb`` in a fresh kernel; None, or why the run stopped early."""
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+    client = _grading_client()(nb, timeout=cell_timeout, kernel_name="python3",
+                               allow_errors=True, interrupt_on_timeout=True,
+                               resources={"metadata": {"path": str(cwd)}})
     try:
         client.execute()
     except DeadKernelError:
         return "the kernel died (the student's code crashed it)"
+    except CellTimeoutError:
+        return (f"a cell ran past the {cell_timeout} s cell timeout and did not stop when "
+                "interrupted (a GPU kernel that never ends?): the notebook was stopped there")
     except Exception as err:  # noqa: BLE001 - nbclient's own failures end this notebook only
         return f"the run stopped: {type(err).__name__}: {str(err)[:200]}"
     return None

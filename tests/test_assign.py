@@ -269,3 +269,24 @@ def test_copies_are_as_readable_as_other_new_files(tmp_path):
     finally:
         os.umask(umask)
     assert stat.S_IMODE(written[0].stat().st_mode) == 0o644
+
+
+def test_every_chapter_becomes_an_nbgrader_source():
+    """Each exercise: its solution cells marked as answers, its checker cell a locked test
+    that asserts the report; the hidden solutions' prose gone."""
+    from gpuperf import grade
+
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        src = assign.nbgrader_source(nb, points=2)
+        meta = [c.metadata.get("nbgrader") for c in src.cells]
+        tests = [m for m in meta if m and m["grade"]]
+        answers = [m for m in meta if m and m["solution"]]
+        assert len(tests) == len(grade.checker_cells(nb)) and all(m["points"] == 2 for m in tests)
+        assert answers and all(m["locked"] for m in tests)
+        for cell in src.cells:
+            if cell.metadata.get("nbgrader", {}).get("grade"):
+                assert cell.source.rstrip().endswith('assert _report, "the checker\'s report '
+                                                     'above lists what failed"')
+            if cell.cell_type == "markdown":
+                assert "{solution" not in cell.source and "{exercise}" not in cell.source

@@ -165,3 +165,17 @@ def test_the_cause_before_a_silent_checker_is_named(tmp_path):
     rows = grade.grade(subs, source=source.parent, cell_timeout=20, progress=None)
     assert rows[0]["status"] == "no verdict"
     assert "SyntaxError" in rows[0]["detail"] and "NameError" in rows[0]["detail"]
+
+
+def test_every_exercise_of_the_course_is_graded_once():
+    """One checker cell per exercise directive in each chapter; a cell that shows a checker
+    rejecting a wrong kernel on purpose (tagged expect-reject) is not an exercise."""
+    import re
+
+    from conftest import ROOT
+
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        exercises = sum(len(re.findall(r"^:{3,}\{exercise\}", c.source, re.M))
+                        for c in nb.cells if c.cell_type == "markdown")
+        assert len(grade.checker_cells(nb)) == exercises, path.name

@@ -16,6 +16,9 @@ naming the cell. Text beside a fence in the same cell is kept. Exercise directiv
 and Colab, and all outputs are cleared. A copy that still contains solution text is an
 error, not a warning.
 
+With ``--nbgrader`` it writes nbgrader *source* notebooks instead (:func:`nbgrader_source`):
+solutions kept and marked as autograded answers, checker cells as autograder tests.
+
 Nothing is lost: the output folder may not be or contain the source, existing copies (a
 student's work, perhaps) are overwritten only with ``--force``, every notebook is checked
 before anything is written, and each file is written whole or not at all.
@@ -171,6 +174,84 @@ def student_copy(nb):
     return nb
 
 
+def _canonical_markers(source: str) -> str:
+    """The solution markers spelled as nbgrader expects them, at their indentation."""
+    out = []
+    for line in source.splitlines():
+        indent = line[: len(line) - len(line.lstrip())]
+        if _BEGIN.match(line):
+            line = indent + BEGIN
+        elif _END.match(line):
+            line = indent + END
+        out.append(line)
+    return "\n".join(out)
+
+
+def nbgrader_source(nb, *, points: int = 1):
+    """An nbgrader *source* notebook made from a chapter notebook ``nb``: solution cells
+    marked as autograded answers (nbgrader replaces their marked regions), every checker
+    cell an autograder test worth ``points`` that fails when the checker does, and the
+    markdown as in the student copy (hidden solutions' prose out, exercises as headings)."""
+    import copy
+
+    from .grade import checker_cells
+    from .validate import positive_int
+
+    _notebook_arg(nb)
+    positive_int(points, "points")
+    checks = {cid for cid, _ in checker_cells(nb)}
+    nb = copy.deepcopy(nb)
+    cells, inside = [], False
+    for i, cell in enumerate(nb.cells):
+        src = cell.source if isinstance(cell.source, str) else "".join(cell.source)
+        if cell.cell_type == "markdown":
+            text, inside = _markdown(src, inside, f"cell {i}")
+            if not text.strip():
+                continue
+            cell.source = text
+        elif cell.cell_type == "code":
+            strip_solutions(src, where=f"cell {i}")  # the markers must be well formed
+            cell.outputs, cell.execution_count = [], None
+            grade_id = cell.get("id") or f"cell-{i}"
+            if any(_BEGIN.match(ln) for ln in src.splitlines()):
+                cell.source = _canonical_markers(src)
+                cell.metadata["nbgrader"] = {"grade": False, "solution": True, "locked": False,
+                                             "grade_id": grade_id, "schema_version": 3}
+            elif cell.get("id") in checks:
+                cell.source = _as_test(src, where=f"cell {i}")
+                cell.metadata["nbgrader"] = {"grade": True, "solution": False, "locked": True,
+                                             "points": points, "grade_id": grade_id,
+                                             "schema_version": 3}
+            elif inside:
+                raise AssignError(f"cell {i}: a code cell inside a hidden solution has no "
+                                  "### BEGIN SOLUTION region.")
+        elif inside:
+            continue
+        cells.append(cell)
+    if inside:
+        raise AssignError("a :::{solution-start} is never closed by :::{solution-end}.")
+    nb.cells = cells
+    return nb
+
+
+def _as_test(source: str, *, where: str) -> str:
+    """A checker cell as an nbgrader test: the report is printed as before, then asserted."""
+    import ast
+
+    tree = ast.parse(source)
+    last = tree.body[-1] if tree.body else None
+    if not isinstance(last, ast.Expr) or not isinstance(last.value, ast.Call):
+        raise AssignError(f"{where}: a checker cell must end with the checker call (e.g. "
+                          "`gs.check_saxpy(my_saxpy);`) to become an nbgrader test.")
+    lines = source.rstrip().rstrip(";").splitlines()
+    start = last.lineno - 1
+    call = "\n".join(lines[start:])
+    head = "\n".join(lines[:start])
+    return ((head + "\n") if head else "") + (
+        f"_report = {call}\n"
+        "assert _report, \"the checker's report above lists what failed\"")
+
+
 def solution_leaks(nb) -> list[str]:
     """Places where a student copy still shows solution markers (should be empty)."""
     _notebook_arg(nb)
@@ -196,8 +277,9 @@ def _inside(path: Path, folder: Path) -> bool:
         return False
 
 
-def assign(src: Path, out: Path, *, force: bool = False) -> list[Path]:
-    """Write a student copy of each notebook of ``src`` (a notebook or a folder) to ``out``.
+def assign(src: Path, out: Path, *, force: bool = False, nbgrader: bool = False) -> list[Path]:
+    """Write a student copy of each notebook of ``src`` (a notebook or a folder) to ``out``
+    (with ``nbgrader``: an nbgrader source notebook instead, see :func:`nbgrader_source`).
 
     Refuses an ``out`` that is or contains the source, and existing copies unless ``force``;
     every copy is made and checked before any is written, and each file appears whole."""
@@ -213,6 +295,7 @@ def assign(src: Path, out: Path, *, force: bool = False) -> list[Path]:
             raise TypeError(f"{name} must be a path (str or Path), not {type(val).__name__} "
                             f"({val!r}).")
     v.boolean(force, "force")
+    v.boolean(nbgrader, "nbgrader")
     src, out = Path(src), Path(out)
     if not src.exists():
         raise FileNotFoundError(f"{src} does not exist; pass the notebooks folder or a notebook.")
@@ -248,10 +331,10 @@ def assign(src: Path, out: Path, *, force: bool = False) -> list[Path]:
             raise AssignError(f"{p.name}: not a readable notebook ({type(err).__name__}: "
                               f"{err}); nothing was written.") from None
         try:
-            student = student_copy(nb)
+            student = nbgrader_source(nb) if nbgrader else student_copy(nb)
         except AssignError as err:
             raise AssignError(f"{p.name}: {err} Nothing was written.") from None
-        leaks = solution_leaks(student)
+        leaks = [] if nbgrader else solution_leaks(student)
         if leaks:
             raise AssignError(f"{p.name}: solution text left in {', '.join(leaks)}; nothing "
                               "was written.")
@@ -292,9 +375,13 @@ def main(argv=None) -> int:
     ap.add_argument("--force", action="store_true",
                     help="replace copies already in the output folder (a student's work may be "
                          "in them)")
+    ap.add_argument("--nbgrader", action="store_true",
+                    help="write nbgrader source notebooks (solutions kept and marked, checker "
+                         "cells as autograder tests) for nbgrader's generate_assignment")
     args = ap.parse_args(argv)
     try:
-        written = assign(Path(args.source), Path(args.out), force=args.force)
+        written = assign(Path(args.source), Path(args.out), force=args.force,
+                         nbgrader=args.nbgrader)
     except (AssignError, FileNotFoundError, FileExistsError, ValueError, TypeError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

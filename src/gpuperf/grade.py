@@ -65,12 +65,16 @@ def _calls_a_checker(source: str) -> bool:
 
 
 def checker_cells(nb) -> list[tuple[str, str]]:
-    """``(cell id, source)`` of each checker cell of a source notebook, in order."""
+    """``(cell id, source)`` of each checker cell of a source notebook, in order (not the
+    cells tagged ``expect-reject``, which show a checker rejecting a wrong kernel on purpose)."""
     from .assign import _notebook_arg
+    from .selfcheck import EXPECT_REJECT
 
     _notebook_arg(nb)
     out = []
     for cell in nb.cells:
+        if EXPECT_REJECT in cell.get("metadata", {}).get("tags", []):
+            continue
         if cell.cell_type == "code" and _calls_a_checker(cell.source):
             if not cell.get("id"):
                 raise ValueError("a checker cell of the source notebook has no cell id "

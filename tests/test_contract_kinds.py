@@ -380,7 +380,7 @@ def test_static_explorer_draws_every_recorded_selection_in_advance(monkeypatch):
 
 
 def test_explorer_caption_judges_only_times_and_rates():
-    from gpuperf.widgets import _best_caption
+    from gpuperf.plots import _best_caption
 
     rows = [{"factor": 1, "occupancy": 1.0, "gbps": 10.0}, {"factor": 4, "occupancy": 0.5, "gbps": 30.0}]
     res = _result(rows)

@@ -141,8 +141,10 @@ def _markdown(src: str, inside: bool, where: str):
     return "\n".join(out).strip("\n"), inside
 
 
-def student_copy(nb):
-    """A student version of the notebook object ``nb`` (nbformat), solutions removed."""
+def _walk(nb, code_cell):
+    """A copy of ``nb`` with the markdown as the student sees it (hidden solutions' prose
+    out, exercises as headings), outputs cleared, and each code cell's source replaced by
+    ``code_cell(i, cell, src)``. A code cell inside a hidden solution must mark its region."""
     import copy
 
     _notebook_arg(nb)
@@ -162,7 +164,7 @@ def student_copy(nb):
                     ":::{solution-start} with no :::{solution-end} yet) has no ### BEGIN "
                     "SOLUTION region: mark the solution in it, move it out of the solution, or "
                     "add the :::{solution-end} that should come before it.")
-            cell.source = strip_solutions(src, where=f"cell {i}")
+            cell.source = code_cell(i, cell, src)
             cell.outputs = []
             cell.execution_count = None
         elif inside:
@@ -172,6 +174,11 @@ def student_copy(nb):
         raise AssignError("a :::{solution-start} is never closed by :::{solution-end}.")
     nb.cells = cells
     return nb
+
+
+def student_copy(nb):
+    """A student version of the notebook object ``nb`` (nbformat), solutions removed."""
+    return _walk(nb, lambda i, cell, src: strip_solutions(src, where=f"cell {i}"))
 
 
 def _canonical_markers(source: str) -> str:
@@ -192,46 +199,28 @@ def nbgrader_source(nb, *, points: int = 1):
     marked as autograded answers (nbgrader replaces their marked regions), every checker
     cell an autograder test worth ``points`` that fails when the checker does, and the
     markdown as in the student copy (hidden solutions' prose out, exercises as headings)."""
-    import copy
-
     from .grade import checker_cells
     from .validate import positive_int
 
     _notebook_arg(nb)
     positive_int(points, "points")
     checks = {cid for cid, _ in checker_cells(nb)}
-    nb = copy.deepcopy(nb)
-    cells, inside = [], False
-    for i, cell in enumerate(nb.cells):
-        src = cell.source if isinstance(cell.source, str) else "".join(cell.source)
-        if cell.cell_type == "markdown":
-            text, inside = _markdown(src, inside, f"cell {i}")
-            if not text.strip():
-                continue
-            cell.source = text
-        elif cell.cell_type == "code":
-            strip_solutions(src, where=f"cell {i}")  # the markers must be well formed
-            cell.outputs, cell.execution_count = [], None
-            grade_id = cell.get("id") or f"cell-{i}"
-            if any(_BEGIN.match(ln) for ln in src.splitlines()):
-                cell.source = _canonical_markers(src)
-                cell.metadata["nbgrader"] = {"grade": False, "solution": True, "locked": False,
-                                             "grade_id": grade_id, "schema_version": 3}
-            elif cell.get("id") in checks:
-                cell.source = _as_test(src, where=f"cell {i}")
-                cell.metadata["nbgrader"] = {"grade": True, "solution": False, "locked": True,
-                                             "points": points, "grade_id": grade_id,
-                                             "schema_version": 3}
-            elif inside:
-                raise AssignError(f"cell {i}: a code cell inside a hidden solution has no "
-                                  "### BEGIN SOLUTION region.")
-        elif inside:
-            continue
-        cells.append(cell)
-    if inside:
-        raise AssignError("a :::{solution-start} is never closed by :::{solution-end}.")
-    nb.cells = cells
-    return nb
+
+    def code_cell(i, cell, src):
+        strip_solutions(src, where=f"cell {i}")  # the markers must be well formed
+        grade_id = cell.get("id") or f"cell-{i}"
+        if any(_BEGIN.match(ln) for ln in src.splitlines()):
+            cell.metadata["nbgrader"] = {"grade": False, "solution": True, "locked": False,
+                                         "grade_id": grade_id, "schema_version": 3}
+            return _canonical_markers(src)
+        if cell.get("id") in checks:
+            cell.metadata["nbgrader"] = {"grade": True, "solution": False, "locked": True,
+                                         "points": points, "grade_id": grade_id,
+                                         "schema_version": 3}
+            return _as_test(src, where=f"cell {i}")
+        return src
+
+    return _walk(nb, code_cell)
 
 
 def _as_test(source: str, *, where: str) -> str:

@@ -7,6 +7,8 @@ GPU, live or recorded, date, versions). Each function returns the Figure.
 
 from __future__ import annotations
 
+import html
+
 import matplotlib.pyplot as plt
 
 from . import validate as v
@@ -125,7 +127,29 @@ def live_references(result) -> list:
 
 
 def _gpu(res) -> str:
+    """The GPU of a result, as short as a legend needs ("H100 80GB HBM3")."""
     return str(res.gpu).replace("NVIDIA ", "")
+
+
+def _best_caption(result, rows, x: str, y: str) -> str:
+    """"Best here: ..." for the shown rows: the largest rate, or the smallest time."""
+    from .records import _units
+
+    unit = _units(result.name).get(y) or ""
+    lower_is_better = unit in ("ms", "us", "s", "ns") or y.endswith(("_ms", "_us")) or y == "ms"
+    # Only a time or a rate has a "best"; for anything else (occupancy, registers, counts)
+    # the caption names the highest point without judging it.
+    judged = lower_is_better or "/s" in unit or y in ("gbps", "tflops", "gflops")
+    pts = [r for r in rows if r.get(y) is not None]
+    if not pts:
+        return ""
+    best = (min if lower_is_better else max)(pts, key=lambda r: r[y])
+    shown = f"{best[y]:,.3g}" if abs(best[y]) < 10 else f"{best[y]:,.1f}"
+    if not judged:
+        return html.escape(f"{result.label}. Highest {y} here: {x}={best[x]} at {shown}"
+                           + (f" ({unit})" if unit else ""))
+    return html.escape(f"{result.label}. Best here ({'lowest' if lower_is_better else 'highest'} "
+                       f"{y}): {x}={best[x]} at {shown} {unit}".rstrip())
 
 
 def _same_selection(rows, exclude) -> dict:
@@ -140,6 +164,20 @@ def _same_selection(rows, exclude) -> dict:
         if all(r.get(key) == val for r in rows):
             shared[key] = val
     return shared
+
+
+def _references_arg(ax, result, references) -> list:
+    """``ax`` checked, and ``references`` as a list of results (by default
+    :func:`live_references` of ``result``)."""
+    if not hasattr(ax, "plot") or not hasattr(ax, "get_lines"):
+        raise TypeError(f"ax must be a matplotlib Axes (e.g. fig.axes[0]), not "
+                        f"{type(ax).__name__}.")
+    if references is None:
+        return live_references(result)
+    references = v.sequence(references, "references", empty=True)
+    for i, res in enumerate(references):
+        v.result(res, f"references[{i}]")
+    return references
 
 
 def _widen_to(ax, values, horizontal=False) -> None:
@@ -177,14 +215,7 @@ def reference_curves(ax, result, *, x: str, y: str, series: str | None = None, r
         v.mapping(colors, "colors")
     v.boolean(connect, "connect")
     v.positive(x_factor, "x_factor")
-    if not hasattr(ax, "plot") or not hasattr(ax, "get_lines"):
-        raise TypeError(f"ax must be a matplotlib Axes (e.g. fig.axes[0]), not "
-                        f"{type(ax).__name__}.")
-    if references is None:
-        references = live_references(result)
-    references = v.sequence(references, "references", empty=True)
-    for i, res in enumerate(references):
-        v.result(res, f"references[{i}]")
+    references = _references_arg(ax, result, references)
     if not references:
         return []
     sel = _same_selection(rows, {x, y, series}) if sel is None else sel
@@ -211,8 +242,6 @@ def reference_curves(ax, result, *, x: str, y: str, series: str | None = None, r
             labelled = True
             drawn_values += [py for _, py in pts]
         if labelled:
-            from .widgets import _best_caption
-
             captions.append(_best_caption(res, picked, x, y))
     if captions and ax.get_lines() and ax.get_lines()[0].get_label().startswith("_") \
             and series is None:
@@ -232,14 +261,7 @@ def reference_bars(ax, result, *, label: str, y: str, rows=None, sel: dict | Non
     if sel is not None:
         v.mapping(sel, "sel")
     v.boolean(horizontal, "horizontal")
-    if not hasattr(ax, "plot"):
-        raise TypeError(f"ax must be a matplotlib Axes (e.g. fig.axes[0]), not "
-                        f"{type(ax).__name__}.")
-    if references is None:
-        references = live_references(result)
-    references = v.sequence(references, "references", empty=True)
-    for i, res in enumerate(references):
-        v.result(res, f"references[{i}]")
+    references = _references_arg(ax, result, references)
     sel = _same_selection(rows, {label, y}) if sel is None else sel
     captions, drawn_values = [], []
     for j, res in enumerate(references):
@@ -255,8 +277,6 @@ def reference_bars(ax, result, *, label: str, y: str, rows=None, sel: dict | Non
                 markersize=6, color=["0.15", "tab:purple", "tab:brown"][j % 3], zorder=3,
                 label=f"{_gpu(res)} (recorded)")
         drawn_values += list(vals)
-        from .widgets import _best_caption
-
         captions.append(_best_caption(res, [r for r in res.rows if str(r.get(label)) in picked
                                             and all(r.get(k) == val for k, val in sel.items())],
                                       label, y))

@@ -317,26 +317,36 @@ def shipped(folder: Path | None = None) -> list[dict]:
 
 def show_shipped(folder: Path | None = None) -> None:
     """The shipped self-check results as a table, one column per run (HTML in Jupyter)."""
-    import html
 
     rows = shipped(folder)
     if not rows:
         print("No self-check results are shipped yet: run `python -m gpuperf.selfcheck` on a GPU.")
         return
     keys = [k for k in rows[0] if k != "environment"]
+    # One column per run, one row per key (transposed: the runs are few, the keys many).
+    _show_table(["", *(r["environment"] for r in rows)],
+                [[k, *(r.get(k) for r in rows)] for k in keys], "gp-table gp-devices",
+                plain="\n\n".join("\n".join(f"{k}: {v}" for k, v in r.items()) for r in rows))
+
+
+def _show_table(head: list, body: list[list], classes: str, plain: str) -> None:
+    """An HTML table in Jupyter (the first column as row headings), ``plain`` elsewhere."""
+    import html
+
     try:
         from IPython.display import HTML, display
     except ImportError:
-        for r in rows:
-            print("\n".join(f"{k}: {v}" for k, v in r.items()), end="\n\n")
+        print(plain)
         return
-    head = "<th></th>" + "".join(f"<th>{html.escape(str(r['environment']))}</th>" for r in rows)
-    body = "".join(
-        f"<tr><th>{html.escape(k)}</th>"
-        + "".join(f"<td>{html.escape('-' if r.get(k) is None else str(r[k]))}</td>" for r in rows)
-        + "</tr>" for k in keys)
-    display(HTML(f"<table class='gp-table gp-devices'><thead><tr>{head}</tr></thead>"
-                 f"<tbody>{body}</tbody></table>"))
+
+    def cell(tag, value):
+        return f"<{tag}>{html.escape('-' if value is None else str(value))}</{tag}>"
+
+    head_html = "".join(cell("th", h) for h in head)
+    body_html = "".join("<tr>" + cell("th", row[0]) + "".join(cell("td", x) for x in row[1:])
+                        + "</tr>" for row in body)
+    display(HTML(f"<table class='{classes}'><thead><tr>{head_html}</tr></thead>"
+                 f"<tbody>{body_html}</tbody></table>"))
 
 
 def gpu_seconds(folder: Path | None = None) -> list[dict]:
@@ -371,24 +381,14 @@ def gpu_seconds(folder: Path | None = None) -> list[dict]:
 
 def show_gpu_seconds(folder: Path | None = None) -> None:
     """:func:`gpu_seconds` as a table of seconds (HTML in Jupyter)."""
-    import html
 
     rows = gpu_seconds(folder)
     if not rows:
         print("No self-check results are shipped yet: run `python -m gpuperf.selfcheck` on a GPU.")
         return
     keys = list(rows[0])
-    try:
-        from IPython.display import HTML, display
-    except ImportError:
-        for r in rows:
-            print("  ".join(f"{r[k]}" for k in keys))
-        return
-    head = "".join(f"<th>{html.escape(k)}</th>" for k in keys)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape('-' if r[k] is None else str(r[k]))}</td>"
-                                    for k in keys) + "</tr>" for r in rows)
-    display(HTML(f"<table class='gp-table'><thead><tr>{head}</tr></thead>"
-                 f"<tbody>{body}</tbody></table>"))
+    _show_table(keys, [[r[k] for k in keys] for r in rows], "gp-table",
+                plain="\n".join("  ".join(str(r[k]) for k in keys) for r in rows))
 
 
 def _parse(argv):

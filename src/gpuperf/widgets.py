@@ -124,7 +124,7 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
         ax = fig.axes[0]
         # Beside a live measurement: the reference GPUs' recorded curves for the same
         # selection, so that a student sees where their GPU stands.
-        captions = [_best_caption(result, rows, x, y),
+        captions = [plots._best_caption(result, rows, x, y),
                     *plots.reference_curves(ax, result, x=x, y=y, rows=rows, sel=sel,
                                             references=beside)]
         for params, value in live_points:
@@ -140,9 +140,9 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
         if not others:
             return _flipbook(controls, {k: vals[0] for k, vals in controls.items()},
                              lambda **sel: draw(sel), note=note)
-        by_gpu = {_gpu_name(result): result}
+        by_gpu = {plots._gpu(result): result}
         for res in others:
-            by_gpu.setdefault(_gpu_name(res), res)
+            by_gpu.setdefault(plots._gpu(res), res)
         gpu_controls = {"GPU": [*by_gpu, ALL_GPUS], **controls}
         return _flipbook(gpu_controls, {k: vals[0] for k, vals in gpu_controls.items()},
                          lambda **sel: _draw_gpus(result, by_gpu, sel, x=x, y=y,
@@ -206,10 +206,6 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
 
 
 ALL_GPUS = "all, overlaid"
-
-
-def _gpu_name(res) -> str:
-    return str(res.gpu).replace("NVIDIA ", "")
 
 
 def _other_gpus(result) -> list:
@@ -284,28 +280,7 @@ def _draw_gpus(result, by_gpu: dict, sel: dict, *, x, y, ceilings_of, logx, xlab
         # and ceilings, or points and legend entries would lie off the plot.
         ax.set_ylim(0, max([ax.get_ylim()[1], *(1.05 * t for t in tops)]))
         ax.legend(fontsize=7)
-    return fig, "<br>".join(_best_caption(res, rows, x, y) for _, res, rows in parts)
-
-
-def _best_caption(result, rows, x: str, y: str) -> str:
-    """"Best here: ..." for the shown rows: the largest rate, or the smallest time."""
-    from .records import _units
-
-    unit = _units(result.name).get(y) or ""
-    lower_is_better = unit in ("ms", "us", "s", "ns") or y.endswith(("_ms", "_us")) or y == "ms"
-    # Only a time or a rate has a "best"; for anything else (occupancy, registers, counts)
-    # the caption names the highest point without judging it.
-    judged = lower_is_better or "/s" in unit or y in ("gbps", "tflops", "gflops")
-    pts = [r for r in rows if r.get(y) is not None]
-    if not pts:
-        return ""
-    best = (min if lower_is_better else max)(pts, key=lambda r: r[y])
-    shown = f"{best[y]:,.3g}" if abs(best[y]) < 10 else f"{best[y]:,.1f}"
-    if not judged:
-        return html.escape(f"{result.label}. Highest {y} here: {x}={best[x]} at {shown}"
-                           + (f" ({unit})" if unit else ""))
-    return html.escape(f"{result.label}. Best here ({'lowest' if lower_is_better else 'highest'} "
-                       f"{y}): {x}={best[x]} at {shown} {unit}".rstrip())
+    return fig, "<br>".join(plots._best_caption(res, rows, x, y) for _, res, rows in parts)
 
 
 def _png_uri(fig) -> str:

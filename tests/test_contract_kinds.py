@@ -568,3 +568,63 @@ def test_a_students_own_record_gets_the_reference_gpus_beside_it(tmp_path, monke
     assert res.gpu == "Tesla T4" and res.source == "recorded"
     assert sorted(r.gpu for r in plots.live_references(res)) == sorted(
         r.gpu for r in records.references("reduce_block_sweep"))
+
+
+@pytest.mark.parametrize("module, figure, experiment", [
+    ("dram", "plot_strides", "dram_strides"),
+    ("dram", "plot_latency", "dram_latency"),
+    ("dram", "plot_littles_law", "dram_littles_law"),
+    ("dram", "plot_occupancy", "dram_occupancy"),
+    ("streams", "plot_speedup", "streams_pipeline"),
+    ("streams", "plot_host_bandwidth", "streams_host_bandwidth"),
+    ("streams", "plot_explore", "streams_explore"),
+])
+def test_chapter_figures_draw_the_recorded_gpus_beside_a_live_run(monkeypatch, module, figure,
+                                                                   experiment):
+    """Each chapter's own measurement figure, given a live result, also draws every other
+    recorded GPU (one labelled line per GPU); given the replayed record, it draws none."""
+    import importlib
+
+    import matplotlib.pyplot as plt
+
+    monkeypatch.delenv(widgets.STATIC_ENV, raising=False)
+    draw = getattr(importlib.import_module(f"gpuperf.kernels.{module}"), figure)
+    rec = records.run(experiment)
+    others = records.references(experiment, besides=rec.gpu)
+    assert others, "this test needs a second recorded GPU"
+
+    def recorded_labels(fig):
+        return {line.get_label() for ax in fig.axes for line in ax.get_lines()
+                if line.get_label().endswith("(recorded)")}
+
+    want = {f"{r.gpu.replace('NVIDIA ', '')} (recorded)" for r in others}
+    fig = draw(_live(rec))
+    fig = fig if fig is not None else plt.gcf()
+    assert recorded_labels(fig) == want
+    plt.close("all")
+    fig = draw(rec)
+    fig = fig if fig is not None else plt.gcf()
+    assert recorded_labels(fig) == set()
+    plt.close("all")
+
+
+def test_the_case_studys_headline_marks_each_gpu_at_the_headline_size(monkeypatch):
+    """The headline bars are one size of a sweep: a recorded GPU's marks are its values at
+    that size (not the last size of its sweep)."""
+    import matplotlib.pyplot as plt
+
+    from gpuperf.kernels import gdn as g
+
+    monkeypatch.delenv(widgets.STATIC_ENV, raising=False)
+    rec = records.run("gdn_algorithms")
+    live = _live(rec)
+    head = records.Result("gdn_algorithms", g.headline_table(live), live.meta, live.source)
+    fig = g.plot_headline(head)
+    marks = [ln for ln in fig.axes[0].get_lines() if ln.get_label().endswith("(recorded)")]
+    others = records.references("gdn_algorithms", besides=rec.gpu)
+    assert len(marks) == len(others)
+    for res, mark in zip(others, marks):
+        theirs = {r["method"]: r["total_ms"] for r in g.headline_table(res)}
+        xs, ys = mark.get_data()
+        assert list(xs) == [theirs[head.rows[int(i)]["method"]] for i in ys]
+    plt.close(fig)

@@ -1150,12 +1150,16 @@ def _style(ax, res, title):
 def plot_latency(res):
     """Latency against working set: the L1, L2 and DRAM plateaus, L2's size marked."""
     _check_res(res, "order", "kib", "latency_ns")
+    from .. import plots  # lazily: matplotlib only when drawing
     fig = _figure(8, 4.2)
     ax = fig.subplots()
     for i, order in enumerate(res.values("order")):
         rows = sorted(res.select(order=order), key=lambda r: r["kib"])
         ax.plot([r["kib"] * 1024 for r in rows], [r["latency_ns"] for r in rows], "o-",
                 ms=4, color=_CHANNEL_COLORS[i], label=f"{order} chain")
+    plots.reference_curves(ax, res, x="kib", y="latency_ns", series="order", rows=res.rows,
+                           x_factor=1024, colors={order: _CHANNEL_COLORS[i] for i, order
+                                                  in enumerate(res.values("order"))})
     ax.set_xscale("log", base=2)
     l2 = (res.meta.get("device") or {}).get("l2_bytes")
     if l2:
@@ -1194,6 +1198,8 @@ def plot_littles_law(res):
         ax.plot([r["bytes_in_flight"] for r in rows], [r["gbps"] for r in rows], "o-", ms=4,
                 color=_CHANNEL_COLORS[i], label=f"{ilp} load{'s' if ilp > 1 else ''}/thread",
                 lw=1)
+    plots.reference_curves(ax, res, x="bytes_in_flight", y="gbps", series="ilp", rows=res.rows,
+                           colors={ilp: _CHANNEL_COLORS[i] for i, ilp in enumerate(ilps)})
     latency = res.rows[0]["latency_ns"]
     textbook = sorted((r["bytes_in_flight"], r["textbook_gbps"]) for r in res.rows)
     xs, line = (np.array(v, dtype=float) for v in zip(*textbook))
@@ -1251,6 +1257,7 @@ def plot_littles_law(res):
 def plot_occupancy(res):
     """Copy bandwidth against occupancy, for 1 and 4 elements per thread."""
     _check_res(res, "ilp", "occupancy", "gbps")
+    from .. import plots  # lazily: matplotlib only when drawing
     fig = _figure(8, 4.2)
     ax = fig.subplots()
     for i, ilp in enumerate(sorted(res.values("ilp"))):
@@ -1261,6 +1268,9 @@ def plot_occupancy(res):
         for r in rows:
             best[r["occupancy"]] = max(best.get(r["occupancy"], 0), r["gbps"])
         ax.plot(list(best), list(best.values()), "-", color=_CHANNEL_COLORS[i], lw=1)
+    plots.reference_curves(ax, res, x="occupancy", y="gbps", series="ilp", rows=res.rows,
+                           connect=False, colors={ilp: _CHANNEL_COLORS[i] for i, ilp
+                                                  in enumerate(sorted(res.values("ilp")))})
     ceiling = res.ceilings.get("copy_gbps")
     if ceiling:
         ax.axhline(ceiling, color="#C44E52", lw=1, ls=":")
@@ -1277,6 +1287,7 @@ def plot_occupancy(res):
 def plot_strides(res):
     """Bandwidth with concurrent warps a power of two apart, and one chunk more."""
     _check_res(res, "padded", "stride_bytes", "gbps")
+    from .. import plots  # lazily: matplotlib only when drawing
     fig = _figure(8, 4.2)
     ax = fig.subplots()
     for i, padded in enumerate((False, True)):
@@ -1284,6 +1295,8 @@ def plot_strides(res):
         ax.plot([r["stride_bytes"] for r in rows], [r["gbps"] for r in rows], "o-", ms=4,
                 color=_CHANNEL_COLORS[i],
                 label="stride + 128 B (padded)" if padded else "power-of-two stride")
+    plots.reference_curves(ax, res, x="stride_bytes", y="gbps", series="padded", rows=res.rows,
+                           colors={False: _CHANNEL_COLORS[0], True: _CHANNEL_COLORS[1]})
     ceiling = res.ceilings.get("copy_gbps")
     if ceiling:
         ax.axhline(ceiling, color="#C44E52", lw=1, ls=":")

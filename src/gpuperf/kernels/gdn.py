@@ -687,6 +687,9 @@ def plot_headline(head, label: str = ""):
     ax.barh(names, [r["floor_ms"] for r in rows], fill=False, edgecolor="black",
             linestyle="--", label="floor: must-move bytes at copy speed")
     ax.set_xscale("log")
+    # the reference GPUs' records are whole sweeps: mark their rows at the headline size
+    plots.reference_bars(ax, head, label="method", y="total_ms", rows=rows,
+                         sel={"n_ch": HEADLINE["n_ch"], "side": HEADLINE["side"]})
     ax.invert_yaxis()
     ax.set_xlabel("time (ms, log scale)")
     ax.set_title(f"dL/dgamma, N={HEADLINE['n_ch']}, {HEADLINE['side']}x{HEADLINE['side']}, "

@@ -1237,6 +1237,8 @@ def plot_speedup(res):
         ax.axhline(bound, color=color, lw=0.8, ls=":")
         ax.annotate(f"busiest engine bound {bound:.2f}x", (x[-1], bound), color=color,
                     fontsize=8, ha="right", va="bottom")
+    plots.reference_curves(ax, res, x="n_streams", y="speedup", series="work", rows=res.rows,
+                           colors={work: f"C{i}" for i, work in enumerate(res.values("work"))})
     ax.set_xlabel("streams")
     ax.set_ylabel("speedup over serial (x)")
     ax.set_ylim(bottom=0)
@@ -1258,6 +1260,8 @@ def plot_host_bandwidth(res):
             rows = res.select(memory=memory, direction=direction)
             ax.plot([r["mib"] for r in rows], [r["gbps"] for r in rows], "o" + ls, color=color,
                     label=f"{memory}, {KIND_NAMES[direction]}")
+        plots.reference_curves(ax, res, x="mib", y="gbps", series="direction",
+                               rows=res.select(memory=memory), colors=KIND_COLORS)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("copy size (MiB)")
     ax.set_ylabel("GB/s")
@@ -1294,6 +1298,9 @@ def plot_explore(res, *, chunk_counts=(4, 8, 32)):
             ax.plot(x, [r["speedup"] for r in rows], "o-", color=f"C{i}",
                     label=f"iters={iters} ({rows[0]['flop_per_byte']:.3g} FLOP/B)")
             ax.plot(x, [r["serial_ms"] / r["ideal_ms"] for r in rows], ":", color=f"C{i}")
+        plots.reference_curves(ax, res, x="n_streams", y="speedup", series="iters",
+                               rows=res.select(n_chunks=n_chunks),
+                               colors={it: f"C{i}" for i, it in enumerate(res.values("iters"))})
         ax.axhline(1, color="0.5", lw=0.8)
         ax.set_title(f"{n_chunks} chunks", fontsize=10)
         ax.set_ylabel("speedup over serial (x)", fontsize=8)

@@ -286,7 +286,7 @@ def test_remap_solution_passes():
     assert co.check_remap(_scale_rows)
 
 
-def test_padded_transpose_solution_passes():
+def test_padded_transpose_solution_passes(course_code_as_answer):
     assert co.check_padded_transpose(co.make_transpose(co.EXERCISE_TILE, co.EXERCISE_BLOCK_ROWS, 1))
 
 

@@ -204,7 +204,7 @@ def _beta_solution(delta, w, d, dbeta):
         dbeta[k] = np.float32(-0.5) * partial[0]
 
 
-def test_checkers_accept_correct_solutions():
+def test_checkers_accept_correct_solutions(course_code_as_answer):
     assert gdn.check_registers(_registers_solution)
     assert gdn.check_beta_grad(_beta_solution)
     assert gdn.check_moved_bytes(gdn.moved_bytes)

@@ -19,7 +19,7 @@ def test_copies_are_exact(n, method, kw):
     np.testing.assert_array_equal(out, x)
 
 
-def test_saxpy_reference_kernel_passes_its_checker():
+def test_saxpy_reference_kernel_passes_its_checker(course_code_as_answer):
     assert gs.check_saxpy(gs.saxpy_grid_stride)
 
 

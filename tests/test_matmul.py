@@ -105,7 +105,7 @@ def test_bad_input_is_explained(call, err, words):
         call()
 
 
-def test_reference_solutions_pass(capsys):
+def test_reference_solutions_pass(capsys, course_code_as_answer):
     assert mm.check_tiled(mm.make_tiled, tile=4)
     assert mm.check_intensity(
         lambda M, N, K, t, bw, peak: (mm.intensity("tiled", M, N, K, t),

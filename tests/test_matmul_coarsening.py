@@ -80,7 +80,7 @@ def test_wrapper_defaults_to_the_fastest_kernel():
     np.testing.assert_allclose(got, A.astype(np.float64) @ B, rtol=1e-5, atol=1e-5)
 
 
-def test_reference_solution_passes(capsys):
+def test_reference_solution_passes(capsys, course_code_as_answer):
     assert co.check_coarsened(co.make_coarsened, tile=4, factor=3)
 
 

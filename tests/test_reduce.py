@@ -183,7 +183,7 @@ def _block_reduce_solution():
     return block_reduce
 
 
-def test_checkers_accept_correct_solutions():
+def test_checkers_accept_correct_solutions(course_code_as_answer):
     assert red.check_sequential(red.make_v2(red.EXERCISE_BLOCK))
     assert red.check_block_reduce(_block_reduce_solution())
     assert red.check_fast_sum(lambda d_x: red.reduce_sum(d_x, "v8"))

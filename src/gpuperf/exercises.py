@@ -41,6 +41,7 @@ def sizes_around(block: int, *, blocks: int = 3) -> list[int]:
     block = v.integer(block, "block", minimum=1)
     blocks = v.integer(blocks, "blocks", minimum=1)
     sizes = {1, 31, 32, 33, block - 1, block, block + 1, blocks * block + 7, 1000}
+    sizes.update(hidden_sizes(2, max(blocks * block + block, 1000) * 2))  # while grading
     return sorted(s for s in sizes if s >= 1)
 
 
@@ -94,6 +95,63 @@ def _dtype_arg(dtype, kinds, name="dtype"):
 # path each time) as one JSON line, with the checker cell it came from (GRADING_CELL).
 GRADE_LOG = None
 GRADING_CELL = None
+# While grading, checkers add cases the student never saw: a seed drawn afresh for each
+# checker run (logged with the verdict, so a score can be reproduced) and sizes from it.
+_hidden_seed: int | None = None
+
+
+def grading() -> bool:
+    """True while ``python -m gpuperf.grade`` runs one of the course's checker cells."""
+    return bool(GRADE_LOG)
+
+
+def _hidden() -> int:
+    """The hidden seed of this grading run (drawn on first use, logged with the verdict)."""
+    global _hidden_seed
+    if _hidden_seed is None:
+        import secrets
+
+        _hidden_seed = 2 + secrets.randbelow(10**6)  # never a visible seed (0 or 1)
+    return _hidden_seed
+
+
+def seeds(visible=(0, 1)) -> tuple[int, ...]:
+    """The data seeds a checker runs: ``visible`` (what the student's own run uses) and,
+    while grading, one more the student never saw."""
+    visible = tuple(v.integer(s, f"visible[{i}]", minimum=0) for i, s in enumerate(visible))
+    if not visible:
+        raise ValueError("visible=() has no seed; pass the seeds the student's run uses, "
+                         "e.g. (0, 1).")
+    return visible + ((_hidden(),) if grading() else ())
+
+
+def case_rng(seed: int) -> np.random.Generator:
+    """The generator of a checker's randomly drawn cases: seeded with ``seed`` (the cases
+    the student sees), and while grading with the hidden seed too (cases never seen)."""
+    seed = v.integer(seed, "seed", minimum=0)
+    return np.random.default_rng([seed, _hidden()] if grading() else seed)
+
+
+def hidden_sizes(low: int, high: int, count: int = 2) -> list[int]:
+    """While grading, ``count`` sizes drawn from ``low..high`` with the hidden seed (none
+    otherwise): a kernel written to the visible sizes meets sizes it was not fitted to."""
+    low = v.integer(low, "low", minimum=1)
+    high = v.integer(high, "high", minimum=low)
+    count = v.integer(count, "count", minimum=0)
+    if not grading():
+        return []
+    rng = np.random.default_rng(_hidden())
+    return sorted(int(n) for n in rng.integers(low, high + 1, size=count))
+
+
+def _where() -> str:
+    """Where a verdict was reached: the GPU's name, or the simulator."""
+    from . import device
+
+    try:
+        return device.info().name
+    except Exception:  # noqa: BLE001 - a verdict is logged even if the driver is unwell
+        return "unknown"
 
 
 def _log_verdict(report) -> None:
@@ -103,10 +161,12 @@ def _log_verdict(report) -> None:
     if not path:
         return
     entry = {"cell": GRADING_CELL, "title": report.title, "passed": len(report.passed),
-             "failed": len(report.failed),
+             "failed": len(report.failed), "points": report.points,
+             "possible": report.possible, "hidden_seed": _hidden_seed,
              "not_implemented": any("not implemented yet" in why for _, why in report.failed),
              "first_failure": (f"{report.failed[0][0]}: {report.failed[0][1]}"[:1000]
-                               if report.failed else None)}
+                               if report.failed else None),
+             "report": report.text(max_failures=20)[:4000], "on": _where()}
     with open(path, "a", encoding="utf-8") as f:
         f.write(json.dumps(entry) + "\n")
 
@@ -119,12 +179,24 @@ class Report:
     passed: list[str] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    weights: dict = field(default_factory=dict)  # a check's points, where not 1
 
     def __post_init__(self):
         v.string(self.title, "title")
         for name in ("passed", "failed", "notes"):
             if not isinstance(getattr(self, name), list):
                 raise TypeError(f"{name} must be a list, not {type(getattr(self, name)).__name__}.")
+        v.mapping(self.weights, "weights")
+
+    @property
+    def points(self) -> float:
+        """Points earned: each passed check's weight (1 unless the checker says otherwise)."""
+        return float(sum(self.weights.get(name, 1) for name in self.passed))
+
+    @property
+    def possible(self) -> float:
+        """Points of every check that ran, passed or failed."""
+        return self.points + float(sum(self.weights.get(name, 1) for name, _ in self.failed))
 
     @property
     def ok(self) -> bool:
@@ -137,16 +209,23 @@ class Report:
         v.integer(max_failures, "max_failures", minimum=0)
         lines = []
         if self.ok:
-            lines.append(f"{PASS} {self.title}: all {len(self.passed)} checks passed.")
+            lines.append(f"{PASS} {self.title}: all {len(self.passed)} checks passed"
+                         f"{self._points_text()}.")
         else:
             total = len(self.passed) + len(self.failed)
-            lines.append(f"{FAIL} {self.title}: {len(self.failed)} of {total} checks failed.")
+            lines.append(f"{FAIL} {self.title}: {len(self.failed)} of {total} checks failed"
+                         f"{self._points_text()}.")
             for name, why in self.failed[:max_failures]:
                 lines.append(f"  {FAIL} {name}: {why}")
             if len(self.failed) > max_failures:
                 lines.append(f"  ... and {len(self.failed) - max_failures} more.")
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
+
+    def _points_text(self) -> str:
+        if not self.weights:  # every check worth 1: the counts say it all
+            return ""
+        return f" ({self.points:g} of {self.possible:g} points)"
 
     def __str__(self) -> str:
         return self.text()
@@ -175,12 +254,20 @@ class Checker:
             )
 
     @contextmanager
-    def case(self, name: str, seed: int | None = None):
-        """One named case; exceptions inside it become a one-line failure."""
+    def case(self, name: str, seed: int | None = None, *, points: float = 1):
+        """One named case worth ``points``; exceptions inside it become a one-line failure.
+
+        A case on a seed the student never saw (while grading) is named "hidden case"."""
         v.string(name, "name")
         if seed is not None:
             v.integer(seed, "seed")
-        self._current = name if seed is None else f"{name} (seed {seed})"
+        v.positive(points, "points")
+        if seed is not None and seed == _hidden_seed and grading():
+            self._current = f"{name} (hidden case)"
+        else:
+            self._current = name if seed is None else f"{name} (seed {seed})"
+        if points != 1:
+            self.report_.weights[self._current] = points
         self._failed_current = False
         try:
             yield self
@@ -503,14 +590,34 @@ def refuses_stubs(check):
 
     @functools.wraps(check)
     def wrapper(student, *args, **kwargs):
+        title = (check.__doc__ or check.__name__).strip().splitlines()[0].rstrip(".")
         if callable(student) and is_stub(student):
-            title = (check.__doc__ or check.__name__).strip().splitlines()[0].rstrip(".")
             return not_implemented(f"{check.__name__}: {title}",
                                    getattr(student, "__name__", "your code"),
                                    "replace `raise NotImplementedError()` with your code.")
+        owner = _course_module(student)
+        if owner:  # e.g. `my_saxpy = gs.saxpy_grid_stride`: the course's code, not the answer
+            report = Report(f"{check.__name__}: {title}")
+            report.failed.append((getattr(student, "__name__", "your code"),
+                                  f"this is the course's own code (from {owner}), not yours: "
+                                  "write the function in your notebook."))
+            print(report.text())
+            _log_verdict(report)
+            return report
         return check(student, *args, **kwargs)
 
     return wrapper
+
+
+def _course_module(obj) -> str | None:
+    """The course module ``obj`` was defined in (a kernel, a function, a factory), or None
+    for the student's own code."""
+    if getattr(obj, "course_example", False):  # a wrong kernel a chapter shows being judged
+        return None
+    fn = getattr(obj, "py_func", obj)
+    fn = getattr(fn, "__func__", fn)
+    module = getattr(fn, "__module__", None) or ""
+    return module if module == "gpuperf" or module.startswith("gpuperf.") else None
 
 
 def not_implemented(title: str, what: str, how: str) -> Report:

@@ -1142,7 +1142,7 @@ def check_registers(kernel) -> ex.Report:
     w, delta, d = _check_problem(3, 37, 5)
     if not ex.preflight(chk, kernel, (2, 3), 32, delta, w, d, ex.poisoned((9, 37))):
         return chk.report()
-    for seed in (0, 1):
+    for seed in ex.seeds():
         for block in (32, 64):
             for n_ch, n_s in _CHECK_SHAPES[: (6 if seed == 0 else 3)]:
                 with chk.case(f"N={n_ch}, S={n_s}, block={block}", seed=seed):
@@ -1170,7 +1170,7 @@ def check_beta_grad(kernel) -> ex.Report:
     w, delta, d = _check_problem(2, 37, 5)
     if not ex.preflight(chk, kernel, 2, 32, delta, w, d, ex.poisoned(2)):
         return chk.report()
-    for seed in (0, 1):
+    for seed in ex.seeds():
         for block in (32, 64):
             sizes = ex.sizes_around(block) if seed == 0 else (33, block + 1)
             for n_s in sizes:
@@ -1188,7 +1188,7 @@ def check_beta_grad(kernel) -> ex.Report:
 def check_moved_bytes(fn) -> ex.Report:
     """Check ``fn(method, n_ch, n_samples)``: the DRAM bytes each algorithm must move."""
     chk = ex.Checker("bytes each algorithm must move")
-    rng = np.random.default_rng(11)
+    rng = ex.case_rng(11)
     cases = [(m, 64, 65536) for m in ALGORITHMS] + [
         (m, int(rng.integers(2, 300)), int(rng.integers(1, 10**6))) for m in ALGORITHMS]
     for method, n_ch, n_s in cases:

@@ -305,8 +305,8 @@ def check_saxpy(kernel) -> ex.Report:
                         ex.random_array(33, 6), ex.poisoned(33),
                         what="a dry run with more threads than elements"):
         return chk.report()
-    for seed in (0, 1):
-        for n in (1, 31, 32, 33, 100, 257, 1000):
+    for seed in ex.seeds():
+        for n in (1, 31, 32, 33, 100, 257, 1000, *ex.hidden_sizes(2, 3000)):
             for grid, block in _launch_configs(n)[: (5 if seed == 0 else 2)]:
                 with chk.case(f"n={n}, launch [{grid}, {block}]", seed=seed):
                     rng = np.random.default_rng(seed * 1000 + n)
@@ -323,7 +323,7 @@ def check_saxpy(kernel) -> ex.Report:
 def check_bandwidth_formula(fn) -> ex.Report:
     """Check ``fn(n, ms)``: effective GB/s of SAXPY on ``n`` float32 taking ``ms`` milliseconds."""
     chk = ex.Checker("effective bandwidth of SAXPY")
-    rng = np.random.default_rng(7)
+    rng = ex.case_rng(7)
     for n, ms in [(2**20, 0.01), (2**28, 1.05), (1000, 0.003),
                   (int(rng.integers(1e5, 1e9)), float(rng.uniform(0.01, 5)))]:
         with chk.case(f"n={n}, {ms:.4g} ms"):

@@ -672,7 +672,9 @@ def check_matmul_kernel(make_launch, title: str, *, sizes=CHECK_SIZES, rtol=1e-4
     if not ex.preflight_host(chk, launch, ex.random_array((9, 11), 3), ex.random_array((11, 13), 4),
                              ex.poisoned((9, 13)), max_blocks=4):
         return chk
-    for seed in (0, 1):
+    if ex.grading():  # a shape the student never saw
+        sizes = [*sizes, tuple(int(d) for d in ex.case_rng(5).permutation(ex.hidden_sizes(1, 70, 3)))]
+    for seed in ex.seeds():
         for (M, K, N) in sizes if seed == 0 else sizes[1:3]:
             with chk.case(f"A {M}x{K} @ B {K}x{N}", seed=seed):
                 A = ex.random_array((M, K), seed * 100 + M)
@@ -735,7 +737,7 @@ def check_intensity(fn) -> ex.Report:
     the tile's reuse, plus the write of C); the bound is the roofline min(peak, bw x AI).
     """
     chk = ex.Checker("arithmetic intensity and roofline bound of a tiled matmul")
-    rng = np.random.default_rng(3)
+    rng = ex.case_rng(3)
     cases = [(4096, 4096, 4096, 32, 3000.0, 20.0), (1024, 2048, 512, 16, 900.0, 8.1),
              (4096, 4096, 4096, 8, 3350.0, 51.0), (512, 512, 512, 4, 300.0, 8.1),
              (int(rng.integers(500, 5000)), int(rng.integers(500, 5000)),

@@ -1586,7 +1586,7 @@ def check_sequential(kernel) -> ex.Report:
     n = EXERCISE_BLOCK + 7  # a second block that is mostly past the end of x
     if not ex.preflight(chk, kernel, 2, EXERCISE_BLOCK, ex.random_array(n, 4), ex.poisoned(2), n):
         return chk.report()
-    for seed in (0, 1):
+    for seed in ex.seeds():
         for n in ex.sizes_around(EXERCISE_BLOCK):
             with chk.case(f"n={n}", seed=seed):
                 _partials_case(chk, kernel, n, seed, _ceil_div(n, EXERCISE_BLOCK))
@@ -1615,6 +1615,7 @@ def check_block_reduce(kernel) -> ex.Report:
     cases = [(0, n, 1) for n in ex.sizes_around(EXERCISE_BLOCK)]
     cases += [(0, n, grid) for grid in (2, 3) for n in several]
     cases += [(1, n, 2) for n in (33, EXERCISE_BLOCK + 1, 1000)]
+    cases += [(seed, n, 2) for seed in ex.seeds()[2:] for n in (33, EXERCISE_BLOCK + 1)]
     for seed, n, grid in cases:
         with chk.case(f"n={n}, {grid} block(s)", seed=seed):
             _partials_case(chk, kernel, n, seed, grid)
@@ -1642,8 +1643,9 @@ def check_fast_sum(fn, *, target: float = 0.9) -> ex.Report:
         if not ex.preflight_host(chk, fn, emulator.host_view(ex.random_array(1001, 9), 1),
                                  max_blocks=4):
             return chk.report()
-    sizes = (1, 3, 31, 32, 33, 255, 256, 257, 1000, 4099, 100_003 if not SIMULATOR else 5003)
-    for seed in (0, 1):
+    sizes = (1, 3, 31, 32, 33, 255, 256, 257, 1000, 4099, 100_003 if not SIMULATOR else 5003,
+             *ex.hidden_sizes(2, 200_000 if not SIMULATOR else 6000))
+    for seed in ex.seeds():
         for n in sizes:
             with chk.case(f"n={n}", seed=seed):
                 host = ex.random_array(n + 1, seed)

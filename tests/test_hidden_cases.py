@@ -1,0 +1,96 @@
+"""Grading mode: checkers add cases the student never saw, and checks carry points."""
+
+import json
+
+import numpy as np
+import pytest
+from numba import cuda
+
+from gpuperf import exercises as ex
+from gpuperf.kernels import gridstride as gs
+
+
+@pytest.fixture
+def grading(tmp_path, monkeypatch):
+    """The state ``python -m gpuperf.grade`` sets while a course checker cell runs."""
+    log = tmp_path / "verdicts.jsonl"
+    monkeypatch.setattr(ex, "GRADE_LOG", str(log))
+    monkeypatch.setattr(ex, "GRADING_CELL", "check")
+    monkeypatch.setattr(ex, "_hidden_seed", None)
+    return log
+
+
+def test_outside_grading_the_student_sees_every_case():
+    assert not ex.grading()
+    assert ex.seeds() == (0, 1)
+    assert ex.hidden_sizes(1, 10**6) == []
+    assert ex.sizes_around(64) == ex.sizes_around(64)
+    a, b = ex.case_rng(7).random(3), np.random.default_rng(7).random(3)
+    assert (a == b).all()  # the visible random cases are what the student's run draws
+
+
+def test_grading_adds_a_seed_and_sizes_never_seen(grading):
+    seeds = ex.seeds()
+    assert seeds[:2] == (0, 1) and len(seeds) == 3 and seeds[2] not in (0, 1)
+    assert ex.seeds() == seeds  # one hidden seed per checker run
+    sizes = ex.hidden_sizes(2, 5000, count=4)
+    assert len(sizes) == 4 and all(2 <= n <= 5000 for n in sizes)
+    log, ex.GRADE_LOG = ex.GRADE_LOG, None
+    visible = set(ex.sizes_around(64))
+    ex.GRADE_LOG = log
+    assert set(ex.sizes_around(64)) > visible  # sizes the student's run never used
+    assert not (ex.case_rng(7).random(3) == np.random.default_rng(7).random(3)).all()
+
+
+@cuda.jit
+def saxpy_fitted(a, x, y, out):
+    """Right for the sizes the student's checker run shows, wrong for any other."""
+    n = x.shape[0]
+    if n != 1 and n != 31 and n != 32 and n != 33 and n != 100 and n != 257 and n != 1000:
+        return
+    i = cuda.grid(1)
+    while i < n:
+        out[i] = a * x[i] + y[i]
+        i += cuda.gridsize(1)
+
+
+def test_a_kernel_fitted_to_the_visible_sizes_fails_while_grading(grading, monkeypatch):
+    monkeypatch.setattr(ex, "GRADE_LOG", None)
+    assert gs.check_saxpy(saxpy_fitted), "the visible cases should pass"
+    monkeypatch.setattr(ex, "GRADE_LOG", str(grading))
+    report = gs.check_saxpy(saxpy_fitted)
+    assert not report
+    assert any("hidden case" in name for name, _ in report.failed)
+    entry = json.loads(grading.read_text().splitlines()[-1])
+    assert entry["hidden_seed"] == ex._hidden_seed and entry["on"]
+    assert "hidden case" in entry["report"]
+
+
+def test_checks_carry_points_and_the_report_totals_them():
+    chk = ex.Checker("weighted")
+    with chk.case("easy"):
+        pass
+    with chk.case("hard", points=3):
+        chk.fail("wrong")
+    with chk.case("medium", points=2):
+        pass
+    report = chk.report(show=False)
+    assert (report.points, report.possible) == (3.0, 6.0)
+    assert "3 of 6 points" in report.text()
+    plain = ex.Checker("unweighted")
+    with plain.case("a"):
+        pass
+    assert plain.report(show=False).possible == 1.0
+    assert "points" not in plain.report(show=False).text()
+
+
+def test_the_courses_own_code_is_no_answer(capsys):
+    """Handing a checker the package's kernel (``my_saxpy = gs.saxpy_grid_stride``) or
+    factory fails with a line that says so, whatever the checker."""
+    from gpuperf.kernels import matmul as mm
+
+    assert not gs.check_saxpy(gs.saxpy_grid_stride)
+    assert "course's own code" in capsys.readouterr().out
+    own_factory = next(getattr(mm, n) for n in dir(mm) if n.startswith("make_tiled"))
+    report = mm.check_tiled(own_factory)
+    assert not report and "course's own code" in report.failed[0][1]

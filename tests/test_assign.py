@@ -286,7 +286,10 @@ def test_every_chapter_becomes_an_nbgrader_source():
         assert answers and all(m["locked"] for m in tests)
         for cell in src.cells:
             if cell.metadata.get("nbgrader", {}).get("grade"):
-                assert cell.source.rstrip().endswith('assert _report, "the checker\'s report '
-                                                     'above lists what failed"')
+                visible, hidden = cell.source.split("### BEGIN HIDDEN TESTS\n")
+                assert visible.rstrip().endswith('assert _report, "the checker\'s report '
+                                                 'above lists what failed"')
+                assert hidden.rstrip().endswith("### END HIDDEN TESTS")
+                compile(cell.source, path.name, "exec")  # the test cell is valid Python
             if cell.cell_type == "markdown":
                 assert "{solution" not in cell.source and "{exercise}" not in cell.source

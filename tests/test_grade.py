@@ -96,7 +96,8 @@ def gradebook(tmp_path_factory):
     out = tmp / "gradebook.csv"
     assert grade.main([str(subs), "--source", str(source.parent), "--out", str(out),
                        "--cell-timeout", "8"]) == 0
-    with open(out, newline="", encoding="utf-8") as f:
+    _, details, _ = grade.outputs(out)
+    with open(details, newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     return out, {r["student"]: r for r in rows if r["notebook"] == "01_demo"}, rows
 
@@ -107,6 +108,41 @@ def test_every_student_gets_a_row_per_notebook_and_exercise(gradebook):
                                   "right", "stray", "stuck", "untouched", "wrong"]
     assert len(rows) == 12  # one per student for 01_demo, and the stray file
     assert all(list(r) == list(grade.COLUMNS) for r in rows)
+
+
+def test_the_gradebook_has_a_row_per_student_and_a_column_per_exercise(gradebook):
+    out, g, _ = gradebook
+    with open(out, newline="", encoding="utf-8") as f:
+        table = {r["student"]: r for r in csv.DictReader(f)}
+    column = "01_demo/check_bandwidth_formula"
+    assert list(next(iter(table.values()))) == ["student", column, "total", "out_of"]
+    assert sorted(table) == sorted(g)  # the stray's unknown file adds no column
+    for student, row in table.items():
+        assert float(row[column]) == float(g[student]["score"]) == float(row["total"])
+        assert row["out_of"] == "1"
+    assert float(table["right"][column]) == 1.0 and float(table["hangs"][column]) == 0.0
+    assert float(table["wrong"][column]) < 1
+
+
+def test_each_student_gets_feedback_with_the_checkers_messages(gradebook):
+    out, g, _ = gradebook
+    folder = grade.outputs(out)[2]
+    assert sorted(p.stem for p in folder.glob("*.md")) == sorted(g)
+    right = (folder / "right.md").read_text()
+    assert "100%" in right and "checks passed" in right and "simulator" in right
+    wrong = (folder / "wrong.md").read_text()
+    assert "checks failed" in wrong and g["wrong"]["detail"].split(": ", 1)[1][:40] in wrong
+    assert "timeout" in (folder / "hangs.md").read_text()
+    assert "no 01_demo.ipynb" in (folder / "stray.md").read_text()
+    assert "not a notebook of the course" in (folder / "stray.md").read_text()
+
+
+def test_grading_says_where_and_adds_hidden_cases(gradebook):
+    _, g, _ = gradebook
+    assert g["right"]["graded_on"] == "Numba CUDA simulator (no GPU)"
+    # the formula checker draws one case at random: while grading, from a hidden seed too,
+    # so the right answer was checked on a case the student's own run never showed
+    assert int(g["right"]["total"]) == int(g["wrong"]["total"]) >= 4
 
 
 def test_renamed_copies_count_and_the_newest_is_graded(gradebook):
@@ -147,12 +183,25 @@ def test_untouched_hanging_and_crashing_notebooks_are_said_so(gradebook):
 
 def test_an_existing_gradebook_is_kept_unless_forced(gradebook, tmp_path, capsys):
     out, _, _ = gradebook
-    before = out.read_bytes()
+    _, details, folder = grade.outputs(out)
+    before = [out.read_bytes(), details.read_bytes(), sorted(folder.iterdir())]
     assert grade.main([str(tmp_path), "--out", str(out)]) == 2
-    assert "--force" in capsys.readouterr().err and out.read_bytes() == before
+    assert "--force" in capsys.readouterr().err
     with pytest.raises(FileExistsError):
         grade.write_gradebook([], out)
-    assert out.read_bytes() == before
+    lone = tmp_path / "lone.csv"  # only its feedback folder exists: still refused
+    grade.outputs(lone)[2].mkdir()
+    with pytest.raises(FileExistsError, match="lone-feedback"):
+        grade.write_gradebook([], lone)
+    assert not lone.exists()
+    assert [out.read_bytes(), details.read_bytes(), sorted(folder.iterdir())] == before
+    rows = list(csv.DictReader(open(details, newline="", encoding="utf-8")))
+    again = tmp_path / "again" / "gb.csv"
+    grade.write_gradebook(rows[:1], again)
+    grade.write_gradebook(rows, again, force=True)  # forced: all three replaced whole
+    assert sorted(p.stem for p in grade.outputs(again)[2].glob("*.md")) == sorted(
+        {r["student"] for r in rows})
+    assert not [p for p in again.parent.iterdir() if p.name.startswith(".")]  # no leftovers
     assert grade.main([str(tmp_path), "--out", str(tmp_path)]) == 2  # a folder: refused at once
     assert "is a folder" in capsys.readouterr().err
 

@@ -62,6 +62,8 @@ def test_nbgrader_generates_and_autogrades_the_course_notebooks(tmp_path):
     text = "\n".join(c.source for c in release.cells)
     assert "3 * 4 * n" not in text and "Why: three arrays" not in text and ":::" not in text
     assert "raise NotImplementedError()" in text and "### Exercise: Effective bandwidth" in text
+    assert "_report = gs.check_bandwidth_formula" in text  # the visible test stays
+    assert "HIDDEN" not in text and "GRADE_LOG" not in text  # the hidden one is kept back
 
     def submit(student, body):
         nb = nbformat.read(course / "release" / "ps1" / "01_demo.ipynb", as_version=4)
@@ -75,10 +77,17 @@ def test_nbgrader_generates_and_autogrades_the_course_notebooks(tmp_path):
     submit("right", RIGHT)
     submit("wrong", WRONG)
     submit("untouched", None)
+    # right on exactly the cases the notebook shows (the checker's visible random case too)
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    seen = (2**20, 2**28, 1000, int(rng.integers(1e5, 1e9)))
+    submit("fitted", f"    return 3 * 4 * n / (ms * 1e-3) / 1e9 if n in {seen} else 0.0")
     _nbgrader(course, "autograde", "ps1", "--create")
     from nbgrader.api import Gradebook
 
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         scores = {s: (gb.find_submission("ps1", s).score, gb.find_submission("ps1", s).max_score)
-                  for s in ("right", "wrong", "untouched")}
-    assert scores == {"right": (1.0, 1.0), "wrong": (0.0, 1.0), "untouched": (0.0, 1.0)}
+                  for s in ("right", "wrong", "untouched", "fitted")}
+    assert scores == {"right": (1.0, 1.0), "wrong": (0.0, 1.0), "untouched": (0.0, 1.0),
+                      "fitted": (0.0, 1.0)}  # the hidden tests catch it

@@ -236,9 +236,22 @@ def _as_test(source: str, *, where: str) -> str:
     start = last.lineno - 1
     call = "\n".join(lines[start:])
     head = "\n".join(lines[:start])
+    # nbgrader keeps the hidden block out of the released notebook and puts it back when it
+    # autogrades: the checker runs again in grading mode, on cases the student never saw.
+    hidden = (
+        "### BEGIN HIDDEN TESTS\n"
+        "import os as _os, tempfile as _tf\n"
+        "import gpuperf.exercises as _gx\n"
+        "print('Hidden tests (cases the notebook did not show):')\n"
+        "_gx.GRADE_LOG, _gx._hidden_seed = _os.path.join(_tf.mkdtemp(), 'hidden.jsonl'), None\n"
+        "try:\n" + "\n".join("    " + line for line in call.splitlines()).replace(
+            "    ", "    _hidden = ", 1) + "\n"
+        "finally:\n    _gx.GRADE_LOG = None\n"
+        "assert _hidden, \"the checker failed on cases the notebook did not show\"\n"
+        "### END HIDDEN TESTS")
     return ((head + "\n") if head else "") + (
         f"_report = {call}\n"
-        "assert _report, \"the checker's report above lists what failed\"")
+        "assert _report, \"the checker's report above lists what failed\"\n" + hidden)
 
 
 def solution_leaks(nb) -> list[str]:

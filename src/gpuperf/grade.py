@@ -9,15 +9,23 @@ A cell that runs longer than ``--cell-timeout`` is interrupted and the run goes 
 student's endless loop costs one timeout, not the class; a kernel that dies ends that
 notebook only.
 
-The gradebook has one row per student, notebook and checker: the checks passed, the checks
-run, the score (the fraction passed: partial credit) and a status: ``graded``, ``not
+``--out gradebook.csv`` is the gradebook: one row per student, one column per exercise
+(``notebook/checker``) with its score, the fraction of the checks' points earned (partial
+credit), and the total. Beside it, ``gradebook-feedback/<student>.md`` holds each student's
+checker reports, to hand back, and ``gradebook-details.csv`` one row per student, notebook and
+checker: the checks passed and run, the points, the score, where it was graded (the GPU, or
+the simulator) and a status: ``graded``, ``not
 implemented`` (the stub is untouched), ``no verdict`` (the checker never reported: the
 detail says why, e.g. a timeout or an error in the student's code before it), ``missing``
 (a notebook others handed in and this student did not) or ``not graded`` (a file that is no
 course notebook). Colab's ``Copy of 03_dram.ipynb`` and a browser's ``03_dram (1).ipynb``
 count as ``03_dram.ipynb``; of two files for one notebook the newest is graded, and the row
-says so. It is written
-whole or not at all, and an existing gradebook is replaced only with ``--force``.
+says so. Each file is written
+whole or not at all, and existing ones are replaced only with ``--force``.
+
+While grading, every checker adds cases the student never saw: a data seed drawn afresh for
+each checker run, and sizes drawn from it (``exercises.seeds``, ``hidden_sizes``); they
+show in the feedback as "hidden case".
 
 Before each checker, the modules it calls are reloaded (a checker replaced in an earlier cell
 is restored), and the verdicts go to a file named afresh for each notebook, set only while
@@ -42,7 +50,9 @@ from pathlib import Path
 from . import validate as v
 from .assign import _default_mode
 
-COLUMNS = ("student", "notebook", "exercise", "passed", "total", "score", "status", "detail")
+# The details file: one row per student, notebook and exercise.
+COLUMNS = ("student", "notebook", "exercise", "passed", "total", "points", "possible", "score",
+           "status", "graded_on", "detail")
 
 
 def _checker_name(source: str) -> str | None:
@@ -265,9 +275,13 @@ def grade_notebook(path: Path, source_path: Path, *, student: str, cell_timeout:
 def _row(student, notebook, exercise, entry, status, detail) -> dict:
     passed = entry["passed"] if entry else 0
     total = entry["passed"] + entry["failed"] if entry else 0
+    points = entry.get("points", passed) if entry else 0
+    possible = entry.get("possible", total) if entry else 0
     return {"student": student, "notebook": notebook, "exercise": exercise, "passed": passed,
-            "total": total, "score": round(passed / total, 3) if total else 0.0,
-            "status": status, "detail": detail}
+            "total": total, "points": points, "possible": possible,
+            "score": round(points / possible, 3) if possible else 0.0,
+            "status": status, "graded_on": (entry or {}).get("on", ""), "detail": detail,
+            "report": (entry or {}).get("report", "")}
 
 
 def grade(submissions: Path, *, source: Path = Path("notebooks"), cell_timeout: int = 120,
@@ -345,33 +359,149 @@ def _read(path):
     return nbformat.read(path, as_version=4)
 
 
-def write_gradebook(rows: list[dict], out: Path, *, force: bool = False) -> Path:
-    """Write ``rows`` as CSV to ``out``, whole or not at all; never over a file unless forced."""
-    rows = v.sequence(rows, "rows", empty=True)
-    for i, r in enumerate(rows):
-        v.mapping(r, f"rows[{i}]")
+def outputs(out: Path) -> tuple[Path, Path, Path]:
+    """What a gradebook ``out`` comes with: ``(gradebook, details, feedback folder)``, e.g.
+    ``gradebook.csv``, ``gradebook-details.csv`` and ``gradebook-feedback/``."""
+    if not isinstance(out, (str, os.PathLike)) or not str(out).strip():
+        raise TypeError(f"out must be a file path such as gradebook.csv, not "
+                        f"{type(out).__name__} ({out!r}).")
     out = Path(out)
-    v.boolean(force, "force")
+    return out, out.with_name(f"{out.stem}-details.csv"), out.with_name(f"{out.stem}-feedback")
+
+
+def _refuse_existing(out: Path, force: bool) -> None:
+    """Refuse a folder for ``out``, and (without ``force``) any output that exists already:
+    checked before grading, so an hour of grading never ends in a refusal."""
+    out, details, feedback = outputs(out)
     if out.is_dir():
         raise ValueError(f"out={out} is a folder; give the gradebook a file name such as "
                          f"{out / 'gradebook.csv'}.")
-    if out.exists() and not force:
-        raise FileExistsError(f"{out} exists: pass --force to replace it, or another --out.")
+    if details.is_dir():
+        raise ValueError(f"{details} is a folder; the gradebook's details go there: choose "
+                         "another --out.")
+    if feedback.exists() and not feedback.is_dir():
+        raise ValueError(f"{feedback} is a file; the feedback folder goes there: choose "
+                         "another --out.")
+    there = [p for p in (out, details, feedback) if p.exists()]
+    if there and not force:
+        raise FileExistsError(f"{', '.join(map(str, there))} exist{'s' if len(there) == 1 else ''}"
+                              ": pass --force to replace, or another --out.")
+
+
+def summary(rows: list[dict]) -> tuple[list[str], list[dict]]:
+    """The gradebook: one row per student, one column per exercise (``notebook/exercise``)
+    with its score (the fraction of its checks' points earned; 0 where no verdict or no
+    notebook), then the total and the number of exercises."""
+    rows = v.sequence(rows, "rows", empty=True)
+    exercises, students = [], []
+    for i, r in enumerate(rows):
+        v.mapping(r, f"rows[{i}]")
+        if r.get("student") not in students:
+            students.append(r.get("student"))
+        if r.get("status") != "not graded":
+            key = f"{r['notebook']}/{r['exercise']}"
+            if key not in exercises:
+                exercises.append(key)
+    table = []
+    for st in students:
+        mine = {f"{r['notebook']}/{r['exercise']}": float(r["score"]) for r in rows
+                if r.get("student") == st and r.get("status") != "not graded"}
+        line = {"student": st, **{e: round(mine.get(e, 0.0), 3) for e in exercises}}
+        line["total"] = round(sum(mine.get(e, 0.0) for e in exercises), 3)
+        line["out_of"] = len(exercises)
+        table.append(line)
+    return ["student", *exercises, "total", "out_of"], table
+
+
+def feedback(rows: list[dict], student: str) -> str:
+    """The Markdown feedback for ``student``: each exercise's score and status, and the
+    checker's report (or why there was none)."""
+    v.string(student, "student")
+    lines = [f"# Feedback for {student}", ""]
+    for r in (r for r in rows if r.get("student") == student):
+        lines.append(f"## {r['notebook']}: {r['exercise']}")
+        lines.append("")
+        lines.append(f"Score {float(r['score']):.0%} ({float(r['points'] or 0):g} of "
+                     f"{float(r['possible'] or 0):g} "
+                     f"points), {r['status']}"
+                     + (f", graded on {r['graded_on']}" if r.get("graded_on") else "") + ".")
+        lines.append("")
+        if r.get("report"):
+            lines += ["```text", r["report"].rstrip(), "```", ""]
+        if r.get("detail") and r["status"] != "graded":
+            lines += [r["detail"], ""]
+        elif r.get("detail") and not r.get("report"):
+            lines += [r["detail"], ""]
+    return "\n".join(lines)
+
+
+def _csv_text(columns, rows) -> str:
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=COLUMNS)
+    writer = csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore")
     writer.writeheader()
     writer.writerows(rows)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    return buf.getvalue()
+
+
+def _write_file(path: Path, text: str) -> None:
+    """``text`` to ``path``, whole or not at all, with a new file's normal permissions."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(buf.getvalue())
+            f.write(text)
         os.chmod(tmp, _default_mode())  # as readable as any new file, not private
-        os.replace(tmp, out)
+        os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_gradebook(rows: list[dict], out: Path, *, force: bool = False) -> Path:
+    """Write the gradebook ``out`` (one row per student, a column per exercise), its details
+    (``<out>-details.csv``: one row per student, notebook and exercise) and a feedback file
+    per student (``<out>-feedback/<student>.md``). Each file is written whole or not at
+    all, and nothing existing is replaced unless forced."""
+    import shutil
+
+    rows = v.sequence(rows, "rows", empty=True)
+    for i, r in enumerate(rows):
+        v.mapping(r, f"rows[{i}]")
+    v.boolean(force, "force")
+    _refuse_existing(out, force)
+    out, details, feedback_dir = outputs(out)
+    columns, table = summary(rows)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # The feedback folder is built apart and moved into place in one rename.
+    staging = Path(tempfile.mkdtemp(prefix=f".{feedback_dir.name}.", dir=out.parent))
+    try:
+        for student in dict.fromkeys(r["student"] for r in rows):
+            _write_file(staging / f"{_safe_name(student)}.md", feedback(rows, student))
+        os.chmod(staging, 0o777 & ~_umask())
+        _write_file(details, _csv_text(COLUMNS, rows))
+        _write_file(out, _csv_text(columns, table))
+        if feedback_dir.exists():
+            old = feedback_dir.with_name(f".{feedback_dir.name}.old-{os.urandom(4).hex()}")
+            feedback_dir.rename(old)
+            staging.rename(feedback_dir)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            staging.rename(feedback_dir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     return out
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _safe_name(student: str) -> str:
+    """A student folder's name as a file name (it came from a folder name already; this
+    only guards against a path separator)."""
+    return student.replace("/", "_").replace("\\", "_") or "_"
 
 
 def main(argv=None) -> int:
@@ -385,13 +515,14 @@ def main(argv=None) -> int:
     ap.add_argument("--force", action="store_true", help="replace an existing gradebook")
     args = ap.parse_args(argv)
     try:
-        out = Path(args.out)  # checked before an hour of grading, not after
-        if out.is_dir():
-            raise ValueError(f"--out {out} is a folder; give the gradebook a file name such as "
-                             f"{out / 'gradebook.csv'}.")
-        if out.exists() and not args.force:
-            raise FileExistsError(f"{out} exists: pass --force to replace it, or another "
-                                  "--out.")
+        _refuse_existing(Path(args.out), args.force)  # before an hour of grading, not after
+        from .device import info
+
+        where = info().name
+        print(f"grading on {where}" + (": the notebooks' kernels run on the simulator, "
+                                       "performance checks are skipped"
+                                       if info().simulated else ""),
+              file=sys.stderr, flush=True)
         rows = grade(Path(args.submissions), source=Path(args.source),
                      cell_timeout=args.cell_timeout,
                      progress=lambda line: print(line, file=sys.stderr, flush=True))
@@ -402,8 +533,10 @@ def main(argv=None) -> int:
     counts = {}
     for r in rows:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
-    print(f"wrote {args.out}: {len(rows)} rows ("
-          + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) + ")")
+    _, details, feedback_dir = outputs(Path(args.out))
+    print(f"wrote {args.out} (one row per student), {details} ({len(rows)} rows: "
+          + ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+          + f") and {feedback_dir}/ (one file per student)")
     return 0
 
 

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
 from conftest import ROOT
 
 SECRET = "3 * 4 * n / (ms * 1e-3) / 1e9"

@@ -360,13 +360,14 @@ def assign(src: Path, out: Path, *, force: bool = False, nbgrader: bool = False)
     return targets
 
 
-def _default_mode() -> int:
-    """The permissions a new file gets under the current umask (0o644 under umask 022)."""
+def _default_mode(base: int = 0o666) -> int:
+    """The permissions a new file (``base`` 0o666) or folder (0o777) gets under the current
+    umask (0o644 or 0o755 under umask 022)."""
     import os
 
     umask = os.umask(0)
     os.umask(umask)
-    return 0o666 & ~umask
+    return base & ~umask
 
 
 def main(argv=None) -> int:

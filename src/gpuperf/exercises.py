@@ -597,13 +597,10 @@ def refuses_stubs(check):
                                    "replace `raise NotImplementedError()` with your code.")
         owner = _course_module(student)
         if owner:  # e.g. `my_saxpy = gs.saxpy_grid_stride`: the course's code, not the answer
-            report = Report(f"{check.__name__}: {title}")
-            report.failed.append((getattr(student, "__name__", "your code"),
-                                  f"this is the course's own code (from {owner}), not yours: "
-                                  "write the function in your notebook."))
-            print(report.text())
-            _log_verdict(report)
-            return report
+            return _one_line_failure(f"{check.__name__}: {title}",
+                                     getattr(student, "__name__", "your code"),
+                                     f"this is the course's own code (from {owner}), not "
+                                     "yours: write the function in your notebook.")
         return check(student, *args, **kwargs)
 
     return wrapper
@@ -625,8 +622,13 @@ def not_implemented(title: str, what: str, how: str) -> Report:
     v.string(title, "title")
     v.string(what, "what")
     v.string(how, "how")
+    return _one_line_failure(title, what, f"not implemented yet: {how}")
+
+
+def _one_line_failure(title: str, what: str, why: str) -> Report:
+    """A report failed on one line before any case ran: printed and logged like any other."""
     report = Report(title)
-    report.failed.append((what, f"not implemented yet: {how}"))
+    report.failed.append((what, why))
     print(report.text())
     _log_verdict(report)
     return report

@@ -428,10 +428,8 @@ def feedback(rows: list[dict], student: str) -> str:
         lines.append("")
         if r.get("report"):
             lines += ["```text", r["report"].rstrip(), "```", ""]
-        if r.get("detail") and r["status"] != "graded":
-            lines += [r["detail"], ""]
-        elif r.get("detail") and not r.get("report"):
-            lines += [r["detail"], ""]
+        if r.get("detail") and (r["status"] != "graded" or not r.get("report")):
+            lines += [r["detail"], ""]  # why there is no report, or what the rows add
     return "\n".join(lines)
 
 
@@ -476,7 +474,7 @@ def write_gradebook(rows: list[dict], out: Path, *, force: bool = False) -> Path
     try:
         for student in dict.fromkeys(r["student"] for r in rows):
             _write_file(staging / f"{_safe_name(student)}.md", feedback(rows, student))
-        os.chmod(staging, 0o777 & ~_umask())
+        os.chmod(staging, _default_mode(0o777))  # mkdtemp's folder is private
         _write_file(details, _csv_text(COLUMNS, rows))
         _write_file(out, _csv_text(columns, table))
         if feedback_dir.exists():
@@ -490,12 +488,6 @@ def write_gradebook(rows: list[dict], out: Path, *, force: bool = False) -> Path
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return out
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def _safe_name(student: str) -> str:
@@ -518,10 +510,10 @@ def main(argv=None) -> int:
         _refuse_existing(Path(args.out), args.force)  # before an hour of grading, not after
         from .device import info
 
-        where = info().name
-        print(f"grading on {where}" + (": the notebooks' kernels run on the simulator, "
-                                       "performance checks are skipped"
-                                       if info().simulated else ""),
+        here = info()
+        print(f"grading on {here.name}" + (": the notebooks' kernels run on the simulator, "
+                                           "performance checks are skipped"
+                                           if here.simulated else ""),
               file=sys.stderr, flush=True)
         rows = grade(Path(args.submissions), source=Path(args.source),
                      cell_timeout=args.cell_timeout,

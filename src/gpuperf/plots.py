@@ -48,6 +48,17 @@ def _rows_arg(result, rows, *cols):
     return rows
 
 
+def _xy_args(result, x, y, series, rows) -> list:
+    """The checks every curve plot makes: ``result``, its columns ``x``, ``y`` and
+    ``series`` (optional); returns the rows to draw."""
+    v.result(result)
+    v.column(result, x, "x")
+    v.column(result, y, "y")
+    if series is not None:
+        v.column(result, series, "series")
+    return _rows_arg(result, rows)
+
+
 def _ceilings_arg(ceilings, name="ceilings"):
     if ceilings is None:
         return None
@@ -203,12 +214,7 @@ def reference_curves(ax, result, *, x: str, y: str, series: str | None = None, r
     (a scatter), and ``x_factor`` scales ``x`` as the figure does (KiB drawn as bytes, say).
     Returns one caption line per GPU drawn ("recorded on ..., best here ...").
     """
-    v.result(result)
-    v.column(result, x, "x")
-    v.column(result, y, "y")
-    if series is not None:
-        v.column(result, series, "series")
-    rows = _rows_arg(result, rows)
+    rows = _xy_args(result, x, y, series, rows)
     if sel is not None:
         v.mapping(sel, "sel")
     if colors is not None:
@@ -293,12 +299,7 @@ def lines(result, *, x: str, y: str = "gbps", series: str | None = None, rows=No
     Beside a live measurement (in a notebook on a GPU, or a GPU recorded with
     ``GPUPERF_RECORD``) the reference GPUs' recorded curves are drawn too
     (:func:`reference_curves`); ``references=False`` leaves them out."""
-    v.result(result)
-    v.column(result, x, "x")
-    v.column(result, y, "y")
-    if series is not None:
-        v.column(result, series, "series")
-    rows = _rows_arg(result, rows)
+    rows = _xy_args(result, x, y, series, rows)
     _ceilings_arg(ceilings)
     v.boolean(logx, "logx")
     v.boolean(logy, "logy")

@@ -275,19 +275,25 @@ def _table(runs: list[_Run]) -> str:
 _DATA = Path(__file__).resolve().parent / "data"
 
 
-def shipped(folder: Path | None = None) -> list[dict]:
-    """One row per self-check result shipped with the package (``data/selfcheck-*.json``):
-    where it ran, what passed, the slowest notebook against the budget, and the versions."""
+def _shipped_files(folder) -> list[tuple[Path, dict]]:
+    """``(path, contents)`` of each ``selfcheck-*.json`` in ``folder`` (default: the
+    package's data): the course's own versions first, then the Colab-like run(s)."""
     if folder is not None and not isinstance(folder, (str, os.PathLike)):
         raise TypeError(f"folder must be a path, not {type(folder).__name__}.")
     folder = _DATA if folder is None else Path(folder)
     if not folder.is_dir():
         raise ValueError(f"folder={str(folder)!r} does not exist; pass the folder that "
-                                "holds the selfcheck-*.json files (default: the package's data).")
+                         "holds the selfcheck-*.json files (default: the package's data).")
+    paths = sorted(folder.glob("selfcheck-*.json"),
+                   key=lambda p: (p.stem.endswith("-colab"), p.name))
+    return [(p, json.loads(p.read_text(encoding="utf-8"))) for p in paths]
+
+
+def shipped(folder: Path | None = None) -> list[dict]:
+    """One row per self-check result shipped with the package (``data/selfcheck-*.json``):
+    where it ran, what passed, the slowest notebook against the budget, and the versions."""
     rows = []
-    # The course's own versions first, then the Colab-like run(s).
-    for path in sorted(folder.glob("selfcheck-*.json"), key=lambda p: (p.stem.endswith("-colab"), p.name)):
-        data = json.loads(path.read_text(encoding="utf-8"))
+    for path, data in _shipped_files(folder):
         runs = data.get("notebooks", [])
         versions = data.get("versions", {})
 
@@ -353,16 +359,8 @@ def gpu_seconds(folder: Path | None = None) -> list[dict]:
     """Seconds each notebook took in the shipped self-checks (a student's run top to bottom,
     measurements included): one row per notebook, one column per environment and copy, and a
     last row with the totals. For planning a class's GPU time."""
-    if folder is not None and not isinstance(folder, (str, os.PathLike)):
-        raise TypeError(f"folder must be a path, not {type(folder).__name__}.")
-    folder = _DATA if folder is None else Path(folder)
-    if not folder.is_dir():
-        raise ValueError(f"folder={str(folder)!r} does not exist; pass the folder that "
-                         "holds the selfcheck-*.json files (default: the package's data).")
     columns, seconds = [], {}
-    for path in sorted(folder.glob("selfcheck-*.json"),
-                       key=lambda p: (p.stem.endswith("-colab"), p.name)):
-        data = json.loads(path.read_text(encoding="utf-8"))
+    for path, data in _shipped_files(folder):
         where = ("Colab-like" if path.stem.endswith("-colab") else "course versions")
         gpu = str(data.get("gpu") or "?").replace("NVIDIA ", "")
         for copy in ("chapter", "student"):

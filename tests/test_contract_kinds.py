@@ -628,3 +628,46 @@ def test_the_case_studys_headline_marks_each_gpu_at_the_headline_size(monkeypatc
         xs, ys = mark.get_data()
         assert list(xs) == [theirs[head.rows[int(i)]["method"]] for i in ys]
     plt.close(fig)
+
+
+def test_the_roofline_and_the_heatmap_show_the_recorded_gpus_beside_a_live_run(monkeypatch):
+    """Ch. 4's roofline: each recorded GPU's kernels as open markers in the colour of the live
+    kernel of the same name; ch. 1's heatmap: each cell's recorded values under the live one."""
+    import matplotlib.pyplot as plt
+
+    from gpuperf.kernels import matmul as mm
+
+    monkeypatch.delenv(widgets.STATIC_ENV, raising=False)
+    roof = records.run("matmul_roofline")
+    others = records.references("matmul_roofline", besides=roof.gpu)
+    fig = mm.plot_roofline(_live(roof))
+    ax = fig.axes[0]
+    mine, theirs = ax.collections[:len(roof.rows)], ax.collections[len(roof.rows):]
+    assert len(theirs) == len(roof.rows) * len(others)
+    want = [(r["ai"], r["tflops"]) for res in others for r in res.rows]
+    assert [tuple(c.get_offsets()[0]) for c in theirs] == want
+    assert [tuple(c.get_edgecolor()[0]) for c in theirs[:len(roof.rows)]] == \
+        [tuple(c.get_facecolor()[0]) for c in mine]
+    assert sorted(t.get_text() for t in ax.get_legend().get_texts()) == sorted(
+        f"{r.gpu.replace('NVIDIA ', '')} (recorded)" for r in others)
+    plt.close(fig)
+    fig = mm.plot_roofline(roof)  # a replay: no markers, no legend
+    assert len(fig.axes[0].collections) == len(roof.rows) and fig.axes[0].get_legend() is None
+    plt.close(fig)
+
+    sweep = records.run("gridstride_launch_sweep")
+    grid = _live(sweep).where(method="grid_stride")
+    fig = plots.heatmap(grid, x="blocks_per_sm", y="block", value="gbps")
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    others_sweep = records.references("gridstride_launch_sweep", besides=sweep.gpu)
+    assert others_sweep, "this test needs a second recorded GPU"
+    r = grid.rows[0]
+    theirs = [res.one(method="grid_stride", blocks_per_sm=r["blocks_per_sm"], block=r["block"])
+              for res in others_sweep]
+    assert " / ".join(f"{t['gbps']:.0f}" for t in theirs) in texts
+    assert any(t.startswith("large: ") and "(recorded)" in t for t in texts)
+    plt.close(fig)
+    fig = plots.heatmap(sweep.where(method="grid_stride"), x="blocks_per_sm", y="block")
+    assert not any("/" in t.get_text() or "recorded" in t.get_text()
+                   for t in fig.axes[0].texts)
+    plt.close(fig)

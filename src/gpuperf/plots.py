@@ -342,8 +342,12 @@ def lines(result, *, x: str, y: str = "gbps", series: str | None = None, rows=No
 
 
 def heatmap(result, *, x: str, y: str, value: str = "gbps", title: str | None = None,
-            fmt: str = "{:.0f}", ceiling: float | None = None, ax=None):
-    """A grid of ``value`` over two parameters, annotated; color relative to ``ceiling``."""
+            fmt: str = "{:.0f}", ceiling: float | None = None, ax=None, references: bool = True):
+    """A grid of ``value`` over two parameters, annotated; color relative to ``ceiling``.
+
+    Beside a live measurement (see :func:`live_references`) each cell also shows the
+    reference GPUs' recorded value, in small type under the measured one; ``references=False``
+    leaves them out."""
     import numpy as np
 
     v.result(result)
@@ -353,6 +357,13 @@ def heatmap(result, *, x: str, y: str, value: str = "gbps", title: str | None = 
     if ceiling is not None:
         v.positive(ceiling, "ceiling")
     _ax_arg(ax)
+    v.boolean(references, "references")
+    sel = _same_selection(result.rows, {x, y, value})
+    theirs = [(_gpu(res), {(r[x], r[y]): r[value] for r in res.rows
+                           if all(r.get(k) == val for k, val in sel.items())
+                           and r.get(value) is not None})
+              for res in (live_references(result) if references else [])]
+    theirs = [(gpu, cells) for gpu, cells in theirs if cells]
     xs = sorted({r[x] for r in result.rows if r.get(x) is not None})
     ys = sorted({r[y] for r in result.rows if r.get(y) is not None})
     grid = np.full((len(ys), len(xs)), np.nan)
@@ -368,12 +379,24 @@ def heatmap(result, *, x: str, y: str, value: str = "gbps", title: str | None = 
     ax.set_ylabel(y)
     for i in range(len(ys)):
         for j in range(len(xs)):
-            if not np.isnan(grid[i, j]):
-                ax.text(j, i, fmt.format(grid[i, j]), ha="center", va="center", fontsize=8,
-                        color="white" if grid[i, j] < 0.6 * vmax else "black")
+            if np.isnan(grid[i, j]):
+                continue
+            ink = "white" if grid[i, j] < 0.6 * vmax else "black"
+            below = [fmt.format(cells[(xs[j], ys[i])]) for _, cells in theirs
+                     if (xs[j], ys[i]) in cells]
+            ax.text(j, i + (0.15 if below else 0), fmt.format(grid[i, j]), ha="center",
+                    va="center", fontsize=8, color=ink)
+            if below:  # the recorded GPUs' values, in the order the caption names them
+                ax.text(j, i - 0.2, " / ".join(below), ha="center", va="center", fontsize=6,
+                        color=ink, alpha=0.85)
+    if theirs:
+        ax.annotate(f"large: {_gpu(result)} ({result.source}); small: "
+                    + " / ".join(f"{gpu} (recorded)" for gpu, _ in theirs),
+                    xy=(0, 1.01), xycoords="axes fraction", fontsize=7, va="bottom")
     cb = fig.colorbar(im, ax=ax)
     cb.set_label(UNITS.get(value, value) + (" (color scale: 0 to the ceiling)" if ceiling else ""))
-    ax.set_title(title or f"{result.name} on {result.gpu}", fontsize=10)
+    ax.set_title(title or f"{result.name} on {result.gpu}", fontsize=10,
+                 pad=14 if theirs else None)
     source_label(fig, result.label)
     fig.tight_layout()
     return fig
@@ -500,21 +523,33 @@ def timeline(spans, *, title: str = "Timeline", label: str | None = None,
     return fig
 
 
+def _points_arg(points, name="points"):
+    for i, p in enumerate(v.sequence(points, name, empty=True)):
+        if not isinstance(p, dict) or not {"name", "intensity", "tflops"} <= set(p):
+            raise TypeError(f"{name}[{i}] must be a dict with 'name', 'intensity' (FLOP/byte) "
+                            f"and 'tflops', not {p!r}.")
+        v.positive(p["intensity"], f"{name}[{i}]['intensity']")
+        v.positive(p["tflops"], f"{name}[{i}]['tflops']")
+    return points
+
+
 def roofline(points, *, bw_gbps: float, peak_tflops: float, label: str | None = None,
-             title: str = "Roofline", ax=None, xlim=(1 / 16, 256), height: float = 4.5):
+             title: str = "Roofline", ax=None, xlim=(1 / 16, 256), height: float = 4.5,
+             references=None):
     """Attainable TFLOP/s against arithmetic intensity (FLOP/byte), with kernels placed on it.
 
     ``points``: dicts ``{"name", "intensity" (FLOP/byte), "tflops"}``. The figure is as wide
     as the book's column and ``height`` inches tall (more room for many names).
+    ``references``: ``{gpu name: points}`` of other GPUs, drawn as open markers in the colour
+    of the point of the same name (one legend entry per GPU), beside a live measurement.
     """
     import numpy as np
 
-    for i, p in enumerate(v.sequence(points, "points", empty=True)):
-        if not isinstance(p, dict) or not {"name", "intensity", "tflops"} <= set(p):
-            raise TypeError(f"points[{i}] must be a dict with 'name', 'intensity' (FLOP/byte) "
-                            f"and 'tflops', not {p!r}.")
-        v.positive(p["intensity"], f"points[{i}]['intensity']")
-        v.positive(p["tflops"], f"points[{i}]['tflops']")
+    _points_arg(points)
+    references = v.mapping(references, "references") if references is not None else {}
+    for gpu, theirs in references.items():
+        v.string(gpu, "references key")
+        _points_arg(theirs, f"references[{gpu!r}]")
     v.positive(bw_gbps, "bw_gbps")
     v.positive(peak_tflops, "peak_tflops")
     xlim = v.sequence(xlim, "xlim")
@@ -531,17 +566,29 @@ def roofline(points, *, bw_gbps: float, peak_tflops: float, label: str | None = 
                 fontsize=8, rotation=0, va="bottom")
     ax.annotate(f"compute roof {peak_tflops:.1f} TFLOP/s (ridge at {ridge:.1f} FLOP/B)",
                 xy=(ridge, peak_tflops), xytext=(0, 4), textcoords="offset points", fontsize=8)
+    color_of = {}
     for i, p in enumerate(points):
-        ax.scatter([p["intensity"]], [p["tflops"]], color=COLORS[i % len(COLORS)], zorder=3)
+        color_of.setdefault(p["name"], COLORS[i % len(COLORS)])
+        ax.scatter([p["intensity"]], [p["tflops"]], color=color_of[p["name"]], zorder=3)
+    drawn = []
+    for j, (gpu, theirs) in enumerate(references.items()):
+        for k, p in enumerate(t for t in theirs if t["name"] in color_of):
+            ax.scatter([p["intensity"]], [p["tflops"]], facecolors="none", zorder=3,
+                       edgecolors=color_of[p["name"]], linewidths=1.2, s=42,
+                       marker=REFERENCE_MARKERS[j % len(REFERENCE_MARKERS)],
+                       label=f"{gpu} (recorded)" if k == 0 else None)
+            drawn.append(p["tflops"])
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlim(xlim[0], xlim[1])
-    low = min([p["tflops"] for p in points] + [xlim[0] * bw_gbps / 1e3])
-    ax.set_ylim(low / 1.6, peak_tflops * 2.2)
+    low = min([p["tflops"] for p in points] + drawn + [xlim[0] * bw_gbps / 1e3])
+    ax.set_ylim(low / 1.6, max([peak_tflops] + drawn) * 2.2)
     ax.set_xlabel("arithmetic intensity (FLOP per byte of DRAM traffic)")
     ax.set_ylabel("TFLOP/s")
     ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3, which="both")
+    if drawn:
+        ax.legend(fontsize=7, loc="lower right")
     source_label(fig, label)
     fig.tight_layout()
     _place_labels(ax, [(p["name"], p["intensity"], p["tflops"]) for p in points],

@@ -848,8 +848,31 @@ def draw_tiling(n: int = 8, tile: int = 2, step: int = 1):
     return fig
 
 
+def plot_roofline(roof, *, title: str = "Roofline"):
+    """The ``matmul_roofline`` result on the roofline of its GPU (the copy bandwidth and
+    cuBLAS's FP32 rate measured in the same run); beside a live run, the recorded GPUs'
+    kernels as open markers."""
+    validate.result(roof, "roof")
+    for _c in ("version", "ai", "tflops"):
+        validate.column(roof, _c, "roof column")
+    validate.string(title, "title")
+    from .. import plots
+
+    def points(res):
+        return [{"name": r["version"], "intensity": r["ai"], "tflops": r["tflops"]}
+                for r in res.rows if r.get("ai") and r.get("tflops")]
+
+    c = roof.ceilings
+    if not (c.get("copy_gbps") and c.get("matmul_tflops")):
+        raise ValueError(f"roof ({roof.name} on {roof.gpu}) has no copy_gbps and matmul_tflops "
+                         "ceilings; pass the result of gp.records.run('matmul_roofline').")
+    others = {plots._gpu(res): points(res) for res in plots.live_references(roof)}
+    return plots.roofline(points(roof), bw_gbps=c["copy_gbps"], peak_tflops=c["matmul_tflops"],
+                          label=roof.label, title=title, references=others)
+
+
 __all__ = [
-    "naive_row_x", "naive_col_x", "make_tiled_article", "make_tiled_early_return", "make_tiled",
+    "plot_roofline", "naive_row_x", "naive_col_x", "make_tiled_article", "make_tiled_early_return", "make_tiled",
     "Variant", "variant", "matmul", "run_variant", "check_operands", "flops", "traffic_bytes",
     "intensity", "roofline_bound", "verify", "measure_variant", "measure_cublas", "bug_outcome",
     "check_tiled", "check_intensity", "draw_mappings", "draw_tiling", "load4", "store4",

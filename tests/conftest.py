@@ -32,7 +32,9 @@ import pytest  # noqa: E402
 @pytest.fixture
 def course_code_as_answer(monkeypatch):
     """Let the course's own kernel stand in for a student's right answer (the checkers
-    refuse the course's code as an answer, see exercises.refuses_stubs)."""
+    refuse the course's code as an answer, and answers that use the course's solution,
+    see exercises.refuses_stubs)."""
     from gpuperf import exercises
 
     monkeypatch.setattr(exercises, "_course_module", lambda obj: None)
+    monkeypatch.setattr(exercises, "_borrowed", lambda student, forbidden: None)

@@ -25,7 +25,7 @@ def test_student_copies_define_every_function_their_checkers_call(tmp_path):
     import ast
     import re
 
-    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+    for path in sorted((ROOT / "solutions").glob("*.ipynb")):
         student = assign.student_copy(nbformat.read(path, as_version=4))
         defined = set()
         for cell in student.cells:
@@ -58,10 +58,10 @@ def test_malformed_markers_are_errors(src, words):
 
 
 def test_student_copies_of_every_notebook_have_no_solutions(tmp_path):
-    written = assign.assign(ROOT / "notebooks", tmp_path)
+    written = assign.assign(ROOT / "solutions", tmp_path)
     assert written
     for path in written:
-        original = nbformat.read(ROOT / "notebooks" / path.name, as_version=4)
+        original = nbformat.read(ROOT / "solutions" / path.name, as_version=4)
         student = nbformat.read(path, as_version=4)
         assert assign.solution_leaks(student) == []
         solutions = []
@@ -78,7 +78,7 @@ def test_student_copies_of_every_notebook_have_no_solutions(tmp_path):
 
 
 def test_cli(tmp_path, capsys):
-    assert assign.main([str(ROOT / "notebooks" / "01_measuring.ipynb"), "--out", str(tmp_path)]) == 0
+    assert assign.main([str(ROOT / "solutions" / "01_measuring.ipynb"), "--out", str(tmp_path)]) == 0
     assert (tmp_path / "01_measuring.ipynb").exists()
     assert assign.main([str(tmp_path / "missing"), "--out", str(tmp_path)]) == 2
     assert "does not exist" in capsys.readouterr().err
@@ -103,7 +103,7 @@ def _chapter(tmp_path, name="01_measuring.ipynb"):
     """A copy of one chapter notebook in its own folder (the instructor's source)."""
     src = tmp_path / "notebooks"
     src.mkdir()
-    (src / name).write_bytes((ROOT / "notebooks" / name).read_bytes())
+    (src / name).write_bytes((ROOT / "solutions" / name).read_bytes())
     return src
 
 
@@ -156,7 +156,7 @@ def test_a_failed_write_leaves_no_partial_file(tmp_path, monkeypatch):
 
     src = _chapter(tmp_path)
     (src / "02_coalescing.ipynb").write_bytes(
-        (ROOT / "notebooks" / "02_coalescing.ipynb").read_bytes())
+        (ROOT / "solutions" / "02_coalescing.ipynb").read_bytes())
     out = tmp_path / "student"
     calls = []
     real = os.fdopen
@@ -276,7 +276,7 @@ def test_every_chapter_becomes_an_nbgrader_source():
     that asserts the report; the hidden solutions' prose gone."""
     from gpuperf import grade
 
-    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+    for path in sorted((ROOT / "solutions").glob("[0-9][0-9]_*.ipynb")):
         nb = nbformat.read(path, as_version=4)
         src = assign.nbgrader_source(nb, points=2)
         meta = [c.metadata.get("nbgrader") for c in src.cells]

@@ -1,5 +1,7 @@
-"""A book without solutions (GPUPERF_BOOK_SOLUTIONS=hide), built by Jupyter Book itself on a
-one-page book that uses the course's Sphinx extension and a gated solution like the chapters'."""
+"""The chapter pages and their solutions, built by Jupyter Book itself on a one-page book that
+uses the course's Sphinx extension and a gated solution like the chapters': the page is the
+student copy `notebooks/ch.ipynb` (what its download and Colab buttons hand out) with its
+content read from `solutions/ch.ipynb`; GPUPERF_BOOK_SOLUTIONS=hide leaves the solutions out."""
 
 import os
 import shutil
@@ -11,14 +13,17 @@ import nbformat
 import pytest
 from conftest import ROOT
 
+from gpuperf import assign
+
 SECRET = "3 * 4 * n / (ms * 1e-3) / 1e9"
 
 
 def _book(folder: Path) -> Path:
-    (folder / "notebooks").mkdir(parents=True)
+    for sub in ("notebooks", "solutions"):
+        (folder / sub).mkdir(parents=True)
     shutil.copytree(ROOT / "book" / "_ext", folder / "book" / "_ext")
     (folder / "_config.yml").write_text(
-        "title: t\nexecute:\n  execute_notebooks: 'off'\n"
+        "title: t\nonly_build_toc_files: true\nexecute:\n  execute_notebooks: 'off'\n"
         "parse:\n  myst_enable_extensions: [colon_fence]\n"
         "sphinx:\n  extra_extensions: [sphinx_exercise]\n"
         "  local_extensions:\n    gpuperf_book: book/_ext\n")
@@ -38,16 +43,21 @@ def _book(folder: Path) -> Path:
     ]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}
-    nbformat.write(nb, folder / "notebooks" / "ch.ipynb")
+    nbformat.write(nb, folder / "solutions" / "ch.ipynb")
+    nbformat.write(assign.student_copy(nb), folder / "notebooks" / "ch.ipynb")
     return folder
 
 
-def _build(folder: Path, **env):
+def _run_build(folder: Path, **env):
     exe = Path(sys.executable).parent / "jupyter-book"
     if not exe.exists():
         pytest.skip("jupyter-book is not installed (python -m pip install -r requirements.txt)")
-    run = subprocess.run([str(exe), "build", str(folder), "-W", "-n"], capture_output=True,
-                         text=True, timeout=600, env={**os.environ, **env})
+    return subprocess.run([str(exe), "build", str(folder), "-W", "-n"], capture_output=True,
+                          text=True, timeout=600, env={**os.environ, **env})
+
+
+def _build(folder: Path, **env):
+    run = _run_build(folder, **env)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     html = (folder / "_build" / "html" / "notebooks" / "ch.html").read_text()
     download = (folder / "_build" / "html" / "_sources" / "notebooks" / "ch.ipynb").read_text()
@@ -62,10 +72,23 @@ def test_a_book_without_solutions(tmp_path):
     assert "Why: three arrays" not in download
 
 
-def test_the_default_book_shows_solutions(tmp_path):
+def test_the_default_book_shows_solutions_and_hands_out_the_student_copy(tmp_path):
     html, download = _build(_book(tmp_path / "shown"))
-    assert "Why: three arrays" in html and "solution" in html.lower()
-    assert "BEGIN SOLUTION" in download
+    assert "Why: three arrays" in html and "BEGIN SOLUTION" in html
+    assert "3 * 4 * n" not in download and "raise NotImplementedError()" in download
+    assert "Why: three arrays" not in download
+
+
+def test_a_stale_student_copy_fails_the_build(tmp_path):
+    folder = _book(tmp_path / "stale")
+    chapter = folder / "solutions" / "ch.ipynb"
+    nb = nbformat.read(chapter, as_version=4)
+    nb.cells[-1].source = "After the exercise, edited."
+    nbformat.write(nb, chapter)  # the chapter changed; notebooks/ch.ipynb was not written again
+    run = _run_build(folder)
+    out = run.stdout + run.stderr
+    assert run.returncode != 0 and "is not its student copy" in out
+    assert "gpuperf.assign solutions/ --out notebooks/ --force" in out
 
 
 def test_a_misspelt_setting_is_refused(tmp_path):

@@ -4,7 +4,7 @@ awkward sizes, input validation, and the exercises' checkers (good and known-wro
 import numpy as np
 import pytest
 from conftest import load_wrong
-from numba import cuda
+from numba import cuda, float32
 
 import gpuperf as gp
 from gpuperf import exercises as ex
@@ -290,12 +290,48 @@ def test_padded_transpose_solution_passes(course_code_as_answer):
     assert co.check_padded_transpose(co.make_transpose(co.EXERCISE_TILE, co.EXERCISE_BLOCK_ROWS, 1))
 
 
+TILE, BLOCK_ROWS = co.EXERCISE_TILE, co.EXERCISE_BLOCK_ROWS
+PADDED_TILE = (TILE, TILE + 1)
+
+
+@cuda.jit
+def transpose_inplace(a):
+    """The exercise's answer: block (bx, by), bx >= by, swaps tiles (by, bx) and (bx, by)."""
+    bx, by = cuda.blockIdx.x, cuda.blockIdx.y
+    if bx < by:
+        return
+    upper = cuda.shared.array(PADDED_TILE, float32)
+    lower = cuda.shared.array(PADDED_TILE, float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    n = a.shape[0]
+    for j in range(0, TILE, BLOCK_ROWS):
+        r, c = by * TILE + ty + j, bx * TILE + tx
+        if r < n and c < n:
+            upper[ty + j, tx] = a[r, c]
+        r, c = bx * TILE + ty + j, by * TILE + tx
+        if r < n and c < n:
+            lower[ty + j, tx] = a[r, c]
+    cuda.syncthreads()
+    for j in range(0, TILE, BLOCK_ROWS):
+        r, c = bx * TILE + ty + j, by * TILE + tx
+        if r < n and c < n:
+            a[r, c] = upper[tx, ty + j]
+        r, c = by * TILE + ty + j, bx * TILE + tx
+        if r < n and c < n:
+            a[r, c] = lower[tx, ty + j]
+
+
+def test_inplace_transpose_solution_passes():
+    assert co.check_inplace_transpose(transpose_inplace)
+
+
 WRONG = load_wrong("coalescing")
 
 
 @pytest.mark.parametrize("name,mod", WRONG, ids=[n for n, _ in WRONG])
 def test_checkers_reject_known_wrong_solutions(name, mod, capsys):
-    checker = co.check_remap if name.startswith("remap") else co.check_padded_transpose
+    checker = {"remap": co.check_remap, "inplace": co.check_inplace_transpose}.get(
+        name.split("_")[0], co.check_padded_transpose)
     report = checker(mod.kernel)
     assert not report, f"{name} should be rejected"
     text = capsys.readouterr().out

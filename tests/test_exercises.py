@@ -93,7 +93,7 @@ def test_an_untouched_stub_gets_one_line_in_every_mode():
         return "raise NotImplementedError"
 
     assert ex.is_stub(stub) and not ex.is_stub(mentions_it)
-    for check in (gp.reduce.check_sequential, gp.gridstride.check_saxpy,
+    for check in (gp.reduce.check_sequential_max, gp.gridstride.check_saxpy,
                   gp.coalescing.check_remap, gp.dram.check_loads_needed):
         report = check(stub)
         assert not report and len(report.failed) == 1

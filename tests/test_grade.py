@@ -223,7 +223,7 @@ def test_every_exercise_of_the_course_is_graded_once():
 
     from conftest import ROOT
 
-    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+    for path in sorted((ROOT / "solutions").glob("[0-9][0-9]_*.ipynb")):
         nb = nbformat.read(path, as_version=4)
         exercises = sum(len(re.findall(r"^:{3,}\{exercise\}", c.source, re.M))
                         for c in nb.cells if c.cell_type == "markdown")

@@ -61,6 +61,9 @@ def test_a_kernel_fitted_to_the_visible_sizes_fails_while_grading(grading, monke
     report = gs.check_saxpy(saxpy_fitted)
     assert not report
     assert any("hidden case" in name for name, _ in report.failed)
+    # it fails only where it was never shown: a hidden seed, or a hidden size on a visible seed
+    assert all("hidden case" in name for name, _ in report.failed), report.failed
+    assert any("seed" not in name for name, _ in report.failed)
     entry = json.loads(grading.read_text().splitlines()[-1])
     assert entry["hidden_seed"] == ex._hidden_seed and entry["on"]
     assert "hidden case" in entry["report"]

@@ -4,6 +4,7 @@
 import numpy as np
 import pytest
 from conftest import load_wrong
+from numba import cuda, float32
 
 import gpuperf as gp
 from gpuperf import exercises as ex
@@ -105,8 +106,39 @@ def test_bad_input_is_explained(call, err, words):
         call()
 
 
+def make_tiled_at(tile):
+    """The exercise's answer: C = At.T @ B, At's tiles loaded coalesced and turned."""
+    padded = (tile, tile + 1)
+
+    @cuda.jit
+    def k(At, B, C):
+        sA = cuda.shared.array(padded, float32)
+        sB = cuda.shared.array(padded, float32)
+        tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+        row = cuda.blockIdx.y * tile + ty
+        col = cuda.blockIdx.x * tile + tx
+        K, M = At.shape
+        N = B.shape[1]
+        acc = float32(0.0)
+        for t in range((K + tile - 1) // tile):
+            kk = t * tile + ty
+            r = cuda.blockIdx.y * tile + tx
+            sA[tx, ty] = At[kk, r] if kk < K and r < M else float32(0.0)
+            sB[ty, tx] = B[kk, col] if kk < K and col < N else float32(0.0)
+            cuda.syncthreads()
+            for n in range(tile):
+                acc += sA[ty, n] * sB[n, tx]
+            cuda.syncthreads()
+        if row < M and col < N:
+            C[row, col] = acc
+
+    return k
+
+
 def test_reference_solutions_pass(capsys, course_code_as_answer):
     assert mm.check_tiled(mm.make_tiled, tile=4)
+    assert mm.check_tiled(make_tiled_at, tile=4, a_transposed=True)
+    assert mm.check_tiled(make_tiled_at, tile=8, a_transposed=True)
     assert mm.check_intensity(
         lambda M, N, K, t, bw, peak: (mm.intensity("tiled", M, N, K, t),
                                       min(peak, bw * mm.intensity("tiled", M, N, K, t) / 1e3)))
@@ -115,10 +147,14 @@ def test_reference_solutions_pass(capsys, course_code_as_answer):
 @pytest.mark.parametrize("name,mod", load_wrong("matmul"),
                          ids=lambda v: v if isinstance(v, str) else "")
 def test_checkers_reject_known_wrong_solutions(name, mod, capsys):
-    if name.startswith("tiled"):
+    if name.startswith("tiledat"):
+        report = mm.check_tiled(mod.make_kernel, tile=4, a_transposed=True)
+    elif name.startswith("tiled"):
         report = mm.check_tiled(mod.make_kernel, tile=4)
     elif name.startswith("intensity"):
         report = mm.check_intensity(mod.intensity_and_bound)
+    elif name.startswith("coarsenedrows"):
+        report = gp.coarsening.check_coarsened(mod.make_kernel, tile=4, factor=3, along="rows")
     else:
         report = gp.coarsening.check_coarsened(mod.make_kernel, tile=4, factor=3)
     assert not report, f"{name} should be rejected"

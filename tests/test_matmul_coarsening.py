@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from numba import cuda, float32
 
 import gpuperf as gp
 from gpuperf import exercises as ex
@@ -80,8 +81,47 @@ def test_wrapper_defaults_to_the_fastest_kernel():
     np.testing.assert_allclose(got, A.astype(np.float64) @ B, rtol=1e-5, atol=1e-5)
 
 
+def make_coarsened_rows(tile, factor):
+    """The exercise's answer: coarsened along the rows, B's tile reused for `factor` A tiles."""
+    shape = (tile, tile)
+
+    @cuda.jit
+    def k(A, B, C):
+        sA = cuda.shared.array(shape, float32)
+        sB = cuda.shared.array(shape, float32)
+        acc = cuda.local.array(factor, float32)
+        tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+        col = cuda.blockIdx.x * tile + tx
+        row_start = cuda.blockIdx.y * tile * factor + ty
+        M, K = A.shape
+        N = B.shape[1]
+        for c in range(factor):
+            acc[c] = float32(0.0)
+        for t in range((K + tile - 1) // tile):
+            kk = t * tile + ty
+            sB[ty, tx] = B[kk, col] if kk < K and col < N else float32(0.0)
+            for c in range(factor):
+                row = row_start + c * tile
+                kk = t * tile + tx
+                sA[ty, tx] = A[row, kk] if row < M and kk < K else float32(0.0)
+                cuda.syncthreads()
+                for n in range(tile):
+                    acc[c] += sA[ty, n] * sB[n, tx]
+                cuda.syncthreads()
+        for c in range(factor):
+            row = row_start + c * tile
+            if row < M and col < N:
+                C[row, col] = acc[c]
+
+    return k
+
+
 def test_reference_solution_passes(capsys, course_code_as_answer):
     assert co.check_coarsened(co.make_coarsened, tile=4, factor=3)
+    assert co.check_coarsened(make_coarsened_rows, tile=4, factor=3, along="rows")
+    assert co.check_coarsened(make_coarsened_rows, tile=8, factor=2, along="rows")
+    # each checks its own geometry: one kernel is not right for the other
+    assert not co.check_coarsened(co.make_coarsened, tile=4, factor=3, along="rows")
 
 
 def _fake_sweep():

@@ -1,4 +1,5 @@
-"""The notebooks as files: no outputs, the shared setup cell, Colab metadata, exercises, toc."""
+"""The notebooks as files: no outputs, the shared setup cell, Colab metadata, exercises, toc;
+the chapters with their solutions in solutions/, their current student copies in notebooks/."""
 
 import re
 
@@ -7,22 +8,50 @@ import pytest
 import yaml
 from conftest import ROOT
 
-from gpuperf import colab
+from gpuperf import assign, colab
 
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+NOTEBOOKS = sorted((ROOT / "solutions").glob("*.ipynb"))  # the chapters, solutions included
+COPIES = sorted((ROOT / "notebooks").glob("*.ipynb"))  # their student copies
+BOTH = NOTEBOOKS + COPIES
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
 TOC = (ROOT / "_toc.yml").read_text()
 
 
 def ids(p):
-    return p.name
+    return f"{p.parent.name}/{p.name}"
 
 
 def test_there_are_notebooks():
     assert NOTEBOOKS
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
+def test_students_open_current_copies_without_solutions():
+    """What a student opens (the repository's notebooks/, the book's Colab button) holds no
+    solution, and is exactly what gpuperf.assign makes of the chapter today."""
+    assert [p.name for p in COPIES] == [p.name for p in NOTEBOOKS]
+    assert assign.stale_copies(ROOT / "solutions", ROOT / "notebooks") == []
+    for path in COPIES:
+        assert assign.solution_leaks(nbformat.read(path, as_version=4)) == [], path.name
+
+
+def test_a_stale_copy_is_named(tmp_path):
+    import shutil
+
+    shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks")
+    first = tmp_path / "notebooks" / COPIES[0].name
+    nb = nbformat.read(first, as_version=4)
+    nb.cells[-1].source += "\n\nedited"
+    nbformat.write(nb, first)
+    (tmp_path / "notebooks" / COPIES[-1].name).unlink()
+    stale = assign.stale_copies(ROOT / "solutions", tmp_path / "notebooks")
+    assert [s.split(":")[0] for s in stale] == [COPIES[0].name, COPIES[-1].name]
+    assert assign.main([str(ROOT / "solutions"), "--out", str(tmp_path / "notebooks"),
+                        "--check"]) == 1
+    assert assign.main([str(ROOT / "solutions"), "--out", str(ROOT / "notebooks"),
+                        "--check"]) == 0
+
+
+@pytest.mark.parametrize("path", BOTH, ids=ids)
 def test_stored_without_outputs(path):
     nb = nbformat.read(path, as_version=4)
     with_outputs = [i for i, c in enumerate(nb.cells)
@@ -30,7 +59,7 @@ def test_stored_without_outputs(path):
     assert not with_outputs, f"cells {with_outputs} have outputs: strip them"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
+@pytest.mark.parametrize("path", BOTH, ids=ids)
 def test_setup_cell_and_colab_metadata(path):
     nb = nbformat.read(path, as_version=4)
     first_code = next(c for c in nb.cells if c.cell_type == "code")
@@ -96,7 +125,7 @@ def test_every_cell_has_an_id():
     the notebook is validated (the book build, the self-check)."""
     import json
 
-    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+    for path in BOTH:
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         ids = [c.get("id") for c in cells]
         assert all(ids), f"{path.name}: cells {[i for i, x in enumerate(ids) if not x]} have no id"

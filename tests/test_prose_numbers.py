@@ -14,7 +14,7 @@ import nbformat
 import pytest
 from conftest import ROOT
 
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+NOTEBOOKS = sorted((ROOT / "solutions").glob("*.ipynb"))
 # book/devices.md is the table of recorded GPUs: its numbers are labelled by GPU on purpose.
 BOOK_PAGES = sorted(p for p in (ROOT / "book").glob("*.md") if p.name != "devices.md")
 

@@ -107,7 +107,7 @@ def test_an_experiment_missing_from_the_reference_replays_from_another_record(mo
 
 def _experiment_names_in_notebooks():
     names = set()
-    for p in sorted((ROOT / "notebooks").glob("*.ipynb")):
+    for p in sorted((ROOT / "solutions").glob("*.ipynb")):
         nb = nbformat.read(p, as_version=4)
         for cell in nb.cells:
             if cell.cell_type == "code":

@@ -158,39 +158,70 @@ def test_ptx_counting():
     assert red.telling_lines(text, ("ld.global.v4.f32",)) == ["ld.global.v4.f32 \t{%f1}, [%rd1];"]
 
 
-def _block_reduce_solution():
-    # `cuda` must be a module global: the simulator swaps it in the kernel's globals.
-    warps = red.EXERCISE_BLOCK // 32
+NEG_INF = np.float32(-np.inf)
+FULL_MASK = 0xFFFFFFFF
 
-    @cuda.jit
-    def block_reduce(x, partial, n):
-        warp_sums = cuda.shared.array(32, float32)
-        lane, wid = cuda.threadIdx.x % 32, cuda.threadIdx.x // 32
-        total = float32(0.0)
-        i = cuda.grid(1)
-        while i < n:
-            total += x[i]
-            i += cuda.gridsize(1)
-        total = red.warp_sum(total)
-        if lane == 0:
-            warp_sums[wid] = total
+
+@cuda.jit
+def sequential_max_solution(x, partial, n):
+    sdata = cuda.shared.array(256, float32)
+    tid = cuda.threadIdx.x
+    i = cuda.blockIdx.x * 256 + tid
+    sdata[tid] = x[i] if i < n else NEG_INF
+    cuda.syncthreads()
+    s = 128
+    while s > 0:
+        if tid < s:
+            sdata[tid] = max(sdata[tid], sdata[tid + s])
         cuda.syncthreads()
-        if wid == 0:
-            total = red.warp_sum(warp_sums[lane] if lane < warps else float32(0.0))
-            if lane == 0:
-                partial[cuda.blockIdx.x] = total
+        s //= 2
+    if tid == 0:
+        partial[cuda.blockIdx.x] = sdata[0]
 
-    return block_reduce
+
+@cuda.jit(device=True)
+def warp_max(v):
+    for offset in (16, 8, 4, 2, 1):
+        v = max(v, cuda.shfl_down_sync(FULL_MASK, v, offset))
+    return v
+
+
+@cuda.jit
+def block_max_solution(x, partial, n):
+    maxima = cuda.shared.array(32, float32)
+    lane, wid = cuda.threadIdx.x % 32, cuda.threadIdx.x // 32
+    best = NEG_INF
+    i = cuda.grid(1)
+    while i < n:
+        best = max(best, x[i])
+        i += cuda.gridsize(1)
+    best = warp_max(best)
+    if lane == 0:
+        maxima[wid] = best
+    cuda.syncthreads()
+    if wid == 0:
+        best = warp_max(maxima[lane] if lane < 8 else NEG_INF)
+        if lane == 0:
+            partial[cuda.blockIdx.x] = best
 
 
 def test_checkers_accept_correct_solutions(course_code_as_answer):
-    assert red.check_sequential(red.make_v2(red.EXERCISE_BLOCK))
-    assert red.check_block_reduce(_block_reduce_solution())
+    assert red.check_sequential_max(sequential_max_solution)
+    assert red.check_block_max(block_max_solution)
     assert red.check_fast_sum(lambda d_x: red.reduce_sum(d_x, "v8"))
 
 
+def test_the_block_maxima_are_what_each_block_owns():
+    x = np.arange(1000, dtype=np.float32)
+    assert list(red._block_maxima(x, 4, grid_stride=False)) == [255, 511, 767, 999]
+    # grid-stride with 3 blocks: chunks 0, 3 -> block 0; 1 -> block 1; 2 -> block 2
+    assert list(red._block_maxima(x, 3, grid_stride=True)) == [999, 511, 767]
+    assert list(red._block_maxima(x[:300], 3, grid_stride=True)) == [255, 299, -np.inf]
+    assert (red._max_data(500, 1) < 0).all() and (red._max_data(500, 3) < 0).all()
+
+
 def _checker_for(name):
-    return {"seq": red.check_sequential, "warp": red.check_block_reduce,
+    return {"seq": red.check_sequential_max, "warp": red.check_block_max,
             "fast": red.check_fast_sum}[name.split("_")[0]]
 
 
@@ -206,12 +237,12 @@ def test_checkers_reject_known_wrong_solutions(name, mod, capsys):
 def test_the_four_classic_mistakes_are_covered():
     names = {name for name, _ in load_wrong("reduce")}
     for exercise in ("seq", "warp"):
-        for mistake in ("no_", "multiple_of_block", "one_block", "zeroed_shared"):
+        for mistake in ("no_", "multiple_of_block", "one_block", "zeroed_shared", "zero_identity"):
             assert any(n.startswith(exercise) and mistake in n for n in names), (exercise, mistake)
 
 
 def test_checker_explains_a_non_kernel(capsys):
-    assert not red.check_sequential(lambda x, p, n: None)
+    assert not red.check_sequential_max(lambda x, p, n: None)
     assert "@cuda.jit" in capsys.readouterr().out
 
 

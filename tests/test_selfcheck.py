@@ -118,7 +118,7 @@ def test_the_shipped_self_checks_pass_for_every_notebook_and_copy():
 
     shipped = _shipped()
     assert shipped, "no GPU self-check is shipped (python -m gpuperf.selfcheck on a GPU)"
-    names = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    names = sorted(p.stem for p in (ROOT / "solutions").glob("[0-9][0-9]_*.ipynb"))
     for path in shipped:
         doc = json.loads(path.read_text())
         assert doc["passed"] and not doc["simulated"], path.name
@@ -138,12 +138,13 @@ def test_the_shipped_self_checks_are_newer_than_the_notebooks_and_kernels():
         commit = json.loads(path.read_text())["commit"]
         try:
             changed = subprocess.run(
-                ["git", "log", "--format=%h", f"{commit}..HEAD", "--", "notebooks",
-                 "src/gpuperf/kernels"], cwd=ROOT, capture_output=True, text=True, check=True)
+                ["git", "log", "--format=%h", f"{commit}..HEAD", "--", "notebooks", "solutions",
+                 "src/gpuperf/kernels", "src/gpuperf/exercises.py"],
+                cwd=ROOT, capture_output=True, text=True, check=True)
         except (OSError, subprocess.CalledProcessError):
             pytest.skip("no git history here to compare the self-check's commit with")
         assert not changed.stdout.strip(), (
-            f"{path.name} ran on {commit}; notebooks/ or src/gpuperf/kernels/ changed since "
+            f"{path.name} ran on {commit}; the chapters, their checkers or kernels changed since "
             f"({changed.stdout.split()}): run python -m gpuperf.selfcheck on a GPU again")
 
 
@@ -231,3 +232,28 @@ def test_gpu_seconds_add_up_per_environment_and_copy(tmp_path):
     assert rows[-1]["student copy, Colab-like, X1"] == 0
     with pytest.raises(ValueError, match="does not exist"):
         selfcheck.gpu_seconds(tmp_path / "missing")
+
+
+def test_a_t4_estimate_brackets_the_measuring_time(tmp_path):
+    """With a MEASURE = False run beside a measuring one: at least the measuring run's time,
+    at most the replay plus the measuring part slowed by the bandwidth ratio."""
+    from gpuperf import selfcheck
+
+    def run(nb, seconds):
+        return {"notebook": nb, "copy": "student", "ok": True, "seconds": seconds}
+
+    gpu = "NVIDIA H100 80GB HBM3"  # a GPU with a shipped record: its peak bandwidth is known
+    (tmp_path / "selfcheck-h100.json").write_text(json.dumps(
+        {"gpu": gpu, "notebooks": [run("01_a", 50.0), run("02_b", 20.0)]}))
+    assert selfcheck.t4_estimate(tmp_path) == []  # no replay run: no estimate
+    (tmp_path / "replay-h100.json").write_text(json.dumps(
+        {"gpu": gpu, "measure": False, "notebooks": [run("01_a", 20.0), run("02_b", 21.0)]}))
+    rows = selfcheck.t4_estimate(tmp_path)
+    ratio = 3352.32 / selfcheck.T4_DATASHEET_GBPS
+    assert rows[0] == {"notebook": "01_a", "MEASURE = False": 20.0, "measuring": 30.0,
+                       "T4 at least": 50.0, "T4 at most": round(20.0 + 30.0 * ratio, 1)}
+    assert rows[1]["measuring"] == 0.0 and rows[1]["T4 at most"] == 21.0  # never negative
+    assert rows[-1]["notebook"] == "all notebooks" and rows[-1]["T4 at least"] == 70.0
+    columns = selfcheck.gpu_seconds(tmp_path)[0]
+    assert columns["student copy, course versions, MEASURE = False, H100 80GB HBM3"] == 20.0
+    assert "chapter copy, course versions, MEASURE = False, H100 80GB HBM3" not in columns

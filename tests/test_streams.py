@@ -266,7 +266,7 @@ def test_check_pipeline_accepts_a_correct_pipeline(capsys):
     assert "\u2713" in capsys.readouterr().out
 
 
-def test_check_pipeline_accepts_the_packaged_pipeline():
+def test_check_pipeline_accepts_the_packaged_pipeline(course_code_as_answer):
     def packaged(a, b, out, n_streams, n_chunks):
         streams.pipelined(a, b, out, n_streams=n_streams, n_chunks=n_chunks, block=64)
         cuda.synchronize()

@@ -1,5 +1,9 @@
 """The book's own Sphinx extension (loaded from _config.yml).
 
+- A chapter page is ``notebooks/NN_name.ipynb``, the student copy that the page's Colab and
+  download buttons hand out; its content is read from ``solutions/NN_name.ipynb``, the
+  chapter with its solutions, which the build executes. A student copy that is not current
+  (``python -m gpuperf.assign solutions/ --out notebooks/ --check``) is a build warning.
 - Sets ``GPUPERF_STATIC_BOOK=1`` before any notebook runs: the kernels the build starts
   inherit it, and the explorers render as HTML that needs no kernel and no CDN.
 - No launch (Colab) button on the Markdown pages: Colab opens notebooks, not MyST Markdown.
@@ -8,7 +12,7 @@
   'THEBE_JS_URL' has already been declared", and a CDN address in every page).
 - ``GPUPERF_BOOK_SOLUTIONS=hide`` builds the book for a class: every solution (gated
   ``solution-start``/``solution-end`` or a ``solution`` directive) is left out of the pages,
-  and the notebooks offered for download are the student copies (``gpuperf.assign``).
+  as from the notebooks offered for download.
   sphinx-exercise's own ``hide_solutions`` cannot do this: it drops the opening fence of a
   gated solution and leaves the closing one, which no builder can write.
 """
@@ -43,19 +47,28 @@ def _solution_remover():
     return RemoveSolutions
 
 
-def _student_downloads(app, exception):
-    """The notebooks a reader downloads from a book without solutions are student copies."""
-    if exception is not None or app.builder.format != "html":
-        return
+def _chapter_with_solutions(app, docname, source):
+    """Read the page ``notebooks/X`` (a student copy) from ``solutions/X.ipynb``."""
     from pathlib import Path
-
-    import nbformat
 
     from gpuperf import assign
 
-    for path in Path(app.outdir, "_sources").rglob("*.ipynb"):
-        nb = assign.student_copy(nbformat.read(path, as_version=4))
-        nbformat.write(nb, path)
+    folder, _, name = docname.rpartition("/")
+    if folder != assign.STUDENT:
+        return
+    chapter = Path(app.srcdir, assign.SOURCE, name + ".ipynb")
+    if not chapter.exists():
+        return
+    from sphinx.util import logging
+
+    copy = Path(app.srcdir, assign.STUDENT)
+    stale = assign.stale_copies(chapter, copy)
+    if stale:
+        logging.getLogger(__name__).warning(
+            f"{stale[0]}: write the student copies again with python -m gpuperf.assign "
+            f"{assign.SOURCE}/ --out {assign.STUDENT}/ --force", location=docname)
+    app.env.note_dependency(str(chapter))
+    source[0] = chapter.read_text(encoding="utf-8")
 
 
 def _drop_thebe(app, pagename, templatename, context, doctree):
@@ -78,7 +91,7 @@ def setup(app):
     os.environ["GPUPERF_STATIC_BOOK"] = "1"
     if _hide_solutions():
         app.add_transform(_solution_remover())
-        app.connect("build-finished", _student_downloads)
+    app.connect("source-read", _chapter_with_solutions)
     app.connect("html-page-context", _drop_thebe)
     # After sphinx-book-theme adds its launch buttons (priority 501).
     app.connect("html-page-context", _no_launch_on_markdown, priority=600)

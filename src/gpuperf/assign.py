@@ -1,4 +1,10 @@
-"""Student copies of the chapter notebooks: ``python -m gpuperf.assign notebooks/ --out student/``.
+"""Student copies of the chapter notebooks: ``python -m gpuperf.assign solutions/ --out student/``.
+
+The chapters, solutions included, live in ``solutions/``; ``notebooks/`` holds their student
+copies, the notebooks a student opens (from the repository, or with the book's Colab button).
+After editing a chapter, ``python -m gpuperf.assign solutions/ --out notebooks/ --force``
+writes them again, and ``--check`` says whether they are current (the tests and the book
+build refuse stale copies).
 
 In each code cell, every region between ``### BEGIN SOLUTION`` and ``### END SOLUTION``
 (nbgrader's markers, recognised in any case and spacing: ``###BEGIN SOLUTION``,
@@ -42,6 +48,10 @@ _MARKERISH = re.compile(r"\b(begin|end)[\s_-]*solution\b", re.I)
 _FENCE = re.compile(r"^\s*(:{3,}|`{3,})\s*\{solution(-start|-end)?\}", re.M | re.I)
 _EXERCISE = re.compile(r"^\s*(:{3,}|`{3,})\s*\{exercise\}\s*(.*)$", re.I)
 _OPTION = re.compile(r"^\s*:[\w-]+:")
+
+
+SOURCE = "solutions"  # the chapters with their solutions (the book and the instructor)
+STUDENT = "notebooks"  # their student copies: what a student opens
 
 
 class AssignError(ValueError):
@@ -360,6 +370,35 @@ def assign(src: Path, out: Path, *, force: bool = False, nbgrader: bool = False)
     return targets
 
 
+def stale_copies(src, out) -> list[str]:
+    """The notebooks of ``src`` (a folder or one notebook) whose copy in folder ``out`` is
+    missing or is not their student copy (each as ``"name: why"``); empty when all are current."""
+    import os
+
+    import nbformat
+
+    for name, val in (("src", src), ("out", out)):
+        if not isinstance(val, (str, os.PathLike)) or not str(val).strip():
+            raise TypeError(f"{name} must be a path (str or Path), not {type(val).__name__} "
+                            f"({val!r}).")
+    src, out = Path(src), Path(out)
+    if not src.exists():
+        raise ValueError(f"src={src} does not exist: pass the chapters' folder (solutions/) "
+                         "or one of its notebooks.")
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"out={out} is a file: pass the folder of student copies (notebooks/).")
+    stale = []
+    for p in sorted(src.glob("*.ipynb")) if src.is_dir() else [src]:
+        target = out / p.name
+        if not target.exists():
+            stale.append(f"{p.name}: no copy in {out}")
+            continue
+        want = student_copy(nbformat.read(p, as_version=4))
+        if nbformat.reads(target.read_text(encoding="utf-8"), as_version=4) != want:
+            stale.append(f"{p.name}: {target} is not its student copy")
+    return stale
+
+
 def _default_mode(base: int = 0o666) -> int:
     """The permissions a new file (``base`` 0o666) or folder (0o777) gets under the current
     umask (0o644 or 0o755 under umask 022)."""
@@ -373,7 +412,7 @@ def _default_mode(base: int = 0o666) -> int:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m gpuperf.assign",
                                  description="Write student copies of the notebooks, without solutions.")
-    ap.add_argument("source", help="a notebook or a folder of notebooks (e.g. notebooks/)")
+    ap.add_argument("source", help="a notebook or a folder of notebooks (e.g. solutions/)")
     ap.add_argument("--out", default="student", help="output folder (default: student/)")
     ap.add_argument("--force", action="store_true",
                     help="replace copies already in the output folder (a student's work may be "
@@ -381,7 +420,24 @@ def main(argv=None) -> int:
     ap.add_argument("--nbgrader", action="store_true",
                     help="write nbgrader source notebooks (solutions kept and marked, checker "
                          "cells as autograder tests) for nbgrader's generate_assignment")
+    ap.add_argument("--check", action="store_true",
+                    help="write nothing; exit 1 naming each copy in --out that is missing or "
+                         "not the student copy of its source (e.g. solutions/ --out notebooks/)")
     args = ap.parse_args(argv)
+    if args.check:
+        if not Path(args.source).is_dir() or not Path(args.out).is_dir():
+            print(f"error: --check compares two folders; {args.source} or {args.out} is not one.",
+                  file=sys.stderr)
+            return 2
+        stale = stale_copies(args.source, args.out)
+        for line in stale:
+            print(f"stale: {line}")
+        if stale:
+            print(f"write them again: python -m gpuperf.assign {args.source} --out {args.out} "
+                  "--force", file=sys.stderr)
+            return 1
+        print(f"every copy in {args.out} is the student copy of its notebook in {args.source}")
+        return 0
     try:
         written = assign(Path(args.source), Path(args.out), force=args.force,
                          nbgrader=args.nbgrader)

@@ -141,7 +141,16 @@ def hidden_sizes(low: int, high: int, count: int = 2) -> list[int]:
     if not grading():
         return []
     rng = np.random.default_rng(_hidden())
-    return sorted(int(n) for n in rng.integers(low, high + 1, size=count))
+    sizes = sorted(int(n) for n in rng.integers(low, high + 1, size=count))
+    _hidden_size_names.update(str(n) for n in sizes)
+    return sizes
+
+
+_hidden_size_names: set[str] = set()  # the sizes hidden_sizes drew, to name their cases
+
+
+def _names_hidden_size(name: str) -> bool:
+    return any(tok in _hidden_size_names for tok in re.findall(r"\d+", name))
 
 
 def _where() -> str:
@@ -257,12 +266,14 @@ class Checker:
     def case(self, name: str, seed: int | None = None, *, points: float = 1):
         """One named case worth ``points``; exceptions inside it become a one-line failure.
 
-        A case on a seed the student never saw (while grading) is named "hidden case"."""
+        A case on a seed or a size the student never saw (while grading) is named "hidden
+        case"."""
         v.string(name, "name")
         if seed is not None:
             v.integer(seed, "seed")
         v.positive(points, "points")
-        if seed is not None and seed == _hidden_seed and grading():
+        if grading() and ((seed is not None and seed == _hidden_seed)
+                          or _names_hidden_size(name)):
             self._current = f"{name} (hidden case)"
         else:
             self._current = name if seed is None else f"{name} (seed {seed})"
@@ -580,30 +591,198 @@ def is_stub(fn) -> bool:
     return False
 
 
-def refuses_stubs(check):
+def refuses_stubs(check=None, *, solved_by=()):
     """Decorator for a checker whose first argument is the student's code: an untouched stub
     gets one line, "not implemented yet", instead of a list of consequences (on a GPU, a
-    stub kernel runs and writes nothing, so every case would report NaN)."""
+    stub kernel runs and writes nothing, so every case would report NaN).
+
+    ``solved_by`` names the course's functions (and classes) that already compute the
+    exercise's answer: ``"name"`` in the checker's own module, or ``"gpuperf.kernels.x:name"``.
+    An answer whose code uses one of them (directly, through a name bound to it, or through
+    another function of the student's) fails on one line, before any case runs. It is read
+    from the compiled code, so a comment or a string that names the function counts for
+    nothing; the course's helpers that the task names are not in the list.
+
+    Use as ``@refuses_stubs`` or ``@refuses_stubs(solved_by=("reduce_sum", ...))``."""
     import functools
 
+    if check is None:
+        if isinstance(solved_by, str) or not all(isinstance(n, str) and n.strip()
+                                                  for n in solved_by):
+            raise TypeError("solved_by must be a tuple of names (\"reduce_sum\" or "
+                            f"\"gpuperf.kernels.reduce:reduce_sum\"), not {solved_by!r}.")
+        return lambda fn: refuses_stubs(fn, solved_by=tuple(solved_by))
     v.function(check, "check", what="a checker function")
 
     @functools.wraps(check)
     def wrapper(student, *args, **kwargs):
         title = (check.__doc__ or check.__name__).strip().splitlines()[0].rstrip(".")
+        name = getattr(student, "__name__", "your code")
         if callable(student) and is_stub(student):
-            return not_implemented(f"{check.__name__}: {title}",
-                                   getattr(student, "__name__", "your code"),
+            return not_implemented(f"{check.__name__}: {title}", name,
                                    "replace `raise NotImplementedError()` with your code.")
         owner = _course_module(student)
         if owner:  # e.g. `my_saxpy = gs.saxpy_grid_stride`: the course's code, not the answer
-            return _one_line_failure(f"{check.__name__}: {title}",
-                                     getattr(student, "__name__", "your code"),
+            return _one_line_failure(f"{check.__name__}: {title}", name,
                                      f"this is the course's own code (from {owner}), not "
                                      "yours: write the function in your notebook.")
+        used = _borrowed(student, _resolve_names(solved_by, check.__module__))
+        if used:
+            return _one_line_failure(f"{check.__name__}: {title}", name,
+                                     f"your code uses {used}, the course's own answer to this "
+                                     "exercise: write that part yourself.")
         return check(student, *args, **kwargs)
 
+    wrapper.solved_by = tuple(solved_by)
     return wrapper
+
+
+def _resolve_names(names, module: str) -> dict:
+    """``{id(object): "module.name"}`` for the names of ``solved_by`` (kernels by their
+    Python function too, so a kernel and its ``py_func`` are the same answer)."""
+    import importlib
+
+    found = {}
+    for entry in names:
+        mod_name, _, attr = entry.rpartition(":") if ":" in entry else (module, ":", entry)
+        obj = importlib.import_module(mod_name)
+        for part in attr.split("."):
+            obj = getattr(obj, part)  # a misspelt name is the course's bug: let it raise
+        label = f"{mod_name}.{attr}"
+        found[id(obj)] = label
+        if hasattr(obj, "py_func"):
+            found[id(obj.py_func)] = label
+    return found
+
+
+_LOADS = {"LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_CLASSDEREF", "LOAD_FROM_DICT_OR_GLOBALS",
+          "LOAD_FROM_DICT_OR_DEREF"}
+_ATTRS = {"LOAD_ATTR", "LOAD_METHOD"}
+
+
+def _dotted(obj) -> str | None:
+    """``"numba.cuda"`` for a module, ``"pkg.mod.func"`` for a function or class, else None."""
+    import types
+
+    if isinstance(obj, types.ModuleType):
+        return obj.__name__
+    module, qual = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+    return f"{module}.{qual}" if isinstance(module, str) and isinstance(qual, str) else None
+
+
+def _referenced(code, namespace: dict, cells: dict):
+    """``(object, dotted name)`` for what ``code`` (and the code nested in it) names: globals,
+    closure cells, imports and the attribute chains read from them (``red.reduce_sum``,
+    ``cuda.shfl_down_sync``: the name even where the attribute exists only inside a kernel,
+    as in the simulator). Names bound to local variables are not followed."""
+    import builtins
+    import dis
+    import sys
+    import types
+
+    missing = object()
+    stack = [code]
+    while stack:
+        c = stack.pop()
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+        current, dotted, imported, imported_name = missing, None, missing, None
+        for ins in dis.get_instructions(c):
+            op, arg = ins.opname, ins.argval
+            if op in _LOADS and isinstance(arg, str):
+                if arg in cells:
+                    current = cells[arg]
+                else:
+                    current = namespace.get(arg, getattr(builtins, arg, missing))
+                dotted = None if current is missing else _dotted(current)
+            elif op in _ATTRS and isinstance(arg, str) and (current is not missing or dotted):
+                current = missing if current is missing else getattr(current, arg, missing)
+                dotted = f"{dotted}.{arg}" if dotted else None
+            elif op == "IMPORT_NAME" and isinstance(arg, str):
+                # Only modules already loaded: the course's answers are (their checker
+                # loaded them), and nothing is imported on the student's behalf.
+                imported = current = sys.modules.get(arg, missing)
+                imported_name = dotted = arg
+            elif op == "IMPORT_FROM" and isinstance(arg, str) and imported_name:
+                current = getattr(imported, arg, missing) if imported is not missing else missing
+                if current is missing:
+                    current = sys.modules.get(f"{imported_name}.{arg}", missing)
+                dotted = f"{imported_name}.{arg}"
+            elif op in ("CACHE", "EXTENDED_ARG", "PRECALL", "PUSH_NULL"):
+                continue
+            else:  # the chain ends; a store keeps the module of `from m import a, b`
+                current, dotted = missing, None
+                if not op.startswith("STORE"):
+                    imported, imported_name = missing, None
+                continue
+            yield (None if current is missing else current), dotted
+
+
+def uses(fn, *names: str) -> str | None:
+    """The first of ``names`` (``"numba.cuda:shfl_down_sync"``, ``"module:attr"``) that the
+    code of ``fn`` uses, directly, through a name bound to it or through another function of
+    the same notebook (a device function it calls); None if it uses none of them.
+
+    Read from the compiled code, not the text: a comment or a string that names the function
+    does not count, and neither does a function defined but never referenced."""
+    if not callable(fn):
+        raise TypeError(f"fn must be the student's function or kernel, not {type(fn).__name__}.")
+    if not names:
+        raise ValueError("names: give at least one \"module:attr\", e.g. "
+                         "\"numba.cuda:syncthreads\".")
+    for name in names:
+        if not isinstance(name, str) or ":" not in name:
+            raise ValueError(f"names: {name!r} is not \"module:attr\" (e.g. "
+                             "\"numba.cuda:syncthreads\").")
+    return _uses(fn, {}, {n.replace(":", "."): n.replace(":", ".") for n in names})
+
+
+def _borrowed(student, forbidden: dict) -> str | None:
+    """The first course answer of ``forbidden`` that the student's code uses, or None
+    (what ``refuses_stubs(solved_by=...)`` asks; the tests' fixture lets course code pass)."""
+    return _uses(student, forbidden)
+
+
+def _uses(student, forbidden: dict, dotted_names: dict | None = None) -> str | None:
+    """The first object of ``forbidden`` (by identity) or name of ``dotted_names`` (by the
+    dotted name of what the code reads) that the student's code uses, or None.
+
+    Follows the student's own functions (same module, nested factories, kernels' Python
+    functions, closures) but not the course's or a library's code."""
+    dotted_names = dotted_names or {}
+    if not forbidden and not dotted_names:
+        return None
+    seen: set[int] = set()
+    todo = [student]
+    home = getattr(getattr(student, "py_func", student), "__module__", None)
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if id(obj) in forbidden:
+            return forbidden[id(obj)]
+        fn = getattr(obj, "py_func", obj)
+        fn = getattr(fn, "__func__", fn)
+        if id(fn) in forbidden:
+            return forbidden[id(fn)]
+        code = getattr(fn, "__code__", None)
+        if code is None or getattr(fn, "__module__", None) != home or _course_module(fn):
+            continue
+        cells = {}
+        for var, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
+            try:
+                cells[var] = cell.cell_contents
+            except ValueError:  # a cell not filled yet
+                pass
+        for ref, dotted in _referenced(code, getattr(fn, "__globals__", {}), cells):
+            if dotted in dotted_names:
+                return dotted_names[dotted]
+            if ref is None:
+                continue
+            if id(ref) in forbidden:
+                return forbidden[id(ref)]
+            todo.append(ref)
+    return None
 
 
 def _course_module(obj) -> str | None:

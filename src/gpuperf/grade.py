@@ -284,7 +284,7 @@ def _row(student, notebook, exercise, entry, status, detail) -> dict:
             "report": (entry or {}).get("report", "")}
 
 
-def grade(submissions: Path, *, source: Path = Path("notebooks"), cell_timeout: int = 120,
+def grade(submissions: Path, *, source: Path = Path("solutions"), cell_timeout: int = 120,
           progress=print) -> list[dict]:
     """Gradebook rows for every student folder of ``submissions``."""
     for name, val in (("submissions", submissions), ("source", source)):
@@ -297,7 +297,7 @@ def grade(submissions: Path, *, source: Path = Path("notebooks"), cell_timeout: 
                                 "with one subfolder per student.")
     if not source.is_dir():
         raise FileNotFoundError(f"source={source} is not a folder: pass the course's "
-                                "notebooks/ (the instructor's copies, with the checker cells).")
+                                "solutions/ (the chapters, with the checker cells).")
     students = sorted(p for p in submissions.iterdir() if p.is_dir()
                       and not p.name.startswith("."))
     if not students:
@@ -499,8 +499,8 @@ def _safe_name(student: str) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m gpuperf.grade", description=__doc__.split("\n")[0])
     ap.add_argument("submissions", help="folder with one subfolder of notebooks per student")
-    ap.add_argument("--source", default="notebooks",
-                    help="the course's notebooks, with the checker cells (default: notebooks/)")
+    ap.add_argument("--source", default="solutions",
+                    help="the course's chapters, with the checker cells (default: solutions/)")
     ap.add_argument("--out", default="gradebook.csv", help="the gradebook (default: gradebook.csv)")
     ap.add_argument("--cell-timeout", type=int, default=120,
                     help="seconds a cell may run before it is interrupted (default: 120)")

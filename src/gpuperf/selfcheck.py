@@ -358,17 +358,21 @@ def _show_table(head: list, body: list[list], classes: str, plain: str) -> None:
 def gpu_seconds(folder: Path | None = None) -> list[dict]:
     """Seconds each notebook took in the shipped self-checks (a student's run top to bottom,
     measurements included): one row per notebook, one column per environment and copy, and a
-    last row with the totals. For planning a class's GPU time."""
+    last row with the totals. A run made with ``MEASURE = False`` (``GPUPERF_LIVE=0``,
+    shipped as ``replay-<gpu>.json``) adds its own column. For planning a class's GPU time."""
     columns, seconds = [], {}
-    for path, data in _shipped_files(folder):
+    for path, data in _shipped_files(folder) + _replay_files(folder):
         where = ("Colab-like" if path.stem.endswith("-colab") else "course versions")
+        if data.get("measure") is False:
+            where += ", MEASURE = False"
         gpu = str(data.get("gpu") or "?").replace("NVIDIA ", "")
         for copy in ("chapter", "student"):
             col = f"{copy} copy, {where}, {gpu}"
-            columns.append(col)
-            for r in data.get("notebooks", []):
-                if r.get("copy") == copy:
-                    seconds.setdefault(r["notebook"], {})[col] = r.get("seconds")
+            runs = [r for r in data.get("notebooks", []) if r.get("copy") == copy]
+            if runs or data.get("measure") is not False:  # a replay run: its copies only
+                columns.append(col)
+            for r in runs:
+                seconds.setdefault(r["notebook"], {})[col] = r.get("seconds")
     rows = [{"notebook": nb, **{c: seconds[nb].get(c) for c in columns}}
             for nb in sorted(seconds)]
     if rows:
@@ -389,10 +393,76 @@ def show_gpu_seconds(folder: Path | None = None) -> None:
                 plain="\n".join("  ".join(str(r[k]) for k in keys) for r in rows))
 
 
+def _replay_files(folder) -> list[tuple[Path, dict]]:
+    folder = _DATA if folder is None else Path(folder)
+    return [(p, json.loads(p.read_text(encoding="utf-8")))
+            for p in sorted(folder.glob("replay-*.json"))]
+
+
+# NVIDIA's data sheet for the Tesla T4 (Colab's GPU): 320 GB/s of GDDR6 bandwidth. Used only
+# to bound a planning estimate; no figure of the course comes from it.
+T4_DATASHEET_GBPS = 320.0
+
+
+def t4_estimate(folder: Path | None = None) -> list[dict]:
+    """A planning range for a student copy on a Colab T4, per notebook, in seconds.
+
+    From the shipped runs of the student copies on one GPU with the course's versions,
+    measuring (``live``) and with ``MEASURE = False`` (``replay``): the T4 takes at least
+    ``live`` (it is no faster), and at most ``replay + (live - replay) x r``, where ``r`` is
+    that GPU's theoretical DRAM bandwidth over the T4's data-sheet bandwidth: as if every
+    second spent measuring were GPU time slowed down by the bandwidth ratio. Most of it is
+    not (compiling, timing loops that run for a fixed time), so the truth is nearer the
+    low end. The host CPU is the self-check's, not Colab's."""
+    from . import records
+
+    live_runs = [d for p, d in _shipped_files(folder) if not p.stem.endswith("-colab")]
+    replays = _replay_files(folder)
+    if not live_runs or not replays:
+        return []
+    live_doc, replay_doc = live_runs[0], replays[0][1]
+    peak = None
+    try:  # that GPU's theoretical peak, from its shipped record (None: no upper bound)
+        data = records.load(records.DATA_DIR / f"{records.slug(live_doc.get('gpu') or '')}.json")
+        for exp in data["experiments"].values():
+            peak = peak or exp.get("provenance", {}).get("device", {}).get("peak_gbps")
+    except (OSError, ValueError, KeyError, AttributeError):
+        peak = None
+    ratio = peak / T4_DATASHEET_GBPS if peak else None
+    live = {r["notebook"]: r["seconds"] for r in live_doc.get("notebooks", [])
+            if r.get("copy") == "student"}
+    replay = {r["notebook"]: r["seconds"] for r in replay_doc.get("notebooks", [])
+              if r.get("copy") == "student"}
+    rows = []
+    for nb in sorted(set(live) & set(replay)):
+        measuring = max(0.0, live[nb] - replay[nb])
+        rows.append({"notebook": nb, "MEASURE = False": round(replay[nb], 1),
+                     "measuring": round(measuring, 1), "T4 at least": round(live[nb], 1),
+                     "T4 at most": round(replay[nb] + measuring * ratio, 1) if ratio else None})
+    if rows:
+        rows.append({"notebook": "all notebooks",
+                     **{k: round(sum(r[k] or 0 for r in rows), 1) for k in rows[0]
+                        if k != "notebook"}})
+    return rows
+
+
+def show_t4_estimate(folder: Path | None = None) -> None:
+    """:func:`t4_estimate` as a table of seconds (HTML in Jupyter)."""
+    rows = t4_estimate(folder)
+    if not rows:
+        print("No MEASURE = False run is shipped yet: run `GPUPERF_LIVE=0 python -m "
+              "gpuperf.selfcheck --copies student --out src/gpuperf/data/replay-<gpu>.json` "
+              "on a GPU.")
+        return
+    keys = list(rows[0])
+    _show_table(keys, [[r[k] for k in keys] for r in rows], "gp-table",
+                plain="\n".join("  ".join(str(r[k]) for k in keys) for r in rows))
+
+
 def _parse(argv):
     p = argparse.ArgumentParser(prog="python -m gpuperf.selfcheck", description=__doc__.split("\n")[0])
-    p.add_argument("--notebooks", type=Path, default=Path("notebooks"),
-                   help="folder of chapter notebooks (default: notebooks)")
+    p.add_argument("--notebooks", type=Path, default=Path("solutions"),
+                   help="folder of chapter notebooks, with their solutions (default: solutions)")
     p.add_argument("--only", default=None,
                    help="a regular expression: run only notebooks whose name matches it")
     p.add_argument("--copies", choices=("both", "chapter", "student"), default="both",
@@ -455,6 +525,8 @@ def main(argv=None) -> int:
     info = device.info()
     doc = {
         "gpu": gpu, "simulated": info.simulated, "mode": gp.MODE,
+        # False under GPUPERF_LIVE=0 (MEASURE = False): experiments replayed, not measured
+        "measure": records.live_by_default(),
         "compute_capability": list(info.compute_capability) if info.compute_capability else None,
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "commit": _commit(folder.resolve().parent), "versions": _versions(),
@@ -469,7 +541,7 @@ def main(argv=None) -> int:
             print(f"selfcheck: --append: cannot read {out} ({err}); remove it or drop --append.",
                   file=sys.stderr)
             return 2
-        for key in ("gpu", "commit", "versions", "budget_s", "mode"):
+        for key in ("gpu", "commit", "versions", "budget_s", "mode", "measure"):
             if old.get(key) != doc[key]:
                 print(f"selfcheck: --append: {out} was made with {key}={old.get(key)!r}, this run "
                       f"has {doc[key]!r}; a table must come from one GPU, commit and set of "

@@ -23,6 +23,7 @@ Installed by ``import gpuperf`` in simulator mode only; never on a real GPU.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 
@@ -195,6 +196,24 @@ def activemask(self):
     return mask
 
 
+_float_poison = np.nan  # what a new float shared array holds in the simulator
+
+
+@contextlib.contextmanager
+def shared_poison(value: float):
+    """Inside the block, new float shared arrays in the simulator start full of ``value``
+    instead of NaN: a checker of a max picks +inf (NaN is not absorbing for ``max``:
+    ``max(x, nan)`` is ``x``), so a slot that nothing wrote still shows in the result."""
+    global _float_poison
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
+        raise TypeError(f"value must be a float (e.g. math.inf), not {type(value).__name__}.")
+    old, _float_poison = _float_poison, float(value)
+    try:
+        yield
+    finally:
+        _float_poison = old
+
+
 def _poisoned_shared_array(self, shape, dtype, alignment=None):
     """The simulator's ``cuda.shared.array``, with new allocations filled with garbage.
 
@@ -221,7 +240,7 @@ def _poisoned_shared_array(self, shape, dtype, alignment=None):
         if res is None:
             res = np.empty(shape, dtype)
             if res.dtype.kind == "f":
-                res.fill(np.nan)
+                res.fill(_float_poison)
             elif res.dtype.kind in "iu":
                 res.fill(np.iinfo(res.dtype).max // 3)
             self._allocations[caller] = res

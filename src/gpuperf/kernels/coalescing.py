@@ -1338,6 +1338,32 @@ def _transpose_launch(kernel, a, out):
     kernel[(-(-cols // t), -(-rows // t)), (t, EXERCISE_BLOCK_ROWS)](a, out)
 
 
+def _check_tile_trace(chk, tr, accesses) -> None:
+    """What a tiled transpose's trace must show: every (array, what) of ``accesses``
+    coalesced, a shared tile, no bank conflict, no race."""
+    t = EXERCISE_TILE
+    for name, what in accesses:
+        eff = tr.efficiency(array=name)
+        if eff is not None and eff < 0.99:
+            chk.fail(f"your {what} touch {tr.sectors_per_request(array=name):.1f} "
+                     f"sectors per warp request ({eff:.0%} of the bytes moved are "
+                     "used): both the read and the write must go along rows, with "
+                     "the turn made in shared memory.")
+    if not tr.select(space="shared"):
+        chk.fail("your kernel never uses shared memory: without a tile, either the "
+                 "read or the write of a transpose is strided.")
+    conflict = tr.max_bank_conflict()
+    if conflict > 1:
+        chk.fail(f"a warp's shared-memory access hits one bank {conflict} times "
+                 f"({conflict}-way bank conflict): reading a column of a "
+                 f"{t}-wide tile puts every lane on the same bank. Pad each row "
+                 f"by one element: shape ({t}, {t} + 1).")
+    races = tr.run.describe_races(1)
+    if races:
+        chk.fail(f"a data race: {races[0]} On a GPU these threads run at the same "
+                 "time: fill the whole tile, cuda.syncthreads(), then read it.")
+
+
 @ex.refuses_stubs
 def check_padded_transpose(kernel) -> ex.Report:
     """Check a tiled, padded transpose ``kernel(a, out)`` (``out = a.T``).
@@ -1375,27 +1401,8 @@ def check_padded_transpose(kernel) -> ex.Report:
         with chk.case("memory behaviour, traced warp by warp in the emulator (64 x 64)"):
             a, out = ex.random_array((64, 64), 7), ex.poisoned((64, 64))
             tr = trace(kernel, (64 // t, 64 // t), (t, EXERCISE_BLOCK_ROWS), a, out)
-            for name, what in ((names[0], f"loads of {names[0]}"),
-                               (names[1], f"stores to {names[1]}")):
-                eff = tr.efficiency(array=name)
-                if eff is not None and eff < 0.99:
-                    chk.fail(f"your {what} touch {tr.sectors_per_request(array=name):.1f} "
-                             f"sectors per warp request ({eff:.0%} of the bytes moved are "
-                             "used): both the read and the write must go along rows, with "
-                             "the turn made in shared memory.")
-            if not tr.select(space="shared"):
-                chk.fail("your kernel never uses shared memory: without a tile, either the "
-                         "read or the write of a transpose is strided.")
-            conflict = tr.max_bank_conflict()
-            if conflict > 1:
-                chk.fail(f"a warp's shared-memory access hits one bank {conflict} times "
-                         f"({conflict}-way bank conflict): reading a column of a "
-                         f"{t}-wide tile puts every lane on the same bank. Pad each row "
-                         f"by one element: shape ({t}, {t} + 1).")
-            races = tr.run.describe_races(1)
-            if races:
-                chk.fail(f"a data race: {races[0]} On a GPU these threads run at the same "
-                         "time: fill the whole tile, cuda.syncthreads(), then read it.")
+            _check_tile_trace(chk, tr, ((names[0], f"loads of {names[0]}"),
+                                        (names[1], f"stores to {names[1]}")))
     if not SIMULATOR:
         with chk.case("speed on this GPU (8192 x 8192)"):
             n = 8192
@@ -1406,6 +1413,59 @@ def check_padded_transpose(kernel) -> ex.Report:
             ref = _time_on_gpu(make_transpose(t, EXERCISE_BLOCK_ROWS, 1), grid, block, a, out)
             chk.note(ex.bandwidth_line(mine, ref, 8 * n * n,
                                        reference_name="the chapter's padded transpose"))
+    return chk.report()
+
+
+def _inplace_launch(kernel, a):
+    t = EXERCISE_TILE
+    n = a.shape[0]
+    kernel[(-(-n // t), -(-n // t)), (t, EXERCISE_BLOCK_ROWS)](a)
+
+
+@ex.refuses_stubs(solved_by=("make_transpose", "transpose", "transpose_naive"))
+def check_inplace_transpose(kernel) -> ex.Report:
+    """Check an in-place tiled transpose ``kernel(a)`` of a square float32 matrix.
+
+    Launched with blocks of ``(EXERCISE_TILE, EXERCISE_BLOCK_ROWS)`` threads and a grid of
+    ``(ceil(n / TILE), ceil(n / TILE))``: block (bx, by) with bx > by swaps tiles (by, bx) and
+    (bx, by), a block on the diagonal turns its own tile, the others do nothing. A dry run
+    in the emulator at n = 33, then correct at awkward sizes, then traced (64 x 64):
+    coalesced loads and stores, a shared tile, no bank conflicts, no races.
+    """
+    chk = ex.Checker("in-place tiled transpose", race_note=True)
+    if not chk.is_kernel(kernel):
+        return chk.report()
+    if not ex.uses(kernel, "numba.cuda:syncthreads"):
+        chk.fail("the kernel never calls cuda.syncthreads(): threads would write a tile "
+                 "back before the others have read it.")
+    t = EXERCISE_TILE
+    if not ex.preflight(chk, kernel, (2, 2), (t, EXERCISE_BLOCK_ROWS), ex.random_array((33, 33), 30)):
+        return chk.report()
+    sizes = [1, 31, 32, 33, 64, 65, 100, *ex.hidden_sizes(2, 130)]
+    for seed in ex.seeds():
+        for n in sizes if seed == 0 else sizes[2:5]:
+            with chk.case(f"{n} x {n}", seed):
+                a = ex.random_array((n, n), seed)
+                want = a.T.astype(np.float64)
+                _inplace_launch(kernel, a)
+                chk.compare(a, want)
+    if len(_param_names(kernel)) == 1:
+        name = _param_names(kernel)[0]
+        with chk.case("memory behaviour, traced warp by warp in the emulator (64 x 64)"):
+            a = ex.random_array((64, 64), 7)
+            tr = trace(kernel, (64 // t, 64 // t), (t, EXERCISE_BLOCK_ROWS), a)
+            _check_tile_trace(chk, tr, ((name, f"accesses to {name}"),))
+    if not SIMULATOR and chk.report_.ok:
+        with chk.case("speed on this GPU (8192 x 8192)"):
+            n = 8192
+            a = _device_data(n * n).reshape(n, n)
+            out = cuda.device_array((n, n), np.float32)
+            grid, block = (n // t, n // t), (t, EXERCISE_BLOCK_ROWS)
+            mine = _time_on_gpu(kernel, grid, block, a)
+            ref = _time_on_gpu(make_transpose(t, EXERCISE_BLOCK_ROWS, 1), grid, block, a, out)
+            chk.note(ex.bandwidth_line(mine, ref, 8 * n * n,
+                                       reference_name="the chapter's padded transpose "
+                                                      "(out of place)"))
     return chk.report()
 
 

@@ -696,17 +696,21 @@ def explore_regtile(res=None, y: str = "tflops"):
 # --------------------------------------------------------------------------- exercises
 
 
-@ex.refuses_stubs
-def check_coarsened(make_kernel, tile: int = 8, factor: int = 3) -> ex.Report:
+@ex.refuses_stubs(solved_by=("make_coarsened", "coarsened_variant", "variant", "matmul"))
+def check_coarsened(make_kernel, tile: int = 8, factor: int = 3, *,
+                    along: str = "columns") -> ex.Report:
     """Check ``make_kernel(tile, factor)``: a coarsened tiled kernel ``k(A, B, C)``.
 
-    Launched with (tile, tile) threads per block and a grid of
-    (ceil(N / (tile * factor)), ceil(M / tile)) blocks; each thread computes ``factor``
-    outputs of one row, ``tile`` columns apart.
+    Launched with (tile, tile) threads per block. ``along="columns"``: a grid of
+    (ceil(N / (tile * factor)), ceil(M / tile)) blocks, each thread computing ``factor``
+    outputs of one row, ``tile`` columns apart. ``along="rows"``: a grid of
+    (ceil(N / tile), ceil(M / (tile * factor))) blocks, each thread computing ``factor``
+    outputs of one column, ``tile`` rows apart.
     """
     validate.function(make_kernel, "make_kernel", what="a function make_kernel(tile, factor)")
     mm._check_tile(tile)
     validate.positive_int(factor, "factor", maximum=64)
+    validate.choice(along, "along", ("columns", "rows"))
 
     def make_launch():
         k = make_kernel(tile, factor)
@@ -716,13 +720,20 @@ def check_coarsened(make_kernel, tile: int = 8, factor: int = 3) -> ex.Report:
 
         def launch(A, B, C):
             M, N = C.shape
-            k[(_cdiv(N, tile * factor), _cdiv(M, tile)), (tile, tile)](A, B, C)
+            if along == "columns":
+                grid = (_cdiv(N, tile * factor), _cdiv(M, tile))
+            else:
+                grid = (_cdiv(N, tile), _cdiv(M, tile * factor))
+            k[grid, (tile, tile)](A, B, C)
 
         return launch
 
     sizes = [(1, 1, 1), (9, 11, 25), (8, 8, 24), (17, 13, 50), (5, 20, 7)]
-    chk = mm.check_matmul_kernel(make_launch, f"coarsened tiled matmul (tile {tile}, factor {factor})",
-                                 sizes=sizes)
+    if along == "rows":  # rows are what the coarsening spans here: tall sizes
+        sizes = [(1, 1, 1), (25, 11, 9), (24, 8, 8), (50, 13, 17), (7, 20, 5)]
+    chk = mm.check_matmul_kernel(
+        make_launch, f"coarsened tiled matmul along {along} (tile {tile}, factor {factor})",
+        sizes=sizes)
     if not mm.source_checks_apply(chk):
         return chk.report()
     chk.source_has(make_kernel, "syncthreads",

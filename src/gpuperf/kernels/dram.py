@@ -1321,7 +1321,7 @@ def _sample_layouts():
             DramLayout(256, 16, 16)]
 
 
-@_exercises.refuses_stubs
+@_exercises.refuses_stubs(solved_by=("DramLayout", "DramLayout.locate_element", "DramLayout.locate"))
 def check_channel_bank(fn):
     """Exercise: ``fn(index, element_bytes, burst_bytes, channels, banks) -> (channel, bank)``."""
     from .. import exercises as ex
@@ -1370,7 +1370,7 @@ def _loads_cases():
     return cases
 
 
-@_exercises.refuses_stubs
+@_exercises.refuses_stubs(solved_by=("loads_per_thread_needed",))
 def check_loads_needed(fn):
     """Exercise: ``fn(ceiling_gbps, latency_ns, warps_per_sm, sm_count, bytes_per_load) -> int``."""
     from .. import exercises as ex

@@ -644,8 +644,12 @@ def bug_outcome(v: Variant, M: int, K: int, N: int, seed: int = 5) -> dict:
 CHECK_SIZES = [(1, 1, 1), (33, 47, 29), (16, 16, 16), (17, 15, 33), (40, 64, 8)]
 
 
-def check_matmul_kernel(make_launch, title: str, *, sizes=CHECK_SIZES, rtol=1e-4) -> ex.Checker:
+def check_matmul_kernel(make_launch, title: str, *, sizes=CHECK_SIZES, rtol=1e-4,
+                        a_transposed: bool = False) -> ex.Checker:
     """Shared engine: ``make_launch()`` returns ``launch(A, B, C)``; run it on awkward sizes.
+
+    With ``a_transposed`` the launch gets ``At`` (K x M, A's transpose, contiguous) in place
+    of ``A``, and must still write ``C = A @ B``.
 
     Returns the ``Checker`` (not yet reported), so that a caller can add source checks;
     ``source_checks_apply(chk)`` says whether they are worth adding (not for a stub).
@@ -658,6 +662,11 @@ def check_matmul_kernel(make_launch, title: str, *, sizes=CHECK_SIZES, rtol=1e-4
         for _d in _s:
             validate.positive_int(_d, f"sizes[{_i}]")
     validate.positive(rtol, "rtol")
+    validate.boolean(a_transposed, "a_transposed")
+
+    def first(A):  # what the launch is given for A
+        return np.ascontiguousarray(A.T) if a_transposed else A
+
     chk = ex.Checker(title, race_note=True)
     try:
         launch = make_launch()
@@ -669,8 +678,8 @@ def check_matmul_kernel(make_launch, title: str, *, sizes=CHECK_SIZES, rtol=1e-4
         return chk
     # Edges in every direction (9 x 11 @ 11 x 13): out-of-bounds loads or stores, a barrier
     # some threads skip, or a misaligned vector access show here before any real launch.
-    if not ex.preflight_host(chk, launch, ex.random_array((9, 11), 3), ex.random_array((11, 13), 4),
-                             ex.poisoned((9, 13)), max_blocks=4):
+    if not ex.preflight_host(chk, launch, first(ex.random_array((9, 11), 3)),
+                             ex.random_array((11, 13), 4), ex.poisoned((9, 13)), max_blocks=4):
         return chk
     if ex.grading():  # a shape the student never saw
         sizes = [*sizes, tuple(int(d) for d in ex.case_rng(5).permutation(ex.hidden_sizes(1, 70, 3)))]
@@ -679,7 +688,7 @@ def check_matmul_kernel(make_launch, title: str, *, sizes=CHECK_SIZES, rtol=1e-4
             with chk.case(f"A {M}x{K} @ B {K}x{N}", seed=seed):
                 A = ex.random_array((M, K), seed * 100 + M)
                 B = ex.random_array((K, N), seed * 100 + N + 1)
-                dA, dB = cuda.to_device(A), cuda.to_device(B)
+                dA, dB = cuda.to_device(first(A)), cuda.to_device(B)
                 dC = cuda.to_device(ex.poisoned((M, N)))
                 launch(dA, dB, dC)
                 ref = reference(A, B)
@@ -695,14 +704,20 @@ def source_checks_apply(chk: ex.Checker) -> bool:
     return bool(chk.report_.passed)
 
 
-@ex.refuses_stubs
-def check_tiled(make_kernel, tile: int = 16) -> ex.Report:
+@ex.refuses_stubs(solved_by=("make_tiled", "make_tiled_article", "make_tiled_early_return", "variant",
+                              "matmul", "gpuperf.kernels.coarsening:make_coarsened",
+                              "gpuperf.kernels.coarsening:coarsened_variant"))
+def check_tiled(make_kernel, tile: int = 16, *, a_transposed: bool = False) -> ex.Report:
     """Check ``make_kernel(tile)``, a factory returning a tiled kernel ``k(A, B, C)``.
 
     It is launched with blocks of (tile, tile) threads and a grid of
     (ceil(N / tile), ceil(M / tile)) blocks: x covers the columns of C, y the rows.
+    With ``a_transposed`` the kernel is ``k(At, B, C)``: ``At`` is A's transpose (K x M),
+    C is still A @ B, and the loads of ``At`` must be coalesced (traced in the emulator for
+    16 x 16 tiles: at most ``COALESCED_SECTORS`` sectors per warp request).
     """
     _check_tile(tile)
+    validate.boolean(a_transposed, "a_transposed")
 
     def make_launch():
         k = make_kernel(tile)
@@ -716,7 +731,9 @@ def check_tiled(make_kernel, tile: int = 16) -> ex.Report:
 
         return launch
 
-    chk = check_matmul_kernel(make_launch, f"tiled matmul with {tile} x {tile} tiles")
+    what = "C = At.T @ B, " if a_transposed else ""
+    chk = check_matmul_kernel(make_launch, f"tiled matmul, {what}{tile} x {tile} tiles",
+                              a_transposed=a_transposed)
     if not source_checks_apply(chk):
         return chk.report()
     src_fn = make_kernel
@@ -726,10 +743,40 @@ def check_tiled(make_kernel, tile: int = 16) -> ex.Report:
     chk.source_lacks(src_fn, r"^\s*return\s*$", regex=True,
                      why="a bare `return` inside the kernel lets threads skip the barriers and "
                          "their share of the tile loads; guard the loads and the store instead.")
+    if a_transposed:
+        _check_coalesced_first_operand(chk, make_kernel)
     return chk.report()
 
 
-@ex.refuses_stubs
+COALESCED_SECTORS = 8  # a warp reading 2 rows of 16 floats: 4 sectors, 8 if misaligned
+
+
+def _check_coalesced_first_operand(chk, make_kernel, tile: int = 16, n: int = 32) -> None:
+    """Trace ``make_kernel(tile)`` on n x n matrices in the emulator: the warp requests that
+    load its first argument must be coalesced."""
+    import inspect
+
+    from . import coalescing
+
+    with chk.case(f"coalesced loads of At ({tile} x {tile} tiles, traced)"):
+        k = make_kernel(tile)
+        fn = getattr(k, "py_func", k)
+        name = next(iter(inspect.signature(fn).parameters))
+        At = ex.random_array((n, n), 7)
+        B = ex.random_array((n, n), 8)
+        trace = coalescing.trace(k, (_cdiv(n, tile), _cdiv(n, tile)), (tile, tile), At, B,
+                                 np.zeros((n, n), np.float32))
+        spr = trace.sectors_per_request(kind="load", array=name)
+        if spr is None:
+            chk.fail(f"the kernel never loads its first argument `{name}` (At).")
+        elif spr > COALESCED_SECTORS:
+            chk.fail(f"each warp's load of `{name}` touches {spr:.1f} sectors on average "
+                     f"(coalesced: at most {COALESCED_SECTORS}): consecutive threadIdx.x must "
+                     "read consecutive elements of a row of At, and the tile be stored "
+                     "transposed in shared memory (corner turning, chapter 2.1).")
+
+
+@ex.refuses_stubs(solved_by=("intensity", "traffic_bytes"))
 def check_intensity(fn) -> ex.Report:
     """Check ``fn(M, N, K, tile, bw_gbps, peak_tflops) -> (intensity, bound_tflops)``.
 

@@ -41,7 +41,7 @@ import time
 import numpy as np
 from numba import cuda, float32  # gpuperf/__init__ (our parent) has already chosen the mode
 
-from .. import SIMULATOR, bench, device, validate
+from .. import SIMULATOR, bench, device, simwarp, validate
 from .. import exercises as ex
 from ..records import experiment
 from ..vector import load_float4  # noqa: F401  (16-byte loads for v8; shown in the chapter)
@@ -1529,106 +1529,133 @@ def resources_experiment(progress):
 EXERCISE_BLOCK = 256
 
 
-def _partials_case(chk, kernel, n, seed, grid, block=EXERCISE_BLOCK, extra=()):
+def _max_data(n: int, seed: int) -> np.ndarray:
+    """Random float32 data; on odd seeds every value is negative, so a block whose empty
+    slots hold 0 instead of -inf (the identity of max) reports 0."""
     x = ex.random_array(n, seed)
+    if seed % 2:
+        x = (x - x.max() - np.float32(0.25)).astype(np.float32)
+    return x
+
+
+def _block_maxima(x: np.ndarray, grid: int, *, grid_stride: bool,
+                  block: int = EXERCISE_BLOCK) -> np.ndarray:
+    """What each block must write: the max of its elements, -inf for a block with none.
+
+    One element per thread: block b owns x[b*block : (b+1)*block]. Grid-stride: block b owns
+    every chunk of ``block`` elements whose number is b modulo ``grid``."""
+    out = np.full(grid, -np.inf, dtype=np.float32)
+    for chunk in range(_ceil_div(x.size, block)):
+        b = chunk % grid if grid_stride else chunk
+        if b < grid:
+            out[b] = max(out[b], x[chunk * block:(chunk + 1) * block].max())
+    return out
+
+
+def _max_partials_case(chk, kernel, n, seed, grid, *, grid_stride):
+    x = _max_data(n, seed)
     partial = ex.poisoned(grid)
-    kernel[grid, block](x, partial, n, *extra)
-    got = float(np.sum(partial.astype(np.float64)))
-    if np.isnan(partial).any():
-        bad = int(np.flatnonzero(np.isnan(partial))[0])
-        chk.fail(f"partial[{bad}] is NaN: block {bad} never wrote its sum, or added shared "
-                 "memory that nothing wrote (shared memory is not zeroed; every slot the "
-                 "tree reads must be written first, with 0 past the end of x).")
+    kernel[grid, EXERCISE_BLOCK](x, partial, n)
+    want = _block_maxima(x, grid, grid_stride=grid_stride)
+    bad = np.flatnonzero(~(partial == want))  # NaN never equals anything
+    if not bad.size:
         return
-    ref = float(np.sum(x.astype(np.float64)))
-    chk.compare(np.array([got]), np.array([ref]), rtol=2e-5, atol=1e-4,
-                what=f"sum of the {grid} partial(s)")
+    b = int(bad[0])
+    got, exp = float(partial[b]), float(want[b])
+    if np.isnan(got) or (got == np.inf and exp != np.inf):
+        chk.fail(f"partial[{b}] = {got:g}: block {b} never wrote its max, or compared with "
+                 "shared memory that nothing wrote (shared memory starts with garbage, here "
+                 f"{got:g}: every slot the tree reads must be written first, with -inf where "
+                 "there is no element).")
+    elif exp == -np.inf:
+        chk.fail(f"partial[{b}] = {got:g}, but block {b} has no elements of x: its max is "
+                 "-inf, the identity of max.")
+    elif got == 0.0 and exp < 0:
+        chk.fail(f"partial[{b}] = 0, but every element of block {b} is negative (max "
+                 f"{exp:g}): slots with no element must hold -inf, the identity of max, not 0.")
+    else:
+        chk.fail(f"partial[{b}] = {got:g}, expected {exp:g}, the max of block {b}'s elements"
+                 + (f" ({bad.size} of {grid} blocks wrong)." if bad.size > 1 else "."))
 
 
-def _source_with_callees(kernel) -> str:
-    """The kernel's source and that of the device functions it calls (one level down).
-
-    Finds ``helper(...)`` and ``module.helper(...)`` among the names the kernel uses.
-    """
-    import types as pytypes
-
-    fn = getattr(kernel, "py_func", kernel)
-    parts = [ex.source_of(fn) or ""]
-    scope = dict(getattr(fn, "__globals__", {}))
-    closure = getattr(fn, "__closure__", None) or ()
-    scope.update(zip(fn.__code__.co_freevars, (c.cell_contents for c in closure)))
-    names = fn.__code__.co_names + fn.__code__.co_freevars
-    modules = [obj for obj in scope.values() if isinstance(obj, pytypes.ModuleType)]
-    for name in names:
-        candidates = [scope.get(name)] + [getattr(m, name, None) for m in modules]
-        for obj in candidates:
-            if obj is not None and obj is not kernel and hasattr(obj, "py_func"):
-                parts.append(ex.source_of(obj) or "")
-                break
-    return "\n".join(parts)
+SHUFFLES = ("numba.cuda:shfl_down_sync", "numba.cuda:shfl_xor_sync", "numba.cuda:shfl_up_sync",
+            "numba.cuda:shfl_sync")
 
 
 @ex.refuses_stubs
-def check_sequential(kernel) -> ex.Report:
-    """Check a sequential-addressing block reduce ``kernel(x, partial, n)`` (256 threads a block).
+def check_sequential_max(kernel) -> ex.Report:
+    """Check a sequential-addressing block max ``kernel(x, partial, n)`` (256 threads a block).
 
-    One element per thread; block ``b`` writes the sum of its 256 elements to
-    ``partial[b]``. Sizes 1..several blocks, two seeds, poisoned outputs and shared memory.
+    One element per thread; block ``b`` writes the max of its elements to ``partial[b]``.
+    Sizes 1..several blocks, seeds with all-negative data (where a 0 in an empty slot shows),
+    NaN-poisoned outputs, every block compared exactly.
     """
-    chk = ex.Checker("sequential addressing (v2)", race_note=True)
+    chk = ex.Checker("sequential addressing for the max", race_note=True)
     if not chk.is_kernel(kernel):
         return chk.report()
-    chk.source_has(kernel, "syncthreads",
-                   why="no cuda.syncthreads(): every step of the tree must wait for the last.")
+    if not ex.uses(kernel, "numba.cuda:syncthreads"):
+        chk.fail("no cuda.syncthreads(): every step of the tree must wait for the last.")
     chk.source_lacks(kernel, r"%\s*\(?\s*2\s*\*", regex=True,
                      why="the test uses a remainder (tid % (2 * s)): that is v0's interleaved "
-                         "addressing; sequential addressing has thread t add t + s.")
+                         "addressing; sequential addressing has thread t combine t and t + s.")
     n = EXERCISE_BLOCK + 7  # a second block that is mostly past the end of x
-    if not ex.preflight(chk, kernel, 2, EXERCISE_BLOCK, ex.random_array(n, 4), ex.poisoned(2), n):
+    if not ex.preflight(chk, kernel, 2, EXERCISE_BLOCK, _max_data(n, 4), ex.poisoned(2), n):
         return chk.report()
-    for seed in ex.seeds():
-        for n in ex.sizes_around(EXERCISE_BLOCK):
-            with chk.case(f"n={n}", seed=seed):
-                _partials_case(chk, kernel, n, seed, _ceil_div(n, EXERCISE_BLOCK))
+    with simwarp.shared_poison(np.inf):  # the absorbing element of max: unwritten slots show
+        for seed in ex.seeds():
+            for n in ex.sizes_around(EXERCISE_BLOCK):
+                with chk.case(f"n={n}", seed=seed):
+                    _max_partials_case(chk, kernel, n, seed, _ceil_div(n, EXERCISE_BLOCK),
+                                       grid_stride=False)
     return chk.report()
 
 
 @ex.refuses_stubs
-def check_block_reduce(kernel) -> ex.Report:
-    """Check a warp-shuffle block reduce ``kernel(x, partial, n)`` with a grid-stride load.
+def check_block_max(kernel) -> ex.Report:
+    """Check a warp-shuffle block max ``kernel(x, partial, n)`` with a grid-stride load.
 
-    256 threads a block; each thread sums x[g], x[g + gridsize], ...; the block's total
-    goes to ``partial[blockIdx.x]``. Grids of 1, 2 and 5 blocks, many sizes.
+    256 threads a block; each thread takes the max of x[g], x[g + gridsize], ...; the
+    block's max goes to ``partial[blockIdx.x]`` (-inf for a block with no element). Grids
+    of 1, 2 and 3 blocks, many sizes, all-negative data on odd seeds.
     """
-    chk = ex.Checker("warp-shuffle block reduce (v7)", race_note=True)
+    chk = ex.Checker("warp-shuffle block max", race_note=True)
     if not chk.is_kernel(kernel):
         return chk.report()
-    if "shfl_" not in _source_with_callees(kernel):
-        chk.fail("no cuda.shfl_down_sync (in the kernel or the device functions it calls): "
-                 "reduce inside each warp with warp shuffles.")
+    if not ex.uses(kernel, *SHUFFLES):
+        chk.fail("no warp shuffle (cuda.shfl_down_sync or shfl_xor_sync, in the kernel or a "
+                 "device function it calls): combine the values of a warp with shuffles.")
     n = EXERCISE_BLOCK + 7
-    if not ex.preflight(chk, kernel, 3, EXERCISE_BLOCK, ex.random_array(n, 4), ex.poisoned(3), n):
+    if not ex.preflight(chk, kernel, 3, EXERCISE_BLOCK, _max_data(n, 4), ex.poisoned(3), n):
         return chk.report()
     # One block for every size; several blocks (some with nothing to read) where the
     # grid-stride split matters. Shuffles are slow in the simulator: keep it lean.
     several = (1, 3 * EXERCISE_BLOCK + 7, 1000)
     cases = [(0, n, 1) for n in ex.sizes_around(EXERCISE_BLOCK)]
-    cases += [(0, n, grid) for grid in (2, 3) for n in several]
-    cases += [(1, n, 2) for n in (33, EXERCISE_BLOCK + 1, 1000)]
-    cases += [(seed, n, 2) for seed in ex.seeds()[2:] for n in (33, EXERCISE_BLOCK + 1)]
-    for seed, n, grid in cases:
-        with chk.case(f"n={n}, {grid} block(s)", seed=seed):
-            _partials_case(chk, kernel, n, seed, grid)
+    cases += [(s, n, grid) for s in (0, 1) for grid in (2, 3) for n in several]
+    cases += [(1, n, 1) for n in (33, EXERCISE_BLOCK + 1)]
+    cases += [(seed, n, 2) for seed in ex.seeds()[2:] for n in (33, EXERCISE_BLOCK + 1, 1000)]
+    with simwarp.shared_poison(np.inf):  # the absorbing element of max: unwritten slots show
+        for seed, n, grid in cases:
+            with chk.case(f"n={n}, {grid} block(s)", seed=seed):
+                _max_partials_case(chk, kernel, n, seed, grid, grid_stride=True)
     return chk.report()
 
 
-@ex.refuses_stubs
+FAST_SUM_NOISE_FLOOR = 0.05  # the least margin the fast-sum speed bar allows for noise
+
+
+@ex.refuses_stubs(solved_by=("reduce_sum", "kernel_for", "plan", "make_v0", "make_v1", "make_v1_5",
+                              "make_v2", "make_v3", "make_v4", "make_v4_1", "make_v4_2", "make_v5",
+                              "make_v6", "make_v7", "make_v8", "make_shared_atomic",
+                              "reduce_single_thread", "reduce_block_atomic", "reduce_grid_atomic"))
 def check_fast_sum(fn, *, target: float = 0.9) -> ex.Report:
     """Check ``fn(d_x) -> float``, a fast sum of a float32 device vector.
 
     Correct for sizes 1..100,000 and misaligned starts everywhere; on a GPU it must
     also reach ``target`` times the bandwidth of the chapter's best rung (v8) at
-    2^27 float32, both timed per call including the return of the float.
+    2^27 float32, both timed per call including the return of the float, less a noise
+    margin: how much v8 differs from itself when raced the same way in the same run, and
+    never under ``FAST_SUM_NOISE_FLOOR``.
     """
     validate.number(target, "target", positive=True, maximum=2.0)
     chk = ex.Checker("a sum at the bandwidth limit", race_note=True)
@@ -1660,20 +1687,34 @@ def check_fast_sum(fn, *, target: float = 0.9) -> ex.Report:
                             rtol=2e-5, atol=1e-4, what="sum")
     if SIMULATOR:
         chk.note("bandwidth not measured: this runs on the simulator. On a GPU the check also "
-                 f"asks for {target:.0%} of v8's GB/s at 2^27 float32.")
+                 f"asks for {target:.0%} of v8's GB/s at 2^27 float32, less a noise margin "
+                 f"(at least {FAST_SUM_NOISE_FLOOR:.0%}).")
     elif chk.report_.ok:
         n = 2**27
         d_x, _ = _random_device(n, seed=5)
         ref_plan = plan("v8", n)
+
+        def reference():
+            return float(ref_plan(d_x).copy_to_host()[0])
+
         # Both sides return a float, so both pay the synchronization and the 4-byte copy;
-        # each keeps its best of 5 interleaved rounds (one noisy window does not decide).
-        mine_ms, ref_ms = ex.race_times(lambda: fn(d_x),
-                                        lambda: float(ref_plan(d_x).copy_to_host()[0]))
+        # each keeps its best of 7 interleaved rounds (one noisy window does not decide).
+        mine_ms, ref_ms = ex.race_times(lambda: fn(d_x), reference, rounds=7, min_time=0.08)
+        # The margin: v8 raced against itself in the same way, now, on this GPU; never under
+        # FAST_SUM_NOISE_FLOOR (v8 against itself varied by up to 7% between races on an
+        # H100 under Colab's versions).
+        again_ms, ref2_ms = ex.race_times(reference, reference, rounds=7, min_time=0.08)
+        noise = abs(again_ms - ref2_ms) / min(again_ms, ref2_ms)
+        margin = max(FAST_SUM_NOISE_FLOOR, noise)
+        bar = target * (1 - margin)
         with chk.case(f"bandwidth at n=2^27 (target {target:.0%} of v8)"):
             chk.note(ex.bandwidth_line(mine_ms, ref_ms, 4 * n, reference_name="v8")
-                     + " Best of 5 interleaved rounds each.")
-            chk.expect(mine_ms <= ref_ms / target,
-                       f"{bench.gbps(4 * n, mine_ms):.0f} GB/s is under {target:.0%} of "
+                     + f" Best of 7 interleaved rounds each. Passing at {bar:.1%} of v8: the "
+                     f"target less a {margin:.0%} noise margin (v8 raced against itself just "
+                     f"now differed by {noise:.1%}; the margin is never under "
+                     f"{FAST_SUM_NOISE_FLOOR:.0%}).")
+            chk.expect(mine_ms * bar <= ref_ms,
+                       f"{bench.gbps(4 * n, mine_ms):.0f} GB/s is under {bar:.1%} of "
                        f"v8's {bench.gbps(4 * n, ref_ms):.0f} GB/s. Do more work per "
                        "thread, use 16-byte loads, size the grid to the GPU, and keep host work "
                        "(allocations, copies) out of fn.")
@@ -1685,7 +1726,7 @@ __all__ = [
     "make_v0", "make_v1", "make_v1_5", "make_v2", "make_v3", "make_v4", "make_v4_1", "make_v4_2",
     "make_v5", "make_v6", "make_v7", "make_v8", "make_shared_atomic", "reduce_single_thread",
     "reduce_block_atomic", "reduce_grid_atomic", "warp_sum", "load_float4", "draw_rung", "ptx",
-    "ptx_lines", "ptx_counts", "telling_lines", "check_sequential", "check_block_reduce",
+    "ptx_lines", "ptx_counts", "telling_lines", "check_sequential_max", "check_block_max",
     "check_fast_sum", "PTX_TARGETS", "STUDY_NOTES_V100", "head_elements", "measure_point",
 ]
 

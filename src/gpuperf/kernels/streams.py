@@ -1457,7 +1457,7 @@ PIPELINE_CASES = ((1, 1, 1), (31, 4, 2), (1000, 7, 3), (1000, 8, 4), (257, 16, 4
                   (5, 8, 3), (999, 3, 8))
 
 
-@ex.refuses_stubs
+@ex.refuses_stubs(solved_by=("pipelined", "fixed_five_streams", "shared_buffer_pipeline"))
 def check_pipeline(student_fn, *, sizes=PIPELINE_CASES) -> ex.Report:
     """Check ``student_fn(a, b, out, n_streams, n_chunks)``: a pipelined ``out = a + b``.
 
@@ -1600,7 +1600,7 @@ PREDICT_CASES = [
 ]
 
 
-@ex.refuses_stubs
+@ex.refuses_stubs(solved_by=("ideal_ms", "ideal_schedule"))
 def check_predict(student_fn) -> ex.Report:
     """Check ``student_fn(h2d_ms, kernel_ms, d2h_ms, n_streams) -> float``: the ideal time."""
     chk = ex.Checker("ideal pipeline time from stage times")

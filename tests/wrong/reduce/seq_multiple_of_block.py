@@ -14,7 +14,7 @@ def kernel(x, partial, n):
     s = BLOCK // 2
     while s > 0:
         if tid < s:
-            sdata[tid] += sdata[tid + s]
+            sdata[tid] = max(sdata[tid], sdata[tid + s])
         cuda.syncthreads()
         s //= 2
     if tid == 0:

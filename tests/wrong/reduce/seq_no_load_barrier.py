@@ -1,4 +1,6 @@
-"""Sequential addressing that starts adding before every thread has stored its element."""
+"""Sequential addressing that starts comparing before every thread has stored its element."""
+import math
+
 from numba import cuda, float32
 
 BLOCK = 256
@@ -9,12 +11,12 @@ def kernel(x, partial, n):
     sdata = cuda.shared.array(BLOCK, float32)
     tid = cuda.threadIdx.x
     i = cuda.blockIdx.x * BLOCK + tid
-    sdata[tid] = x[i] if i < n else float32(0.0)
+    sdata[tid] = x[i] if i < n else float32(-math.inf)
     # missing: cuda.syncthreads()
     s = BLOCK // 2
     while s > 0:
         if tid < s:
-            sdata[tid] += sdata[tid + s]
+            sdata[tid] = max(sdata[tid], sdata[tid + s])
         cuda.syncthreads()
         s //= 2
     if tid == 0:

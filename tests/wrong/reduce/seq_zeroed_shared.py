@@ -1,4 +1,4 @@
-"""Writes shared memory only where there is data, as if the rest started at zero."""
+"""Writes shared memory only where there is data, as if the rest held the identity."""
 from numba import cuda, float32
 
 BLOCK = 256
@@ -15,7 +15,7 @@ def kernel(x, partial, n):
     s = BLOCK // 2
     while s > 0:
         if tid < s:
-            sdata[tid] += sdata[tid + s]
+            sdata[tid] = max(sdata[tid], sdata[tid + s])
         cuda.syncthreads()
         s //= 2
     if tid == 0:

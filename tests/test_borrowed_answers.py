@@ -1,0 +1,178 @@
+"""An answer that hands the exercise to the course's own solution (``red.reduce_sum``,
+``st.ideal_ms``, ``g.moved_bytes``, ...) fails on one line, however it reaches it; a comment
+or a string that names the function, or a course helper the task allows, does not."""
+
+import numpy as np
+import pytest
+from numba import cuda
+
+import gpuperf as gp
+from gpuperf import exercises as ex
+from gpuperf.kernels import coarsening as cz
+from gpuperf.kernels import dram
+from gpuperf.kernels import gdn as g
+from gpuperf.kernels import matmul as mm
+from gpuperf.kernels import reduce as red
+from gpuperf.kernels import streams as st
+
+FORBIDDEN = ex._resolve_names(("reduce_sum", "make_v8", "gpuperf.kernels.dram:DramLayout",
+                               "gpuperf.kernels.dram:DramLayout.locate_element"),
+                              "gpuperf.kernels.reduce")
+
+
+def direct(d_x):
+    return red.reduce_sum(d_x, "v8")
+
+
+SUM = red.reduce_sum
+
+
+def through_an_alias(d_x):
+    return SUM(d_x)
+
+
+def _helper(x):
+    return gp.kernels.reduce.reduce_sum(x)
+
+
+def through_a_helper(d_x):
+    return _helper(d_x)
+
+
+def through_an_import(d_x):
+    from gpuperf.kernels.reduce import reduce_sum as total
+
+    return total(d_x)
+
+
+def a_factory(block):
+    def inner():
+        return red.make_v8(block)
+
+    return inner()
+
+
+LAYOUT = dram.DramLayout(32, 4, 8)
+
+
+def a_method_of_an_instance(index, element_bytes, burst_bytes, channels, banks):
+    return LAYOUT.locate_element(index, element_bytes)
+
+
+def a_closure():
+    fn = red.reduce_sum
+
+    def answer(d_x):
+        return fn(d_x)
+
+    return answer
+
+
+def only_mentions_it(d_x):
+    # red.reduce_sum(d_x) would be the course's answer; "reduce_sum" in a string is fine
+    note = "red.reduce_sum"
+    return float(np.sum(d_x.copy_to_host())) + 0 * len(note)
+
+
+def uses_allowed_helpers(d_x):
+    n = d_x.shape[0]
+    return red.head_elements(d_x, n) + gp.device.sm_count(default=2)
+
+
+@cuda.jit
+def own_kernel(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = red.warp_sum(x[i])
+
+
+@pytest.mark.parametrize("fn,expected", [
+    (direct, "reduce_sum"), (through_an_alias, "reduce_sum"), (through_a_helper, "reduce_sum"),
+    (through_an_import, "reduce_sum"), (a_factory, "make_v8"),
+    (a_method_of_an_instance, "locate_element"), (a_closure(), "reduce_sum"),
+])
+def test_every_way_of_reaching_the_answer_is_seen(fn, expected):
+    assert ex._borrowed(fn, FORBIDDEN).endswith(expected)
+
+
+@pytest.mark.parametrize("fn", [only_mentions_it, uses_allowed_helpers, own_kernel])
+def test_comments_strings_and_allowed_helpers_count_for_nothing(fn):
+    assert ex._borrowed(fn, FORBIDDEN) is None
+
+
+def _fails_as_borrowed(report, name):
+    assert not report.passed
+    assert report.failed and "the course's own answer" in report.failed[0][1], report.failed
+    assert name in report.failed[0][1]
+
+
+def test_each_checker_refuses_the_course_answer(capsys):
+    def my_fast_sum(d_x):
+        return red.reduce_sum(d_x)
+
+    def predict_ms(h2d_ms, kernel_ms, d2h_ms, n_streams):
+        return st.ideal_ms(h2d_ms, kernel_ms, d2h_ms, n_streams)
+
+    def must_move(method, n_ch, n_samples):
+        return g.moved_bytes(method, n_ch, n_samples)
+
+    def loads_needed(ceiling_gbps, latency_ns, warps_per_sm, sm_count, bytes_per_load):
+        return dram.loads_per_thread_needed(ceiling_gbps, latency_ns, warps_per_sm, sm_count,
+                                            bytes_per_load)
+
+    def place(index, element_bytes, burst_bytes, channels, banks):
+        return dram.DramLayout(burst_bytes, channels, banks).locate_element(index, element_bytes)
+
+    def intensity_and_bound(M, N, K, tile, bw_gbps, peak_tflops):
+        ai = mm.intensity("tiled", M, N, K, tile)
+        return ai, min(peak_tflops, bw_gbps * ai / 1e3)
+
+    def make_my_tiled(tile):
+        return mm.make_tiled(tile)
+
+    def make_my_coarsened(tile, factor):
+        return cz.make_coarsened(tile, factor)
+
+    def my_pipeline(a, b, out, n_streams, n_chunks):
+        return st.pipelined(a, b, out, n_streams=n_streams, n_chunks=n_chunks)
+
+    cases = [(red.check_fast_sum, my_fast_sum, "reduce_sum"),
+             (st.check_predict, predict_ms, "ideal_ms"),
+             (g.check_moved_bytes, must_move, "moved_bytes"),
+             (dram.check_loads_needed, loads_needed, "loads_per_thread_needed"),
+             (dram.check_channel_bank, place, "DramLayout"),
+             (mm.check_intensity, intensity_and_bound, "intensity"),
+             (mm.check_tiled, make_my_tiled, "make_tiled"),
+             (cz.check_coarsened, make_my_coarsened, "make_coarsened"),
+             (st.check_pipeline, my_pipeline, "pipelined")]
+    for check, answer, name in cases:
+        _fails_as_borrowed(check(answer), name)
+    assert capsys.readouterr().out.count("the course's own answer") == len(cases)
+
+
+def test_a_misspelt_course_name_is_the_course_bug():
+    @ex.refuses_stubs(solved_by=("no_such_function",))
+    def check_x(fn):
+        """A checker."""
+        return ex.Checker("x").report()
+
+    def answer():
+        return 1
+
+    with pytest.raises(AttributeError):
+        check_x(answer)
+
+
+def test_every_checkers_course_answers_exist():
+    import importlib
+
+    names = 0
+    for mod in ("gridstride", "coalescing", "dram", "matmul", "coarsening", "reduce", "streams",
+                "gdn", "privatization"):
+        module = importlib.import_module(f"gpuperf.kernels.{mod}")
+        for attr in dir(module):
+            solved_by = getattr(getattr(module, attr), "solved_by", ())
+            if attr.startswith("check_") and solved_by:
+                assert len(ex._resolve_names(solved_by, module.__name__)) >= len(solved_by)
+                names += len(solved_by)
+    assert names >= 20

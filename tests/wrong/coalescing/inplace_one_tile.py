@@ -1,0 +1,29 @@
+"""Writes the turned upper tile into the lower place but never the lower one back: half
+the matrix is lost."""
+from numba import cuda, float32
+
+TILE, BLOCK_ROWS = 32, 8
+PADDED_TILE = (TILE, TILE + 1)
+
+
+@cuda.jit
+def kernel(a):
+    bx, by = cuda.blockIdx.x, cuda.blockIdx.y
+    if bx < by:
+        return
+    upper = cuda.shared.array(PADDED_TILE, float32)
+    lower = cuda.shared.array(PADDED_TILE, float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    n = a.shape[0]
+    for j in range(0, TILE, BLOCK_ROWS):
+        r, c = by * TILE + ty + j, bx * TILE + tx
+        if r < n and c < n:
+            upper[ty + j, tx] = a[r, c]
+        r, c = bx * TILE + ty + j, by * TILE + tx
+        if r < n and c < n:
+            lower[ty + j, tx] = a[r, c]
+    cuda.syncthreads()
+    for j in range(0, TILE, BLOCK_ROWS):
+        r, c = bx * TILE + ty + j, by * TILE + tx
+        if r < n and c < n:
+            a[r, c] = upper[tx, ty + j]

@@ -350,6 +350,7 @@ BAD = {
     "gpuperf.kernels.coarsening:explore_coarsening": [B(cs.explore_coarsening, y="gbs",
                                                         word="y")],
     "gpuperf.kernels.coarsening:explore_regtile": [B(cs.explore_regtile, R, word="res")],
+    "gpuperf.kernels.coarsening:check_tile_reuse": [rep(cs.check_tile_reuse, 3, word="function")],
     "gpuperf.kernels.coarsening:check_coarsened": [B(cs.check_coarsened, "k", err=TypeError,
                                                      word="make_kernel")],
     "gpuperf.kernels.coarsening:check_best_factor": [B(cs.check_best_factor, {}, res="r",

@@ -139,6 +139,9 @@ def test_reference_solutions_pass(capsys, course_code_as_answer):
     assert mm.check_tiled(mm.make_tiled, tile=4)
     assert mm.check_tiled(make_tiled_at, tile=4, a_transposed=True)
     assert mm.check_tiled(make_tiled_at, tile=8, a_transposed=True)
+    assert gp.coarsening.check_tile_reuse(
+        lambda bm, bn, tm, tn: ((bm // tm) * (bn // tn), bm * bn / (2 * (bm + bn)),
+                                tm * tn / (tm + tn)))
     assert mm.check_intensity(
         lambda M, N, K, t, bw, peak: (mm.intensity("tiled", M, N, K, t),
                                       min(peak, bw * mm.intensity("tiled", M, N, K, t) / 1e3)))
@@ -151,6 +154,8 @@ def test_checkers_reject_known_wrong_solutions(name, mod, capsys):
         report = mm.check_tiled(mod.make_kernel, tile=4, a_transposed=True)
     elif name.startswith("tiled"):
         report = mm.check_tiled(mod.make_kernel, tile=4)
+    elif name.startswith("tilereuse"):
+        report = gp.coarsening.check_tile_reuse(mod.tile_reuse)
     elif name.startswith("intensity"):
         report = mm.check_intensity(mod.intensity_and_bound)
     elif name.startswith("coarsenedrows"):

@@ -244,10 +244,13 @@ def test_a_t4_estimate_brackets_the_measuring_time(tmp_path):
 
     gpu = "NVIDIA H100 80GB HBM3"  # a GPU with a shipped record: its peak bandwidth is known
     (tmp_path / "selfcheck-h100.json").write_text(json.dumps(
-        {"gpu": gpu, "notebooks": [run("01_a", 50.0), run("02_b", 20.0)]}))
+        {"gpu": gpu, "commit": "abc", "notebooks": [run("01_a", 50.0), run("02_b", 20.0)]}))
     assert selfcheck.t4_estimate(tmp_path) == []  # no replay run: no estimate
-    (tmp_path / "replay-h100.json").write_text(json.dumps(
-        {"gpu": gpu, "measure": False, "notebooks": [run("01_a", 20.0), run("02_b", 21.0)]}))
+    replay = {"gpu": gpu, "commit": "old", "measure": False,
+              "notebooks": [run("01_a", 20.0), run("02_b", 21.0)]}
+    (tmp_path / "replay-h100.json").write_text(json.dumps(replay))
+    assert selfcheck.t4_estimate(tmp_path) == []  # other notebooks: no estimate
+    (tmp_path / "replay-h100.json").write_text(json.dumps({**replay, "commit": "abc"}))
     rows = selfcheck.t4_estimate(tmp_path)
     ratio = 3352.32 / selfcheck.T4_DATASHEET_GBPS
     assert rows[0] == {"notebook": "01_a", "MEASURE = False": 20.0, "measuring": 30.0,

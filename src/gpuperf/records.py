@@ -172,8 +172,10 @@ def slug(gpu_name: str) -> str:
 
 
 def available() -> list[Path]:
-    """Record files shipped with the package (not the GPU self-check's ``selfcheck-*.json``)."""
-    return sorted(p for p in DATA_DIR.glob("*.json") if not p.name.startswith("selfcheck-"))
+    """Record files shipped with the package (not the GPU self-check's ``selfcheck-*.json``
+    nor its ``MEASURE = False`` run, ``replay-*.json``)."""
+    return sorted(p for p in DATA_DIR.glob("*.json")
+                  if not p.name.startswith(("selfcheck-", "replay-")))
 
 
 def user_dir() -> Path:

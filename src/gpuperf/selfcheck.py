@@ -413,7 +413,8 @@ def t4_estimate(folder: Path | None = None) -> list[dict]:
     that GPU's theoretical DRAM bandwidth over the T4's data-sheet bandwidth: as if every
     second spent measuring were GPU time slowed down by the bandwidth ratio. Most of it is
     not (compiling, timing loops that run for a fixed time), so the truth is nearer the
-    low end. The host CPU is the self-check's, not Colab's."""
+    low end. The host CPU is the self-check's, not Colab's. Both runs must come from one
+    commit (the same notebooks); otherwise there is no estimate."""
     from . import records
 
     live_runs = [d for p, d in _shipped_files(folder) if not p.stem.endswith("-colab")]
@@ -421,6 +422,8 @@ def t4_estimate(folder: Path | None = None) -> list[dict]:
     if not live_runs or not replays:
         return []
     live_doc, replay_doc = live_runs[0], replays[0][1]
+    if live_doc.get("commit") != replay_doc.get("commit"):  # two versions of the notebooks
+        return []
     peak = None
     try:  # that GPU's theoretical peak, from its shipped record (None: no upper bound)
         data = records.load(records.DATA_DIR / f"{records.slug(live_doc.get('gpu') or '')}.json")
@@ -450,9 +453,9 @@ def show_t4_estimate(folder: Path | None = None) -> None:
     """:func:`t4_estimate` as a table of seconds (HTML in Jupyter)."""
     rows = t4_estimate(folder)
     if not rows:
-        print("No MEASURE = False run is shipped yet: run `GPUPERF_LIVE=0 python -m "
-              "gpuperf.selfcheck --copies student --out src/gpuperf/data/replay-<gpu>.json` "
-              "on a GPU.")
+        print("No MEASURE = False run of the same commit as the shipped self-check: run "
+              "`GPUPERF_LIVE=0 python -m gpuperf.selfcheck --copies student --out "
+              "src/gpuperf/data/replay-<gpu>.json` on a GPU.")
         return
     keys = list(rows[0])
     _show_table(keys, [[r[k] for k in keys] for r in rows], "gp-table",

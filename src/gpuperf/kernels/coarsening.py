@@ -744,6 +744,69 @@ def check_coarsened(make_kernel, tile: int = 8, factor: int = 3, *,
     return chk.report()
 
 
+def _tile_reuse(bm: int, bn: int, tm: int, tn: int) -> tuple[int, float, float]:
+    return (bm // tm) * (bn // tn), bm * bn / (2 * (bm + bn)), tm * tn / (tm + tn)
+
+
+TILE_REUSE_CASES = [(128, 128, 8, 8), (64, 64, 4, 4), (128, 64, 8, 4), (64, 32, 4, 2),
+                    (256, 128, 8, 8), (32, 32, 2, 2)]
+
+
+@ex.refuses_stubs(solved_by=("gpuperf.kernels.matmul:intensity",
+                             "gpuperf.kernels.matmul:traffic_bytes"))
+def check_tile_reuse(fn) -> ex.Report:
+    """Check ``fn(bm, bn, tm, tn) -> (threads, flop_per_byte, fma_per_shared_load)`` for a
+    block tile ``bm x bn`` of C and a thread tile ``tm x tn``: threads per block, FLOP per
+    byte of global traffic for large matrices (C's write left out), and multiply-adds per
+    shared-memory load at one step of the inner loop."""
+    chk = ex.Checker("register tile reuse")
+    if not callable(fn):
+        chk.fail(f"expected a function, got {type(fn).__name__}.")
+        return chk.report()
+    cases = list(TILE_REUSE_CASES)
+    if ex.grading():  # a tile the student never saw: powers of two, the thread tile inside
+        rng = ex.case_rng(11)
+        tm, tn = (int(2 ** rng.integers(1, 4)) for _ in range(2))
+        cases.append((tm * int(2 ** rng.integers(2, 5)), tn * int(2 ** rng.integers(2, 5)), tm, tn))
+    for bm, bn, tm, tn in cases:
+        with chk.case(f"block tile {bm} x {bn}, thread tile {tm} x {tn}"):
+            got = fn(bm, bn, tm, tn)
+            if not (isinstance(got, (tuple, list)) and len(got) == 3):
+                chk.fail(f"returned {got!r}; return a tuple (threads, flop_per_byte, "
+                         "fma_per_shared_load).")
+                continue
+            threads, ai, reuse = _tile_reuse(bm, bn, tm, tn)
+            g_threads, g_ai, g_reuse = got
+            if g_threads != threads:
+                why = (f"{bm} x {bn} outputs is {bm * bn} threads only at one output each; "
+                       f"each thread computes {tm} x {tn}." if g_threads == bm * bn
+                       else f"each thread computes {tm} x {tn} outputs of the {bm} x {bn} tile.")
+                chk.fail(f"threads: got {g_threads!r}, expected {threads}: {why}")
+            if not _close(g_ai, ai):
+                if _close(g_ai, 2 * ai):
+                    why = ("that counts 4-byte floats as 2 bytes, or each load twice over: per "
+                           "step of k a block loads bm + bn floats of 4 bytes.")
+                elif _close(g_ai, ai / 2):
+                    why = "a multiply-add is 2 FLOP."
+                elif _close(g_ai, 4 * ai):
+                    why = "that is FLOP per float; a float is 4 bytes."
+                else:
+                    why = (f"per step of k a block loads {bm} + {bn} floats and does "
+                           f"{bm} x {bn} multiply-adds.")
+                chk.fail(f"FLOP per byte: got {g_ai!r}, expected {ai:.4g}: {why}")
+            if not _close(g_reuse, reuse):
+                why = ("a thread loads tm values of A and tn of B from shared memory per step and "
+                       "does tm x tn multiply-adds with them.")
+                chk.fail(f"multiply-adds per shared load: got {g_reuse!r}, expected "
+                         f"{reuse:.4g}: {why}")
+    return chk.report()
+
+
+def _close(got, want) -> bool:
+    return (isinstance(got, (int, float, np.integer, np.floating)) and not isinstance(got, bool)
+            and abs(float(got) - want) <= 1e-6 * max(1.0, abs(want)))
+
+
 def check_best_factor(answer: dict, res=None) -> ex.Report:
     """Check the best-factor analysis ``answer`` against the sweep ``res``.
 
@@ -795,6 +858,7 @@ __all__ = [
     "coarsened_variant", "regtile_variant", "variant", "matmul", "vector_add", "resources",
     "waves", "grid_blocks", "ladder_variants", "measure_point", "measure_regtile_point",
     "explore_coarsening", "explore_regtile", "check_coarsened", "check_best_factor",
+    "check_tile_reuse",
     "VERSIONS", "FACTORS", "REGTILE_CONFIGS",
 ]
 

@@ -1,0 +1,5 @@
+"""Counts a multiply-add as one FLOP: the intensity comes out half."""
+
+
+def tile_reuse(bm, bn, tm, tn):
+    return (bm // tm) * (bn // tn), bm * bn / (4 * (bm + bn)), tm * tn / (tm + tn)

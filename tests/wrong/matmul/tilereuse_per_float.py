@@ -1,0 +1,5 @@
+"""FLOP per float loaded, not per byte."""
+
+
+def tile_reuse(bm, bn, tm, tn):
+    return (bm // tm) * (bn // tn), 2 * bm * bn / (bm + bn), tm * tn / (tm + tn)

@@ -453,9 +453,10 @@ def show_t4_estimate(folder: Path | None = None) -> None:
     """:func:`t4_estimate` as a table of seconds (HTML in Jupyter)."""
     rows = t4_estimate(folder)
     if not rows:
-        print("No MEASURE = False run of the same commit as the shipped self-check: run "
-              "`GPUPERF_LIVE=0 python -m gpuperf.selfcheck --copies student --out "
-              "src/gpuperf/data/replay-<gpu>.json` on a GPU.")
+        print("No T4 range for this version of the notebooks: it needs a run of the student "
+              "copies with MEASURE = False from the same commit as the shipped self-check "
+              "(GPUPERF_LIVE=0 python -m gpuperf.selfcheck --copies student --out "
+              "src/gpuperf/data/replay-<gpu>.json, on a GPU).")
         return
     keys = list(rows[0])
     _show_table(keys, [[r[k] for k in keys] for r in rows], "gp-table",

@@ -11,8 +11,8 @@
   thebe's configuration script twice (a console error on every page, "Identifier
   'THEBE_JS_URL' has already been declared", and a CDN address in every page).
 - ``GPUPERF_BOOK_SOLUTIONS=hide`` builds the book for a class: every solution (gated
-  ``solution-start``/``solution-end`` or a ``solution`` directive) is left out of the pages,
-  as from the notebooks offered for download.
+  ``solution-start``/``solution-end`` or a ``solution`` directive) is left out of the pages
+  (the notebooks offered for download are student copies either way).
   sphinx-exercise's own ``hide_solutions`` cannot do this: it drops the opening fence of a
   gated solution and leaves the closing one, which no builder can write.
 """

@@ -26,6 +26,29 @@ def load_wrong(chapter: str):
     return out
 
 
+def solution(notebook: str, label: str) -> dict:
+    """The names a chapter's solution to exercise ``label`` defines, run from
+    ``solutions/<notebook>.ipynb`` after the chapter's first two code cells (setup and
+    imports): the tests check the very code the book shows, not a copy of it."""
+    import json
+
+    cells = json.loads((ROOT / "solutions" / f"{notebook}.ipynb").read_text())["cells"]
+    sources = ["".join(c["source"]) for c in cells]
+    code = [s for s, c in zip(sources, cells) if c["cell_type"] == "code"]
+    start = next(i for i, s in enumerate(sources) if f"{{solution-start}} {label}" in s)
+    body = next(s for s, c in zip(sources[start + 1:], cells[start + 1:])
+                if c["cell_type"] == "code")
+    import linecache
+
+    ns = {"__name__": f"solution_{notebook}"}
+    for k, source in enumerate((*code[:2], body)):
+        # A name linecache can serve, as Jupyter gives each cell: inspect.getsource works.
+        name = f"<solutions/{notebook}.ipynb cell {label}:{k}>"
+        linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+        exec(compile(source, name, "exec"), ns)
+    return ns
+
+
 import pytest  # noqa: E402
 
 

@@ -25,7 +25,7 @@ matplotlib.use("Agg")
 import contract_api  # noqa: E402
 
 import gpuperf as gp  # noqa: E402
-from gpuperf import assign, bench, colab, device, grade, plots, record, records, widgets  # noqa: E402
+from gpuperf import assign, bench, colab, device, grade, plots, record, records, targets, widgets  # noqa: E402
 from gpuperf import exercises as ex  # noqa: E402
 from gpuperf import validate as v  # noqa: E402
 from gpuperf.kernels import coalescing as co  # noqa: E402
@@ -565,10 +565,12 @@ BAD = {
     "gpuperf.kernels.reduce:check_sequential_max": [rep(rd.check_sequential_max, "k",
                                                         word="kernel")],
     "gpuperf.kernels.reduce:check_block_max": [rep(rd.check_block_max, None, word="kernel")],
-    "gpuperf.kernels.reduce:check_fast_sum": [B(rd.check_fast_sum, print, target=-1,
-                                                word="target")],
+    "gpuperf.kernels.reduce:check_absmax": [B(rd.check_absmax, print, target=-1,
+                                              word="target")],
     # ------------------------------------------------------------------ streams
     "gpuperf.kernels.streams:reference": [B(st.reference, X, X, iters=-1, word="iters")],
+    "gpuperf.kernels.streams:pipeline_memory_bound": [B(st.pipeline_memory_bound, 0, 1, 1,
+                                                        word="n")],
     "gpuperf.kernels.streams:flops_per_element": [B(st.flops_per_element, -1, word="iters")],
     "gpuperf.kernels.streams:arithmetic_intensity": [B(st.arithmetic_intensity, "1",
                                                        err=TypeError, word="iters")],
@@ -778,10 +780,14 @@ BAD.update({
                                          B(ex.preflight_host, ex.Checker("t"), 5,
                                            err=TypeError, word="fn"),
                                          B(ex.preflight_host, ex.Checker("t"), len,
-                                           max_blocks=0, word="max_blocks")],
+                                           max_blocks=0, word="max_blocks"),
+                                         B(ex.preflight_host, ex.Checker("t"), len,
+                                           races=1, err=TypeError, word="races")],
     "gpuperf.emulator:run_host": [B(emu.run_host, len, err=TypeError, word="fn"),
                                   B(emu.run_host, lambda: None, max_blocks=0, word="max_blocks"),
-                                  B(emu.run_host, lambda: None, timeout=-1, word="timeout")],
+                                  B(emu.run_host, lambda: None, timeout=-1, word="timeout"),
+                                  B(emu.run_host, lambda: None, runs=(), err=TypeError,
+                                    word="runs")],
     "gpuperf.emulator:host_view": [B(emu.host_view, np.zeros(4, np.float32), 9, word="offset"),
                                    B(emu.host_view, np.zeros(4, np.float32), -1, word="offset")],
     "gpuperf.emulator:HostArray.copy_to_device": [
@@ -802,10 +808,26 @@ BAD.update({
                                  word="fn"),
                                B(ex.uses, print, word="names"),
                                B(ex.uses, print, "syncthreads", word="module:attr")],
+    "gpuperf.targets:argument_types": [B(targets.argument_types, X, err=TypeError, word="args"),
+                                        B(targets.argument_types, [object()], word="argument 0")],
+    "gpuperf.targets:bundle": [B(targets.bundle, print, err=TypeError, word="kernel")],
+    "gpuperf.targets:compile_for_targets": [B(targets.compile_for_targets, len, (), err=TypeError,
+                                              word="kernel"),
+                                            B(targets.compile_for_targets, gs.copy_grid_stride,
+                                              (X, X), ccs=(7, 5), word="ccs")],
+    "gpuperf.targets:plain_words": [B(targets.plain_words, 5, err=TypeError, word="message")],
+    "gpuperf.targets:check_compiles": [B(targets.check_compiles, "chk", gs.copy_grid_stride, (),
+                                         err=TypeError, word="chk"),
+                                       B(targets.check_compiles, ex.Checker("t"), len, (),
+                                         err=TypeError, word="kernel"),
+                                       B(targets.check_compiles, ex.Checker("t"),
+                                         gs.copy_grid_stride, (), ccs=[], word="ccs")],
     "gpuperf.exercises:preflight": [B(ex.preflight, "chk", gs.copy_grid_stride, 1, 32,
                                       err=TypeError, word="chk"),
                                     B(ex.preflight, ex.Checker("t"), "k", 1, 32,
-                                      err=TypeError, word="kernel")],
+                                      err=TypeError, word="kernel"),
+                                    B(ex.preflight, ex.Checker("t"), gs.copy_grid_stride, 1, 32,
+                                      races="yes", err=TypeError, word="races")],
     "gpuperf.exercises:Checker.preflight": [B(ex.Checker("t").preflight, "k", 1, 32,
                                               err=TypeError, word="kernel")],
 })

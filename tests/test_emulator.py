@@ -348,6 +348,36 @@ def test_preflight_refuses_faulting_kernels(capsys):
     assert "skipped" in chk.report(show=False).notes[0]
 
 
+def test_preflight_fails_a_race_the_schedule_hides(capsys):
+    """Two blocks merge into one global slot with a plain +=: right in the emulator (blocks
+    run one after another), a lost update on a GPU. An atomic merge is no race."""
+
+    @cuda.jit
+    def plain_merge(x, total):
+        if cuda.threadIdx.x == 0:
+            total[0] += x[cuda.blockIdx.x]
+
+    @cuda.jit
+    def atomic_merge(x, total):
+        if cuda.threadIdx.x == 0:
+            cuda.atomic.add(total, 0, x[cuda.blockIdx.x])
+
+    x = np.ones(2, np.float32)
+    chk = ex.Checker("preflight")
+    total = np.zeros(1, np.float32)
+    assert ex.preflight(chk, plain_merge, 2, 32, x, total)  # no fault: the real run goes on
+    assert total[0] == 2  # and the emulator's own result is right
+    report = chk.report(show=False)
+    assert not report and "race on global total" in report.failed[0][1]
+    assert "from blocks (0, 0, 0) and (1, 0, 0)" in report.failed[0][1]
+    chk = ex.Checker("preflight")
+    assert ex.preflight(chk, atomic_merge, 2, 32, x, np.zeros(1, np.float32))
+    assert chk.report(show=False).passed
+    chk = ex.Checker("preflight")
+    assert ex.preflight(chk, plain_merge, 2, 32, x, np.zeros(1, np.float32), races=False)
+    assert chk.report(show=False).passed
+
+
 def test_checkers_refuse_faults_before_any_launch(capsys):
     wrong = dict(load_wrong("coalescing"))
     assert not co.check_padded_transpose(wrong["transpose_early_return"].kernel)

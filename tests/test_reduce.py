@@ -5,7 +5,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import load_wrong
+from conftest import load_wrong, solution
 from numba import cuda, float32
 
 import gpuperf as gp
@@ -208,7 +208,10 @@ def block_max_solution(x, partial, n):
 def test_checkers_accept_correct_solutions(course_code_as_answer):
     assert red.check_sequential_max(sequential_max_solution)
     assert red.check_block_max(block_max_solution)
-    assert red.check_fast_sum(lambda d_x: red.reduce_sum(d_x, "v8"))
+
+
+def test_the_chapters_absmax_passes_its_checker():
+    assert red.check_absmax(solution("06_reduce_measured", "ex-reduce-absmax")["my_absmax"])
 
 
 def test_the_block_maxima_are_what_each_block_owns():
@@ -222,7 +225,14 @@ def test_the_block_maxima_are_what_each_block_owns():
 
 def _checker_for(name):
     return {"seq": red.check_sequential_max, "warp": red.check_block_max,
-            "fast": red.check_fast_sum}[name.split("_")[0]]
+            "absmax": red.check_absmax}[name.split("_")[0]]
+
+
+# Why each known-wrong absmax must fail: the checker names the mistake, not only "wrong".
+ABSMAX_REASONS = {"absmax_no_abs": "That is max(x)", "absmax_no_tail": "never read",
+                  "absmax_no_head": "before the first 16-byte boundary",
+                  "absmax_misaligned": "misaligned", "absmax_on_host": "came back to the host",
+                  "absmax_first_partial": "expected", "absmax_unwritten_slots": "returned inf"}
 
 
 @pytest.mark.parametrize("name,mod", load_wrong("reduce"),
@@ -232,6 +242,7 @@ def test_checkers_reject_known_wrong_solutions(name, mod, capsys):
     assert not report, f"{name} should be rejected"
     text = capsys.readouterr().out
     assert "Traceback" not in text and "\u2717" in text
+    assert ABSMAX_REASONS.get(name, "") in text, text
 
 
 def test_the_four_classic_mistakes_are_covered():

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import solution
 from numba import cuda  # noqa: I001  (after gpuperf: the mode is chosen first)
 
 import gpuperf as gp
@@ -232,20 +233,9 @@ def test_article_programs_and_the_shared_buffer_bug():
 
 
 def my_pipeline(a, b, out, n_streams, n_chunks):
-    """A correct answer to the exercise (the notebook hides its own)."""
-    n = a.size
-    n_chunks = min(n_chunks, n)
-    s_list = [cuda.stream() for _ in range(n_streams)]
-    d_a, d_b, d_out = (cuda.device_array_like(x) for x in (a, b, out))
-    for i in range(n_chunks):
-        lo, hi = n * i // n_chunks, n * (i + 1) // n_chunks
-        s = s_list[i % n_streams]
-        d_a[lo:hi].copy_to_device(a[lo:hi], stream=s)
-        d_b[lo:hi].copy_to_device(b[lo:hi], stream=s)
-        streams.add_kernel[4, 64, s](d_a[lo:hi], d_b[lo:hi], d_out[lo:hi])
-        d_out[lo:hi].copy_to_host(out[lo:hi], stream=s)
-    cuda.synchronize()
-    return out
+    """The chapter's own answer, run from solutions/07_streams.ipynb."""
+    return solution("07_streams", "ex-streams-bounded")["my_pipeline"](a, b, out, n_streams,
+                                                                         n_chunks)
 
 
 def my_predict(h2d_ms, kernel_ms, d2h_ms, n_streams):
@@ -266,12 +256,42 @@ def test_check_pipeline_accepts_a_correct_pipeline(capsys):
     assert "\u2713" in capsys.readouterr().out
 
 
-def test_check_pipeline_accepts_the_packaged_pipeline(course_code_as_answer):
+def test_the_chapters_pipeline_is_not_an_answer(course_code_as_answer, capsys):
+    """The chapter prints its pipeline; the exercise asks for one it cannot be: device
+    memory for one chunk per stream, where pipelined() holds whole arrays."""
     def packaged(a, b, out, n_streams, n_chunks):
         streams.pipelined(a, b, out, n_streams=n_streams, n_chunks=n_chunks, block=64)
         cuda.synchronize()
 
-    assert streams.check_pipeline(packaged)
+    assert not streams.check_pipeline(packaged)
+    assert "bytes of device memory were allocated" in capsys.readouterr().out
+
+
+def test_the_memory_bound_is_one_chunk_per_stream():
+    assert streams.pipeline_memory_bound(1000, 7, 3) == 3 * 3 * 143 * 4
+    assert streams.pipeline_memory_bound(5, 8, 3) == 3 * 3 * 1 * 4
+
+
+def test_unordered_sharing_sees_a_wait_that_orders_it():
+    s1, s2 = cuda.stream(), cuda.stream()
+    host = streams.pinned_copy(np.ones(8, dtype=np.float32))
+    buf = cuda.device_array(8, dtype=np.float32)
+    with streams._HostCopyWatch() as watch:
+        buf.copy_to_device(host, stream=s1)
+        buf.copy_to_host(host, stream=s2)
+    assert watch.unordered_sharing() == ("a copy in", "a copy back", (0, 1))
+    with streams._HostCopyWatch() as watch:
+        buf.copy_to_device(host, stream=s1)
+        s1.synchronize()
+        buf.copy_to_host(host, stream=s2)
+        buf[:4].copy_to_host(host[:4], stream=s1)  # two reads: no conflict
+    assert watch.unordered_sharing() is None
+    with streams._HostCopyWatch() as watch:
+        buf[:4].copy_to_device(host[:4], stream=s1)
+        buf[4:].copy_to_device(host[4:], stream=s2)  # disjoint bytes
+        streams.add_kernel[1, 8, s2](buf[:4], buf[:4], cuda.device_array(4, np.float32))
+    assert watch.unordered_sharing() == ("a copy in", "a kernel", (0, 1))
+    assert watch.allocated == 16
 
 
 def test_check_predict_accepts_a_correct_model():
@@ -280,12 +300,17 @@ def test_check_predict_accepts_a_correct_model():
 
 def test_copy_watch_restores_numba():
     cls = type(cuda.device_array(1, dtype=np.float32))
-    before = (cls.__dict__.get("copy_to_host"), cls.__dict__.get("copy_to_device"),
-              cuda.to_device)
+    kernel_cls = type(streams.add_kernel)
+
+    def state():
+        return (cls.__dict__.get("copy_to_host"), cls.__dict__.get("copy_to_device"),
+                cuda.to_device, cuda.device_array, cuda.device_array_like,
+                kernel_cls.__dict__.get("__getitem__"))
+
+    before = state()
     with streams._HostCopyWatch():
         pass
-    assert before == (cls.__dict__.get("copy_to_host"), cls.__dict__.get("copy_to_device"),
-                      cuda.to_device)
+    assert before == state()
 
 
 @pytest.mark.parametrize("path", WRONG_FILES, ids=[p.stem for p in WRONG_FILES])

@@ -1520,8 +1520,9 @@ class _HostCuda:
 class _HostKernel:
     """A kernel launched from a host dry run: ``kernel[grid, block](...)`` runs in the emulator."""
 
-    def __init__(self, kernel, max_blocks, timeout):
+    def __init__(self, kernel, max_blocks, timeout, runs=None):
         self._kernel, self._max_blocks, self._timeout = kernel, max_blocks, timeout
+        self._runs = runs  # a list: record every access and keep each launch's Run there
 
     def __getitem__(self, config):
         config = config if isinstance(config, tuple) else (config,)
@@ -1531,8 +1532,12 @@ class _HostKernel:
         shared = int(config[3]) if len(config) > 3 else 0
 
         def launch_(*args):
-            launch(self._kernel, grid, block, *args, record=False, shared_bytes=shared,
-                   max_blocks=self._max_blocks, timeout=self._timeout)
+            run = launch(self._kernel, grid, block, *args, record=self._runs is not None,
+                         shared_bytes=shared, max_blocks=self._max_blocks,
+                         timeout=self._timeout)
+            if self._runs is not None:
+                run.launched = (self._kernel, args)  # for compiling it for real targets
+                self._runs.append(run)
 
         return launch_
 
@@ -1540,7 +1545,7 @@ class _HostKernel:
         return getattr(self._kernel, name)
 
 
-def _host_translate(value, module, memo, fake, limits):
+def _host_translate(value, module, memo, fake, limits):  # limits: (max_blocks, timeout, runs)
     if isinstance(value, _SCALARS):
         return value
     if id(value) in memo:
@@ -1565,7 +1570,7 @@ def _host_function(py, memo, fake, limits):
                                                             limits), fresh_cells=True)
 
 
-def run_host(fn, *args, max_blocks: int = 8, timeout: float = 60.0):
+def run_host(fn, *args, max_blocks: int = 8, timeout: float = 60.0, runs: list | None = None):
     """Call the host function ``fn(*args)`` with every kernel it launches run in the emulator.
 
     A dry run for code that launches its own kernels (a student's ``my_sum(d_x)``): inside
@@ -1577,6 +1582,8 @@ def run_host(fn, *args, max_blocks: int = 8, timeout: float = 60.0):
     per launch) raises as in :func:`launch`. Lists, dicts and sets the code reaches are
     copied first, so a cache it fills stays empty for the real run. Pass host arrays (a
     ``HostArray`` view keeps a device array's alignment). Returns what ``fn`` returns.
+    With a list as ``runs``, every access is recorded and each launch's :class:`Run` is
+    appended to it, in launch order (for ``Run.races()``).
     """
     v = _v()
     if not isinstance(fn, types.FunctionType):
@@ -1584,9 +1591,12 @@ def run_host(fn, *args, max_blocks: int = 8, timeout: float = 60.0):
                         f"{type(fn).__name__}.")
     v.integer(max_blocks, "max_blocks", minimum=1)
     v.positive(timeout, "timeout")
+    if runs is not None and not isinstance(runs, list):
+        raise TypeError(f"runs must be a list (each launch's Run is appended), or None, not "
+                        f"{type(runs).__name__}.")
     real = _numba_cuda()
     fake = _HostCuda(real)
-    return _host_function(fn, {}, fake, (max_blocks, timeout))(*args)
+    return _host_function(fn, {}, fake, (max_blocks, timeout, runs))(*args)
 
 
 def host_view(values, offset: int = 0) -> HostArray:

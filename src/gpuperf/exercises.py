@@ -489,7 +489,8 @@ def bandwidth_line(student_ms: float, reference_ms: float, nbytes: float, *,
 
 
 def preflight(chk: Checker, kernel, grid, block, *args, what: str | None = None,
-              shared_bytes: int = 0, timeout: float = 120.0) -> bool:
+              shared_bytes: int = 0, timeout: float = 120.0, races: bool = True,
+              compile_targets: bool = True) -> bool:
     """Run ``kernel[grid, block](*args)`` once in the thread emulator before any real launch.
 
     ``args`` are a small case's NumPy arrays (used in place). The emulator
@@ -502,6 +503,14 @@ def preflight(chk: Checker, kernel, grid, block, *args, what: str | None = None,
     ``chk.report()`` without launching the kernel. Anything else
     (the kernel's own error, a feature the emulator lacks) is left to the real run: True.
 
+    With ``races`` (the default) the run also records every access, and a data race (two
+    threads touching the same bytes, one storing, neither atomic, nothing ordering them:
+    ``Run.races()``, the emulator's ``compute-sanitizer --tool racecheck``) is one more
+    failed case, whose result on this schedule may well be right. With ``compile_targets``
+    (the default) the kernel is also compiled for sm_75 and sm_90 with these arguments'
+    types (``gpuperf.targets``), even without a GPU: code the simulator runs as Python but
+    no GPU compiler accepts fails here, and the result is False.
+
         if not ex.preflight(chk, kernel, grid, block, x, out):
             return chk.report()
     """
@@ -511,22 +520,36 @@ def preflight(chk: Checker, kernel, grid, block, *args, what: str | None = None,
         raise TypeError(f"chk must be the exercise's Checker (ex.Checker(...)), not "
                         f"{type(chk).__name__}.")
     v.kernel(kernel)
+    v.boolean(races, "races")
+    v.boolean(compile_targets, "compile_targets")
     if what is not None:
         v.string(what, "what")
     name = what or "a dry run in the thread emulator before launching"
-    return _dry_run(chk, name, lambda: emulator.launch(
-        kernel, grid, block, *args, record=False, shared_bytes=shared_bytes, timeout=timeout))
+    runs = []
+
+    def run():
+        runs.append(emulator.launch(kernel, grid, block, *args, record=races,
+                                    shared_bytes=shared_bytes, timeout=timeout))
+
+    ok = _dry_run(chk, name, run)
+    if ok and races and runs:
+        _fail_races(chk, runs)
+    if ok and compile_targets:
+        ok = _compiles(chk, kernel, args)
+    return ok
 
 
 def preflight_host(chk: Checker, fn, *args, what: str | None = None, max_blocks: int = 8,
-                   timeout: float = 60.0) -> bool:
+                   timeout: float = 60.0, races: bool = True) -> bool:
     """Call the student's host function ``fn(*args)`` once with its kernels in the emulator.
 
     For exercises where the student writes the launches too (``my_sum(d_x)``): see
     ``gpuperf.emulator.run_host``. Each launch runs its first ``max_blocks`` blocks; a fault
     becomes one failed case and the result is False, so that the checker returns before
     the real run (on a GPU, a fault kills the CUDA context). Pass host arrays made with
-    ``emulator.host_view`` so that their alignment is a device array's.
+    ``emulator.host_view`` so that their alignment is a device array's. With ``races``
+    (the default) a data race in any launch is one more failed case, and every kernel it
+    launches is compiled for the course's targets, as in ``preflight``.
     """
     from . import emulator
 
@@ -536,11 +559,43 @@ def preflight_host(chk: Checker, fn, *args, what: str | None = None, max_blocks:
     v.function(fn, "fn", what="the student's host function")
     v.integer(max_blocks, "max_blocks", minimum=1)
     v.positive(timeout, "timeout")
+    v.boolean(races, "races")
     if what is not None:
         v.string(what, "what")
     name = what or "a dry run of your function, its kernels in the thread emulator"
-    return _dry_run(chk, name, lambda: emulator.run_host(fn, *args, max_blocks=max_blocks,
-                                                         timeout=timeout))
+    runs = [] if races else None
+    ok = _dry_run(chk, name, lambda: emulator.run_host(fn, *args, max_blocks=max_blocks,
+                                                       timeout=timeout, runs=runs))
+    if ok and runs:
+        _fail_races(chk, runs)
+        compiled = set()
+        for run in runs:
+            kernel, launch_args = getattr(run, "launched", (None, ()))
+            if kernel is not None and id(kernel) not in compiled:
+                compiled.add(id(kernel))
+                ok = _compiles(chk, kernel, launch_args) and ok
+    return ok
+
+
+def _compiles(chk: Checker, kernel, args) -> bool:
+    """The kernel compiles for the course's real targets with these arguments' types (see
+    ``gpuperf.targets``); False, with a failed case, if not."""
+    from . import targets
+
+    return targets.check_compiles(chk, kernel, args)
+
+
+def _fail_races(chk: Checker, runs) -> None:
+    """One failed case for the first data race in the emulator's ``runs``, if any."""
+    for run in runs:
+        found = run.describe_races(1)
+        if found:
+            with chk.case("races in the thread emulator"):
+                chk.fail(found[0] + " The result can come out right here (the emulator and the "
+                         "simulator run threads in one order) and wrong on a GPU. Threads of one "
+                         "block are ordered by cuda.syncthreads(); threads of different blocks "
+                         "only by atomic updates (cuda.atomic.*).")
+            return
 
 
 def _dry_run(chk: Checker, name: str, run) -> bool:

@@ -1349,6 +1349,11 @@ class _HostCopyWatch:
         self.copies = 0
         self.to_host = 0
         self.log: list[tuple[str, object]] = []  # ("in" | "out" | "wait", stream key or None)
+        # Every access to device memory seen, in the order issued, with the waits between:
+        # ("touch", stream key, first byte, past the last byte, writes?, what) or
+        # ("wait", stream key | "device"). The copies, and launches of the chapter's kernels.
+        self.events: list[tuple] = []
+        self.allocated = 0  # bytes of device memory allocated
         self._inside = False  # cuda.to_device calls copy_to_device on a GPU: count once
 
     @staticmethod
@@ -1371,6 +1376,48 @@ class _HostCopyWatch:
         if isinstance(host, np.ndarray) and not is_pinned(host):
             self.pageable += 1
         self.log.append((direction, key))
+
+    def _touch(self, arr, stream, writes: bool, what: str) -> None:
+        if self._inside:
+            return
+        lo, hi = _device_span(arr)
+        if hi > lo:
+            self.events.append(("touch", self._key(stream), lo, hi, writes, what))
+
+    def _wait(self, key) -> None:
+        self.log.append(("wait", key))
+        self.events.append(("wait", key))
+
+    def unordered_sharing(self):
+        """The first two accesses to the same device bytes from two different streams, one
+        of them a write, with no wait between them for the first one's stream (or the whole
+        device): ``(first what, second what, stream numbers)``, or None. Streams run
+        independently, so on a GPU the second may overwrite data the first still needs, or
+        read data not written yet; the simulator runs each stream's work at once, in issue
+        order, and cannot show it."""
+        order: dict = {}
+        touches = []
+        for i, e in enumerate(self.events):
+            if e[0] != "touch" or e[1] is None:
+                continue
+            order.setdefault(e[1], len(order))
+            for j, f in touches:
+                if f[1] == e[1] or not (f[4] or e[4]) or f[3] <= e[2] or e[3] <= f[2]:
+                    continue
+                if not any(w[0] == "wait" and w[1] in ("device", f[1])
+                           for w in self.events[j + 1:i]):
+                    return f[5], e[5], (order[f[1]], order[e[1]])
+            touches.append((i, e))
+        return None
+
+    def unwaited_streams(self) -> int:
+        """Streams with a copy after which the host never waited for them (nor for the whole
+        device): the function may return before their last copy back has landed."""
+        last = {key: i for i, (kind, key) in enumerate(self.log)
+                if kind != "wait" and key is not None}
+        return sum(1 for key, i in last.items()
+                   if not any(kind == "wait" and w in ("device", key)
+                              for kind, w in self.log[i + 1:]))
 
     def streams_used(self) -> int:
         """How many distinct streams the copies went to."""
@@ -1413,32 +1460,68 @@ class _HostCopyWatch:
         def copy_to_device(arr, ary, stream=0, *args, **kw):
             if isinstance(ary, np.ndarray):
                 watch._note(ary, stream, "in")
+            watch._touch(arr, stream, True, "a copy in")
             return to_dev(arr, ary, stream, *args, **kw)
 
         def copy_to_host(arr, ary=None, stream=0, *args, **kw):
             watch._note(ary if ary is not None else np.empty(0), stream, "out")
+            watch._touch(arr, stream, False, "a copy back")
             return to_host(arr, ary, stream, *args, **kw)
 
         def to_device_(obj, stream=0, copy=True, to=None):
             if isinstance(obj, np.ndarray):
                 watch._note(obj, stream, "in")
+            outer = watch._inside
             watch._inside = True
             try:
-                return to_device(obj, stream=stream, copy=copy, to=to)
+                arr = to_device(obj, stream=stream, copy=copy, to=to)
             finally:
-                watch._inside = False
+                watch._inside = outer
+            if to is None and not outer:
+                watch.allocated += int(arr.size) * arr.dtype.itemsize
+            watch._touch(arr, stream, True, "a copy in")
+            return arr
+
+        def allocating(make):
+            def allocate(*args, **kw):
+                arr = make(*args, **kw)
+                if not watch._inside:
+                    watch.allocated += int(arr.size) * arr.dtype.itemsize
+                return arr
+            return allocate
 
         def synchronize_stream(stream, *args, **kw):
-            watch.log.append(("wait", id(stream)))
+            watch._wait(id(stream))
             return stream_sync(stream, *args, **kw)
 
         def synchronize_device(*args, **kw):
-            watch.log.append(("wait", "device"))
+            watch._wait("device")
             return device_sync(*args, **kw)
+
+        def getitem(kernel, config):
+            launcher = launch_config(kernel, config)
+            if not any(kernel is k for k in (add_kernel, relax_kernel)):
+                return launcher
+            stream = config[2] if isinstance(config, tuple) and len(config) > 2 else 0
+
+            def launch(*args):
+                # (a, b, out, ...): the kernel reads a and b and writes out.
+                for i, arg in enumerate(args[:3]):
+                    if hasattr(arg, "copy_to_host"):
+                        watch._touch(arg, stream, i == 2, "a kernel")
+                return launcher(*args)
+            return launch
 
         self._cls.copy_to_device, self._cls.copy_to_host = copy_to_device, copy_to_host
         self._stream_cls.synchronize = synchronize_stream
         nc.to_device, nc.synchronize = to_device_, synchronize_device
+        self._allocators = {name: getattr(nc, name) for name in ALLOCATORS if hasattr(nc, name)}
+        for name, make in self._allocators.items():
+            setattr(nc, name, allocating(make))
+        self._kernel_cls = type(add_kernel)
+        self._own[(self._kernel_cls, "__getitem__")] = self._kernel_cls.__dict__.get("__getitem__")
+        launch_config = self._kernel_cls.__getitem__
+        self._kernel_cls.__getitem__ = getitem
         return self
 
     def __exit__(self, *exc):
@@ -1450,7 +1533,24 @@ class _HostCopyWatch:
             else:
                 setattr(cls, name, fn)
         nc.to_device, nc.synchronize = self._to_device, self._synchronize
+        for name, make in self._allocators.items():
+            setattr(nc, name, make)
         return False
+
+
+# The numba.cuda functions that allocate device memory (cuda.to_device is watched apart).
+ALLOCATORS = ("device_array", "device_array_like", "managed_array")
+
+
+def _device_span(arr) -> tuple[int, int]:
+    """The device bytes ``[first, past the last)`` a device array (or a slice of one) spans."""
+    cai = getattr(arr, "__cuda_array_interface__", None) if not SIMULATOR else None
+    if cai is not None:
+        start = int(cai["data"][0])
+    else:  # the simulator's arrays wrap a NumPy array
+        start = int(getattr(arr, "_ary", arr).ctypes.data)
+    size = int(arr.size) * arr.dtype.itemsize
+    return start, start + size
 
 
 PIPELINE_CASES = ((1, 1, 1), (31, 4, 2), (1000, 7, 3), (1000, 8, 4), (257, 16, 4),
@@ -1459,12 +1559,16 @@ PIPELINE_CASES = ((1, 1, 1), (31, 4, 2), (1000, 7, 3), (1000, 8, 4), (257, 16, 4
 
 @ex.refuses_stubs(solved_by=("pipelined", "fixed_five_streams", "shared_buffer_pipeline"))
 def check_pipeline(student_fn, *, sizes=PIPELINE_CASES) -> ex.Report:
-    """Check ``student_fn(a, b, out, n_streams, n_chunks)``: a pipelined ``out = a + b``.
+    """Check ``student_fn(a, b, out, n_streams, n_chunks)``: a pipelined ``out = a + b``
+    whose device memory holds one chunk per stream.
 
     Sizes that do not divide into the chunks, more chunks than elements, more streams
     than chunks; pinned inputs with random offset and scale; a NaN-filled output.
     Every copy must name a stream and have a pinned host side; the function must wait
-    for its streams. On a GPU it also times a large case against the ideal.
+    for its streams. Device memory is bounded (``pipeline_memory_bound``), and no device
+    bytes may be used by two streams unless a wait orders them: the copies and the
+    launches of ``add_kernel`` are watched for that, since the simulator runs streams one
+    at a time. On a GPU it also times a large case against the chapter's pipeline.
     """
     for _i, _s in enumerate(validate.sequence(sizes, "sizes")):
         if not (isinstance(_s, (tuple, list)) and len(_s) == 3):
@@ -1473,9 +1577,9 @@ def check_pipeline(student_fn, *, sizes=PIPELINE_CASES) -> ex.Report:
             validate.positive_int(_d, f"sizes[{_i}]")
     chk = ex.Checker("pipelined vector add")
     if SIMULATOR:
-        chk.note("the simulator runs every stream synchronously, so a race between streams "
-                 "(two streams sharing one buffer) can pass here; on a GPU the timed case "
-                 "runs your pipeline where streams really overlap.")
+        chk.note("the simulator runs every stream synchronously, so two streams sharing one "
+                 "buffer give the right answer here: the checker looks at which device bytes "
+                 "each stream's copies and add_kernel launches touch instead.")
     for seed in ex.seeds():
         for n, n_chunks, n_streams in sizes:
             with chk.case(f"n={n}, {n_chunks} chunks, {n_streams} streams", seed=seed):
@@ -1502,14 +1606,51 @@ def check_pipeline(student_fn, *, sizes=PIPELINE_CASES) -> ex.Report:
                              "memory (copy_to_host() with no destination makes a NumPy array; "
                              "so does a[lo:hi].copy()): such copies cannot overlap. Copy "
                              "straight into slices of the pinned out, from slices of a and b.")
-                else:
+                elif watch.unwaited_streams():
+                    chk.fail(f"the function returned without waiting for "
+                             f"{watch.unwaited_streams()} of its streams after their last copy: "
+                             "out may be read before the last copy back lands. Call "
+                             "cuda.synchronize() (or s.synchronize() for each stream) before "
+                             "returning.")
+                elif _check_buffers(chk, watch, n, n_chunks, n_streams):
                     _check_overlap(chk, watch, n, n_chunks, n_streams)
-    chk.source_has(student_fn, "synchronize", why="the function must wait for its streams "
-                   "(cuda.synchronize() or s.synchronize() for each stream) before it returns; "
-                   "otherwise out may be read before the last copy back lands.")
     if not SIMULATOR and chk.report_.ok:
         _gpu_pipeline_case(chk, student_fn)
     return chk.report()
+
+
+def pipeline_memory_bound(n: int, n_chunks: int, n_streams: int) -> int:
+    """The device bytes the bounded pipeline may allocate: a buffer for a, b and out of the
+    largest chunk, ceil(n / n_chunks) float32 (1 when there are more chunks than elements),
+    for each stream."""
+    n = validate.positive_int(n, "n")
+    n_chunks = validate.positive_int(n_chunks, "n_chunks")
+    n_streams = validate.positive_int(n_streams, "n_streams")
+    return 3 * n_streams * -(-n // min(n_chunks, n)) * 4
+
+
+def _check_buffers(chk, watch, n: int, n_chunks: int, n_streams: int) -> bool:
+    """Device memory for one chunk per stream, allocated once; no device bytes shared by two
+    streams with nothing ordering them. False (and a failure) if not."""
+    bound = pipeline_memory_bound(n, n_chunks, n_streams)
+    if watch.allocated > bound:
+        per_chunk = -(-n // min(n_chunks, n))
+        chk.fail(f"{watch.allocated:,} bytes of device memory were allocated for n={n:,}; the "
+                 f"limit is {bound:,}: three buffers of {per_chunk:,} float32 (the largest "
+                 f"chunk) for each of the {n_streams} streams. Allocate one set of chunk-sized "
+                 "buffers per stream, once per call, and reuse it for every chunk of that "
+                 "stream (not buffers the size of the arrays, nor new ones per chunk).")
+        return False
+    shared = watch.unordered_sharing()
+    if shared:
+        first, second, (s1, s2) = shared
+        chk.fail(f"{first} (stream {s1}) and {second} (stream {s2}) use the same device "
+                 "bytes, one of them writing, and nothing makes one wait for the other: on a "
+                 "GPU streams run at the same time, so one chunk can overwrite data another "
+                 "still needs. Give each stream buffers of its own (chunk i uses the buffers "
+                 "of streams[i % n_streams]): work in one stream runs in order.")
+        return False
+    return True
 
 
 def _check_overlap(chk, watch, n: int, n_chunks: int, n_streams: int) -> None:

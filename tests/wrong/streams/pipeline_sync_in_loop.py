@@ -10,13 +10,15 @@ def student(a, b, out, n_streams, n_chunks):
     n = a.size
     n_chunks = min(n_chunks, n)
     streams = [cuda.stream() for _ in range(n_streams)]
-    d_a, d_b, d_out = (cuda.device_array_like(x) for x in (a, b, out))
+    size = -(-n // n_chunks)
+    bufs = [[cuda.device_array(size, a.dtype) for _ in range(3)] for _ in range(n_streams)]
     for i in range(n_chunks):
         lo, hi = n * i // n_chunks, n * (i + 1) // n_chunks
+        d_a, d_b, d_out = (x[:hi - lo] for x in bufs[i % n_streams])
         s = streams[i % n_streams]
-        d_a[lo:hi].copy_to_device(a[lo:hi], stream=s)
-        d_b[lo:hi].copy_to_device(b[lo:hi], stream=s)
-        add_kernel[4, 64, s](d_a[lo:hi], d_b[lo:hi], d_out[lo:hi])
-        d_out[lo:hi].copy_to_host(out[lo:hi], stream=s)
+        d_a.copy_to_device(a[lo:hi], stream=s)
+        d_b.copy_to_device(b[lo:hi], stream=s)
+        add_kernel[4, 64, s](d_a, d_b, d_out)
+        d_out.copy_to_host(out[lo:hi], stream=s)
         cuda.synchronize()
     return out

@@ -1,0 +1,21 @@
+"""Sizes its shared array from cuda.blockDim.x: the simulator runs it as Python, but a GPU
+compiler needs the shape when the kernel compiles, so no GPU can run it."""
+import numpy as np
+from numba import cuda, float32
+
+
+@cuda.jit
+def kernel(x, partial, n):
+    s_data = cuda.shared.array(cuda.blockDim.x, float32)
+    tid = cuda.threadIdx.x
+    i = cuda.blockIdx.x * cuda.blockDim.x + tid
+    s_data[tid] = x[i] if i < n else float32(-np.inf)
+    cuda.syncthreads()
+    s = cuda.blockDim.x // 2
+    while s > 0:
+        if tid < s:
+            s_data[tid] = max(s_data[tid], s_data[tid + s])
+        cuda.syncthreads()
+        s //= 2
+    if tid == 0:
+        partial[cuda.blockIdx.x] = s_data[0]

@@ -26,27 +26,47 @@ def load_wrong(chapter: str):
     return out
 
 
-def solution(notebook: str, label: str) -> dict:
+def _exercise_cells(cells: list, label: str) -> list[str]:
+    """The code cells of exercise ``label``: from its directive to its solution's end."""
+    sources = ["".join(c["source"]) for c in cells]
+    start = next(i for i, s in enumerate(sources) if f":label: {label}" in s)
+    end = next(i for i, s in enumerate(sources)
+               if i > start and "solution-end" in s)
+    return [s for s, c in zip(sources[start:end], cells[start:end]) if c["cell_type"] == "code"]
+
+
+def solution(notebook: str, label: str, after: tuple = ()) -> dict:
     """The names a chapter's solution to exercise ``label`` defines, run from
-    ``solutions/<notebook>.ipynb`` after the chapter's first two code cells (setup and
-    imports): the tests check the very code the book shows, not a copy of it."""
+    ``solutions/<notebook>.ipynb``: the chapter's first two code cells (setup and imports),
+    the code cells of the exercises in ``after``, then this exercise's code cells (what it
+    gives and the solution). The tests check the very code the book shows, not a copy."""
+    import json
+    import linecache
+
+    cells = json.loads((ROOT / "solutions" / f"{notebook}.ipynb").read_text())["cells"]
+    code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+    ns = {"__name__": f"solution_{notebook}"}
+    sources = [*code[:2]]
+    for earlier in (*after, label):
+        sources += _exercise_cells(cells, earlier)
+    for k, source in enumerate(sources):
+        # A name linecache can serve, as Jupyter gives each cell: inspect.getsource works.
+        name = f"<solutions/{notebook}.ipynb {label} cell {k}>"
+        linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+        exec(compile(source, name, "exec"), ns)
+    return ns
+
+
+def checker_call(notebook: str, label: str) -> str:
+    """The expression of exercise ``label``'s checker cell (the code cell after its solution)."""
     import json
 
     cells = json.loads((ROOT / "solutions" / f"{notebook}.ipynb").read_text())["cells"]
     sources = ["".join(c["source"]) for c in cells]
-    code = [s for s, c in zip(sources, cells) if c["cell_type"] == "code"]
-    start = next(i for i, s in enumerate(sources) if f"{{solution-start}} {label}" in s)
-    body = next(s for s, c in zip(sources[start + 1:], cells[start + 1:])
-                if c["cell_type"] == "code")
-    import linecache
-
-    ns = {"__name__": f"solution_{notebook}"}
-    for k, source in enumerate((*code[:2], body)):
-        # A name linecache can serve, as Jupyter gives each cell: inspect.getsource works.
-        name = f"<solutions/{notebook}.ipynb cell {label}:{k}>"
-        linecache.cache[name] = (len(source), None, source.splitlines(True), name)
-        exec(compile(source, name, "exec"), ns)
-    return ns
+    start = next(i for i, s in enumerate(sources) if f":label: {label}" in s)
+    end = next(i for i, s in enumerate(sources) if i > start and "solution-end" in s)
+    return next(s for s, c in zip(sources[end:], cells[end:])
+                if c["cell_type"] == "code").strip().rstrip(";")
 
 
 import pytest  # noqa: E402

@@ -51,7 +51,8 @@ def test_experiment_registered_and_ptx_listed():
 
 
 @cuda.jit
-def _solution(data, hist):
+def _skips_empty_bins(data, hist):
+    """Correct, and unlike the chapter's solution: merges only the bins that got counts."""
     private = cuda.shared.array(256, np.int32)
     t = cuda.threadIdx.x
     for b in range(t, 256, cuda.blockDim.x):
@@ -67,8 +68,8 @@ def _solution(data, hist):
             cuda.atomic.add(hist, b, private[b])
 
 
-def test_checker_accepts_the_solution():
-    assert pv.check_private_histogram(_solution)
+def test_checker_accepts_a_correct_variant():
+    assert pv.check_private_histogram(_skips_empty_bins)
 
 
 @pytest.mark.parametrize("name,mod", WRONG, ids=[name for name, _ in WRONG])

@@ -5,8 +5,8 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import load_wrong, solution
-from numba import cuda, float32
+from conftest import load_wrong
+from numba import cuda
 
 import gpuperf as gp
 from gpuperf import exercises as ex
@@ -158,60 +158,7 @@ def test_ptx_counting():
     assert red.telling_lines(text, ("ld.global.v4.f32",)) == ["ld.global.v4.f32 \t{%f1}, [%rd1];"]
 
 
-NEG_INF = np.float32(-np.inf)
-FULL_MASK = 0xFFFFFFFF
-
-
-@cuda.jit
-def sequential_max_solution(x, partial, n):
-    sdata = cuda.shared.array(256, float32)
-    tid = cuda.threadIdx.x
-    i = cuda.blockIdx.x * 256 + tid
-    sdata[tid] = x[i] if i < n else NEG_INF
-    cuda.syncthreads()
-    s = 128
-    while s > 0:
-        if tid < s:
-            sdata[tid] = max(sdata[tid], sdata[tid + s])
-        cuda.syncthreads()
-        s //= 2
-    if tid == 0:
-        partial[cuda.blockIdx.x] = sdata[0]
-
-
-@cuda.jit(device=True)
-def warp_max(v):
-    for offset in (16, 8, 4, 2, 1):
-        v = max(v, cuda.shfl_down_sync(FULL_MASK, v, offset))
-    return v
-
-
-@cuda.jit
-def block_max_solution(x, partial, n):
-    maxima = cuda.shared.array(32, float32)
-    lane, wid = cuda.threadIdx.x % 32, cuda.threadIdx.x // 32
-    best = NEG_INF
-    i = cuda.grid(1)
-    while i < n:
-        best = max(best, x[i])
-        i += cuda.gridsize(1)
-    best = warp_max(best)
-    if lane == 0:
-        maxima[wid] = best
-    cuda.syncthreads()
-    if wid == 0:
-        best = warp_max(maxima[lane] if lane < 8 else NEG_INF)
-        if lane == 0:
-            partial[cuda.blockIdx.x] = best
-
-
-def test_checkers_accept_correct_solutions(course_code_as_answer):
-    assert red.check_sequential_max(sequential_max_solution)
-    assert red.check_block_max(block_max_solution)
-
-
-def test_the_chapters_absmax_passes_its_checker():
-    assert red.check_absmax(solution("06_reduce_measured", "ex-reduce-absmax")["my_absmax"])
+# The chapters' own solutions pass their checkers: tests/test_chapter_solutions.py.
 
 
 def test_the_block_maxima_are_what_each_block_owns():

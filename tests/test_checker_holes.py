@@ -1,0 +1,42 @@
+"""Known holes in the checkers: answers a right checker would judge the other way.
+
+Each file in tests/holes/ is a student answer (``student``) with the checker it is for
+(``CHECKER``) and what a right checker does with it (``EXPECT``: "accept" or "reject").
+Found by a reviewer playing a student; kept here so that the holes stay reproducible until
+they are closed (issue 14). Each test is a strict expected failure: once a hole is closed the
+test passes unexpectedly and fails, and the file moves to tests/wrong/ (a wrong answer) or
+into a test of correct answers, its marker removed.
+"""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpuperf.kernels import streams
+
+HOLES = sorted((Path(__file__).parent / "holes").glob("*.py"))
+
+
+def _load(path):
+    spec = importlib.util.spec_from_file_location(f"hole_{path.stem}", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # the simulator looks kernels' globals up by module
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.xfail(strict=True, reason="a known hole in the checker (issue 14)")
+@pytest.mark.parametrize("path", HOLES, ids=[p.stem for p in HOLES])
+def test_the_checker_judges_it_right(path, capsys):
+    mod = _load(path)
+    report = getattr(streams, mod.CHECKER)(mod.student)
+    assert ("accept" if report else "reject") == mod.EXPECT
+
+
+def test_every_hole_says_what_a_right_checker_does():
+    assert HOLES
+    for path in HOLES:
+        mod = _load(path)
+        assert mod.EXPECT in ("accept", "reject") and hasattr(streams, mod.CHECKER)

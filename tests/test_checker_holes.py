@@ -36,7 +36,6 @@ def test_the_checker_judges_it_right(path, capsys):
 
 
 def test_every_hole_says_what_a_right_checker_does():
-    assert HOLES
-    for path in HOLES:
+    for path in HOLES:  # none open today: the folder keeps the next ones found
         mod = _load(path)
         assert mod.EXPECT in ("accept", "reject") and hasattr(streams, mod.CHECKER)

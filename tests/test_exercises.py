@@ -1,3 +1,5 @@
+import math
+
 import numpy as np
 import pytest
 
@@ -58,14 +60,47 @@ def test_empty_checker_does_not_pass():
     assert not ex.Checker("nothing ran").report(show=False)
 
 
-def test_source_checks():
+def test_source_checks_read_code_not_text():
+    from numba import cuda
+
     def f():
-        return "syncthreads"
+        # cuda.shfl_down_sync is named in this comment only
+        cuda.syncthreads()
+        return "cuda.atomic.add"
 
     chk = ex.Checker("src")
-    assert chk.source_has(f, "syncthreads", why="needs a barrier")
-    assert not chk.source_has(f, "shfl", why="use a shuffle")
-    assert chk.report_.failed == [("source", "use a shuffle")]
+    assert chk.calls(f, "numba.cuda:syncthreads", why="needs a barrier")
+    assert not chk.calls(f, "numba.cuda:shfl_down_sync", why="use a shuffle")
+    assert chk.avoids(f, "numba.cuda:atomic.add", why="no atomics")
+    assert not chk.avoids(f, "numba.cuda:syncthreads", why="no barrier")
+    assert chk.report_.failed == [("source", "use a shuffle"), ("source", "no barrier")]
+
+
+def test_return_before_barrier_reads_the_syntax_tree():
+    from numba import cuda
+
+    def early(a):
+        # return early? no: a comment
+        if cuda.threadIdx.x >= a.size:
+            return
+        cuda.syncthreads()
+
+    def late(a):
+        cuda.syncthreads()  # return
+        if cuda.threadIdx.x >= a.size:
+            return
+
+    def factory():
+        def kernel(a):
+            for _ in range(2):
+                if a[0] > 0:
+                    return
+                cuda.syncthreads()
+        return kernel
+
+    assert ex.return_before_barrier(early) == 4
+    assert ex.return_before_barrier(late) is None
+    assert ex.return_before_barrier(factory) == 5  # the factory's own return does not count
 
 
 def test_is_kernel_rejects_plain_functions(capsys):
@@ -114,3 +149,62 @@ def test_an_unanswered_answer_dict_gets_one_line(capsys):
     assert "not implemented yet" not in " ".join(w for _, w in
                                                  gp.coarsening.check_best_factor(partly).failed)
 
+
+
+def test_written_arguments_reads_stores_atomics_and_calls():
+    from numba import cuda
+
+    @cuda.jit
+    def stores(x, y, z, w):
+        i = cuda.grid(1)
+        out = z[2:]          # a view of z, stored into below
+        out[i] = x[i] + math.sqrt(y[i])   # one element of y is read, not y
+        cuda.atomic.add(w, 0, 1)
+
+    @cuda.jit
+    def chained(a, b, c):
+        a[0][1] = 1
+        b[0], c[1] = 2, 3
+
+    @cuda.jit
+    def passes(a, b):
+        helper(a[1:], b[0])  # noqa: F821 - a view may be written by the function it goes to
+
+    assert ex.written_arguments(stores) == {2, 3}
+    assert ex.written_arguments(chained) == {0, 1, 2}
+    assert ex.written_arguments(passes) == {0}
+
+
+def test_preflight_runs_a_second_interleaving():
+    """With the access record off, a race still shows by its effect: the output changes when
+    the threads run in another order. A barrier, or float atomics in another order, pass."""
+    from numba import cuda, float32
+
+    @cuda.jit
+    def no_barrier(x, out):
+        tile = cuda.shared.array(64, float32)
+        t = cuda.threadIdx.x
+        tile[t] = x[t]
+        out[t] = tile[(t + 1) % 64]
+
+    @cuda.jit
+    def barrier(x, out):
+        tile = cuda.shared.array(64, float32)
+        t = cuda.threadIdx.x
+        tile[t] = x[t]
+        cuda.syncthreads()
+        out[t] = tile[(t + 1) % 64]
+
+    @cuda.jit
+    def float_atomics(x, out):
+        cuda.atomic.add(out, 0, x[cuda.grid(1)])
+
+    x = np.random.default_rng(3).random(256).astype(np.float32)
+    for kernel, grid, out, passes in ((no_barrier, 1, np.zeros(64, np.float32), False),
+                                      (barrier, 1, np.zeros(64, np.float32), True),
+                                      (float_atomics, 4, np.zeros(1, np.float32), True)):
+        chk = ex.Checker("order")
+        ex.preflight(chk, kernel, grid, 64, x, out, races=False, compile_targets=False)
+        assert (not chk.report_.failed) == passes, (kernel, chk.report_.failed)
+        if not passes:
+            assert "out came out different" in chk.report_.failed[0][1]

@@ -176,10 +176,15 @@ def _checker_for(name):
 
 
 # Why each known-wrong absmax must fail: the checker names the mistake, not only "wrong".
-ABSMAX_REASONS = {"absmax_no_abs": "That is max(x)", "absmax_no_tail": "never read",
+WRONG_REASONS = {"absmax_no_abs": "That is max(x)", "absmax_no_tail": "never read",
                   "absmax_no_head": "before the first 16-byte boundary",
                   "absmax_misaligned": "misaligned", "absmax_on_host": "came back to the host",
-                  "absmax_first_partial": "expected", "absmax_unwritten_slots": "returned inf"}
+                  "absmax_asarray": "came back to the host",
+                  "absmax_element_by_element": "came back to the host",
+                  "absmax_first_partial": "expected",
+                  "absmax_unwritten_slots": "larger than every |x[i]|",
+                  "seq_interleaved": "v0's tid % (2 * s) == 0",
+                  "seq_strided_index": "not its own slot"}
 
 
 @pytest.mark.parametrize("name,mod", load_wrong("reduce"),
@@ -189,7 +194,7 @@ def test_checkers_reject_known_wrong_solutions(name, mod, capsys):
     assert not report, f"{name} should be rejected"
     text = capsys.readouterr().out
     assert "Traceback" not in text and "\u2717" in text
-    assert ABSMAX_REASONS.get(name, "") in text, text
+    assert WRONG_REASONS.get(name, "") in text, text
 
 
 def test_the_four_classic_mistakes_are_covered():

@@ -148,3 +148,28 @@ def test_shared_arrays_on_different_lines_are_different_arrays():
     out = np.zeros(4, np.float32)
     two_shared_arrays[1, 4](out)
     np.testing.assert_array_equal(out, 21.0)
+
+
+def test_the_simulators_host_api_waits_like_a_gpu():
+    """cuda.synchronize() goes through the context, a context can synchronize, a stream's
+    auto_synchronize() synchronizes it on leaving, and to_device(..., to=d) returns d."""
+    import numpy as np
+    from numba import cuda
+
+    calls = []
+    stream = cuda.stream()
+    context_cls, stream_cls = type(cuda.current_context()), type(stream)
+    original_ctx, original_stream = context_cls.synchronize, stream_cls.synchronize
+    context_cls.synchronize = lambda self: calls.append("context")
+    stream_cls.synchronize = lambda self: calls.append("stream")
+    try:
+        cuda.synchronize()
+        with stream.auto_synchronize():
+            calls.append("inside")
+    finally:
+        context_cls.synchronize, stream_cls.synchronize = original_ctx, original_stream
+    assert calls == ["context", "inside", "stream"]
+    d = cuda.device_array(3, dtype=np.float32)
+    assert cuda.to_device(np.ones(3, np.float32), to=d) is d
+    fresh = cuda.to_device(np.arange(3, dtype=np.float32))
+    assert fresh.copy_to_host().tolist() == [0.0, 1.0, 2.0] and fresh._ary.base is None

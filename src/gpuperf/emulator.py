@@ -1225,9 +1225,19 @@ _LAUNCH_LOCK = threading.RLock()
 _SWITCH_INTERVAL = 5e-3
 
 
+def _thread_order(nthreads: int, order) -> list[int]:
+    if order is None:
+        return list(range(nthreads))
+    if order == "reverse":
+        return list(range(nthreads))[::-1]
+    if order == "random":
+        return [int(t) for t in np.random.default_rng(1).permutation(nthreads)]
+    raise ValueError(f"thread_order must be None, \"reverse\" or \"random\", not {order!r}.")
+
+
 def launch(kernel, grid, block, *args, record: bool = True, shared_bytes: int = 0,
            block_order=None, max_blocks: int | None = None,
-           timeout: float | None = None) -> Run:
+           timeout: float | None = None, thread_order=None) -> Run:
     """Run ``kernel[grid, block](*args)`` over emulated threads; return a ``Run``.
 
     ``kernel``: a ``@cuda.jit`` kernel (GPU, simulator or compile mode) or a plain Python
@@ -1238,7 +1248,10 @@ def launch(kernel, grid, block, *args, record: bool = True, shared_bytes: int = 
     ``block_order``: None (x fastest), "reverse", "random", or a list of block indices;
     ``max_blocks`` runs only the first blocks of that order. ``timeout``: seconds for the
     whole launch, after which it raises ``LaunchTimeout`` (its threads stop at their next
-    array access or barrier).
+    array access or barrier). ``thread_order``: None (thread 0 first), "reverse" or "random":
+    the order in which each block's threads start, and so (as they hand over only at
+    barriers and warp meetings) the order in which they run between barriers. A result that
+    changes with it depends on a race.
 
     Raises the first error of a thread (the kernel's own exception, or one of ``FAULTS``).
     """
@@ -1251,6 +1264,7 @@ def launch(kernel, grid, block, *args, record: bool = True, shared_bytes: int = 
         v.positive(timeout, "timeout")
     grid, block = _dim3(grid, "grid"), _dim3(block, "block")
     nthreads = block.x * block.y * block.z
+    starts = _thread_order(nthreads, thread_order)
     if nthreads > MAX_BLOCK_THREADS:
         raise ValueError(f"a block has at most {MAX_BLOCK_THREADS} threads, not {nthreads} "
                          f"({block.x} x {block.y} x {block.z}).")
@@ -1278,7 +1292,7 @@ def launch(kernel, grid, block, *args, record: bool = True, shared_bytes: int = 
                 blk = _Block(run_, idx)
                 threads = [threading.Thread(target=blk.thread_main, args=(fn, wrapped, tid),
                                             daemon=True, name=f"emulated {idx} {tid}")
-                           for tid in range(nthreads)]
+                           for tid in starts]
                 for th in threads:
                     th.start()
                 for th in threads:

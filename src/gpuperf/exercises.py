@@ -14,8 +14,9 @@ what went wrong in plain words, one line per failed case, never a traceback wall
     return chk.report()
 
 Under the simulator some races pass by luck (a non-atomic ``out[0] += x`` may come
-out right); the report says so, and chapters add cheap source checks
-(``Checker.source_has``) for the common ones.
+out right); the report says so, the thread emulator's race check (``preflight(...,
+races=True)``) names them, and chapters check what a kernel calls (``Checker.calls``,
+``Checker.avoids``, read from its compiled code, not its text).
 """
 
 from __future__ import annotations
@@ -332,23 +333,20 @@ class Checker:
             return False
         return True
 
-    def source_has(self, fn, pattern: str, *, why: str, regex: bool = False) -> bool:
-        """Fail if the source of ``fn`` lacks ``pattern`` (a cheap check for a common mistake)."""
-        _source_args(fn, pattern, why, regex)
-        src = source_of(fn)
-        if src is None:
-            return True
-        found = re.search(pattern, src) if regex else pattern in src
+    def calls(self, fn, *names: str, why: str) -> bool:
+        """Fail with ``why`` unless the code of ``fn`` uses one of ``names``
+        (``"numba.cuda:syncthreads"``): read from the compiled code as ``uses`` does, so a
+        comment or a string naming it does not count."""
+        v.string(why, "why")
+        found = uses(fn, *names) is not None
         if not found:
             self.report_.failed.append(("source", why))
-        return bool(found)
+        return found
 
-    def source_lacks(self, fn, pattern: str, *, why: str, regex: bool = False) -> bool:
-        _source_args(fn, pattern, why, regex)
-        src = source_of(fn)
-        if src is None:
-            return True
-        found = re.search(pattern, src) if regex else pattern in src
+    def avoids(self, fn, *names: str, why: str) -> bool:
+        """Fail with ``why`` if the code of ``fn`` uses any of ``names`` (as ``calls``)."""
+        v.string(why, "why")
+        found = uses(fn, *names) is not None
         if found:
             self.report_.failed.append(("source", why))
         return not found
@@ -432,19 +430,6 @@ def describe_exception(err: BaseException) -> str:
     return f"your code raised {type(err).__name__}: {text.rstrip('.')}{where}.{hint}"
 
 
-def _source_args(fn, pattern, why, regex):
-    v.function(fn, "fn")
-    v.string(pattern, "pattern")
-    v.string(why, "why")
-    v.boolean(regex, "regex")
-    if regex:
-        try:
-            re.compile(pattern)
-        except re.error as err:
-            raise ValueError(f"pattern={pattern!r} is not a valid regular expression ({err}); "
-                             "pass regex=False to search for it literally.") from None
-
-
 def source_of(fn) -> str | None:
     v.function(fn, "fn")
     fn = getattr(fn, "py_func", fn)
@@ -452,6 +437,123 @@ def source_of(fn) -> str | None:
         return textwrap.dedent(inspect.getsource(fn))
     except (OSError, TypeError):
         return None
+
+
+# Functions that read an array argument without writing it; a kernel that passes an array to
+# any other function (a device function of its own, say) may write it.
+_READS_ONLY = frozenset({"len", "range", "min", "max", "abs", "print", "float", "int", "bool",
+                         "enumerate", "zip"})
+
+
+def written_arguments(kernel) -> frozenset | None:
+    """The positions of the arguments ``kernel`` may write: an argument (or a local name bound
+    to it) stored into by subscript (``z[i] = ...``, ``z[i][j] += ...``), the first argument
+    of a ``cuda.atomic`` call, or an argument passed to any function not known to only read
+    it. Read from the kernel's source; None where there is none (then every argument may be
+    written)."""
+    import ast
+
+    v.kernel(kernel, "kernel")
+    source = source_of(kernel)
+    if source is None:
+        return None
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    func = next((node for node in tree.body
+                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if func is None:
+        return None
+    alias = {a.arg: i for i, a in enumerate(func.args.args)}
+    changed = True
+    while changed:  # x = z; y = x[2:]: both write z's bytes when stored into
+        changed = False
+        for node in ast.walk(func):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
+                    node.targets[0], ast.Name):
+                base = _base_name(node.value)
+                name = node.targets[0].id
+                if base in alias and name not in alias:
+                    alias[name] = alias[base]
+                    changed = True
+
+    written = set()
+
+    def store(target):
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for t in target.elts:
+                store(t)
+        elif isinstance(target, (ast.Subscript, ast.Attribute, ast.Starred)):
+            base = _base_name(target)
+            if base in alias:
+                written.add(alias[base])
+
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                store(target)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            store(node.target)
+        elif isinstance(node, ast.Call):
+            callee = node.func.id if isinstance(node.func, ast.Name) else None
+            if callee in _READS_ONLY:
+                continue
+            for arg in node.args:
+                # The array itself or a slice of it, not one element (math.sqrt(x[i])).
+                view = isinstance(arg, ast.Name) or (isinstance(arg, ast.Subscript) and any(
+                    isinstance(n, ast.Slice) for n in ast.walk(arg.slice)))
+                if view and _base_name(arg) in alias:
+                    written.add(alias[_base_name(arg)])
+    return frozenset(written)
+
+
+def return_before_barrier(fn) -> int | None:
+    """The line (in ``fn``'s source) of the first ``return`` inside a kernel that comes before
+    a ``syncthreads`` of the same function, or None. Threads that return there never reach
+    the barrier: undefined behaviour on a GPU. Read from the syntax tree, so a comment or a
+    string saying ``return`` does not count; functions nested in ``fn`` (a kernel inside
+    its factory) are read too."""
+    import ast
+
+    v.function(fn, "fn")
+    source = source_of(fn)
+    if source is None:
+        return None
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    first = None
+    for func in ast.walk(tree):
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        returns, barriers = [], []
+        stack = list(func.body)
+        while stack:  # this function's own statements, not those of functions nested in it
+            node = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                continue
+            if isinstance(node, ast.Return):
+                returns.append(node.lineno)
+            elif (isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name))
+                  and (getattr(node.func, "attr", None) or getattr(node.func, "id", None))
+                  in ("syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or")):
+                barriers.append(node.lineno)
+            stack.extend(ast.iter_child_nodes(node))
+        early = [r for r in returns if barriers and r < max(barriers)]
+        if early and (first is None or min(early) < first):
+            first = min(early)
+    return first
+
+
+def _base_name(node) -> str | None:
+    """``z`` for ``z``, ``z[i]``, ``z[i][j]``, ``z[2:]``, ``z.T``; None for anything else."""
+    import ast
+
+    while isinstance(node, (ast.Subscript, ast.Attribute, ast.Starred)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def race_times(mine, reference, *, rounds: int = 5, min_time: float = 0.04) -> tuple:
@@ -490,7 +592,7 @@ def bandwidth_line(student_ms: float, reference_ms: float, nbytes: float, *,
 
 def preflight(chk: Checker, kernel, grid, block, *args, what: str | None = None,
               shared_bytes: int = 0, timeout: float = 120.0, races: bool = True,
-              compile_targets: bool = True) -> bool:
+              compile_targets: bool = True, interleavings: bool = True) -> bool:
     """Run ``kernel[grid, block](*args)`` once in the thread emulator before any real launch.
 
     ``args`` are a small case's NumPy arrays (used in place). The emulator
@@ -509,7 +611,11 @@ def preflight(chk: Checker, kernel, grid, block, *args, what: str | None = None,
     failed case, whose result on this schedule may well be right. With ``compile_targets``
     (the default) the kernel is also compiled for sm_75 and sm_90 with these arguments'
     types (``gpuperf.targets``), even without a GPU: code the simulator runs as Python but
-    no GPU compiler accepts fails here, and the result is False.
+    no GPU compiler accepts fails here, and the result is False. With ``interleavings``
+    (the default) the kernel runs a second time on copies of the arguments, its blocks in a
+    random order and each block's threads started last first; outputs that differ from the
+    first run's (beyond a float atomic's rounding) mean the result depends on which thread
+    runs first: a race the access record missed, caught by its effect.
 
         if not ex.preflight(chk, kernel, grid, block, x, out):
             return chk.report()
@@ -522,18 +628,24 @@ def preflight(chk: Checker, kernel, grid, block, *args, what: str | None = None,
     v.kernel(kernel)
     v.boolean(races, "races")
     v.boolean(compile_targets, "compile_targets")
+    v.boolean(interleavings, "interleavings")
     if what is not None:
         v.string(what, "what")
     name = what or "a dry run in the thread emulator before launching"
     runs = []
+    # Copies of the arguments as they are before the first run writes into them.
+    again = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
 
     def run():
         runs.append(emulator.launch(kernel, grid, block, *args, record=races,
                                     shared_bytes=shared_bytes, timeout=timeout))
 
     ok = _dry_run(chk, name, run)
-    if ok and races and runs:
-        _fail_races(chk, runs)
+    raced = ok and races and runs and _fail_races(chk, runs)
+    if ok and runs and not raced and interleavings and all(
+            isinstance(a, np.ndarray) or np.isscalar(a) for a in args):
+        _other_interleaving(chk, kernel, grid, block, args, again, shared_bytes, timeout,
+                            runs[0].params)
     if ok and compile_targets:
         ok = _compiles(chk, kernel, args)
     return ok
@@ -577,6 +689,48 @@ def preflight_host(chk: Checker, fn, *args, what: str | None = None, max_blocks:
     return ok
 
 
+def _other_interleaving(chk: Checker, kernel, grid, block, first, again, shared_bytes,
+                        timeout, names) -> None:
+    """Run the kernel again on ``again`` (the arguments before the first run), blocks in a
+    random order and threads last first, and fail a case if any array comes out different
+    from ``first`` (the first run's). Float atomics add in another order: their rounding is
+    allowed, a race's effect is not."""
+    from . import emulator
+
+    try:
+        emulator.launch(kernel, grid, block, *again, record=False, shared_bytes=shared_bytes,
+                        timeout=timeout, block_order="random", thread_order="reverse")
+    except Exception:  # noqa: BLE001 - a fault here, not in the first order, is a race too
+        with chk.case("the same launch, blocks and threads in another order"):
+            chk.fail("the kernel faults when its threads run in another order (blocks in a "
+                     "random order, each block's threads last first), and not in the first: "
+                     "its result depends on which thread runs first. Threads of one block are "
+                     "ordered by cuda.syncthreads(); threads of different blocks only by "
+                     "atomic updates.")
+        return
+    for name, a, b in zip(names, first, again):
+        if not isinstance(a, np.ndarray) or a.shape != b.shape:
+            continue
+        exact = a.dtype.kind not in "fc"
+        same = (np.array_equal(a, b) if exact
+                else np.allclose(a, b, rtol=1e-4, atol=1e-6, equal_nan=True))
+        if not same:
+            differ = np.flatnonzero(a != b if exact else ~np.isclose(
+                a, b, rtol=1e-4, atol=1e-6, equal_nan=True))
+            at = np.unravel_index(differ[0], a.shape)
+            at = at[0] if len(at) == 1 else at
+            with chk.case("the same launch, blocks and threads in another order"):
+                chk.fail(f"{name} came out different when the blocks ran in a random order and "
+                         f"each block's threads last first: {len(differ)} element(s), first "
+                         f"{name}[{at}] = {a.flat[differ[0]].item()!r} against "
+                         f"{b.flat[differ[0]].item()!r}. "
+                         "The result depends on which thread runs first: some thread reads "
+                         "what another writes (or both write) with nothing ordering them. "
+                         "Threads of one block are ordered by cuda.syncthreads(); threads of "
+                         "different blocks only by atomic updates.")
+            return
+
+
 def _compiles(chk: Checker, kernel, args) -> bool:
     """The kernel compiles for the course's real targets with these arguments' types (see
     ``gpuperf.targets``); False, with a failed case, if not."""
@@ -585,8 +739,8 @@ def _compiles(chk: Checker, kernel, args) -> bool:
     return targets.check_compiles(chk, kernel, args)
 
 
-def _fail_races(chk: Checker, runs) -> None:
-    """One failed case for the first data race in the emulator's ``runs``, if any."""
+def _fail_races(chk: Checker, runs) -> bool:
+    """One failed case for the first data race in the emulator's ``runs``, if any (True)."""
     for run in runs:
         found = run.describe_races(1)
         if found:
@@ -595,7 +749,8 @@ def _fail_races(chk: Checker, runs) -> None:
                          "simulator run threads in one order) and wrong on a GPU. Threads of one "
                          "block are ordered by cuda.syncthreads(); threads of different blocks "
                          "only by atomic updates (cuda.atomic.*).")
-            return
+            return True
+    return False
 
 
 def _dry_run(chk: Checker, name: str, run) -> bool:
@@ -818,10 +973,13 @@ def _uses(student, forbidden: dict, dotted_names: dict | None = None) -> str | N
             return forbidden[id(obj)]
         fn = getattr(obj, "py_func", obj)
         fn = getattr(fn, "__func__", fn)
+        fn = getattr(fn, "__wrapped__", fn)  # functools.lru_cache, functools.wraps
         if id(fn) in forbidden:
             return forbidden[id(fn)]
         code = getattr(fn, "__code__", None)
-        if code is None or getattr(fn, "__module__", None) != home or _course_module(fn):
+        # The function handed in is always read; what it calls only if it is the student's.
+        if code is None or (obj is not student and (getattr(fn, "__module__", None) != home
+                                                    or _course_module(fn))):
             continue
         cells = {}
         for var, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):

@@ -259,4 +259,67 @@ def install() -> None:
                ballot_sync, any_sync, all_sync, activemask):
         setattr(fake, fn.__name__, fn)
     kernelapi.FakeCUDAShared.array = _poisoned_shared_array
+    _install_host_api()
     _installed = True
+
+
+def _install_host_api() -> None:
+    """Give the simulator's host API what a GPU's does, so that code written for a GPU runs
+    and the course's checkers see every wait and copy: a context's ``synchronize()`` (which
+    ``cuda.synchronize()`` calls, as on a GPU), a stream's ``auto_synchronize()``, which
+    waits for the stream on leaving, and ``np.asarray(d)`` copying back through
+    ``copy_to_host``. All streams run synchronously in the simulator, so each wait has
+    nothing to wait for."""
+    from contextlib import contextmanager
+
+    import numba.cuda as nc
+    from numba.cuda.simulator import api
+    from numba.cuda.simulator.cudadrv import devicearray, devices
+
+    def synchronize_context(self):
+        """Wait for all work on this context (the simulator's work is already done)."""
+
+    def synchronize():
+        """Synchronize the current context."""
+        return nc.current_context().synchronize()
+
+    @contextmanager
+    def auto_synchronize(self):
+        yield self
+        self.synchronize()
+
+    original_to_device = devicearray.to_device
+
+    def to_device(ary, stream=0, copy=True, to=None):
+        """Numba's simulated ``to_device``, returning ``to`` when given (as on a GPU) and
+        otherwise an array that owns its buffer, as every new device array does: the
+        checkers count new device memory as simulated arrays over a buffer of their own."""
+        made = original_to_device(ary, stream=stream, copy=copy, to=to)
+        if to is not None:
+            return to
+        own = np.empty_like(made._ary)
+        own[...] = made._ary
+        return type(made)(own, stream=made.stream)
+
+    def __array__(self, dtype=None, copy=None):
+        """A NumPy array of the contents, copied to the host through ``copy_to_host``, as a
+        GPU's device array does (where ``np.asarray(d)`` is a copy back, and is counted)."""
+        host = self.copy_to_host()
+        return host.astype(dtype) if dtype is not None else host
+
+    forward = devicearray.FakeCUDAArray.__getattr__
+
+    def __getattr__(self, name):
+        # NumPy asks for these before __array__, and the simulated array would hand over the
+        # NumPy array it wraps: no copy back, none counted. A GPU's device array has neither.
+        if name in ("__array_interface__", "__array_struct__"):
+            raise AttributeError(f"a device array has no {name}: NumPy copies it back "
+                                 "through __array__")
+        return forward(self, name)
+
+    devicearray.FakeCUDAArray.__array__ = __array__
+    devicearray.FakeCUDAArray.__getattr__ = __getattr__
+    devicearray.to_device = nc.to_device = to_device
+    devices.FakeCUDAContext.synchronize = synchronize_context
+    api.stream.auto_synchronize = auto_synchronize
+    api.synchronize = nc.synchronize = synchronize

@@ -1379,8 +1379,9 @@ def check_padded_transpose(kernel) -> ex.Report:
     chk = ex.Checker("tiled transpose with padding", race_note=True)
     if not chk.is_kernel(kernel):
         return chk.report()
-    chk.source_has(kernel, "syncthreads", why="the kernel never calls cuda.syncthreads(): "
-                   "threads would read the tile before the others have written it.")
+    chk.calls(kernel, "numba.cuda:syncthreads",
+              why="the kernel never calls cuda.syncthreads(): threads would read the tile "
+                  "before the others have written it.")
     t = EXERCISE_TILE
     # 3 rows: most threads of the block are below the matrix; 33 columns: a second block
     # with one column. A kernel that returns early for them misses the barrier.

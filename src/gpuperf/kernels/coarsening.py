@@ -736,11 +736,11 @@ def check_coarsened(make_kernel, tile: int = 8, factor: int = 3, *,
         sizes=sizes)
     if not mm.source_checks_apply(chk):
         return chk.report()
-    chk.source_has(make_kernel, "syncthreads",
-                   why="the tiles in shared memory need cuda.syncthreads() between loading "
-                       "and using them, and before they are overwritten.")
-    chk.source_has(make_kernel, "local.array",
-                   why="keep the factor running sums in a cuda.local.array (registers).")
+    chk.calls(make_kernel, "numba.cuda:syncthreads",
+              why="the tiles in shared memory need cuda.syncthreads() between loading and "
+                  "using them, and before they are overwritten.")
+    chk.calls(make_kernel, "numba.cuda:local.array",
+              why="keep the factor running sums in a cuda.local.array (registers).")
     return chk.report()
 
 

@@ -1135,10 +1135,12 @@ def check_registers(kernel) -> ex.Report:
     chk = ex.Checker("algorithm 4: a block row per row of gamma, values in registers")
     if not chk.is_kernel(kernel):
         return chk.report()
-    chk.source_lacks(kernel, "shared.array", why="the point of algorithm 4 is to keep delta_k, "
-                     "w_k and D_k in registers: remove the shared arrays.")
-    chk.source_lacks(kernel, "syncthreads", why="with every thread reading only its own "
-                     "element, no barrier is needed: remove cuda.syncthreads().")
+    chk.avoids(kernel, "numba.cuda:shared.array",
+               why="the point of algorithm 4 is to keep delta_k, w_k and D_k in registers: "
+                   "remove the shared arrays.")
+    chk.avoids(kernel, "numba.cuda:syncthreads",
+               why="with every thread reading only its own element, no barrier is needed: "
+                   "remove cuda.syncthreads().")
     w, delta, d = _check_problem(3, 37, 5)
     if not ex.preflight(chk, kernel, (2, 3), 32, delta, w, d, ex.poisoned((9, 37))):
         return chk.report()
@@ -1165,8 +1167,9 @@ def check_beta_grad(kernel) -> ex.Report:
                      race_note=True)
     if not chk.is_kernel(kernel):
         return chk.report()
-    chk.source_has(kernel, "syncthreads", why="a shared-memory tree needs cuda.syncthreads() "
-                   "between its steps (the simulator may not show the race a GPU would).")
+    chk.calls(kernel, "numba.cuda:syncthreads",
+              why="a shared-memory tree needs cuda.syncthreads() between its steps (the "
+                  "simulator may not show the race a GPU would).")
     w, delta, d = _check_problem(2, 37, 5)
     if not ex.preflight(chk, kernel, 2, 32, delta, w, d, ex.poisoned(2)):
         return chk.report()

@@ -737,12 +737,14 @@ def check_tiled(make_kernel, tile: int = 16, *, a_transposed: bool = False) -> e
     if not source_checks_apply(chk):
         return chk.report()
     src_fn = make_kernel
-    chk.source_has(src_fn, "syncthreads",
-                   why="the kernel needs cuda.syncthreads() after loading a tile and again "
-                       "before overwriting it.")
-    chk.source_lacks(src_fn, r"^\s*return\s*$", regex=True,
-                     why="a bare `return` inside the kernel lets threads skip the barriers and "
-                         "their share of the tile loads; guard the loads and the store instead.")
+    chk.calls(src_fn, "numba.cuda:syncthreads",
+              why="the kernel needs cuda.syncthreads() after loading a tile and again before "
+                  "overwriting it.")
+    line = ex.return_before_barrier(src_fn)
+    if line is not None:
+        chk.fail(f"line {line} of the kernel returns before a cuda.syncthreads() below it: "
+                 "threads that return there skip the barriers and their share of the tile "
+                 "loads. Guard the loads and the store instead.")
     if a_transposed:
         _check_coalesced_first_operand(chk, make_kernel)
     return chk.report()

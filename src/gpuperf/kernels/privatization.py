@@ -211,14 +211,15 @@ def check_private_histogram(kernel) -> ex.Report:
     chk = ex.Checker("privatized histogram", race_note=True)
     if not chk.is_kernel(kernel):
         return chk.report()
-    chk.source_has(kernel, "shared.array", why="privatization keeps each block's copy of "
-                   "the histogram in shared memory (cuda.shared.array).")
-    chk.source_has(kernel, "atomic.add", why="threads of a block update the same private "
-                   "bins concurrently: use cuda.atomic.add, on the shared copy and when merging "
-                   "into the global one.")
-    chk.source_has(kernel, "syncthreads", why="the private copy must be zeroed before any "
-                   "thread counts into it, and complete before it is merged: two "
-                   "cuda.syncthreads().")
+    chk.calls(kernel, "numba.cuda:shared.array",
+              why="privatization keeps each block's copy of the histogram in shared memory "
+                  "(cuda.shared.array).")
+    chk.calls(kernel, "numba.cuda:atomic.add",
+              why="threads of a block update the same private bins concurrently: use "
+                  "cuda.atomic.add, on the shared copy and when merging into the global one.")
+    chk.calls(kernel, "numba.cuda:syncthreads",
+              why="the private copy must be zeroed before any thread counts into it, and "
+                  "complete before it is merged: two cuda.syncthreads().")
     if not ex.preflight(chk, kernel, 3, 64, random_bytes(257, DISTRIBUTIONS[0], seed=2),
                         np.zeros(NBINS, np.int32)):
         return chk.report()

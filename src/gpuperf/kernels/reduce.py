@@ -1595,12 +1595,10 @@ def check_sequential_max(kernel) -> ex.Report:
         return chk.report()
     if not ex.uses(kernel, "numba.cuda:syncthreads"):
         chk.fail("no cuda.syncthreads(): every step of the tree must wait for the last.")
-    chk.source_lacks(kernel, r"%\s*\(?\s*2\s*\*", regex=True,
-                     why="the test uses a remainder (tid % (2 * s)): that is v0's interleaved "
-                         "addressing; sequential addressing has thread t combine t and t + s.")
     n = EXERCISE_BLOCK + 7  # a second block that is mostly past the end of x
     if not ex.preflight(chk, kernel, 2, EXERCISE_BLOCK, _max_data(n, 4), ex.poisoned(2), n):
         return chk.report()
+    _check_sequential_addressing(chk, kernel)
     with simwarp.shared_poison(np.inf):  # the absorbing element of max: unwritten slots show
         for seed in ex.seeds():
             for n in ex.sizes_around(EXERCISE_BLOCK):
@@ -1608,6 +1606,47 @@ def check_sequential_max(kernel) -> ex.Report:
                     _max_partials_case(chk, kernel, n, seed, _ceil_div(n, EXERCISE_BLOCK),
                                        grid_stride=False)
     return chk.report()
+
+
+def _check_sequential_addressing(chk, kernel) -> None:
+    """What sequential addressing is, seen in the emulator's record of one full block: at
+    every step of the tree the threads that store into shared memory are threads 0..s-1,
+    each into its own slot t. Interleaved addressing has the threads 2s apart (v0's
+    ``tid % (2 * s) == 0``) or thread t storing slot 2st (v1), with divergent warps or bank
+    conflicts: what the ladder's next rung removes."""
+    from .. import emulator
+
+    with chk.case("who writes which shared slot, recorded in the emulator (one block)"):
+        run = emulator.launch(kernel, 1, EXERCISE_BLOCK, _max_data(EXERCISE_BLOCK, 2),
+                              ex.poisoned(1), EXERCISE_BLOCK)
+        steps: dict = {}
+        for e in run.events:
+            if e.space == "shared" and e.kind == "store":
+                steps.setdefault((e.array, e.line, e.occurrence), []).append(e)
+        for (array, line, _), stores in sorted(steps.items(), key=lambda kv: kv[0][1:]):
+            threads = sorted({e.thread for e in stores})
+            foreign = next((e for e in stores if e.address // e.nbytes != e.thread), None)
+            if foreign is not None:
+                chk.fail(f"line {line}: thread {foreign.thread} stores into "
+                         f"{array}[{foreign.address // foreign.nbytes}], not its own slot "
+                         f"{array}[{foreign.thread}]: that is interleaved addressing (v1's "
+                         "index = 2 * s * tid). Sequential addressing has thread t < s "
+                         "combine slots t and t + s into slot t.")
+                return
+            if threads != list(range(len(threads))):
+                gap = next(t for i, t in enumerate(threads) if t != i)
+                chk.fail(f"line {line}: at one step the threads storing into {array} are "
+                         f"{_few(threads)}, not threads 0 to {len(threads) - 1} (thread "
+                         f"{gap} is the first out of line): that is interleaved addressing "
+                         "(v0's tid % (2 * s) == 0), whose warps all stay busy with a few "
+                         "lanes each. Sequential addressing has threads t < s combine "
+                         "slots t and t + s.")
+                return
+
+
+def _few(values, shown: int = 5) -> str:
+    """``0, 2, 4, 6, 8, ...`` for a long list."""
+    return ", ".join(map(str, values[:shown])) + (", ..." if len(values) > shown else "")
 
 
 @ex.refuses_stubs
@@ -1661,28 +1700,51 @@ def _absmax_data(n: int, seed: int, plant: str) -> np.ndarray:
 
 
 def _device_to_host_bytes():
-    """A context that counts the bytes the code inside copies from the device to the host."""
+    """A context that counts the bytes the code inside copies from the device to the host:
+    ``copy_to_host`` (which ``np.asarray(d)`` calls, on a GPU and, through gpuperf.simwarp,
+    in the simulator) and elements read one at a time (``d[i]`` on the host)."""
     import contextlib
 
     cls = type(cuda.device_array(1, dtype=np.float32))
-    original = cls.copy_to_host
-    own = cls.__dict__.get("copy_to_host")
+    own = {name: cls.__dict__.get(name) for name in ("copy_to_host", "__getitem__")}
+    copy_back, getitem = cls.copy_to_host, cls.__getitem__
+    import threading
+
     counted = [0]
+    inside = [False]  # a copy back made by a counted call is not counted again
+    host = threading.get_ident()  # the simulator's kernel threads read elements too
 
     def copy_to_host(arr, *args, **kw):
-        counted[0] += int(arr.size) * arr.dtype.itemsize
-        return original(arr, *args, **kw)
+        if not inside[0]:
+            counted[0] += int(arr.size) * arr.dtype.itemsize
+        inside[0], outer = True, inside[0]
+        try:
+            return copy_back(arr, *args, **kw)
+        finally:
+            inside[0] = outer
+
+    def element(arr, index):
+        inside[0], outer = True, inside[0]
+        try:
+            got = getitem(arr, index)
+        finally:
+            inside[0] = outer
+        if (not outer and not hasattr(got, "copy_to_host")  # a value, not a device view
+                and threading.get_ident() == host):
+            counted[0] += int(np.asarray(got).nbytes)
+        return got
 
     @contextlib.contextmanager
     def watching():
-        cls.copy_to_host = copy_to_host
+        cls.copy_to_host, cls.__getitem__ = copy_to_host, element
         try:
             yield counted
         finally:
-            if own is None:
-                del cls.copy_to_host
-            else:
-                cls.copy_to_host = own
+            for name, fn in own.items():
+                if fn is None:
+                    delattr(cls, name)
+                else:
+                    setattr(cls, name, fn)
 
     return watching()
 
@@ -1717,12 +1779,27 @@ def _absmax_case(chk, fn, n: int, seed: int, plant: str) -> None:
         if float(got) == float(view.max()) and want != float(view.max()):
             hint = " That is max(x): take the magnitude, abs(x[i])."
         elif float(got) < want:
-            where = {"last": " (one of the elements after the last whole group of four)",
-                     "first": " (before the first 16-byte boundary)" if start else ""}
             i = int(np.flatnonzero(np.abs(view) == want)[0])
-            hint = (f" The largest magnitude is at x[{i}]{where.get(plant, '')}: some "
-                    "elements were never read.")
+            hint = (f" The largest magnitude is at x[{i}]{_where_in_layout(i, n, start)}: "
+                    "some elements were never read.")
+        else:
+            hint = (" That is larger than every |x[i]|: it came from memory that holds no "
+                    "element of x (a shared-memory slot no thread wrote, a partial result "
+                    "never set, or a read past the end of x).")
         chk.fail(f"returned {float(got)!r}, expected {want!r}.{hint}")
+
+
+def _where_in_layout(i: int, n: int, start: int) -> str:
+    """Where element i of a vector starting ``start`` floats past a 16-byte boundary lies for
+    16-byte loads: in the head before the first boundary, in the body of whole groups of
+    four, or in the tail after the last whole group."""
+    head = min(n, (4 - start % 4) % 4)
+    tail = head + 4 * ((n - head) // 4)
+    if i < head:
+        return " (before the first 16-byte boundary)"
+    if i >= tail:
+        return " (one of the elements after the last whole group of four)"
+    return ""
 
 
 @ex.refuses_stubs(solved_by=("reduce_sum", "kernel_for", "plan", "make_v0", "make_v1", "make_v1_5",

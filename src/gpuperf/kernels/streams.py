@@ -1331,16 +1331,21 @@ def explore(res=None):
 
 
 class _HostCopyWatch:
-    """Watches host<->device copies and host waits while a student's function runs.
+    """Watches host<->device copies, kernel launches, device allocations and host waits while
+    a student's function runs.
 
-    Records copies made without a stream (they go to the default stream, which waits
-    for every other stream), copies whose host side is pageable (they cannot overlap),
-    the streams the copies went to, and every wait (``cuda.synchronize()``,
-    ``stream.synchronize()``) in order, so that a wait that stops the host from issuing
-    the next chunk until the previous one is done can be told from one that only guards
-    a reused buffer. Works on the GPU and in the simulator: it wraps the copy methods of
-    the device-array class in use, ``cuda.to_device``, ``cuda.synchronize`` and the
-    stream class's ``synchronize``.
+    Records copies and launches made without a stream (they go to the default stream, which
+    waits for every other stream), copies whose host side is pageable (they cannot overlap),
+    the streams used, and every wait in order (``cuda.synchronize()``, the context's
+    ``synchronize()``, ``stream.synchronize()``, ``event.synchronize()`` after
+    ``event.record(stream)``, and ``event.wait(stream)`` on the device), so that a wait that
+    stops the host from issuing the next chunk until the previous one is done can be told
+    from one that only guards a reused buffer. Works on the GPU and in the simulator. It
+    patches classes, not the ``numba.cuda`` names, so that a name imported before
+    (``from numba.cuda import device_array``) is seen too: the device-array class's copy
+    methods (``cuda.to_device`` copies through them), the kernel class's launch, the stream,
+    event and context classes' waits, and where memory is allocated (the driver context's
+    ``memalloc`` on a GPU, a new NumPy buffer behind a simulated device array).
     """
 
     def __init__(self):
@@ -1348,17 +1353,26 @@ class _HostCopyWatch:
         self.pageable = 0
         self.copies = 0
         self.to_host = 0
-        self.log: list[tuple[str, object]] = []  # ("in" | "out" | "wait", stream key or None)
+        self.launches = 0
+        self.launches_no_stream = 0
+        # ("in" | "out", stream key) for a copy; ("wait", stream key | "device", upto): the
+        # work of that stream issued before log[upto] is done.
+        self.log: list[tuple] = []
         # Every access to device memory seen, in the order issued, with the waits between:
-        # ("touch", stream key, first byte, past the last byte, writes?, what) or
-        # ("wait", stream key | "device"). The copies, and launches of the chapter's kernels.
+        # ("touch", stream key, first byte, past the last byte, writes?, what),
+        # ("wait", stream key | "device", upto) on the host, and
+        # ("stream wait", waiting stream key, awaited stream key | "device", upto) on the
+        # device (event.wait): the work of the awaited stream issued before events[upto]
+        # comes first.
         self.events: list[tuple] = []
         self.allocated = 0  # bytes of device memory allocated
+        self._recorded: dict = {}  # id(event) -> (event, stream key, log index, events index)
+        self._buffers: dict = {}  # the simulator: id -> buffers of new device arrays
         self._inside = False  # cuda.to_device calls copy_to_device on a GPU: count once
 
     @staticmethod
     def _key(stream):
-        # None, 0 and Numba's default-stream objects all put the copy on a default stream.
+        # None, 0 and Numba's default-stream objects all put the work on a default stream.
         if stream is None or (isinstance(stream, int) and stream == 0):
             return None
         if "default" in repr(stream).lower():
@@ -1384,9 +1398,36 @@ class _HostCopyWatch:
         if hi > lo:
             self.events.append(("touch", self._key(stream), lo, hi, writes, what))
 
-    def _wait(self, key) -> None:
-        self.log.append(("wait", key))
-        self.events.append(("wait", key))
+    def _wait(self, key, upto: tuple[int, int] | None = None) -> None:
+        log_upto, events_upto = upto if upto is not None else (len(self.log), len(self.events))
+        self.log.append(("wait", key, log_upto))
+        self.events.append(("wait", key, events_upto))
+
+    def _record(self, event, stream) -> None:
+        self._recorded[id(event)] = (event, self._key(stream), len(self.log), len(self.events))
+
+    def _event_synchronized(self, event) -> None:
+        if id(event) in self._recorded:
+            _, key, log_upto, events_upto = self._recorded[id(event)]
+            # An event on the legacy default stream follows the work of every stream.
+            self._wait("device" if key is None else key, (log_upto, events_upto))
+
+    def _event_waited(self, event, stream) -> None:
+        if id(event) in self._recorded:
+            _, key, _, events_upto = self._recorded[id(event)]
+            self.events.append(("stream wait", self._key(stream),
+                                "device" if key is None else key, events_upto))
+
+    def _ordered(self, j: int, i: int, first, second) -> bool:
+        """Whether something between events[j] (in stream ``first``) and events[i] (in
+        stream ``second``) makes the second wait for the first."""
+        for w in self.events[j + 1:i]:
+            if w[0] == "wait" and w[1] in ("device", first) and w[2] > j:
+                return True
+            if (w[0] == "stream wait" and w[1] == second and w[2] in ("device", first)
+                    and w[3] > j):
+                return True
+        return False
 
     def unordered_sharing(self):
         """The first two accesses to the same device bytes from two different streams, one
@@ -1404,8 +1445,7 @@ class _HostCopyWatch:
             for j, f in touches:
                 if f[1] == e[1] or not (f[4] or e[4]) or f[3] <= e[2] or e[3] <= f[2]:
                     continue
-                if not any(w[0] == "wait" and w[1] in ("device", f[1])
-                           for w in self.events[j + 1:i]):
+                if not self._ordered(j, i, f[1], e[1]):
                     return f[5], e[5], (order[f[1]], order[e[1]])
             touches.append((i, e))
         return None
@@ -1413,15 +1453,14 @@ class _HostCopyWatch:
     def unwaited_streams(self) -> int:
         """Streams with a copy after which the host never waited for them (nor for the whole
         device): the function may return before their last copy back has landed."""
-        last = {key: i for i, (kind, key) in enumerate(self.log)
-                if kind != "wait" and key is not None}
+        last = {e[1]: i for i, e in enumerate(self.log) if e[0] != "wait" and e[1] is not None}
         return sum(1 for key, i in last.items()
-                   if not any(kind == "wait" and w in ("device", key)
-                              for kind, w in self.log[i + 1:]))
+                   if not any(w[0] == "wait" and w[1] in ("device", key) and w[2] > i
+                              for w in self.log[i + 1:]))
 
     def streams_used(self) -> int:
         """How many distinct streams the copies went to."""
-        return len({key for kind, key in self.log if kind != "wait" and key is not None})
+        return len({e[1] for e in self.log if e[0] != "wait" and e[1] is not None})
 
     def serializing_waits(self) -> int:
         """Waits after which the host issues more copies although nothing else is in flight.
@@ -1433,113 +1472,139 @@ class _HostCopyWatch:
         """
         count = 0
         last = None  # the stream that received the latest copy
-        for i, (kind, key) in enumerate(self.log):
-            if kind != "wait":
-                last = key
+        for i, e in enumerate(self.log):
+            if e[0] != "wait":
+                last = e[1]
                 continue
-            more = any(k != "wait" for k, _ in self.log[i + 1:])
-            if more and last is not None and (key == "device" or key == last):
+            more = any(f[0] != "wait" for f in self.log[i + 1:])
+            if more and last is not None and (e[1] == "device" or e[1] == last):
                 count += 1
         return count
+
+    def _patch(self, cls, name, make):
+        """Replace ``cls.name`` by ``make(original)``; put back exactly on exit."""
+        self._own.setdefault((cls, name), cls.__dict__.get(name))
+        setattr(cls, name, make(getattr(cls, name)))
 
     def __enter__(self):
         import numba.cuda as nc
 
-        self._cls = type(nc.device_array(1, dtype=np.float32))
-        self._stream_cls = type(nc.stream())
-        # What the classes themselves define (None: inherited), to put back exactly on exit.
-        self._own = {(self._cls, k): self._cls.__dict__.get(k)
-                     for k in ("copy_to_device", "copy_to_host")}
-        self._own[(self._stream_cls, "synchronize")] = self._stream_cls.__dict__.get("synchronize")
-        self._to_device, self._synchronize = nc.to_device, nc.synchronize
-        to_dev, to_host, to_device = (self._cls.copy_to_device, self._cls.copy_to_host,
-                                      nc.to_device)
-        stream_sync, device_sync = self._stream_cls.synchronize, nc.synchronize
         watch = self
+        self._own: dict = {}  # what the classes themselves defined (None: inherited)
+        array_cls = type(nc.device_array(1, dtype=np.float32))
 
-        def copy_to_device(arr, ary, stream=0, *args, **kw):
-            if isinstance(ary, np.ndarray):
-                watch._note(ary, stream, "in")
-            watch._touch(arr, stream, True, "a copy in")
-            return to_dev(arr, ary, stream, *args, **kw)
+        def copy_to_device(original):
+            def patched(arr, ary, stream=0, *args, **kw):
+                if isinstance(ary, np.ndarray):
+                    watch._note(ary, stream, "in")
+                watch._touch(arr, stream, True, "a copy in")
+                return original(arr, ary, stream, *args, **kw)
+            return patched
 
-        def copy_to_host(arr, ary=None, stream=0, *args, **kw):
-            watch._note(ary if ary is not None else np.empty(0), stream, "out")
-            watch._touch(arr, stream, False, "a copy back")
-            return to_host(arr, ary, stream, *args, **kw)
+        def copy_to_host(original):
+            def patched(arr, ary=None, stream=0, *args, **kw):
+                watch._note(ary if ary is not None else np.empty(0), stream, "out")
+                watch._touch(arr, stream, False, "a copy back")
+                return original(arr, ary, stream, *args, **kw)
+            return patched
 
-        def to_device_(obj, stream=0, copy=True, to=None):
-            if isinstance(obj, np.ndarray):
-                watch._note(obj, stream, "in")
-            outer = watch._inside
-            watch._inside = True
-            try:
-                arr = to_device(obj, stream=stream, copy=copy, to=to)
-            finally:
-                watch._inside = outer
-            if to is None and not outer:
-                watch.allocated += int(arr.size) * arr.dtype.itemsize
-            watch._touch(arr, stream, True, "a copy in")
-            return arr
+        self._patch(array_cls, "copy_to_device", copy_to_device)
+        self._patch(array_cls, "copy_to_host", copy_to_host)
+        if SIMULATOR:
+            def init(original):
+                def patched(arr, ary, *args, **kw):
+                    original(arr, ary, *args, **kw)
+                    watch._allocated_in_simulator(ary)
+                return patched
+            self._patch(array_cls, "__init__", init)
+        else:
+            def memalloc(original):
+                def patched(ctx, size, *args, **kw):
+                    watch.allocated += int(size)
+                    return original(ctx, size, *args, **kw)
+                return patched
+            context_cls = type(nc.current_context())
+            for name in ("memalloc", "memallocmanaged"):
+                if hasattr(context_cls, name):
+                    self._patch(context_cls, name, memalloc)
 
-        def allocating(make):
-            def allocate(*args, **kw):
-                arr = make(*args, **kw)
-                if not watch._inside:
-                    watch.allocated += int(arr.size) * arr.dtype.itemsize
-                return arr
-            return allocate
+        def wait(on):
+            def make(original):
+                def patched(obj, *args, **kw):
+                    watch._wait(on(obj))
+                    return original(obj, *args, **kw)
+                return patched
+            return make
 
-        def synchronize_stream(stream, *args, **kw):
-            watch._wait(id(stream))
-            return stream_sync(stream, *args, **kw)
+        self._patch(type(nc.stream()), "synchronize", wait(id))
+        # cuda.synchronize() is current_context().synchronize() (the simulator's too, once
+        # gpuperf.simwarp has installed it).
+        self._patch(type(nc.current_context()), "synchronize", wait(lambda ctx: "device"))
 
-        def synchronize_device(*args, **kw):
-            watch._wait("device")
-            return device_sync(*args, **kw)
+        event_cls = type(nc.event())
 
-        def getitem(kernel, config):
-            launcher = launch_config(kernel, config)
-            if not any(kernel is k for k in (add_kernel, relax_kernel)):
-                return launcher
-            stream = config[2] if isinstance(config, tuple) and len(config) > 2 else 0
+        def record(original):
+            def patched(event, stream=0, *args, **kw):
+                watch._record(event, stream)
+                return original(event, stream, *args, **kw)
+            return patched
 
-            def launch(*args):
-                # (a, b, out, ...): the kernel reads a and b and writes out.
-                for i, arg in enumerate(args[:3]):
-                    if hasattr(arg, "copy_to_host"):
-                        watch._touch(arg, stream, i == 2, "a kernel")
-                return launcher(*args)
-            return launch
+        def event_synchronize(original):
+            def patched(event, *args, **kw):
+                watch._event_synchronized(event)
+                return original(event, *args, **kw)
+            return patched
 
-        self._cls.copy_to_device, self._cls.copy_to_host = copy_to_device, copy_to_host
-        self._stream_cls.synchronize = synchronize_stream
-        nc.to_device, nc.synchronize = to_device_, synchronize_device
-        self._allocators = {name: getattr(nc, name) for name in ALLOCATORS if hasattr(nc, name)}
-        for name, make in self._allocators.items():
-            setattr(nc, name, allocating(make))
-        self._kernel_cls = type(add_kernel)
-        self._own[(self._kernel_cls, "__getitem__")] = self._kernel_cls.__dict__.get("__getitem__")
-        launch_config = self._kernel_cls.__getitem__
-        self._kernel_cls.__getitem__ = getitem
+        def event_wait(original):
+            def patched(event, stream=0, *args, **kw):
+                watch._event_waited(event, stream)
+                return original(event, stream, *args, **kw)
+            return patched
+
+        self._patch(event_cls, "record", record)
+        self._patch(event_cls, "synchronize", event_synchronize)
+        self._patch(event_cls, "wait", event_wait)
+
+        def getitem(original):
+            def patched(kernel, config):
+                launcher = original(kernel, config)
+                stream = config[2] if isinstance(config, tuple) and len(config) > 2 else 0
+                writes = ex.written_arguments(kernel)
+
+                def launch(*args):
+                    watch._launched(stream)
+                    for i, arg in enumerate(args):
+                        if hasattr(arg, "copy_to_host"):
+                            watch._touch(arg, stream, writes is None or i in writes,
+                                         "a kernel")
+                    return launcher(*args)
+                return launch
+            return patched
+
+        self._patch(type(add_kernel), "__getitem__", getitem)
         return self
 
-    def __exit__(self, *exc):
-        import numba.cuda as nc
+    def _launched(self, stream) -> None:
+        if self._inside:
+            return
+        self.launches += 1
+        self.launches_no_stream += self._key(stream) is None
 
+    def _allocated_in_simulator(self, ary) -> None:
+        """A simulated device array wraps a NumPy array: one that owns its buffer (not a
+        view of another) is new device memory (gpuperf.simwarp makes ``to_device``'s so),
+        counted once (``bind`` wraps the same one again)."""
+        if isinstance(ary, np.ndarray) and ary.base is None and id(ary) not in self._buffers:
+            self._buffers[id(ary)] = ary  # held, so that its id is not reused
+            self.allocated += int(ary.nbytes)
+
+    def __exit__(self, *exc):
         for (cls, name), fn in self._own.items():
             if fn is None:
                 delattr(cls, name)
             else:
                 setattr(cls, name, fn)
-        nc.to_device, nc.synchronize = self._to_device, self._synchronize
-        for name, make in self._allocators.items():
-            setattr(nc, name, make)
         return False
-
-
-# The numba.cuda functions that allocate device memory (cuda.to_device is watched apart).
-ALLOCATORS = ("device_array", "device_array_like", "managed_array")
 
 
 def _device_span(arr) -> tuple[int, int]:
@@ -1564,11 +1629,14 @@ def check_pipeline(student_fn, *, sizes=PIPELINE_CASES) -> ex.Report:
 
     Sizes that do not divide into the chunks, more chunks than elements, more streams
     than chunks; pinned inputs with random offset and scale; a NaN-filled output.
-    Every copy must name a stream and have a pinned host side; the function must wait
-    for its streams. Device memory is bounded (``pipeline_memory_bound``), and no device
-    bytes may be used by two streams unless a wait orders them: the copies and the
-    launches of ``add_kernel`` are watched for that, since the simulator runs streams one
-    at a time. On a GPU it also times a large case against the chapter's pipeline.
+    The sums are read from ``out``, whatever the function returns. Each chunk is added by a
+    kernel; every copy and launch must name a stream, and every copy have a pinned host
+    side; the function must wait for its streams (any of the ways: device, context, stream
+    or event). Device memory is bounded (``pipeline_memory_bound``), and no device bytes may
+    be used by two streams unless a wait orders them: the copies and every kernel launch
+    are watched for that (a kernel's written arguments read from its source), since the
+    simulator runs streams one at a time. On a GPU it also times a large case against the
+    chapter's pipeline.
     """
     for _i, _s in enumerate(validate.sequence(sizes, "sizes")):
         if not (isinstance(_s, (tuple, list)) and len(_s) == 3):
@@ -1579,7 +1647,7 @@ def check_pipeline(student_fn, *, sizes=PIPELINE_CASES) -> ex.Report:
     if SIMULATOR:
         chk.note("the simulator runs every stream synchronously, so two streams sharing one "
                  "buffer give the right answer here: the checker looks at which device bytes "
-                 "each stream's copies and add_kernel launches touch instead.")
+                 "each stream's copies and kernel launches touch instead.")
     for seed in ex.seeds():
         for n, n_chunks, n_streams in sizes:
             with chk.case(f"n={n}, {n_chunks} chunks, {n_streams} streams", seed=seed):
@@ -1590,10 +1658,28 @@ def check_pipeline(student_fn, *, sizes=PIPELINE_CASES) -> ex.Report:
                 out[:] = np.nan
                 with _HostCopyWatch() as watch:
                     got = student_fn(a, b, out, n_streams, n_chunks)
-                got = out if got is None else got
-                if not chk.compare(got, reference(a, b), rtol=1e-6, atol=1e-6):
+                want = reference(a, b)
+                why = ex.compare(out, want, rtol=1e-6, atol=1e-6, what="out")
+                if why:
+                    returned = (got is not None and got is not out
+                                and ex.compare(got, want, rtol=1e-6, atol=1e-6) is None)
+                    chk.fail("the array you returned holds the sums, but out, the pinned "
+                             "array passed in, does not: copy each chunk back into "
+                             "out[lo:hi], which the caller reads." if returned else why)
                     continue
-                if watch.copies == 0:
+                per_chunk = -(-n // n_chunks)
+                if watch.launches < -(-n // per_chunk):
+                    chk.fail(f"{watch.launches} kernel launch(es) for {-(-n // per_chunk)} "
+                             "chunks: add each chunk on the GPU, with a kernel launched on "
+                             "the chunk's stream (add_kernel[blocks, threads, s](...)), "
+                             "between its copies in and its copy back.")
+                elif watch.launches_no_stream:
+                    chk.fail(f"{watch.launches_no_stream} of {watch.launches} kernel launches "
+                             "named no stream (kernel[blocks, threads](...)): they ran on the "
+                             "default stream, which waits for all other streams and blocks "
+                             "them, so nothing overlaps. Launch with "
+                             "kernel[blocks, threads, s](...).")
+                elif watch.copies == 0:
                     chk.fail("no host<->device copy was seen: copy the chunks with "
                              "d.copy_to_device(a[lo:hi], stream=s) and "
                              "d.copy_to_host(out[lo:hi], stream=s).")

@@ -1,19 +1,20 @@
-"""Correct: the final wait is `cuda.current_context().synchronize()`, which the simulator's
-context lacks and the checker does not watch."""
+"""Copies every chunk back into a pinned array of its own and returns that: the caller's `out`
+stays NaN."""
+import numpy as np
 from numba import cuda
 
 from gpuperf.kernels import streams as st
 
 CHECKER = "check_pipeline"
-EXPECT = "accept"  # what a right checker does
 
 
 def student(a, b, out, n_streams, n_chunks):
     n = a.size
     n_chunks = min(n_chunks, n)
     size = -(-n // n_chunks)
+    result = cuda.pinned_array(n, dtype=np.float32)
     streams = [cuda.stream() for _ in range(n_streams)]
-    bufs = [tuple(cuda.device_array_like(a[:size]) for _ in range(3)) for _ in range(n_streams)]
+    bufs = [[cuda.device_array(size, np.float32) for _ in range(3)] for _ in range(n_streams)]
     for i in range(n_chunks):
         lo, hi = i * n // n_chunks, (i + 1) * n // n_chunks
         s = streams[i % n_streams]
@@ -21,6 +22,6 @@ def student(a, b, out, n_streams, n_chunks):
         da.copy_to_device(a[lo:hi], stream=s)
         db.copy_to_device(b[lo:hi], stream=s)
         st.add_kernel[4, 64, s](da, db, do)
-        do.copy_to_host(out[lo:hi], stream=s)
-    cuda.current_context().synchronize()
-    return out
+        do.copy_to_host(result[lo:hi], stream=s)
+    cuda.synchronize()
+    return result

@@ -25,7 +25,7 @@ matplotlib.use("Agg")
 import contract_api  # noqa: E402
 
 import gpuperf as gp  # noqa: E402
-from gpuperf import assign, bench, colab, device, grade, plots, record, records, targets, widgets  # noqa: E402
+from gpuperf import assign, bench, colab, device, grade, plots, profiling, record, records, targets, widgets  # noqa: E402
 from gpuperf import exercises as ex  # noqa: E402
 from gpuperf import validate as v  # noqa: E402
 from gpuperf.kernels import coalescing as co  # noqa: E402
@@ -151,6 +151,17 @@ BAD = {
     "gpuperf.exercises:describe_exception": [B(ex.describe_exception, "e", err=TypeError,
                                                word="err")],
     "gpuperf.exercises:source_of": [B(ex.source_of, "fn", err=TypeError, word="fn")],
+    "gpuperf.profiling:available": [B(profiling.available, "nvprof", word="tool")],
+    "gpuperf.profiling:ncu_command": [B(profiling.ncu_command, "python3 x.py", kernel="k",
+                                        metrics=["m"], err=TypeError, word="program"),
+                                      B(profiling.ncu_command, ["p"], kernel="k", metrics=["m"],
+                                        launch_count=0, word="launch_count")],
+    "gpuperf.profiling:parse_ncu_csv": [B(profiling.parse_ncu_csv, b"x", err=TypeError,
+                                          word="text")],
+    "gpuperf.profiling:metrics_by_kernel": [B(profiling.metrics_by_kernel, [{"kernel": "k"}],
+                                              err=TypeError, word="rows[0]")],
+    "gpuperf.profiling:parse_racecheck": [B(profiling.parse_racecheck, "no summary",
+                                            word="RACECHECK")],
     "gpuperf.exercises:written_arguments": [B(ex.written_arguments, len, err=TypeError,
                                               word="kernel")],
     "gpuperf.exercises:bandwidth_line": [B(ex.bandwidth_line, 0, 1, 100, word="student_ms")],

@@ -1,0 +1,158 @@
+"""Reading what NVIDIA's tools say about a course kernel: Nsight Compute and compute-sanitizer.
+
+The profilers work on Numba kernels like on any other: run the Python program under the tool,
+pick the kernel by the start of its name (Numba's kernels are named after the Python
+function: ``reduce_v1[...]``). This module builds those command lines and parses the tools'
+output into plain rows, so that a hardware metric can be recorded and shown next to the
+explanation it supports:
+
+    cmd = profiling.ncu_command(["python3", "script.py"], kernel="reduce_v1",
+                                metrics=profiling.SHARED_METRICS, launch_skip=1)
+    rows = profiling.parse_ncu_csv(subprocess.run(cmd, capture_output=True, text=True).stdout)
+    profiling.metrics_by_kernel(rows)["reduce_v1"]["l1tex__data_bank_conflicts_..."]
+
+``compute-sanitizer --tool racecheck`` reports shared-memory hazards; ``parse_racecheck``
+counts them. Both parsers skip the tools' banner lines and the program's own output.
+Captured real output is in ``tests/fixtures/profiling/``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import shutil
+
+from . import validate
+
+# Shared-memory traffic: bank conflicts and wavefronts (the passes a request needs) per
+# shared load instruction; a conflict-free warp load is one wavefront.
+SHARED_METRICS = (
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    "smsp__inst_executed_op_shared_ld.sum",
+)
+# Global loads: sectors per request (4 for a coalesced warp of float32), DRAM bytes.
+GLOBAL_METRICS = (
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+    "dram__bytes_read.sum",
+)
+TIME_METRICS = ("gpu__time_duration.sum", "sm__warps_active.avg.pct_of_peak_sustained_active")
+
+
+def available(tool: str = "ncu") -> bool:
+    """Whether ``tool`` ("ncu", "compute-sanitizer" or "nsys") is on this machine's PATH."""
+    validate.choice(tool, "tool", ("ncu", "compute-sanitizer", "nsys"))
+    return shutil.which(tool) is not None
+
+
+def ncu_command(program, *, kernel: str, metrics=(), sections=(), launch_skip: int = 0,
+                launch_count: int = 1) -> list[str]:
+    """The ``ncu`` command line that profiles ``launch_count`` launches of the kernel whose
+    name starts with ``kernel`` (after skipping ``launch_skip`` of them: the first launch
+    of a Numba kernel may include loading the module), collecting ``metrics`` and/or
+    ``sections``, as CSV. The clocks are left alone (``--clock-control none``), as the
+    course's timings leave them. ``program``: the command to run, e.g. ``["python3",
+    "script.py"]``."""
+    program = [validate.string(p, f"program[{i}]") for i, p in
+               enumerate(validate.sequence(program, "program"))]
+    if not program:
+        raise ValueError("program: give the command to profile, e.g. [\"python3\", \"x.py\"].")
+    kernel = validate.string(kernel, "kernel")
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", kernel):
+        raise ValueError(f"kernel={kernel!r} is not a Python function name: give the name of "
+                         "the kernel's Python function (e.g. \"reduce_v1\").")
+    metrics = [validate.string(m, f"metrics[{i}]") for i, m in
+               enumerate(validate.sequence(metrics, "metrics", empty=True))]
+    sections = [validate.string(s, f"sections[{i}]") for i, s in
+                enumerate(validate.sequence(sections, "sections", empty=True))]
+    if not metrics and not sections:
+        raise ValueError("give metrics (e.g. profiling.SHARED_METRICS) or sections (e.g. "
+                         "[\"SpeedOfLight\"]) to collect.")
+    validate.positive_int(launch_skip, "launch_skip", minimum=0)
+    validate.positive_int(launch_count, "launch_count")
+    cmd = ["ncu", "--clock-control", "none", "--csv", "-k", f"regex:^{kernel}\\[",
+           "--launch-skip", str(launch_skip), "--launch-count", str(launch_count)]
+    if metrics:
+        cmd += ["--metrics", ",".join(metrics)]
+    for section in sections:
+        cmd += ["--section", section]
+    return cmd + program
+
+
+def _number(text: str):
+    """``"1,191,577"`` -> 1191577, ``"27.5"`` -> 27.5; anything else stays text."""
+    plain = text.replace(",", "")
+    try:
+        return int(plain)
+    except ValueError:
+        try:
+            return float(plain)
+        except ValueError:
+            return text
+
+
+def parse_ncu_csv(text: str) -> list[dict]:
+    """The rows of ``ncu --csv`` output, one per kernel launch and metric: ``kernel`` (the
+    Python function's name, Numba's specialization suffix dropped), ``launch`` (ncu's ID),
+    ``block``, ``grid``, ``section``, ``metric``, ``unit``, ``value`` (a number where the
+    tool printed one; thousands separators removed). Lines before the CSV header (the tool's
+    ``==PROF==`` lines, the program's output) are skipped. Raises ValueError if there is no
+    CSV table (the tool failed: its message is in its stderr)."""
+    validate.string(text, "text", empty=True)
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith('"ID",')), None)
+    if start is None:
+        raise ValueError("no ncu CSV table in this text: was ncu run with --csv, and did it "
+                         "profile a kernel? (-k must match the start of the kernel's name; "
+                         "ncu's own errors go to stderr.)")
+    table = [line for line in lines[start:] if line.startswith('"')]
+    rows = []
+    for rec in csv.DictReader(io.StringIO("\n".join(table))):
+        if not rec.get("Metric Name"):  # a section's rule (advice text), not a metric
+            continue
+        name = rec.get("Kernel Name", "")
+        rows.append({
+            "kernel": name.split("[", 1)[0].split("(", 1)[0],
+            "launch": _number(rec.get("ID", "")),
+            "block": rec.get("Block Size", ""),
+            "grid": rec.get("Grid Size", ""),
+            "section": rec.get("Section Name", ""),
+            "metric": rec.get("Metric Name", ""),
+            "unit": rec.get("Metric Unit", ""),
+            "value": _number(rec.get("Metric Value", "")),
+        })
+    return rows
+
+
+def metrics_by_kernel(rows) -> dict:
+    """``{kernel: {metric: value}}`` from ``parse_ncu_csv`` rows. Where a kernel was profiled
+    more than once, its last launch's values are kept."""
+    out: dict = {}
+    for i, row in enumerate(validate.sequence(rows, "rows", empty=True)):
+        if not isinstance(row, dict) or not {"kernel", "metric", "value"} <= row.keys():
+            raise TypeError(f"rows[{i}] must be a row of parse_ncu_csv (a dict with kernel, "
+                            f"metric and value), not {row!r}.")
+        out.setdefault(row["kernel"], {})[row["metric"]] = row["value"]
+    return out
+
+
+def parse_racecheck(text: str) -> dict:
+    """What ``compute-sanitizer --tool racecheck`` found: ``errors`` and ``warnings`` (its
+    summary), ``displayed`` (hazard reports printed, at most ``--print-limit``),
+    ``hazards`` (the hazard counts the reports give, summed: each report names one pair of
+    instructions and how many times they conflicted) and ``kernels`` (the Python function
+    names the reports name). Raises ValueError without a racecheck summary (the tool did
+    not finish)."""
+    validate.string(text, "text", empty=True)
+    summary = re.search(r"RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, "
+                        r"(\d+) warnings?\)", text)
+    if summary is None:
+        raise ValueError("no RACECHECK SUMMARY line in this text: was it compute-sanitizer "
+                         "--tool racecheck's output, and did the program finish?")
+    counts = [int(c) for c in re.findall(r"\[(\d+) hazards?\]", text)]
+    kernels = sorted(set(re.findall(r"::([A-Za-z_][A-Za-z0-9_]*)\[abi:", text)))
+    return {"displayed": int(summary.group(1)), "errors": int(summary.group(2)),
+            "warnings": int(summary.group(3)), "hazards": sum(counts), "kernels": kernels}

@@ -1,0 +1,68 @@
+"""Parsing the NVIDIA tools' real output on course kernels (captured on an H100: see
+tests/fixtures/profiling/README.md) and the command lines that produce it."""
+
+from pathlib import Path
+
+import pytest
+
+from gpuperf import profiling
+
+FIXTURES = Path(__file__).parent / "fixtures" / "profiling"
+
+
+def _read(name):
+    return (FIXTURES / name).read_text()
+
+
+def test_ncu_metrics_show_v1s_bank_conflicts_and_v2s_absence():
+    v1 = profiling.metrics_by_kernel(profiling.parse_ncu_csv(
+        _read("ncu_reduce_v1_block256.csv")))["reduce_v1"]
+    v2 = profiling.metrics_by_kernel(profiling.parse_ncu_csv(
+        _read("ncu_reduce_v2_block256.csv")))["reduce_v2"]
+    loads = "smsp__inst_executed_op_shared_ld.sum"
+    waves = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
+    conflicts = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
+    # The same shared loads; v1's strided index needs several passes per load, v2's one.
+    assert v1[loads] == v2[loads] > 0
+    assert v1[waves] / v1[loads] > 3 and v2[waves] / v2[loads] < 1.1
+    assert v1[conflicts] > 50 * v2[conflicts]
+    # Coalesced float32 loads: 4 sectors per request; the thousands separators are gone.
+    assert v1["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] == 4 * v1[
+        "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"]
+    assert isinstance(v1["gpu__time_duration.sum"], int)
+
+
+def test_ncu_rows_keep_launch_shape_and_skip_banners_and_rules():
+    rows = profiling.parse_ncu_csv(_read("ncu_speed_of_light_reduce_v2.csv"))
+    assert {r["kernel"] for r in rows} == {"reduce_v2"}
+    assert all(r["metric"] for r in rows)  # the section's advice rows are left out
+    assert rows[0]["block"] == "(256, 1, 1)" and rows[0]["section"] == "GPU Speed Of Light Throughput"
+    sol = profiling.metrics_by_kernel(rows)["reduce_v2"]
+    assert 0 < sol["DRAM Throughput"] <= 100 and 0 < sol["Compute (SM) Throughput"] <= 100
+
+
+def test_racecheck_counts_v4s_hazards_and_none_for_v2():
+    v4 = profiling.parse_racecheck(_read("racecheck_reduce_v4_block64.txt"))
+    v2 = profiling.parse_racecheck(_read("racecheck_reduce_v2_block64.txt"))
+    assert v4["kernels"] == ["reduce_v4"] and v4["displayed"] == 3 and v4["hazards"] > 1000
+    assert v4["warnings"] > 0 and v4["errors"] == 0
+    assert v2 == {"displayed": 0, "errors": 0, "warnings": 0, "hazards": 0, "kernels": []}
+
+
+def test_parsers_say_what_is_missing():
+    with pytest.raises(ValueError, match="--csv"):
+        profiling.parse_ncu_csv("==PROF== Connected to process 1\n")
+    with pytest.raises(ValueError, match="RACECHECK SUMMARY"):
+        profiling.parse_racecheck("========= COMPUTE-SANITIZER\n")
+
+
+def test_ncu_command_picks_the_kernel_by_its_python_name():
+    cmd = profiling.ncu_command(["python3", "x.py"], kernel="reduce_v1",
+                                metrics=profiling.SHARED_METRICS, launch_skip=1)
+    assert cmd[:3] == ["ncu", "--clock-control", "none"]
+    assert cmd[cmd.index("-k") + 1] == "regex:^reduce_v1\\[" and cmd[-2:] == ["python3", "x.py"]
+    assert "--section" in profiling.ncu_command(["p"], kernel="k", sections=["SpeedOfLight"])
+    with pytest.raises(ValueError, match="metrics"):
+        profiling.ncu_command(["p"], kernel="k")
+    with pytest.raises(ValueError, match="kernel"):
+        profiling.ncu_command(["p"], kernel="reduce v1", metrics=["m"])

@@ -1335,6 +1335,9 @@ class Run:
         self.grid = grid
         self.block = block
         self.params = params
+        # (kernel, arguments) where a host dry run (run_host) made this launch, so that the
+        # kernel can be compiled for real targets with those arguments' types.
+        self.launched: tuple = (None, ())
 
     def accesses(self, *, space=None, kind=None, array=None) -> list:
         """The recorded accesses, filtered by space ("global"/"shared"), kind and array name."""

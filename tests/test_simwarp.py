@@ -173,3 +173,26 @@ def test_the_simulators_host_api_waits_like_a_gpu():
     assert cuda.to_device(np.ones(3, np.float32), to=d) is d
     fresh = cuda.to_device(np.arange(3, dtype=np.float32))
     assert fresh.copy_to_host().tolist() == [0.0, 1.0, 2.0] and fresh._ary.base is None
+
+
+@cuda.jit
+def two_on_a_line(out):
+    a = cuda.shared.array(4, np.float32); b = cuda.shared.array(4, np.float32)  # noqa: E702
+    t = cuda.threadIdx.x
+    a[t] = 1.0
+    b[t] = 2.0
+    cuda.syncthreads()
+    out[t] = a[t] + 10 * b[t]
+
+
+def test_two_shared_arrays_on_one_line_are_two_arrays():
+    """The simulator kept one shared array per source line; a GPU has one per declaration."""
+    out = np.zeros(4, np.float32)
+    two_on_a_line[1, 4](out)
+    assert out.tolist() == [21.0] * 4
+
+
+def test_the_simulated_device_answers_what_grid_sizing_asks():
+    dev = cuda.get_current_device()
+    assert dev.MULTIPROCESSOR_COUNT >= 1 and dev.WARP_SIZE == 32
+    assert dev.MAX_THREADS_PER_BLOCK == 1024

@@ -217,12 +217,14 @@ def shared_poison(value: float):
 def _poisoned_shared_array(self, shape, dtype, alignment=None):
     """The simulator's ``cuda.shared.array``, with new allocations filled with garbage.
 
-    A copy of the simulator's own logic (one allocation per calling source line),
-    with creation and poisoning done under a lock: otherwise a thread could write
-    its element before the creating thread has poisoned the array.
+    The simulator's own logic keeps one allocation per calling source line, so two shared
+    arrays declared on one line (``a = cuda.shared.array(...); b = cuda.shared.array(...)``)
+    became one array. Here an allocation belongs to the calling instruction (its code
+    object and bytecode offset): the same for every thread of the block, different for each
+    declaration, as on a GPU. Creation and poisoning happen under a lock: otherwise a thread
+    could write its element before the creating thread has poisoned the array.
     """
     import sys
-    import traceback
 
     from numba.core import types
     from numba.np import numpy_support
@@ -234,7 +236,8 @@ def _poisoned_shared_array(self, shape, dtype, alignment=None):
     if shape == 0:  # dynamic shared memory: one buffer shared by all such arrays
         count = self._dynshared_size // dtype.itemsize
         return np.frombuffer(self._dynshared.data, dtype=dtype, count=count)
-    caller = traceback.extract_stack(sys._getframe())[-2][0:2]
+    frame = sys._getframe(1)
+    caller = (frame.f_code, frame.f_lasti)
     with _registry_lock:
         res = self._allocations.get(caller)
         if res is None:
@@ -320,6 +323,16 @@ def _install_host_api() -> None:
     devicearray.FakeCUDAArray.__array__ = __array__
     devicearray.FakeCUDAArray.__getattr__ = __getattr__
     devicearray.to_device = nc.to_device = to_device
+    # What code sizing its grid to the GPU asks of the device. The simulator's device is a
+    # small one: two multiprocessors, so that such grids stay small where every thread is
+    # a Python thread; the other limits are those of every GPU the course targets.
+    for name, value in (("MULTIPROCESSOR_COUNT", 2), ("MAX_THREADS_PER_BLOCK", 1024),
+                        ("WARP_SIZE", 32), ("MAX_SHARED_MEMORY_PER_BLOCK", 48 * 1024),
+                        ("MAX_BLOCK_DIM_X", 1024), ("MAX_BLOCK_DIM_Y", 1024),
+                        ("MAX_BLOCK_DIM_Z", 64), ("MAX_GRID_DIM_X", 2**31 - 1),
+                        ("MAX_GRID_DIM_Y", 65535), ("MAX_GRID_DIM_Z", 65535)):
+        if not hasattr(devices.FakeCUDADevice, name):
+            setattr(devices.FakeCUDADevice, name, value)
     devices.FakeCUDAContext.synchronize = synchronize_context
     api.stream.auto_synchronize = auto_synchronize
     api.synchronize = nc.synchronize = synchronize

@@ -7,6 +7,7 @@ from numba import cuda
 from gpuperf.kernels import streams as st
 
 CHECKER = "check_pipeline"
+NOTEBOOK, LABEL = "07_streams", "ex-streams-bounded"
 
 
 def student(a, b, out, n_streams, n_chunks):
@@ -27,3 +28,6 @@ def student(a, b, out, n_streams, n_chunks):
             st.add_kernel[2, 128, s](da, db, do)
             do.copy_to_host(out[lo:hi], stream=s)
     return out
+
+
+my_pipeline = student  # the name the exercise asks for

@@ -4,6 +4,7 @@ from numba import cuda
 from gpuperf.kernels import streams as st
 
 CHECKER = "check_pipeline"
+NOTEBOOK, LABEL = "07_streams", "ex-streams-bounded"
 
 
 def student(a, b, out, n_streams, n_chunks):
@@ -22,3 +23,6 @@ def student(a, b, out, n_streams, n_chunks):
         do.copy_to_host(out[lo:hi], stream=s)
     cuda.current_context().synchronize()
     return out
+
+
+my_pipeline = student  # the name the exercise asks for

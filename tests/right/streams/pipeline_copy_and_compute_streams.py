@@ -6,6 +6,7 @@ from numba import cuda
 from gpuperf.kernels import streams as st
 
 CHECKER = "check_pipeline"
+NOTEBOOK, LABEL = "07_streams", "ex-streams-bounded"
 
 
 def student(a, b, out, n_streams, n_chunks):
@@ -32,3 +33,6 @@ def student(a, b, out, n_streams, n_chunks):
         do.copy_to_host(out[lo:hi], stream=cs)
     cuda.synchronize()
     return out
+
+
+my_pipeline = student  # the name the exercise asks for

@@ -5,6 +5,7 @@ from numba import cuda
 from numba.cuda import device_array, stream, synchronize
 
 CHECKER = "check_pipeline"
+NOTEBOOK, LABEL = "07_streams", "ex-streams-bounded"
 
 
 @cuda.jit
@@ -28,3 +29,6 @@ def student(a, b, out, n_streams, n_chunks):
         vector_add[-(-(hi - lo) // 128), 128, s](x, y, z)
         z.copy_to_host(out[lo:hi], stream=s)
     synchronize()
+
+
+my_pipeline = student  # the name the exercise asks for

@@ -5,6 +5,7 @@ from numba import cuda
 from gpuperf.kernels import streams as st
 
 CHECKER = "check_pipeline"
+NOTEBOOK, LABEL = "07_streams", "ex-streams-bounded"
 
 
 def student(a, b, out, n_streams, n_chunks):
@@ -29,3 +30,6 @@ def student(a, b, out, n_streams, n_chunks):
     for ev in done:
         ev.synchronize()
     return out
+
+
+my_pipeline = student  # the name the exercise asks for

@@ -1,0 +1,28 @@
+"""Wrong per the exercise (right for any number of blocks): the final write is guarded by the
+block's first index being inside x, so a block with no elements leaves partial[b] unwritten
+instead of -inf; the checker only launches ceil(n/256) blocks."""
+import math
+
+from numba import cuda, float32
+
+CHECKER = "check_sequential_max"
+MODULE = "gpuperf.kernels.reduce"
+EXPECT = "reject"
+BLOCK = 256
+
+
+@cuda.jit
+def kernel(x, partial, n):
+    sdata = cuda.shared.array(BLOCK, float32)
+    tid = cuda.threadIdx.x
+    i = cuda.blockIdx.x * BLOCK + tid
+    sdata[tid] = x[i] if i < n else float32(-math.inf)
+    cuda.syncthreads()
+    s = BLOCK // 2
+    while s > 0:
+        if tid < s:
+            sdata[tid] = max(sdata[tid], sdata[tid + s])
+        cuda.syncthreads()
+        s //= 2
+    if tid == 0 and cuda.blockIdx.x * BLOCK < n:
+        partial[cuda.blockIdx.x] = sdata[0]

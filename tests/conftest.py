@@ -12,18 +12,22 @@ ROOT = Path(__file__).resolve().parents[1]
 WRONG = Path(__file__).parent / "wrong"
 
 
-def load_wrong(chapter: str):
-    """(name, module) for every known-wrong solution of a chapter (tests/wrong/<chapter>/*.py)."""
+def load_answer(path):
+    """Import a standalone answer file (tests/wrong, tests/right, tests/holes) as a module
+    named after its folders, e.g. ``wrong_streams_pipeline_no_wait``."""
     import importlib.util
 
-    out = []
-    for path in sorted((WRONG / chapter).glob("*.py")):
-        spec = importlib.util.spec_from_file_location(f"wrong_{chapter}_{path.stem}", path)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = mod  # the simulator looks kernels' globals up by module
-        spec.loader.exec_module(mod)
-        out.append((path.stem, mod))
-    return out
+    spec = importlib.util.spec_from_file_location(
+        f"{path.parent.parent.name}_{path.parent.name}_{path.stem}", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # the simulator looks a kernel's globals up by module
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def load_wrong(chapter: str):
+    """(name, module) for every known-wrong solution of a chapter (tests/wrong/<chapter>/*.py)."""
+    return [(path.stem, load_answer(path)) for path in sorted((WRONG / chapter).glob("*.py"))]
 
 
 def _exercise_cells(cells: list, label: str) -> list[str]:

@@ -5,7 +5,7 @@ import json
 import re
 
 import pytest
-from conftest import ROOT, checker_call, solution
+from conftest import ROOT, checker_call, load_answer, solution
 
 
 def _exercises():
@@ -47,17 +47,6 @@ def test_every_exercise_is_covered():
 RIGHT = sorted((ROOT / "tests" / "right").glob("*/*.py"))
 
 
-def _load_answer(path):
-    import importlib.util
-    import sys
-
-    spec = importlib.util.spec_from_file_location(f"right_{path.parent.name}_{path.stem}", path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # the simulator looks a kernel's globals up by module
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.mark.parametrize("path", RIGHT, ids=[f"{p.parent.name}/{p.stem}" for p in RIGHT])
 def test_an_unusual_correct_answer_passes_the_checker(path, capsys):
     """tests/right/<chapter>/*.py: correct answers written in ways the chapter's solution is
@@ -65,7 +54,7 @@ def test_an_unusual_correct_answer_passes_the_checker(path, capsys):
     comment that says return, another algorithm). The checker must accept every one; it is
     called as the chapter's checker cell calls it, with the answer's names in place of the
     solution's."""
-    answer = _load_answer(path)
+    answer = load_answer(path)
     ns = solution(answer.NOTEBOOK, answer.LABEL, after=AFTER.get(answer.LABEL, ()))
     ns.update({k: v for k, v in vars(answer).items() if not k.startswith("__")})
     report = eval(checker_call(answer.NOTEBOOK, answer.LABEL), ns)
@@ -74,5 +63,5 @@ def test_an_unusual_correct_answer_passes_the_checker(path, capsys):
 
 def test_every_exercise_has_an_unusual_correct_answer():
     labels = {label for _, label in _exercises()} - NEEDS_THE_CHAPTER
-    covered = {_load_answer(p).LABEL for p in RIGHT}
+    covered = {load_answer(p).LABEL for p in RIGHT}
     assert labels <= covered, f"no tests/right answer for {sorted(labels - covered)}"

@@ -11,11 +11,10 @@ into a test of correct answers, its marker removed.
 """
 
 import importlib
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import load_answer
 
 from gpuperf.kernels import streams
 
@@ -30,18 +29,10 @@ def _checker(mod):
     return getattr(module, mod.CHECKER)
 
 
-def _load(path):
-    spec = importlib.util.spec_from_file_location(f"hole_{path.stem}", path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # the simulator looks kernels' globals up by module
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.mark.xfail(strict=True, reason="a known hole in the checker (issue 14)")
 @pytest.mark.parametrize("path", HOLES, ids=[p.stem for p in HOLES])
 def test_the_checker_judges_it_right(path, capsys):
-    mod = _load(path)
+    mod = load_answer(path)
     answer = next(getattr(mod, name) for name in ANSWER_NAMES if hasattr(mod, name))
     report = _checker(mod)(answer, **getattr(mod, "KWARGS", {}))
     assert ("accept" if report else "reject") == mod.EXPECT
@@ -49,6 +40,6 @@ def test_the_checker_judges_it_right(path, capsys):
 
 def test_every_hole_says_what_a_right_checker_does():
     for path in HOLES:  # none open today: the folder keeps the next ones found
-        mod = _load(path)
+        mod = load_answer(path)
         assert mod.EXPECT in ("accept", "reject") and callable(_checker(mod))
         assert any(hasattr(mod, name) for name in ANSWER_NAMES), path.name

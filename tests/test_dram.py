@@ -3,25 +3,18 @@ simulator, the host wrappers' checks, the experiments' registration, figures, ch
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import load_answer
 
 import gpuperf as gp  # first: it picks the GPU or the simulator before numba.cuda loads
 from gpuperf import records
 from gpuperf.kernels import dram
 
 WRONG = Path(__file__).parent / "wrong" / "dram"
-
-
-def _load(path: Path):
-    spec = importlib.util.spec_from_file_location(f"wrong_dram_{path.stem}", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _random(n, seed):
@@ -380,7 +373,7 @@ WRONG_FILES = sorted(WRONG.glob("*.py"))
 
 @pytest.mark.parametrize("path", WRONG_FILES, ids=lambda p: p.stem)
 def test_checker_rejects_known_wrong_solution(path, capsys):
-    mod = _load(path)
+    mod = load_answer(path)
     report = getattr(dram, mod.CHECKER)(mod.student)
     assert not report, f"{path.name} was accepted"
     out = capsys.readouterr().out
@@ -389,7 +382,7 @@ def test_checker_rejects_known_wrong_solution(path, capsys):
 
 def test_wrong_folder_is_not_empty():
     assert len(WRONG_FILES) >= 10
-    assert {_load(p).CHECKER for p in WRONG_FILES} == {"check_channel_bank", "check_loads_needed"}
+    assert {load_answer(p).CHECKER for p in WRONG_FILES} == {"check_channel_bank", "check_loads_needed"}
 
 
 def test_gp_attribute_reaches_the_module():

@@ -1,15 +1,13 @@
 """Streams chapter: the pipeline against NumPy, the pinned-memory rule, the ideal model,
 the Numba article's programs and bugs, and the checkers (with known-wrong solutions)."""
 
-import importlib.util
 import itertools
-import sys
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import solution
+from conftest import load_answer, solution
 from numba import cuda  # noqa: I001  (after gpuperf: the mode is chosen first)
 
 import gpuperf as gp
@@ -21,15 +19,6 @@ WRONG = Path(__file__).parent / "wrong" / "streams"
 WRONG_FILES = sorted(WRONG.glob("*.py"))
 # Correct answers written in unusual ways, which the checkers must accept.
 RIGHT_FILES = sorted((Path(__file__).parent / "right" / "streams").glob("pipeline_*.py"))
-
-
-def _load(path: Path):
-    spec = importlib.util.spec_from_file_location(
-        f"{path.parent.parent.name}_streams_{path.stem}", path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # the simulator looks a kernel's globals up by module
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _pinned_inputs(n, seed):
@@ -350,7 +339,7 @@ PIPELINE_REASONS = {
 
 @pytest.mark.parametrize("path", WRONG_FILES, ids=[p.stem for p in WRONG_FILES])
 def test_checker_rejects_known_wrong_solution(path, capsys):
-    mod = _load(path)
+    mod = load_answer(path)
     report = getattr(streams, mod.CHECKER)(mod.student)
     assert not report, f"{path.name} passed {mod.CHECKER}"
     text = capsys.readouterr().out
@@ -361,13 +350,13 @@ def test_checker_rejects_known_wrong_solution(path, capsys):
 
 @pytest.mark.parametrize("path", RIGHT_FILES, ids=[p.stem for p in RIGHT_FILES])
 def test_checker_accepts_unusual_correct_solution(path, capsys):
-    mod = _load(path)
+    mod = load_answer(path)
     report = getattr(streams, mod.CHECKER)(mod.student)
     assert report, capsys.readouterr().out
 
 
 def test_wrong_folder_covers_both_exercises():
-    checkers = {_load(p).CHECKER for p in WRONG_FILES}
+    checkers = {load_answer(p).CHECKER for p in WRONG_FILES}
     assert checkers == {"check_pipeline", "check_predict"}
     assert len(WRONG_FILES) >= 8
 

@@ -141,8 +141,6 @@ BAD = {
                                           err=TypeError, word="why")],
     "gpuperf.exercises:Checker.avoids": [B(ex.Checker("t").avoids, "x", "numba.cuda:x",
                                            why="w", err=TypeError, word="fn")],
-    "gpuperf.exercises:return_before_barrier": [B(ex.return_before_barrier, 5, err=TypeError,
-                                                  word="fn")],
     "gpuperf.exercises:Checker.note": [B(ex.Checker("t").note, 5, err=TypeError, word="text")],
     "gpuperf.exercises:Checker.report": [B(ex.Checker("t").report, show="yes", err=TypeError,
                                            word="show")],

@@ -76,33 +76,6 @@ def test_source_checks_read_code_not_text():
     assert chk.report_.failed == [("source", "use a shuffle"), ("source", "no barrier")]
 
 
-def test_return_before_barrier_reads_the_syntax_tree():
-    from numba import cuda
-
-    def early(a):
-        # return early? no: a comment
-        if cuda.threadIdx.x >= a.size:
-            return
-        cuda.syncthreads()
-
-    def late(a):
-        cuda.syncthreads()  # return
-        if cuda.threadIdx.x >= a.size:
-            return
-
-    def factory():
-        def kernel(a):
-            for _ in range(2):
-                if a[0] > 0:
-                    return
-                cuda.syncthreads()
-        return kernel
-
-    assert ex.return_before_barrier(early) == 4
-    assert ex.return_before_barrier(late) is None
-    assert ex.return_before_barrier(factory) == 5  # the factory's own return does not count
-
-
 def test_is_kernel_rejects_plain_functions(capsys):
     chk = ex.Checker("k")
     assert not chk.is_kernel(lambda: None)

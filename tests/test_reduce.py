@@ -184,7 +184,13 @@ WRONG_REASONS = {"absmax_no_abs": "That is max(x)", "absmax_no_tail": "never rea
                   "absmax_first_partial": "expected",
                   "absmax_unwritten_slots": "larger than every |x[i]|",
                   "seq_interleaved": "v0's tid % (2 * s) == 0",
-                  "seq_strided_index": "not its own slot"}
+                  "seq_strided_index": "v1's index = 2 * s * tid",
+                  "seq_guarded_final_write": "never wrote its max",
+                  "seq_pad_with_last_element": "has no elements of x",
+                  "absmax_array_methods": "has no .max() on a GPU",
+                  "absmax_capped_grid_no_stride": "only with a grid-stride loop",
+                  "absmax_capped_grid_warp_atomic": "only with a grid-stride loop",
+                  "absmax_half_on_host": "the host did part of the reduction"}
 
 
 @pytest.mark.parametrize("name,mod", load_wrong("reduce"),

@@ -288,6 +288,61 @@ def test_unordered_sharing_sees_a_wait_that_orders_it():
     assert watch.allocated == 16
 
 
+def test_unordered_sharing_follows_chains_of_event_waits():
+    """s1 writes, s2 waits for s1, s3 waits for s2: s3's read is ordered after s1's write
+    transitively; without the middle wait it is not."""
+    host = streams.pinned_copy(np.ones(8, dtype=np.float32))
+    buf = cuda.device_array(8, dtype=np.float32)
+    for chained in (True, False):
+        s1, s2, s3 = cuda.stream(), cuda.stream(), cuda.stream()
+        with streams._HostCopyWatch() as watch:
+            buf.copy_to_device(host, stream=s1)
+            first, second = cuda.event(), cuda.event()
+            first.record(s1)
+            if chained:
+                first.wait(s2)
+            second.record(s2)
+            second.wait(s3)
+            buf.copy_to_host(host, stream=s3)
+        want = None if chained else ("a copy in", "a copy back", (0, 1))
+        assert watch.unordered_sharing() == want, chained
+
+
+def test_a_lazy_watch_runs_stream_work_only_when_waited_for():
+    """In the simulator a lazy watch runs a stream's work as late as the waits allow, as a GPU
+    may: the copy in reads the host buffer when it runs, and the copy back lands when waited
+    for."""
+    s = cuda.stream()
+    host = streams.pinned_copy(np.full(4, 1.0, dtype=np.float32))
+    back = streams.pinned_copy(np.zeros(4, dtype=np.float32))
+    d = cuda.device_array(4, dtype=np.float32)
+    with streams._HostCopyWatch(lazy=True) as watch:
+        d.copy_to_device(host, stream=s)
+        host[:] = 2.0  # before the copy has run
+        d.copy_to_host(back, stream=s)
+        assert (back == 0).all()  # not landed yet
+        s.synchronize()
+        assert (back == 2).all()
+        d.copy_to_device(host, stream=0)  # the legacy default stream runs at once
+    assert watch.unwaited_streams() == 0
+
+
+def test_a_slice_assignment_is_a_copy_on_the_default_stream():
+    d = cuda.device_array(4, dtype=np.float32)
+    with streams._HostCopyWatch() as watch:
+        d[:] = np.arange(4, dtype=np.float32)
+    assert (watch.copies, watch.no_stream) == (1, 1)
+    assert (d.copy_to_host() == np.arange(4)).all()
+
+
+def test_the_default_streams_are_told_apart():
+    key = streams._HostCopyWatch._key
+    assert key(cuda.default_stream()) is None and key(cuda.legacy_default_stream()) is None
+    assert key(cuda.per_thread_default_stream()) == key(cuda.per_thread_default_stream())
+    assert key(cuda.per_thread_default_stream()) is not None
+    assert key(cuda.stream()) not in (None, key(cuda.per_thread_default_stream()))
+
+
 def test_check_predict_accepts_a_correct_model():
     assert streams.check_predict(my_predict)
 
@@ -297,6 +352,7 @@ def test_copy_watch_restores_numba():
     kernel_cls = type(streams.add_kernel)
 
     patched = [(cls, "copy_to_host"), (cls, "copy_to_device"), (cls, "__init__"),
+               (cls, "__setitem__"),
                (kernel_cls, "__getitem__"), (type(cuda.stream()), "synchronize"),
                (type(cuda.current_context()), "synchronize"),
                (type(cuda.current_context()), "memalloc")]
@@ -317,6 +373,11 @@ PIPELINE_REASONS = {
     "alloc_per_chunk": "bytes of device memory were allocated",
     "compute_stream_unordered": "a copy in (stream 0) and a kernel (stream 1)",
     "default_stream": "copies had no stream=",
+    "default_stream_objects": "kernel launches named no stream",
+    "per_thread_default": "the copies went to 1 stream(s)",
+    "pinned_staging_host_race": "run as late as your waits allow",
+    "pinned_staging_read_early": "run as late as your waits allow",
+    "setitem_copy_in": "a slice assignment",
     "device_array_imported": "bytes of device memory were allocated",
     "full_size_buffers": "bytes of device memory were allocated",
     "host_add": "0 kernel launch(es)",

@@ -508,45 +508,6 @@ def written_arguments(kernel) -> frozenset | None:
     return frozenset(written)
 
 
-def return_before_barrier(fn) -> int | None:
-    """The line (in ``fn``'s source) of the first ``return`` inside a kernel that comes before
-    a ``syncthreads`` of the same function, or None. Threads that return there never reach
-    the barrier: undefined behaviour on a GPU. Read from the syntax tree, so a comment or a
-    string saying ``return`` does not count; functions nested in ``fn`` (a kernel inside
-    its factory) are read too."""
-    import ast
-
-    v.function(fn, "fn")
-    source = source_of(fn)
-    if source is None:
-        return None
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return None
-    first = None
-    for func in ast.walk(tree):
-        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        returns, barriers = [], []
-        stack = list(func.body)
-        while stack:  # this function's own statements, not those of functions nested in it
-            node = stack.pop()
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                continue
-            if isinstance(node, ast.Return):
-                returns.append(node.lineno)
-            elif (isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name))
-                  and (getattr(node.func, "attr", None) or getattr(node.func, "id", None))
-                  in ("syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or")):
-                barriers.append(node.lineno)
-            stack.extend(ast.iter_child_nodes(node))
-        early = [r for r in returns if barriers and r < max(barriers)]
-        if early and (first is None or min(early) < first):
-            first = min(early)
-    return first
-
-
 def _base_name(node) -> str | None:
     """``z`` for ``z``, ``z[i]``, ``z[i][j]``, ``z[2:]``, ``z.T``; None for anything else."""
     import ast

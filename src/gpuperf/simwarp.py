@@ -266,6 +266,28 @@ def install() -> None:
     _installed = True
 
 
+# NumPy's methods that a GPU's device array does not have: the simulator's forwards them to
+# the NumPy array it wraps, so that d.max() would run on the host there and fail on a GPU.
+HOST_ONLY_METHODS = frozenset((
+    "all", "any", "argmax", "argmin", "argpartition", "argsort", "astype", "byteswap",
+    "choose", "clip", "compress", "conj", "conjugate", "cumprod", "cumsum", "diagonal",
+    "dot", "dump", "dumps", "fill", "flatten", "getfield", "item", "max", "mean", "min",
+    "nonzero", "partition", "prod", "put", "repeat", "resize", "round", "searchsorted",
+    "setfield", "sort", "std", "sum", "swapaxes", "take", "tobytes", "tofile", "tolist",
+    "trace", "var"))
+
+def _garbage(dtype):
+    """What an uninitialized simulated device array holds: NaN, or 0x5A in every byte."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "fc":
+        return np.nan
+    if dtype.kind in "iu":
+        return np.frombuffer(b"\x5a" * dtype.itemsize, dtype)[0]
+    if dtype.kind == "b":
+        return True
+    return np.zeros((), dtype)[()]
+
+
 def _install_host_api() -> None:
     """Give the simulator's host API what a GPU's does, so that code written for a GPU runs
     and the course's checkers see every wait and copy: a context's ``synchronize()`` (which
@@ -318,8 +340,24 @@ def _install_host_api() -> None:
         if name in ("__array_interface__", "__array_struct__"):
             raise AttributeError(f"a device array has no {name}: NumPy copies it back "
                                  "through __array__")
+        if name in HOST_ONLY_METHODS:
+            raise AttributeError(
+                f"a device array has no .{name}() on a GPU (the simulator's would run NumPy's "
+                f"on the host): compute it in a kernel, or copy the array back with "
+                f".copy_to_host() first and pay for the copy.")
         return forward(self, name)
 
+    original_device_array = devicearray.device_array
+
+    def device_array(*args, **kwargs):
+        """Numba's simulated ``device_array``, filled with garbage as a GPU's may be (its
+        memory is not cleared): NaN for floats, a large pattern for integers. Code that reads
+        an element before writing it shows here, not only on a GPU."""
+        made = original_device_array(*args, **kwargs)
+        made._ary[...] = _garbage(made._ary.dtype)
+        return made
+
+    devicearray.device_array = nc.device_array = device_array
     devicearray.FakeCUDAArray.__array__ = __array__
     devicearray.FakeCUDAArray.__getattr__ = __getattr__
     devicearray.to_device = nc.to_device = to_device
@@ -333,6 +371,21 @@ def _install_host_api() -> None:
                         ("MAX_GRID_DIM_Y", 65535), ("MAX_GRID_DIM_Z", 65535)):
         if not hasattr(devices.FakeCUDADevice, name):
             setattr(devices.FakeCUDADevice, name, value)
+    # The default streams: one object each, named as a GPU's are, so that code (and the
+    # checkers) can tell them from a stream of its own. The simulator's are new plain
+    # streams on every call.
+    class DefaultStream(api.stream):
+        def __init__(self, name):
+            self._name = name
+
+        def __repr__(self):
+            return self._name
+
+    default, legacy, per_thread = (DefaultStream(f"<{name} CUDA stream>") for name in (
+        "Default", "Legacy default", "Per-thread default"))
+    api.default_stream = nc.default_stream = lambda: default
+    api.legacy_default_stream = nc.legacy_default_stream = lambda: legacy
+    api.per_thread_default_stream = nc.per_thread_default_stream = lambda: per_thread
     devices.FakeCUDAContext.synchronize = synchronize_context
     api.stream.auto_synchronize = auto_synchronize
     api.synchronize = nc.synchronize = synchronize

@@ -201,6 +201,25 @@ def histogram_experiment(progress):
 # --------------------------------------------------------------------------- exercises
 
 
+def _check_counts_in_shared(chk, kernel, n: int = 2000, block: int = 64) -> None:
+    """In the emulator's record of one block counting ``n`` bytes: the block updates the
+    global histogram at most once per bin (the merge); every byte's count goes to shared
+    memory. A kernel that counts into the global copy makes one global atomic per byte."""
+    from .. import emulator
+
+    with chk.case(f"where one block counts {n:,} bytes, recorded in the emulator"):
+        run = emulator.launch(kernel, 1, block, random_bytes(n, DISTRIBUTIONS[0], seed=3),
+                              np.zeros(NBINS, np.int32))
+        updates = sum(1 for e in run.events
+                      if e.space == "global" and e.kind in ("atomic", "store"))
+        if updates > NBINS:
+            chk.fail(f"the block updated global memory {updates:,} times for {n:,} bytes: "
+                     f"privatization counts every byte into the block's copy in shared "
+                     f"memory and touches the global histogram at most once per bin "
+                     f"({NBINS}), when merging. Is the counting loop adding to hist instead "
+                     "of the private copy?")
+
+
 @ex.refuses_stubs
 def check_private_histogram(kernel) -> ex.Report:
     """Check a privatized histogram ``kernel(data, hist)``: uint8 data, 256 int32 bins.
@@ -223,6 +242,7 @@ def check_private_histogram(kernel) -> ex.Report:
     if not ex.preflight(chk, kernel, 3, 64, random_bytes(257, DISTRIBUTIONS[0], seed=2),
                         np.zeros(NBINS, np.int32)):
         return chk.report()
+    _check_counts_in_shared(chk, kernel)
     launches = ((1, 32), (3, 64), (2, 256), (5, 32))
     for seed in ex.seeds():
         for dist in DISTRIBUTIONS:

@@ -1330,133 +1330,239 @@ def explore(res=None):
 # --------------------------------------------------------------------------- checkers
 
 
-class _HostCopyWatch:
-    """Watches host<->device copies, kernel launches, device allocations and host waits while
-    a student's function runs.
+class _Op:
+    """One piece of work issued to a stream: its stream's key, its place in that stream
+    (``tick``), what it is ordered after (``clock``: stream key -> the last tick of that
+    stream it follows), and, while it waits to run in the simulator, ``run``."""
 
-    Records copies and launches made without a stream (they go to the default stream, which
-    waits for every other stream), copies whose host side is pageable (they cannot overlap),
-    the streams used, and every wait in order (``cuda.synchronize()``, the context's
-    ``synchronize()``, ``stream.synchronize()``, ``event.synchronize()`` after
-    ``event.record(stream)``, and ``event.wait(stream)`` on the device), so that a wait that
-    stops the host from issuing the next chunk until the previous one is done can be told
-    from one that only guards a reused buffer. Works on the GPU and in the simulator. It
-    patches classes, not the ``numba.cuda`` names, so that a name imported before
+    __slots__ = ("key", "tick", "clock", "run")
+
+    def __init__(self, key, tick, clock, run):
+        self.key, self.tick, self.clock, self.run = key, tick, clock, run
+
+
+def _join(*clocks) -> dict:
+    out: dict = {}
+    for clock in clocks:
+        for key, tick in clock.items():
+            if tick > out.get(key, 0):
+                out[key] = tick
+    return out
+
+
+class _HostCopyWatch:
+    """Watches host<->device copies, kernel launches, device allocations and waits while a
+    student's function runs.
+
+    Records copies and launches made without a stream (they go to the legacy default
+    stream, which waits for every other stream), copies whose host side is pageable, the
+    streams used, and what orders what: each piece of work carries a vector clock (per
+    stream, the last work it is ordered after), advanced by the order within a stream, by
+    the host's waits (``cuda.synchronize()``, the context's ``synchronize()``,
+    ``stream.synchronize()``, ``event.synchronize()`` after ``event.record(stream)``), by
+    ``event.wait(stream)`` on the device, and by the legacy default stream. So a race
+    between two streams is seen however the waits are chained, and a wait that stops the
+    host from issuing the next chunk until the previous one is done can be told from one
+    that only guards a reused buffer.
+
+    In the simulator (``lazy=True``), work issued to a stream of its own is not run at
+    once, as the simulator would, but as late as the waits allow: when the host waits for
+    it, or when work that must follow it runs. As on a GPU, a host buffer rewritten before
+    its copy in has run, or read before its copy back has landed, then gives wrong data.
+
+    It patches classes, not the ``numba.cuda`` names, so that a name imported before
     (``from numba.cuda import device_array``) is seen too: the device-array class's copy
-    methods (``cuda.to_device`` copies through them), the kernel class's launch, the stream,
-    event and context classes' waits, and where memory is allocated (the driver context's
-    ``memalloc`` on a GPU, a new NumPy buffer behind a simulated device array).
+    methods and slice assignment, the kernel class's launch, the stream, event and context
+    classes' waits, and where memory is allocated (the driver context's ``memalloc`` on a
+    GPU, a new NumPy buffer behind a simulated device array).
     """
 
-    def __init__(self):
+    LEGACY = "legacy"  # the clock key of the legacy default stream
+
+    def __init__(self, *, lazy: bool = False):
+        self.lazy = bool(lazy)
         self.no_stream = 0
         self.pageable = 0
         self.copies = 0
         self.to_host = 0
         self.launches = 0
         self.launches_no_stream = 0
-        # ("in" | "out", stream key) for a copy; ("wait", stream key | "device", upto): the
-        # work of that stream issued before log[upto] is done.
+        # ("in" | "out", stream key) for a copy; ("wait", stream key | "device") for a wait
+        # of the host: the order the host issued them in.
         self.log: list[tuple] = []
-        # Every access to device memory seen, in the order issued, with the waits between:
-        # ("touch", stream key, first byte, past the last byte, writes?, what),
-        # ("wait", stream key | "device", upto) on the host, and
-        # ("stream wait", waiting stream key, awaited stream key | "device", upto) on the
-        # device (event.wait): the work of the awaited stream issued before events[upto]
-        # comes first.
-        self.events: list[tuple] = []
+        # Every access to device memory: (stream key, first byte, past the last byte,
+        # writes?, what, the op).
+        self.touches: list[tuple] = []
         self.allocated = 0  # bytes of device memory allocated
-        self._recorded: dict = {}  # id(event) -> (event, stream key, log index, events index)
+        self._streams: dict = {}  # stream key -> its clock (the work issued to it so far)
+        self._host: dict = {}  # what the host has waited for
+        self._floor: dict = {}  # what all later work follows (the legacy default stream's)
+        self._last_copy: dict = {}  # stream key -> tick of its last copy
+        self._pending: list[_Op] = []  # the simulator: work not run yet, in issue order
+        self._recorded: dict = {}  # id(event) -> (event, stream key, clock)
         self._buffers: dict = {}  # the simulator: id -> buffers of new device arrays
         self._inside = False  # cuda.to_device calls copy_to_device on a GPU: count once
 
     @staticmethod
     def _key(stream):
-        # None, 0 and Numba's default-stream objects all put the work on a default stream.
+        # None, 0 and the legacy default stream put the work on the legacy default stream;
+        # the per-thread default stream is one stream, the same every call.
         if stream is None or (isinstance(stream, int) and stream == 0):
             return None
-        if "default" in repr(stream).lower():
+        name = repr(stream).lower()
+        if "per-thread" in name:
+            return "per-thread default"
+        if "default" in name:
             return None
         return id(stream)
 
-    def _note(self, host, stream, direction):
-        if self._inside:
+    def _everything(self) -> dict:
+        return _join(self._floor, self._host, *self._streams.values())
+
+    def _issue(self, stream, run) -> _Op:
+        """Issue work to ``stream``: give it its clock, and run it now or (lazy) later."""
+        key = self._key(stream)
+        work = run
+
+        def run():  # a copy or launch made inside this one is part of it: not seen again
+            self._inside, outer = True, self._inside
+            try:
+                return work()
+            finally:
+                self._inside = outer
+
+        if key is None:  # the legacy default stream follows all work issued before it
+            clock = self._everything()
+            key = self.LEGACY
+        else:
+            clock = _join(self._streams.get(key, {}), self._host, self._floor)
+        clock[key] = clock.get(key, 0) + 1
+        op = _Op(key, clock[key], clock, run)
+        if key == self.LEGACY:
+            self._floor = _join(self._floor, clock)  # and all later work follows it
+        self._streams[key] = clock
+        if self.lazy and key != self.LEGACY:
+            self._pending.append(op)
+        else:
+            self._settle(clock)
+            op.run, run = None, op.run
+            run()
+        return op
+
+    def _settle(self, clock: dict) -> None:
+        """Run the pending work that ``clock`` follows, in the order it was issued (which
+        respects every order between them)."""
+        due = [op for op in self._pending if clock.get(op.key, 0) >= op.tick]
+        if not due:
             return
+        self._pending = [op for op in self._pending if clock.get(op.key, 0) < op.tick]
+        for op in due:
+            run, op.run = op.run, None
+            run()
+
+    def _host_waits(self, clock: dict, key) -> None:
+        self._host = _join(self._host, clock)
+        self.log.append(("wait", key))
+        self._settle(self._host)
+
+    def _wait_stream(self, stream) -> None:
+        key = self._key(stream)
+        if key is None:
+            self._host_waits(self._everything(), "device")
+        else:
+            self._host_waits(self._streams.get(key, {}), key)
+
+    def _record(self, event, stream) -> None:
+        key = self._key(stream)
+        clock = self._everything() if key is None else dict(self._streams.get(key, {}))
+        self._recorded[id(event)] = (event, key, clock)
+
+    def _event_synchronized(self, event) -> None:
+        if id(event) in self._recorded:
+            _, key, clock = self._recorded[id(event)]
+            # An event on the legacy default stream follows the work of every stream.
+            self._host_waits(clock, "device" if key is None else key)
+
+    def _event_waited(self, event, stream) -> None:
+        """``event.wait(stream)``: the stream's later work follows what the event did."""
+        if id(event) in self._recorded:
+            clock = self._recorded[id(event)][2]
+            key = self._key(stream)
+            if key is None:
+                self._floor = _join(self._floor, clock)
+            else:
+                self._streams[key] = _join(self._streams.get(key, {}), clock)
+
+    def finish(self) -> None:
+        """Run what is still pending (work a GPU would still do after the function
+        returned)."""
+        self._settle(self._everything())
+
+    def _note(self, host, stream, direction) -> bool:
+        """Count a copy; False if it is made inside another counted call."""
+        if self._inside:
+            return False
         self.copies += 1
         self.to_host += direction == "out"
         key = self._key(stream)
         if key is None:
             self.no_stream += 1
-        if isinstance(host, np.ndarray) and not is_pinned(host):
-            self.pageable += 1
+        if host is None or (isinstance(host, np.ndarray) and not is_pinned(host)):
+            self.pageable += 1  # None: copy_to_host() makes a new, pageable array
         self.log.append((direction, key))
+        return True
 
-    def _touch(self, arr, stream, writes: bool, what: str) -> None:
-        if self._inside:
-            return
+    def _copy(self, arr, stream, direction: str, host, run):
+        """Issue a copy between ``arr`` and host memory; what it returns comes back."""
+        result = []
+
+        def go():
+            result.append(run())
+
+        if not self._note(host, stream, direction):
+            return run()
+        pageable = isinstance(host, np.ndarray) and not is_pinned(host)
+        if direction == "out" and (host is None or pageable):
+            # A copy back into pageable (or new) memory returns once it has landed: the
+            # host waits for it.
+            op = self._issue(stream, go)
+            self._settle(op.clock)
+            self._host = _join(self._host, op.clock)
+        else:
+            op = self._issue(stream, go)
+        self._touch(arr, op, direction == "in", "a copy in" if direction == "in"
+                    else "a copy back")
+        if op.key == self.LEGACY:  # a copy on the legacy default stream returns when done
+            self._host = _join(self._host, op.clock)
+        else:
+            self._last_copy[op.key] = op.tick
+        return result[0] if result else None
+
+    def _touch(self, arr, op, writes: bool, what: str) -> None:
         lo, hi = _device_span(arr)
         if hi > lo:
-            self.events.append(("touch", self._key(stream), lo, hi, writes, what))
-
-    def _wait(self, key, upto: tuple[int, int] | None = None) -> None:
-        log_upto, events_upto = upto if upto is not None else (len(self.log), len(self.events))
-        self.log.append(("wait", key, log_upto))
-        self.events.append(("wait", key, events_upto))
-
-    def _record(self, event, stream) -> None:
-        self._recorded[id(event)] = (event, self._key(stream), len(self.log), len(self.events))
-
-    def _event_synchronized(self, event) -> None:
-        if id(event) in self._recorded:
-            _, key, log_upto, events_upto = self._recorded[id(event)]
-            # An event on the legacy default stream follows the work of every stream.
-            self._wait("device" if key is None else key, (log_upto, events_upto))
-
-    def _event_waited(self, event, stream) -> None:
-        if id(event) in self._recorded:
-            _, key, _, events_upto = self._recorded[id(event)]
-            self.events.append(("stream wait", self._key(stream),
-                                "device" if key is None else key, events_upto))
-
-    def _ordered(self, j: int, i: int, first, second) -> bool:
-        """Whether something between events[j] (in stream ``first``) and events[i] (in
-        stream ``second``) makes the second wait for the first."""
-        for w in self.events[j + 1:i]:
-            if w[0] == "wait" and w[1] in ("device", first) and w[2] > j:
-                return True
-            if (w[0] == "stream wait" and w[1] == second and w[2] in ("device", first)
-                    and w[3] > j):
-                return True
-        return False
+            self.touches.append((op.key, lo, hi, writes, what, op))
 
     def unordered_sharing(self):
         """The first two accesses to the same device bytes from two different streams, one
-        of them a write, with no wait between them for the first one's stream (or the whole
-        device): ``(first what, second what, stream numbers)``, or None. Streams run
-        independently, so on a GPU the second may overwrite data the first still needs, or
-        read data not written yet; the simulator runs each stream's work at once, in issue
-        order, and cannot show it."""
+        of them a write, with nothing ordering the first before the second: ``(first what,
+        second what, stream numbers)``, or None. Streams run independently, so on a GPU the
+        second may overwrite data the first still needs, or read data not written yet."""
         order: dict = {}
-        touches = []
-        for i, e in enumerate(self.events):
-            if e[0] != "touch" or e[1] is None:
-                continue
-            order.setdefault(e[1], len(order))
-            for j, f in touches:
-                if f[1] == e[1] or not (f[4] or e[4]) or f[3] <= e[2] or e[3] <= f[2]:
+        for i, (key, lo, hi, writes, what, op) in enumerate(self.touches):
+            order.setdefault(key, len(order))
+            for fkey, flo, fhi, fwrites, fwhat, fop in self.touches[:i]:
+                if fkey == key or not (fwrites or writes) or fhi <= lo or hi <= flo:
                     continue
-                if not self._ordered(j, i, f[1], e[1]):
-                    return f[5], e[5], (order[f[1]], order[e[1]])
-            touches.append((i, e))
+                if op.clock.get(fkey, 0) < fop.tick:
+                    return fwhat, what, (order[fkey], order[key])
         return None
 
     def unwaited_streams(self) -> int:
-        """Streams with a copy after which the host never waited for them (nor for the whole
-        device): the function may return before their last copy back has landed."""
-        last = {e[1]: i for i, e in enumerate(self.log) if e[0] != "wait" and e[1] is not None}
-        return sum(1 for key, i in last.items()
-                   if not any(w[0] == "wait" and w[1] in ("device", key) and w[2] > i
-                              for w in self.log[i + 1:]))
+        """Streams whose last copy the host never waited for (nor for the whole device):
+        the function may return before their last copy back has landed."""
+        return sum(1 for key, tick in self._last_copy.items()
+                   if self._host.get(key, 0) < tick)
 
     def streams_used(self) -> int:
         """How many distinct streams the copies went to."""
@@ -1495,21 +1601,39 @@ class _HostCopyWatch:
 
         def copy_to_device(original):
             def patched(arr, ary, stream=0, *args, **kw):
-                if isinstance(ary, np.ndarray):
-                    watch._note(ary, stream, "in")
-                watch._touch(arr, stream, True, "a copy in")
-                return original(arr, ary, stream, *args, **kw)
+                if not isinstance(ary, np.ndarray) or watch._inside:
+                    return original(arr, ary, stream, *args, **kw)
+                if watch.lazy and not is_pinned(ary):
+                    ary = np.array(ary)  # pageable: the host's data is taken at once
+                return watch._copy(arr, stream, "in", ary,
+                                   lambda: original(arr, ary, stream, *args, **kw))
             return patched
 
         def copy_to_host(original):
             def patched(arr, ary=None, stream=0, *args, **kw):
-                watch._note(ary if ary is not None else np.empty(0), stream, "out")
-                watch._touch(arr, stream, False, "a copy back")
-                return original(arr, ary, stream, *args, **kw)
+                if watch._inside:
+                    return original(arr, ary, stream, *args, **kw)
+                return watch._copy(arr, stream, "out", ary,
+                                   lambda: original(arr, ary, stream, *args, **kw))
+            return patched
+
+        def setitem(original, with_stream):
+            # d[...] = host data: a copy in on the legacy default stream (or the one given
+            # to setitem), an assignment kernel on a GPU.
+            def patched(arr, key, value, *args, **kw):
+                stream = (args[0] if args else kw.get("stream", 0)) if with_stream else 0
+                if watch._inside:
+                    return original(arr, key, value, *args, **kw)
+                host = np.array(value) if isinstance(value, np.ndarray) else value
+                return watch._copy(arr, stream, "in", host,
+                                   lambda: original(arr, key, host, *args, **kw))
             return patched
 
         self._patch(array_cls, "copy_to_device", copy_to_device)
         self._patch(array_cls, "copy_to_host", copy_to_host)
+        self._patch(array_cls, "__setitem__", lambda o: setitem(o, False))
+        if hasattr(array_cls, "setitem"):
+            self._patch(array_cls, "setitem", lambda o: setitem(o, True))
         if SIMULATOR:
             def init(original):
                 def patched(arr, ary, *args, **kw):
@@ -1528,18 +1652,22 @@ class _HostCopyWatch:
                 if hasattr(context_cls, name):
                     self._patch(context_cls, name, memalloc)
 
-        def wait(on):
-            def make(original):
-                def patched(obj, *args, **kw):
-                    watch._wait(on(obj))
-                    return original(obj, *args, **kw)
-                return patched
-            return make
+        def stream_synchronize(original):
+            def patched(stream, *args, **kw):
+                watch._wait_stream(stream)
+                return original(stream, *args, **kw)
+            return patched
 
-        self._patch(type(nc.stream()), "synchronize", wait(id))
+        def context_synchronize(original):
+            def patched(ctx, *args, **kw):
+                watch._host_waits(watch._everything(), "device")
+                return original(ctx, *args, **kw)
+            return patched
+
+        self._patch(type(nc.stream()), "synchronize", stream_synchronize)
         # cuda.synchronize() is current_context().synchronize() (the simulator's too, once
         # gpuperf.simwarp has installed it).
-        self._patch(type(nc.current_context()), "synchronize", wait(lambda ctx: "device"))
+        self._patch(type(nc.current_context()), "synchronize", context_synchronize)
 
         event_cls = type(nc.event())
 
@@ -1564,6 +1692,13 @@ class _HostCopyWatch:
         self._patch(event_cls, "record", record)
         self._patch(event_cls, "synchronize", event_synchronize)
         self._patch(event_cls, "wait", event_wait)
+        if SIMULATOR and hasattr(event_cls, "query"):
+            def query(original):
+                def patched(event, *args, **kw):  # done, once its work has run
+                    watch._event_synchronized(event)
+                    return original(event, *args, **kw)
+                return patched
+            self._patch(event_cls, "query", query)
 
         def getitem(original):
             def patched(kernel, config):
@@ -1572,12 +1707,13 @@ class _HostCopyWatch:
                 writes = ex.written_arguments(kernel)
 
                 def launch(*args):
+                    if watch._inside:
+                        return launcher(*args)
                     watch._launched(stream)
+                    op = watch._issue(stream, lambda: launcher(*args))
                     for i, arg in enumerate(args):
                         if hasattr(arg, "copy_to_host"):
-                            watch._touch(arg, stream, writes is None or i in writes,
-                                         "a kernel")
-                    return launcher(*args)
+                            watch._touch(arg, op, writes is None or i in writes, "a kernel")
                 return launch
             return patched
 
@@ -1585,8 +1721,6 @@ class _HostCopyWatch:
         return self
 
     def _launched(self, stream) -> None:
-        if self._inside:
-            return
         self.launches += 1
         self.launches_no_stream += self._key(stream) is None
 
@@ -1645,9 +1779,9 @@ def check_pipeline(student_fn, *, sizes=PIPELINE_CASES) -> ex.Report:
             validate.positive_int(_d, f"sizes[{_i}]")
     chk = ex.Checker("pipelined vector add")
     if SIMULATOR:
-        chk.note("the simulator runs every stream synchronously, so two streams sharing one "
-                 "buffer give the right answer here: the checker looks at which device bytes "
-                 "each stream's copies and kernel launches touch instead.")
+        chk.note("the simulator does not run streams at the same time: here each stream's "
+                 "copies and kernels run as late as your waits allow, and the checker looks "
+                 "at which device bytes each stream's work touches and what orders it.")
     for seed in ex.seeds():
         for n, n_chunks, n_streams in sizes:
             with chk.case(f"n={n}, {n_chunks} chunks, {n_streams} streams", seed=seed):
@@ -1656,16 +1790,16 @@ def check_pipeline(student_fn, *, sizes=PIPELINE_CASES) -> ex.Report:
                 b = pinned_copy(ex.random_array(n, rng))
                 out = cuda.pinned_array(n, dtype=np.float32)
                 out[:] = np.nan
-                with _HostCopyWatch() as watch:
+                with _HostCopyWatch(lazy=SIMULATOR) as watch:
                     got = student_fn(a, b, out, n_streams, n_chunks)
+                    seen = np.array(out)  # what the caller reads once the function returns
+                    watch.finish()
                 want = reference(a, b)
-                why = ex.compare(out, want, rtol=1e-6, atol=1e-6, what="out")
+                why = ex.compare(seen, want, rtol=1e-6, atol=1e-6, what="out")
                 if why:
-                    returned = (got is not None and got is not out
-                                and ex.compare(got, want, rtol=1e-6, atol=1e-6) is None)
-                    chk.fail("the array you returned holds the sums, but out, the pinned "
-                             "array passed in, does not: copy each chunk back into "
-                             "out[lo:hi], which the caller reads." if returned else why)
+                    _explain_wrong_out(chk, why, watch, got, out, want,
+                                       lambda o, a=a, b=b, s=n_streams, c=n_chunks:
+                                       student_fn(a, b, o, s, c))
                     continue
                 per_chunk = -(-n // n_chunks)
                 if watch.launches < -(-n // per_chunk):
@@ -1686,7 +1820,9 @@ def check_pipeline(student_fn, *, sizes=PIPELINE_CASES) -> ex.Report:
                 elif watch.no_stream:
                     chk.fail(f"{watch.no_stream} of {watch.copies} copies had no stream=: they "
                              "ran on the default stream, which waits for all other streams "
-                             "and blocks them, so nothing overlaps. Pass stream=s.")
+                             "and blocks them, so nothing overlaps (a slice assignment "
+                             "d[...] = host data always does). Copy with "
+                             "d.copy_to_device(a[lo:hi], stream=s).")
                 elif watch.pageable:
                     chk.fail(f"{watch.pageable} of {watch.copies} copies used pageable host "
                              "memory (copy_to_host() with no destination makes a NumPy array; "
@@ -1703,6 +1839,39 @@ def check_pipeline(student_fn, *, sizes=PIPELINE_CASES) -> ex.Report:
     if not SIMULATOR and chk.report_.ok:
         _gpu_pipeline_case(chk, student_fn)
     return chk.report()
+
+
+def _explain_wrong_out(chk, why: str, watch, got, out, want, call) -> None:
+    """Say why ``out`` was wrong when the function returned: a returned array in its place,
+    a stream not waited for, or (in the simulator, which ran each stream's work as late as
+    the waits allowed) host buffers used before their copies had run, which running every
+    copy at once (``call(out)`` again, eagerly) hides."""
+    def close(arr):
+        return ex.compare(arr, want, rtol=1e-6, atol=1e-6, what="out")
+    if got is not None and got is not out and close(got) is None:
+        chk.fail("the array you returned holds the sums, but out, the pinned array passed in, "
+                 "does not: copy each chunk back into out[lo:hi], which the caller reads.")
+        return
+    if watch.unwaited_streams():
+        chk.fail(f"the function returned without waiting for {watch.unwaited_streams()} of its "
+                 "streams after their last copy, and out was read before the last copies "
+                 f"back had landed ({why}). Call cuda.synchronize() (or s.synchronize() for "
+                 "each stream) before returning.")
+        return
+    if watch.lazy:
+        again = cuda.pinned_array(out.shape, dtype=out.dtype)
+        again[:] = np.nan
+        with _HostCopyWatch():
+            call(again)
+        if close(again) is None:
+            chk.fail(f"out is wrong ({why}) when each stream's copies and kernels run as late "
+                     "as your waits allow, as they may on a GPU, where the host goes on while "
+                     "a stream works; it is right only if every copy runs the moment it is "
+                     "issued. A host buffer was rewritten before the copy in from it had run, "
+                     "or read before the copy back into it had landed: wait for that stream "
+                     "(s.synchronize(), or an event recorded after the copy) first.")
+            return
+    chk.fail(why)
 
 
 def pipeline_memory_bound(n: int, n_chunks: int, n_streams: int) -> int:

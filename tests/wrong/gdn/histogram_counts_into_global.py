@@ -5,8 +5,6 @@ import numpy as np
 from numba import cuda
 
 CHECKER = "check_private_histogram"
-MODULE = "gpuperf.kernels.privatization"
-EXPECT = "reject"
 
 
 @cuda.jit

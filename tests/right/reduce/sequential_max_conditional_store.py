@@ -1,13 +1,10 @@
-"""Correct: sequential addressing that stores only when the partner's value is larger. The
-checker's record of who stores which shared slot sees threads that are not 0..s-1 (only those
-whose partner was larger store) and calls it interleaved addressing: it should look at who
-reads slot t + s (the loads), not at who stores."""
+"""Correct: sequential addressing that stores only when the partner's value is larger, so the
+threads that store at a step are not 0..s-1; the threads that read slot t + s are."""
 import math
 
 from numba import cuda, float32
 
-CHECKER, MODULE = "check_sequential_max", "gpuperf.kernels.reduce"
-EXPECT = "accept"  # what a right checker does
+NOTEBOOK, LABEL = "06_reduce", "ex-reduce-sequential"
 BLOCK = 256
 STEPS = (128, 64, 32, 16, 8, 4, 2, 1)
 
@@ -31,5 +28,3 @@ def my_sequential_max(x, partial, n):
     if t == 0:
         partial[cuda.blockIdx.x] = slots[0]
 
-
-student = my_sequential_max

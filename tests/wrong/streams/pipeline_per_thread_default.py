@@ -7,8 +7,6 @@ from numba import cuda
 from gpuperf.kernels import streams as st
 
 CHECKER = "check_pipeline"
-MODULE = "gpuperf.kernels.streams"
-EXPECT = "reject"
 
 
 def student(a, b, out, n_streams, n_chunks):

@@ -7,8 +7,7 @@ from numba import cuda
 from gpuperf.kernels import streams as st
 
 CHECKER = "check_pipeline"
-MODULE = "gpuperf.kernels.streams"
-EXPECT = "accept"
+NOTEBOOK, LABEL = "07_streams", "ex-streams-bounded"
 
 
 def student(a, b, out, n_streams, n_chunks):

@@ -216,6 +216,50 @@ def test_the_cause_before_a_silent_checker_is_named(tmp_path):
     assert "SyntaxError" in rows[0]["detail"] and "NameError" in rows[0]["detail"]
 
 
+def test_a_runner_failure_is_run_again_and_never_scored_as_the_students(tmp_path, monkeypatch):
+    """An exception out of the notebook runner itself (not a cell's error) is retried once; if
+    it happens every time, the row says so instead of a silent 0 for the student."""
+    source = _source(tmp_path / "notebooks")
+    copy = assign.assign(source.parent, tmp_path / "student")[0]
+    subs = tmp_path / "subs"
+    _submit(subs, "right", copy, _answer(RIGHT))
+    real, calls = grade._run, []
+
+    def flaky(nb, **kw):
+        calls.append(1)
+        return f"{grade.RUNNER_FAILED} (AssertionError: )" if len(calls) == 1 else real(nb, **kw)
+
+    monkeypatch.setattr(grade, "_run", flaky)
+    rows = grade.grade(subs, source=source.parent, cell_timeout=20, progress=None)
+    assert len(calls) == 2 and rows[0]["status"] == "graded" and rows[0]["score"] == 1.0
+    monkeypatch.setattr(grade, "_run", lambda nb, **kw: f"{grade.RUNNER_FAILED} (OSError: x)")
+    rows = grade.grade(subs, source=source.parent, cell_timeout=20, progress=None)
+    assert rows[0]["status"] == "no verdict"
+    assert "runner failed" in rows[0]["detail"] and "grade this student again" in rows[0]["detail"]
+
+
+def test_every_student_meets_the_same_hidden_cases(tmp_path):
+    """One seed for the whole class, written into every guarded checker cell after the reload
+    of gpuperf.exercises; the same seed grades alike."""
+    source = _source(tmp_path / "notebooks")
+    copy = assign.assign(source.parent, tmp_path / "student")[0]
+    nb = grade.grading_notebook(nbformat.read(copy, as_version=4),
+                                nbformat.read(source, as_version=4), "log.jsonl", 777)
+    check = next(c for c in nb.cells if c.get("id") == "check").source
+    assert check.index("_il.reload(_gx)") < check.index("_gx._hidden_seed = 777")
+    subs = tmp_path / "subs"
+    _submit(subs, "wrong", copy, _answer(WRONG))
+    _submit(subs, "right", copy, _answer(RIGHT))
+    said = []
+    first = grade.grade(subs, source=source.parent, cell_timeout=20, progress=said.append)
+    assert said[0].startswith("hidden cases drawn from seed ")
+    seed = int(said[0].split()[5])
+    again = grade.grade(subs, source=source.parent, cell_timeout=20, progress=None,
+                        hidden_seed=seed)
+    assert [(r["student"], r["passed"], r["total"], r["detail"]) for r in first] == \
+        [(r["student"], r["passed"], r["total"], r["detail"]) for r in again]
+
+
 def test_every_exercise_of_the_course_is_graded_once():
     """One checker cell per exercise directive in each chapter; a cell that shows a checker
     rejecting a wrong kernel on purpose (tagged expect-reject) is not an exercise."""

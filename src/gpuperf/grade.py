@@ -93,9 +93,10 @@ def checker_cells(nb) -> list[tuple[str, str]]:
     return out
 
 
-def _guarded(cid: str, source: str, log: str) -> str:
+def _guarded(cid: str, source: str, log: str, hidden_seed: int | None = None) -> str:
     """A checker cell's code, run with fresh copies of the modules it calls (an earlier cell
-    cannot have replaced the checker) and with its verdicts logged for the grader."""
+    cannot have replaced the checker) and with its verdicts logged for the grader; with
+    ``hidden_seed``, the hidden cases are drawn from it (the same for every student)."""
     import textwrap
 
     names = set()
@@ -108,14 +109,17 @@ def _guarded(cid: str, source: str, log: str) -> str:
         f"        _il.reload({n})\n" for n in sorted(names))
     return ("import importlib as _il\nimport gpuperf.exercises as _gx\n"
             "_il.reload(_gx)\n"
-            "try:\n" + reloads + f"    _gx.GRADE_LOG, _gx.GRADING_CELL = {log!r}, {cid!r}\n"
+            + (f"_gx._hidden_seed = {int(hidden_seed)}\n" if hidden_seed is not None else "")
+            + "try:\n" + reloads + f"    _gx.GRADE_LOG, _gx.GRADING_CELL = {log!r}, {cid!r}\n"
             + textwrap.indent(source.rstrip() or "pass", "    ") + "\n"
             "finally:\n    _gx.GRADE_LOG = _gx.GRADING_CELL = None\n")
 
 
-def grading_notebook(submission, source, log: str = "verdicts.jsonl"):
+def grading_notebook(submission, source, log: str = "verdicts.jsonl",
+                     hidden_seed: int | None = None):
     """The student's notebook with every checker cell as ``source`` has it (restored where
-    the student deleted it), each guarded and tagged so that its verdicts reach ``log``."""
+    the student deleted it), each guarded and tagged so that its verdicts reach ``log``, its
+    hidden cases drawn from ``hidden_seed`` (a fresh one per cell if None)."""
     import copy
 
     import nbformat
@@ -125,12 +129,14 @@ def grading_notebook(submission, source, log: str = "verdicts.jsonl"):
     _notebook_arg(submission)
     _notebook_arg(source)
     v.string(log, "log")
+    if hidden_seed is not None:
+        v.integer(hidden_seed, "hidden_seed", minimum=2)
     nb = copy.deepcopy(submission)
     checks = dict(checker_cells(source))
     order = [c.get("id") for c in source.cells]
 
     def tagged(cid):
-        return nbformat.v4.new_code_cell(_guarded(cid, checks[cid], log))
+        return nbformat.v4.new_code_cell(_guarded(cid, checks[cid], log, hidden_seed))
 
     cells = []
     for cell in nb.cells:
@@ -197,8 +203,16 @@ def _run(nb, *, cell_timeout: int, cwd: Path) -> str | None:
         return (f"a cell ran past the {cell_timeout} s cell timeout and did not stop when "
                 "interrupted (a GPU kernel that never ends?): the notebook was stopped there")
     except Exception as err:  # noqa: BLE001 - nbclient's own failures end this notebook only
-        return f"the run stopped: {type(err).__name__}: {str(err)[:200]}"
+        return f"{RUNNER_FAILED} ({type(err).__name__}: {str(err)[:200]})"
     return None
+
+
+# The runner (nbclient) itself failed, not the student's code: with allow_errors=True a cell's
+# error is kept in its output, so an exception out of execute() is the runner's. Seen once in a
+# class of seven on an H100 (an AssertionError from nbclient's kernel-alive poll); the
+# notebook is run again once before this goes into the gradebook.
+RUNNER_FAILED = "the notebook runner failed, not the student's code"
+RUNNER_ATTEMPTS = 2
 
 
 def _why_silent(nb, cid, cell_timeout) -> str:
@@ -228,7 +242,7 @@ def _why_silent(nb, cid, cell_timeout) -> str:
 
 
 def grade_notebook(path: Path, source_path: Path, *, student: str, cell_timeout: int = 120,
-                   notebook: str | None = None) -> list[dict]:
+                   notebook: str | None = None, hidden_seed: int | None = None) -> list[dict]:
     """Gradebook rows for one submitted notebook (named ``notebook`` in the gradebook,
     by default the source's name)."""
     import nbformat
@@ -251,9 +265,14 @@ def grade_notebook(path: Path, source_path: Path, *, student: str, cell_timeout:
         # A fresh, unguessable name, written into the checker cells only, in a folder apart
         # from the one the student's code runs in (not beside the course's notebooks either:
         # a relative path in a student's code reaches neither).
-        log = Path(tmp) / f"verdicts-{os.urandom(12).hex()}.jsonl"
-        nb = grading_notebook(submission, source, str(log))
-        stopped = _run(nb, cell_timeout=cell_timeout, cwd=Path(work))
+        for attempt in range(1, RUNNER_ATTEMPTS + 1):
+            log = Path(tmp) / f"verdicts-{os.urandom(12).hex()}.jsonl"
+            nb = grading_notebook(submission, source, str(log), hidden_seed)
+            stopped = _run(nb, cell_timeout=cell_timeout, cwd=Path(work))
+            if not (stopped or "").startswith(RUNNER_FAILED):
+                break
+            if attempt == RUNNER_ATTEMPTS:
+                stopped += f", {attempt} times: grade this student again"
         entries = [json.loads(line) for line in log.read_text().splitlines()] \
             if log.exists() else []
     rows = []
@@ -285,13 +304,25 @@ def _row(student, notebook, exercise, entry, status, detail) -> dict:
 
 
 def grade(submissions: Path, *, source: Path = Path("solutions"), cell_timeout: int = 120,
-          progress=print) -> list[dict]:
-    """Gradebook rows for every student folder of ``submissions``."""
+          progress=print, hidden_seed: int | None = None) -> list[dict]:
+    """Gradebook rows for every student folder of ``submissions``.
+
+    Every student meets the same hidden cases, drawn from ``hidden_seed`` (from a fresh seed
+    if None, told through ``progress``): grading again with the same seed gives the same
+    cases."""
     for name, val in (("submissions", submissions), ("source", source)):
         if not isinstance(val, (str, os.PathLike)) or not str(val).strip():
             raise TypeError(f"{name} must be a folder path, not {type(val).__name__} ({val!r}).")
     submissions, source = Path(submissions), Path(source)
     v.positive_int(cell_timeout, "cell_timeout")
+    if hidden_seed is None:
+        import secrets
+
+        hidden_seed = 2 + secrets.randbelow(10**6)  # never a visible seed (0 or 1)
+        if progress:
+            progress(f"hidden cases drawn from seed {hidden_seed} (--seed {hidden_seed} grades "
+                     "again with the same cases)")
+    v.integer(hidden_seed, "hidden_seed", minimum=2)
     if not submissions.is_dir():
         raise FileNotFoundError(f"submissions={submissions} is not a folder: pass the folder "
                                 "with one subfolder per student.")
@@ -325,7 +356,8 @@ def grade(submissions: Path, *, source: Path = Path("solutions"), cell_timeout: 
                           f"no {name} in {submissions / student}")
                      for _, code in checker_cells(_read(src))]
         else:
-            got = grade_notebook(files[-1], src, student=student, cell_timeout=cell_timeout)
+            got = grade_notebook(files[-1], src, student=student, cell_timeout=cell_timeout,
+                                 hidden_seed=hidden_seed)
             if len(files) > 1:
                 also = ", ".join(p.name for p in files[:-1])
                 for r in got:
@@ -505,6 +537,9 @@ def main(argv=None) -> int:
     ap.add_argument("--cell-timeout", type=int, default=120,
                     help="seconds a cell may run before it is interrupted (default: 120)")
     ap.add_argument("--force", action="store_true", help="replace an existing gradebook")
+    ap.add_argument("--seed", type=int, default=None,
+                    help="the seed of the hidden cases, the same for every student (default: a "
+                         "fresh one, printed); give the printed one to grade again alike")
     args = ap.parse_args(argv)
     try:
         _refuse_existing(Path(args.out), args.force)  # before an hour of grading, not after
@@ -516,7 +551,7 @@ def main(argv=None) -> int:
                                            if here.simulated else ""),
               file=sys.stderr, flush=True)
         rows = grade(Path(args.submissions), source=Path(args.source),
-                     cell_timeout=args.cell_timeout,
+                     cell_timeout=args.cell_timeout, hidden_seed=args.seed,
                      progress=lambda line: print(line, file=sys.stderr, flush=True))
         write_gradebook(rows, Path(args.out), force=args.force)
     except (FileNotFoundError, FileExistsError, ValueError, TypeError) as err:

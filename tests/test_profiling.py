@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuperf import profiling
+from gpuperf import profiling, records
 
 FIXTURES = Path(__file__).parent / "fixtures" / "profiling"
 
@@ -66,3 +66,36 @@ def test_ncu_command_picks_the_kernel_by_its_python_name():
         profiling.ncu_command(["p"], kernel="k")
     with pytest.raises(ValueError, match="kernel"):
         profiling.ncu_command(["p"], kernel="reduce v1", metrics=["m"])
+
+
+# --------------------------------------------------------------------------- experiments
+
+
+def test_the_profiler_experiments_replay_from_the_h100_record():
+    """Recorded on an H100 with `python -m gpuperf.record --only profiling_`: every rung
+    profiled, the derived column consistent with the measured ones."""
+    res = records.run("profiling_reduce_shared")
+    assert res.gpu.startswith("NVIDIA H100")
+    assert [r["version"] for r in res.rows] == list(profiling.PROFILED_RUNGS)
+    for r in res.rows:
+        assert r["wavefronts"] >= r["shared_loads"] > 0  # a conflict-free load is one wavefront
+        assert r["wavefronts_per_load"] == round(r["wavefronts"] / r["shared_loads"], 3)
+    race = records.run("profiling_racecheck")
+    assert [(r["version"], r["block"]) for r in race.rows] == list(profiling.RACECHECK_CASES)
+
+
+def test_the_recorded_tools_back_the_ladders_claims():
+    """What chapter 6 says, as the tools measured it: v1's strided shared loads conflict and
+    v2's sequential ones barely do; racecheck finds v4's unsynchronized last warp and nothing
+    in v2 or v4.1."""
+    rows = {r["version"]: r for r in records.run("profiling_reduce_shared").rows}
+    assert rows["v1"]["wavefronts_per_load"] > 2 * rows["v2"]["wavefronts_per_load"]
+    race = {r["version"]: r for r in records.run("profiling_racecheck").rows}
+    assert race["v4"]["hazards"] > 0 and race["v4"]["displayed"] > 0
+    assert race["v2"]["hazards"] == race["v4.1"]["hazards"] == 0
+
+
+def test_a_missing_tool_is_said_plainly(monkeypatch):
+    monkeypatch.setattr(profiling.shutil, "which", lambda tool: None)
+    with pytest.raises(RuntimeError, match="ncu is not on this machine's PATH"):
+        profiling._tool_run(["ncu", "--version"], "reduce v1")

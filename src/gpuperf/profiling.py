@@ -14,6 +14,12 @@ explanation it supports:
 ``compute-sanitizer --tool racecheck`` reports shared-memory hazards; ``parse_racecheck``
 counts them. Both parsers skip the tools' banner lines and the program's own output.
 Captured real output is in ``tests/fixtures/profiling/``.
+
+Two experiments run the tools like any other experiment (``python -m gpuperf.record --only
+profiling_`` on a GPU with the tools; replayed from the record elsewhere):
+``profiling_reduce_shared`` (Nsight Compute: shared loads, wavefronts, bank conflicts and time
+of the reduce ladder's first rungs) and ``profiling_racecheck`` (compute-sanitizer's racecheck
+on rungs with and without v4's race).
 """
 
 from __future__ import annotations
@@ -156,3 +162,121 @@ def parse_racecheck(text: str) -> dict:
     kernels = sorted(set(re.findall(r"::([A-Za-z_][A-Za-z0-9_]*)\[abi:", text)))
     return {"displayed": int(summary.group(1)), "errors": int(summary.group(2)),
             "warnings": int(summary.group(3)), "hazards": sum(counts), "kernels": kernels}
+
+
+# --------------------------------------------------------------------------- experiments
+# The tools run the Python program below in a process of their own: one reduce rung launched
+# twice, the second launch profiled (the first may include loading the module).
+
+_REDUCE_PROGRAM = """\
+import sys
+import numpy as np
+from numba import cuda
+from gpuperf.kernels import reduce as red
+version, block, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+x = cuda.to_device(np.random.default_rng(1).random(n, dtype=np.float32))
+for _ in range(2):
+    red.reduce_sum(x, version, block=block)
+cuda.synchronize()
+"""
+
+PROFILED_RUNGS = ("v0", "v1", "v2", "v3")
+PROFILED_N = 2**22
+RACECHECK_CASES = (("v2", 64), ("v4", 64), ("v4.1", 64))
+RACECHECK_N = 2**16
+
+
+def _tool_run(cmd, what: str, timeout: float = 300.0) -> str:
+    """Run a tool's command line; its stdout, or RuntimeError with its last words."""
+    import subprocess
+
+    tool = cmd[0]
+    if shutil.which(tool) is None:
+        raise RuntimeError(f"{tool} is not on this machine's PATH: {what} needs NVIDIA's "
+                           f"{tool} (Nsight Compute and compute-sanitizer come with the CUDA "
+                           "toolkit, and on Colab's GPU image). Without it the recorded "
+                           "result is shown.")
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0 and "RACECHECK SUMMARY" not in done.stdout:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+        raise RuntimeError(f"{tool} failed on {what} (exit {done.returncode}): "
+                           + " | ".join(tail))
+    return done.stdout
+
+
+def _program_file(tmp) -> str:
+    import os
+
+    path = os.path.join(tmp, "profiled_rung.py")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(_REDUCE_PROGRAM)
+    return path
+
+
+def reduce_shared_experiment(progress) -> list[dict]:
+    """Nsight Compute on the first stage of the reduce ladder's first rungs (2^22 float32,
+    blocks of 256): shared loads, the wavefronts they took, bank conflicts, and the time."""
+    import sys
+    import tempfile
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        program = _program_file(tmp)
+        for version in PROFILED_RUNGS:
+            progress(f"ncu on reduce {version} (n = 2^22, block 256)")
+            kernel = f"reduce_{version.replace('.', '_')}"
+            cmd = ncu_command([sys.executable, program, version, "256", str(PROFILED_N)],
+                              kernel=kernel, metrics=SHARED_METRICS + TIME_METRICS,
+                              launch_skip=1)
+            got = metrics_by_kernel(parse_ncu_csv(_tool_run(cmd, f"reduce {version}")))
+            m = got.get(kernel)
+            if m is None:
+                raise RuntimeError(f"ncu profiled no kernel named {kernel}: it saw "
+                                   f"{sorted(got) or 'none'}.")
+            loads = m["smsp__inst_executed_op_shared_ld.sum"]
+            waves = m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"]
+            rows.append({
+                "version": version, "block": 256, "n": PROFILED_N,
+                "shared_loads": loads, "wavefronts": waves,
+                "wavefronts_per_load": round(waves / loads, 3) if loads else 0.0,
+                "bank_conflicts": m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"],
+                "duration_ns": m["gpu__time_duration.sum"],
+                "warps_active_pct": m["sm__warps_active.avg.pct_of_peak_sustained_active"],
+            })
+    return rows
+
+
+def racecheck_experiment(progress) -> list[dict]:
+    """compute-sanitizer's racecheck on reduce rungs at blocks of 64 (2^16 float32): the
+    hazards it reports in shared memory. v4's last warp runs with no barrier."""
+    import sys
+    import tempfile
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        program = _program_file(tmp)
+        for version, block in RACECHECK_CASES:
+            progress(f"racecheck on reduce {version} (block {block})")
+            cmd = ["compute-sanitizer", "--tool", "racecheck", "--print-limit", "3",
+                   sys.executable, program, version, str(block), str(RACECHECK_N)]
+            found = parse_racecheck(_tool_run(cmd, f"reduce {version}"))
+            rows.append({"version": version, "block": block, "n": RACECHECK_N,
+                         "hazards": found["hazards"], "errors": found["errors"],
+                         "warnings": found["warnings"], "displayed": found["displayed"]})
+    return rows
+
+
+def _register() -> None:
+    from . import records
+
+    records.experiment(
+        "profiling_reduce_shared", chapter="profiling",
+        title="Shared-memory bank conflicts of the reduce ladder's first rungs (Nsight Compute)",
+        units={"duration_ns": "ns", "warps_active_pct": "%"})(reduce_shared_experiment)
+    records.experiment(
+        "profiling_racecheck", chapter="profiling",
+        title="Shared-memory hazards racecheck finds in the reduce rungs (compute-sanitizer)",
+        units={})(racecheck_experiment)
+
+
+_register()

@@ -129,6 +129,13 @@ def _discover() -> None:
         return
     from . import kernels
 
+    # Besides the chapters' modules: the profiler experiments (Nsight Compute,
+    # compute-sanitizer) run on the chapters' kernels.
+    for name in ("gpuperf.profiling",):
+        try:
+            importlib.import_module(name)
+        except Exception as err:  # noqa: BLE001 - reported, never hidden
+            BROKEN[name] = f"{type(err).__name__}: {err}"
     for mod in pkgutil.iter_modules(kernels.__path__):
         if not mod.name.startswith("_"):
             try:

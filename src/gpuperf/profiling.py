@@ -29,7 +29,7 @@ import io
 import re
 import shutil
 
-from . import validate
+from . import records, validate
 
 # Shared-memory traffic: bank conflicts and wavefronts (the passes a request needs) per
 # shared load instruction; a conflict-free warp load is one wavefront.
@@ -213,6 +213,10 @@ def _program_file(tmp) -> str:
     return path
 
 
+@records.experiment(
+    "profiling_reduce_shared", chapter="profiling",
+    title="Shared-memory bank conflicts of the reduce ladder's first rungs (Nsight Compute)",
+    units={"duration_ns": "ns", "warps_active_pct": "%"})
 def reduce_shared_experiment(progress) -> list[dict]:
     """Nsight Compute on the first stage of the reduce ladder's first rungs (2^22 float32,
     blocks of 256): shared loads, the wavefronts they took, bank conflicts, and the time."""
@@ -246,6 +250,9 @@ def reduce_shared_experiment(progress) -> list[dict]:
     return rows
 
 
+@records.experiment(
+    "profiling_racecheck", chapter="profiling",
+    title="Shared-memory hazards racecheck finds in the reduce rungs (compute-sanitizer)")
 def racecheck_experiment(progress) -> list[dict]:
     """compute-sanitizer's racecheck on reduce rungs at blocks of 64 (2^16 float32): the
     hazards it reports in shared memory. v4's last warp runs with no barrier."""
@@ -265,18 +272,3 @@ def racecheck_experiment(progress) -> list[dict]:
                          "warnings": found["warnings"], "displayed": found["displayed"]})
     return rows
 
-
-def _register() -> None:
-    from . import records
-
-    records.experiment(
-        "profiling_reduce_shared", chapter="profiling",
-        title="Shared-memory bank conflicts of the reduce ladder's first rungs (Nsight Compute)",
-        units={"duration_ns": "ns", "warps_active_pct": "%"})(reduce_shared_experiment)
-    records.experiment(
-        "profiling_racecheck", chapter="profiling",
-        title="Shared-memory hazards racecheck finds in the reduce rungs (compute-sanitizer)",
-        units={})(racecheck_experiment)
-
-
-_register()

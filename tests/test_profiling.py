@@ -99,3 +99,22 @@ def test_a_missing_tool_is_said_plainly(monkeypatch):
     monkeypatch.setattr(profiling.shutil, "which", lambda tool: None)
     with pytest.raises(RuntimeError, match="ncu is not on this machine's PATH"):
         profiling._tool_run(["ncu", "--version"], "reduce v1")
+
+
+def test_the_strided_copy_and_transposes_replay_with_what_chapter_2_teaches():
+    """Recorded on an H100: the loads' sectors per request are the sector model's, and DRAM
+    reads grow with the stride; padding removes the tiled transpose's 32-way bank conflict,
+    and the tiled transposes store 4 sectors per request where the naive one stores 32."""
+    stride = records.run("profiling_stride")
+    assert [r["stride"] for r in stride.rows] == list(profiling.PROFILED_STRIDES)
+    for r in stride.rows:
+        assert r["load_sectors_per_request"] == r["model_sectors_per_request"]
+        assert r["dram_read_per_useful"] == round(r["dram_read_bytes"] / (4 * r["n"]), 3)
+    reads = [r["dram_read_per_useful"] for r in stride.rows]
+    assert reads == sorted(reads) and reads[0] >= 0.99
+    tr = {r["version"]: r for r in records.run("profiling_transpose").rows}
+    assert [v for v, _ in profiling.PROFILED_TRANSPOSES] == list(tr)
+    assert tr["tiled"]["shared_load_wavefronts_per_load"] > 16
+    assert tr["tiled + padding"]["shared_load_wavefronts_per_load"] < 1.5
+    assert tr["naive"]["store_sectors_per_request"] == 32
+    assert tr["tiled"]["store_sectors_per_request"] == tr["tiled + padding"]["store_sectors_per_request"] == 4

@@ -196,3 +196,38 @@ def test_the_simulated_device_answers_what_grid_sizing_asks():
     dev = cuda.get_current_device()
     assert dev.MULTIPROCESSOR_COUNT >= 1 and dev.WARP_SIZE == 32
     assert dev.MAX_THREADS_PER_BLOCK == 1024
+
+
+@cuda.jit
+def _write_thread_ids(x):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] = i
+
+
+@pytest.mark.parametrize("grid, block, says", [
+    (1, 1025, "at most 1024 threads"),
+    (2, (32, 33), "blocks of 1056 threads"),
+    (1, (1, 1, 65), "z dimension is at most 64"),
+    (0, 32, "at least 1"),
+    ((1, 65536), 32, "y dimension is at most 65535"),
+])
+def test_a_launch_a_gpu_refuses_is_refused(grid, block, says):
+    from gpuperf.simwarp import LaunchError
+
+    with pytest.raises(LaunchError, match=says):
+        _write_thread_ids[grid, block](np.zeros(4, np.float32))
+
+
+def test_the_largest_launches_a_gpu_takes_still_run():
+    x = np.zeros(2048, np.float32)
+    _write_thread_ids[2, 1024](x)
+    assert (x == np.arange(2048)).all()
+    _write_thread_ids[1, (4, 4, 64)](x[:4])
+
+
+def test_an_event_is_done_at_once_in_the_simulator():
+    s = cuda.stream()
+    ev = cuda.event()
+    ev.record(s)
+    assert ev.query() is True

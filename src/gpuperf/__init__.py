@@ -38,7 +38,7 @@ if SIMULATOR:
     print(_mode.SIMULATOR_BANNER, file=_sys.stderr)
 
 _TOOLS = {"bench", "records", "plots", "widgets", "exercises", "device", "validate", "assign",
-          "emulator", "headlines"}
+          "emulator", "headlines", "profiling"}
 
 
 def show_device() -> None:

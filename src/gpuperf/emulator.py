@@ -1151,9 +1151,11 @@ def _dim3(v, what) -> Dim3:
     return Dim3(*(v + (1,) * (3 - len(v))))
 
 
-def _param_names(py, n) -> list[str]:
+def _param_names(kernel, n: int = 0) -> list[str]:
+    """The names of a kernel's parameters (of a ``@cuda.jit`` kernel's Python function, or
+    of a plain function), padded to ``n`` with ``arg<i>``; none where they cannot be read."""
     try:
-        names = list(inspect.signature(py).parameters)
+        names = list(inspect.signature(getattr(kernel, "py_func", kernel)).parameters)
     except (TypeError, ValueError):
         names = []
     return (names + [f"arg{i}" for i in range(len(names), n)])[:max(n, len(names))]

@@ -15,11 +15,12 @@ explanation it supports:
 counts them. Both parsers skip the tools' banner lines and the program's own output.
 Captured real output is in ``tests/fixtures/profiling/``.
 
-Two experiments run the tools like any other experiment (``python -m gpuperf.record --only
+Three experiments run the tools like any other experiment (``python -m gpuperf.record --only
 profiling_`` on a GPU with the tools; replayed from the record elsewhere):
 ``profiling_reduce_shared`` (Nsight Compute: shared loads, wavefronts, bank conflicts and time
-of the reduce ladder's first rungs) and ``profiling_racecheck`` (compute-sanitizer's racecheck
-on rungs with and without v4's race).
+of the reduce ladder's first rungs), ``profiling_racecheck`` (compute-sanitizer's racecheck
+on rungs with and without v4's race) and ``profiling_stride`` (Nsight Compute: sectors per
+request and DRAM bytes of chapter 2's strided copy).
 """
 
 from __future__ import annotations
@@ -204,12 +205,68 @@ def _tool_run(cmd, what: str, timeout: float = 300.0) -> str:
     return done.stdout
 
 
-def _program_file(tmp) -> str:
+# The strided copy of chapter 2 (``coalescing_stride``'s kernel and launch), launched twice.
+_STRIDE_PROGRAM = """\
+import sys
+from numba import cuda
+from gpuperf.kernels import coalescing as co
+stride, count = int(sys.argv[1]), int(sys.argv[2])
+src = co._device_data(count * stride)
+dst = cuda.device_array_like(src)
+kernel = co.make_copy_strided(4, "float32")
+grid, block = co.copy_launch(count, version="ilp", ilp=4)
+for _ in range(2):
+    kernel[grid, block](src, dst, count, stride)
+cuda.synchronize()
+"""
+
+# Chapter 2's transposes (``coalescing_transpose``'s kernels), launched twice: the naive one,
+# or a tile of 32 x 32 threads with ``pad`` words of padding per shared row.
+_TRANSPOSE_PROGRAM = """\
+import sys
+from numba import cuda
+from gpuperf.kernels import coalescing as co
+pad, n = int(sys.argv[1]), int(sys.argv[2])
+a = co._device_data(n * n).reshape(n, n)
+out = cuda.device_array((n, n), a.dtype)
+if pad < 0:
+    kernel, grid, block = co.transpose_naive, (n // 32, n // 8), (32, 8)
+else:
+    kernel, grid, block = co.make_transpose(32, 32, pad, True), (n // 32, n // 32), (32, 32)
+for _ in range(2):
+    kernel[grid, block](a, out)
+cuda.synchronize()
+"""
+TRANSPOSE_METRICS = SHARED_METRICS + (
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    "smsp__inst_executed_op_shared_st.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+    "gpu__time_duration.sum",
+)
+# (label, pad): pad -1 is the naive kernel.
+PROFILED_TRANSPOSES = (("naive", -1), ("tiled", 0), ("tiled + padding", 1))
+PROFILED_TRANSPOSE_N = 4096
+
+# Global loads and stores: sectors per request and the DRAM bytes behind them.
+STRIDE_METRICS = (
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+    "dram__bytes_read.sum",
+    "dram__bytes_write.sum",
+    "gpu__time_duration.sum",
+)
+PROFILED_STRIDES = (1, 2, 4, 8, 16, 32)
+
+
+def _program_file(tmp, source: str = _REDUCE_PROGRAM, name: str = "profiled_rung.py") -> str:
     import os
 
-    path = os.path.join(tmp, "profiled_rung.py")
+    path = os.path.join(tmp, name)
     with open(path, "w", encoding="utf-8") as f:
-        f.write(_REDUCE_PROGRAM)
+        f.write(source)
     return path
 
 
@@ -272,3 +329,98 @@ def racecheck_experiment(progress) -> list[dict]:
                          "warnings": found["warnings"], "displayed": found["displayed"]})
     return rows
 
+
+
+@records.experiment(
+    "profiling_stride", chapter="profiling",
+    title="The strided copy under Nsight Compute: sectors per request and DRAM bytes",
+    units={"duration_ns": "ns", "dram_read_bytes": "B", "dram_write_bytes": "B"})
+def stride_experiment(progress) -> list[dict]:
+    """Nsight Compute on chapter 2's strided copy (float32, the ``coalescing_stride`` launch
+    and element count) at each of ``PROFILED_STRIDES``: the sectors each warp's load and
+    store request touched in L1, and the bytes DRAM read and wrote, against the bytes the
+    copy uses. Nsight Compute flushes the caches before the profiled launch."""
+    import sys
+    import tempfile
+
+    from .kernels import coalescing as co
+
+    count, size = co.N_STRIDE, 4
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        program = _program_file(tmp, _STRIDE_PROGRAM, "profiled_stride.py")
+        for stride in PROFILED_STRIDES:
+            progress(f"ncu on the strided copy, stride {stride}")
+            cmd = ncu_command([sys.executable, program, str(stride), str(count)],
+                              kernel="copy_strided", metrics=STRIDE_METRICS, launch_skip=1)
+            got = metrics_by_kernel(parse_ncu_csv(_tool_run(cmd, f"stride {stride}")))
+            m = got.get("copy_strided")
+            if m is None:
+                raise RuntimeError(f"ncu profiled no kernel named copy_strided: it saw "
+                                   f"{sorted(got) or 'none'}.")
+            useful = count * size  # bytes the copy reads (and writes)
+            ld_req = m["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"]
+            st_req = m["l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"]
+            ld = m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"]
+            st = m["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"]
+            rows.append({
+                "stride": stride, "dtype": "float32", "n": count,
+                "load_sectors_per_request": round(ld / ld_req, 3) if ld_req else 0.0,
+                "store_sectors_per_request": round(st / st_req, 3) if st_req else 0.0,
+                "model_sectors_per_request": len(co.warp_access(stride=stride,
+                                                                elem_bytes=size).sectors),
+                "dram_read_bytes": m["dram__bytes_read.sum"],
+                "dram_write_bytes": m["dram__bytes_write.sum"],
+                "dram_read_per_useful": round(m["dram__bytes_read.sum"] / useful, 3),
+                "dram_write_per_useful": round(m["dram__bytes_write.sum"] / useful, 3),
+                "duration_ns": m["gpu__time_duration.sum"],
+            })
+    return rows
+
+
+@records.experiment(
+    "profiling_transpose", chapter="profiling",
+    title="Chapter 2's transposes under Nsight Compute: bank conflicts and store sectors",
+    units={"duration_ns": "ns"})
+def transpose_experiment(progress) -> list[dict]:
+    """Nsight Compute on the naive transpose and the 32 x 32 tiled one without and with a
+    word of padding (a 4096 x 4096 float32 matrix): the wavefronts each shared load and
+    store took (one: no bank conflict), the bank conflicts, and the sectors per global store
+    request (4 when a warp writes 128 contiguous bytes)."""
+    import sys
+    import tempfile
+
+    n = PROFILED_TRANSPOSE_N
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        program = _program_file(tmp, _TRANSPOSE_PROGRAM, "profiled_transpose.py")
+        for label, pad in PROFILED_TRANSPOSES:
+            progress(f"ncu on the transpose: {label}")
+            kernel = "transpose_naive" if pad < 0 else "transpose_tiled"
+            cmd = ncu_command([sys.executable, program, str(pad), str(n)], kernel=kernel,
+                              metrics=TRANSPOSE_METRICS, launch_skip=1)
+            got = metrics_by_kernel(parse_ncu_csv(_tool_run(cmd, f"transpose {label}")))
+            m = got.get(kernel)
+            if m is None:
+                raise RuntimeError(f"ncu profiled no kernel named {kernel}: it saw "
+                                   f"{sorted(got) or 'none'}.")
+
+            def per(numerator, denominator, m=m):
+                return round(m[numerator] / m[denominator], 3) if m[denominator] else 0.0
+
+            rows.append({
+                "version": label, "n": n,
+                "shared_load_wavefronts_per_load": per(
+                    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+                    "smsp__inst_executed_op_shared_ld.sum"),
+                "shared_store_wavefronts_per_store": per(
+                    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+                    "smsp__inst_executed_op_shared_st.sum"),
+                "bank_conflicts": (m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"]
+                                   + m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"]),
+                "store_sectors_per_request": per(
+                    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+                    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
+                "duration_ns": m["gpu__time_duration.sum"],
+            })
+    return rows

@@ -16,7 +16,9 @@ hanging, with a message that names the lanes.
 
 Shared arrays are also filled with garbage (NaN for floats) when they are created,
 because real shared memory starts with whatever the last block left there: a
-kernel that assumes zeros must fail here too.
+kernel that assumes zeros must fail here too. A launch a GPU refuses (a block of more
+than 1024 threads, an empty grid) is refused here too (``LaunchError``), with the rule
+it breaks, where the simulator would run any number of Python threads.
 
 Installed by ``import gpuperf`` in simulator mode only; never on a real GPU.
 """
@@ -250,6 +252,59 @@ def _poisoned_shared_array(self, shape, dtype, alignment=None):
     return res
 
 
+class LaunchError(ValueError):
+    """A launch configuration a GPU refuses (``CUDA_ERROR_INVALID_VALUE`` there)."""
+
+
+# What every GPU the course targets (compute capability 7.5 and newer) accepts in a launch.
+MAX_BLOCK_THREADS = 1024
+MAX_BLOCK_DIM = (1024, 1024, 64)
+MAX_GRID_DIM = (2**31 - 1, 65535, 65535)
+MAX_DYNAMIC_SHARED_BYTES = 48 * 1024  # without opting in to more, which Numba does not do
+
+
+def check_launch(grid_dim, block_dim, dynamic_shared: int = 0) -> None:
+    """Raise ``LaunchError`` for a launch a GPU would refuse: each of ``grid_dim`` and
+    ``block_dim`` is a 3-tuple of integers (as Numba normalizes them)."""
+    for dims, what in ((block_dim, "block"), (grid_dim, "grid")):
+        for axis, size in zip("xyz", dims):
+            if size < 1:
+                raise LaunchError(
+                    f"a launch with {what} size {tuple(dims)} fails on a GPU "
+                    f"(CUDA_ERROR_INVALID_VALUE): every {what} dimension must be at least 1, "
+                    f"and {axis} is {size}. Check the arithmetic that sizes the launch (a "
+                    f"ceiling division of an empty range gives 0).")
+    threads = block_dim[0] * block_dim[1] * block_dim[2]
+    if threads > MAX_BLOCK_THREADS:
+        raise LaunchError(
+            f"a launch with blocks of {threads} threads {tuple(block_dim)} fails on a GPU "
+            f"(CUDA_ERROR_INVALID_VALUE): a block has at most {MAX_BLOCK_THREADS} threads. "
+            f"Launch more blocks (a grid of ceil(n / threads per block)) and index with "
+            f"cuda.grid(1), or loop over the elements with a grid-stride loop.")
+    for dims, limits, what in ((block_dim, MAX_BLOCK_DIM, "block"),
+                               (grid_dim, MAX_GRID_DIM, "grid")):
+        for axis, size, limit in zip("xyz", dims, limits):
+            if size > limit:
+                raise LaunchError(
+                    f"a launch with {what} size {tuple(dims)} fails on a GPU "
+                    f"(CUDA_ERROR_INVALID_VALUE): a {what}'s {axis} dimension is at most "
+                    f"{limit}, not {size}.")
+    if dynamic_shared > MAX_DYNAMIC_SHARED_BYTES:
+        raise LaunchError(
+            f"a launch asking for {dynamic_shared} bytes of dynamic shared memory fails on a "
+            f"GPU: a block gets at most {MAX_DYNAMIC_SHARED_BYTES} bytes without opting in.")
+
+
+def _checked_launches(getitem):
+    """The simulator's ``kernel[grid, block, ...]``, refusing what a GPU refuses."""
+    def patched(kernel, configuration):
+        configured = getitem(kernel, configuration)
+        check_launch(kernel.grid_dim, kernel.block_dim, int(kernel.dynshared_size or 0))
+        return configured
+    patched.__wrapped__ = getitem
+    return patched
+
+
 def install() -> None:
     """Add the warp intrinsics to the simulator's fake ``cuda`` module (once)."""
     global _installed
@@ -262,6 +317,10 @@ def install() -> None:
                ballot_sync, any_sync, all_sync, activemask):
         setattr(fake, fn.__name__, fn)
     kernelapi.FakeCUDAShared.array = _poisoned_shared_array
+    from numba.cuda.simulator import kernel as fake_kernel
+
+    fake_kernel.FakeCUDAKernel.__getitem__ = _checked_launches(
+        fake_kernel.FakeCUDAKernel.__getitem__)
     _install_host_api()
     _installed = True
 
@@ -386,6 +445,12 @@ def _install_host_api() -> None:
     api.default_stream = nc.default_stream = lambda: default
     api.legacy_default_stream = nc.legacy_default_stream = lambda: legacy
     api.per_thread_default_stream = nc.per_thread_default_stream = lambda: per_thread
+    def query(self):
+        """Whether the work recorded before the event is done: in the simulator, always."""
+        return True
+
+    if not hasattr(api.Event, "query"):
+        api.Event.query = query
     devices.FakeCUDAContext.synchronize = synchronize_context
     api.stream.auto_synchronize = auto_synchronize
     api.synchronize = nc.synchronize = synchronize

@@ -1,0 +1,94 @@
+"""Judge the known answers in tests/wrong/ and tests/right/ on this machine (a GPU's, where
+the unit tests only ever see the simulator): each file's checker must reject a wrong answer
+and accept a right one.
+
+    python tools/device/judge.py [chapter ...]      # e.g. streams reduce; default: all
+
+A file names its checker (``CHECKER``, in ``MODULE`` or the chapter's
+``gpuperf.kernels.<chapter>``, with ``KWARGS`` if any); files that do not are skipped (their
+tests call the checker their own way). Prints one line per file and a summary; exits 1 if
+any verdict is wrong.
+"""
+
+import importlib
+import io
+import json
+import os
+import sys
+import time
+from contextlib import redirect_stdout
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+os.environ.setdefault("GPUPERF_MODE", "auto")
+
+from conftest import load_answer  # noqa: E402
+
+ANSWER_NAMES = ("student", "kernel", "make_kernel", "fn")
+
+
+def _checker_module(mod, chapter: str):
+    """The module named by ``MODULE``, else the chapter's, else the first kernels module that
+    has the checker (the histogram exercise of chapter 8 is checked in privatization)."""
+    import pkgutil
+
+    import gpuperf.kernels
+
+    names = [getattr(mod, "MODULE", f"gpuperf.kernels.{chapter}")]
+    names += [f"gpuperf.kernels.{m.name}" for m in pkgutil.iter_modules(gpuperf.kernels.__path__)]
+    for name in names:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError:
+            continue
+        if hasattr(module, mod.CHECKER):
+            return module
+    raise LookupError(f"no module has {mod.CHECKER}")
+
+
+def judge(path: Path, expect: str) -> dict:
+    mod = load_answer(path)
+    if not hasattr(mod, "CHECKER"):
+        return {"file": str(path.relative_to(ROOT)), "verdict": "skipped"}
+    module = _checker_module(mod, path.parent.name)
+    answer = next(getattr(mod, name) for name in ANSWER_NAMES if hasattr(mod, name))
+    out = io.StringIO()
+    t0 = time.perf_counter()
+    with redirect_stdout(out):
+        report = getattr(module, mod.CHECKER)(answer, **getattr(mod, "KWARGS", {}))
+    got = "accept" if report else "reject"
+    return {"file": str(path.relative_to(ROOT)), "expect": expect, "got": got,
+            "verdict": "ok" if got == expect else "WRONG", "s": round(time.perf_counter() - t0, 1),
+            "output": out.getvalue()[-1500:]}
+
+
+def main(chapters):
+    results = []
+    for folder, expect in (("wrong", "reject"), ("right", "accept")):
+        for chapter in sorted(p for p in (ROOT / "tests" / folder).iterdir() if p.is_dir()):
+            if chapters and chapter.name not in chapters:
+                continue
+            for path in sorted(chapter.glob("*.py")):
+                if path.name == "__init__.py":
+                    continue
+                try:
+                    r = judge(path, expect)
+                except Exception as e:  # a checker that raises is a wrong verdict too
+                    r = {"file": str(path.relative_to(ROOT)), "expect": expect,
+                         "verdict": "ERROR", "output": f"{type(e).__name__}: {e}"}
+                results.append(r)
+                print(f"{r['verdict']:8s} {r.get('s', ''):>6} {r['file']}", flush=True)
+    bad = [r for r in results if r["verdict"] in ("WRONG", "ERROR")]
+    for r in bad:
+        print(f"--- {r['file']} (expected {r.get('expect')}):\n{r.get('output', '')}")
+    judged = sum(r["verdict"] != "skipped" for r in results)
+    print(f"{judged - len(bad)} of {judged} judged right; "
+          f"{sum(r['verdict'] == 'skipped' for r in results)} skipped")
+    if os.environ.get("OUT"):
+        Path(os.environ["OUT"], "judge.json").write_text(json.dumps(results, indent=1))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -395,6 +395,7 @@ PIPELINE_REASONS = {
     "tail_dropped": "are NaN",
     "two_buffer_sets": "use the same device bytes",
     "whole_copies": "bytes of device memory were allocated",
+    "one_block_per_chunk": "a block has at most 1024 threads",
 }
 
 

@@ -15,12 +15,14 @@ explanation it supports:
 counts them. Both parsers skip the tools' banner lines and the program's own output.
 Captured real output is in ``tests/fixtures/profiling/``.
 
-Three experiments run the tools like any other experiment (``python -m gpuperf.record --only
-profiling_`` on a GPU with the tools; replayed from the record elsewhere):
-``profiling_reduce_shared`` (Nsight Compute: shared loads, wavefronts, bank conflicts and time
-of the reduce ladder's first rungs), ``profiling_racecheck`` (compute-sanitizer's racecheck
-on rungs with and without v4's race) and ``profiling_stride`` (Nsight Compute: sectors per
-request and DRAM bytes of chapter 2's strided copy).
+The experiments run the tools like any other experiment (``python -m gpuperf.record --only
+profiling_`` on a GPU with the tools; replayed from the record elsewhere), each on the chapter's
+own kernel and launch: ``profiling_stride`` and ``profiling_transpose`` (chapter 2: sectors per
+request, DRAM bytes, bank conflicts), ``profiling_latency`` (chapter 3: DRAM throughput and
+stall reasons as bytes in flight grow), ``profiling_matmul`` (chapters 4 and 5: DRAM bytes
+against the traffic model, shared loads per FMA, occupancy, stall reasons) and
+``profiling_reduce_shared`` (chapter 6: wavefronts and bank conflicts of the first rungs).
+Chapter 6's ``reduce_racecheck`` runs compute-sanitizer and counts with ``parse_racecheck``.
 """
 
 from __future__ import annotations
@@ -166,29 +168,177 @@ def parse_racecheck(text: str) -> dict:
 
 
 # --------------------------------------------------------------------------- experiments
-# The tools run the Python program below in a process of their own: one reduce rung launched
-# twice, the second launch profiled (the first may include loading the module).
+# Each experiment runs a tool on a process of its own: ``python -c`` calling one of the launch
+# functions below by name (``launch_command``). A launch function builds the chapter's data
+# and launches the chapter's kernel twice; Nsight Compute profiles the second launch (the
+# first may include loading the module) and flushes the caches before it.
 
-_REDUCE_PROGRAM = """\
-import sys
-import numpy as np
-from numba import cuda
-from gpuperf.kernels import reduce as red
-version, block, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-x = cuda.to_device(np.random.default_rng(1).random(n, dtype=np.float32))
-for _ in range(2):
-    red.reduce_sum(x, version, block=block)
-cuda.synchronize()
-"""
 
-PROFILED_RUNGS = ("v0", "v1", "v2", "v3")
-PROFILED_N = 2**22
-RACECHECK_CASES = (("v2", 64), ("v4", 64), ("v4.1", 64))
-RACECHECK_N = 2**16
+def _launch_twice(launch) -> None:
+    from numba import cuda
+
+    for _ in range(2):
+        launch()
+    cuda.synchronize()
+
+
+def _reduce_launch(version: str, block: int, n: int) -> None:
+    """Chapter 6: one reduce rung on ``n`` random float32."""
+    import numpy as np
+    from numba import cuda
+
+    from .kernels import reduce as red
+
+    x = cuda.to_device(np.random.default_rng(1).random(n, dtype=np.float32))
+    _launch_twice(lambda: red.reduce_sum(x, version, block=block))
+
+
+def _stride_launch(stride: int, count: int) -> None:
+    """Chapter 2: ``coalescing_stride``'s kernel and launch (float32, 4 elements per thread)."""
+    from numba import cuda
+
+    from .kernels import coalescing as co
+
+    src = co._device_data(count * stride)
+    dst = cuda.device_array_like(src)
+    kernel = co.make_copy_strided(4, "float32")
+    grid, block = co.copy_launch(count, version="ilp", ilp=4)
+    _launch_twice(lambda: kernel[grid, block](src, dst, count, stride))
+
+
+def _transpose_launch(pad: int, n: int) -> None:
+    """Chapter 2: the naive transpose (``pad`` < 0) or the 32 x 32 tiled one with ``pad``
+    words of padding per shared row, on an n x n float32 matrix."""
+    from numba import cuda
+
+    from .kernels import coalescing as co
+
+    a = co._device_data(n * n).reshape(n, n)
+    out = cuda.device_array((n, n), a.dtype)
+    if pad < 0:
+        kernel, grid, block = co.transpose_naive, (n // 32, n // 8), (32, 8)
+    else:
+        kernel, grid, block = co.make_transpose(32, 32, pad, True), (n // 32, n // 32), (32, 32)
+    _launch_twice(lambda: kernel[grid, block](a, out))
+
+
+def _sum_loads_launch(ilp: int, warps_per_sm: int) -> None:
+    """Chapter 3: ``dram_littles_law``'s kernel (``ilp`` independent loads per thread) on a
+    grid that keeps ``warps_per_sm`` warps on every SM, over the experiment's 256 MiB."""
+    import numpy as np
+    from numba import cuda
+
+    from .kernels import dram
+
+    x = cuda.to_device(np.random.default_rng(7).random(dram.STREAM_ELEMENTS, dtype=np.float32))
+    kernel = dram.make_sum_loads(ilp)
+    sms = dram.device.sm_count()
+    partial = cuda.device_array(sms * 64 * dram.WARP, dtype=np.float32)
+    kernel[sms, 32](x, partial, sms * 32)  # compile it: its occupancy sizes the grid
+    blocks, threads, _ = dram._persistent_launch(kernel, warps_per_sm)
+    _launch_twice(lambda: kernel[blocks, threads](x, partial, blocks * threads))
+
+
+def _matmul_variant(version: str, tile: int, factor: int):
+    from .kernels import coarsening as cz
+    from .kernels import matmul as mm
+
+    if version == "tiled":
+        return mm.variant("tiled", tile=tile)
+    if version == "coarsened":
+        return cz.variant("coarsened", tile=tile, factor=factor)
+    return cz.variant(version)
+
+
+def _matmul_launch(version: str, tile: int, factor: int, n: int) -> None:
+    """Chapters 4 and 5: one matmul kernel on n x n float32 operands."""
+    from .kernels import matmul as mm
+
+    v = _matmul_variant(version, tile, factor)
+    A, B, C = mm.device_operands(n, n, n)
+    _launch_twice(lambda: v.launch(A, B, C))
+
+
+def _print_result(got, want) -> None:
+    """For a tool's log: whether the launch computed the right thing (a line the tools ignore)."""
+    import json
+
+    import numpy as np
+
+    err = float(np.max(np.abs(np.asarray(got, np.float64) - want)))
+    print("RESULT " + json.dumps({"max_error": err, "correct": err <= 1e-5 * (
+        1 + float(np.max(np.abs(want))))}), flush=True)
+
+
+def _smooth_launch(racy: int, n: int) -> None:
+    """Chapter "Profiling, sanitizing and debugging": the smoothing kernel, with its barrier
+    missing (``racy``) or not, on ``n`` random float32, launched once."""
+    from numba import cuda
+
+    from . import exercises as ex
+    from .kernels import debugging as dbg
+
+    x = ex.random_array(n, 1)
+    d_out = cuda.device_array(n, x.dtype)
+    kernel = dbg.smooth_racy if racy else dbg.smooth
+    kernel[dbg.smooth_grid(n), dbg.SMOOTH_BLOCK](cuda.to_device(x), d_out)
+    _print_result(d_out.copy_to_host(), dbg.smooth_reference(x))
+
+
+def _copy_unguarded_launch(n: int) -> None:
+    """The copy with no bounds test, on whole blocks of 256 past ``n`` elements."""
+    from numba import cuda
+
+    from . import exercises as ex
+    from .kernels import debugging as dbg
+
+    x = ex.random_array(n, 2)
+    d_out = cuda.device_array(n, x.dtype)
+    dbg.copy_unguarded[-(-n // 256), 256](cuda.to_device(x), d_out)
+    _print_result(d_out.copy_to_host(), x)
+
+
+def _matmul_early_return_launch(n: int) -> None:
+    """Chapter 4's tiled matmul that returns before its barriers (tile 16), n x n x n."""
+    from numba import cuda
+
+    from . import exercises as ex
+    from .kernels import matmul as mm
+
+    A, B = ex.random_array((n, n), 3), ex.random_array((n, n), 4)
+    C = cuda.device_array((n, n), A.dtype)
+    mm.variant("tiled_early_return", tile=16).launch(cuda.to_device(A), cuda.to_device(B), C)
+    _print_result(C.copy_to_host(), mm.reference(A, B))
+
+
+_LAUNCHES = {"reduce": _reduce_launch, "stride": _stride_launch,
+             "transpose": _transpose_launch, "sum_loads": _sum_loads_launch,
+             "matmul": _matmul_launch, "smooth": _smooth_launch,
+             "copy_unguarded": _copy_unguarded_launch,
+             "matmul_early_return": _matmul_early_return_launch}
+
+
+def _launch_from_argv(argv=None) -> None:
+    """The profiled process: ``python -c "...; _launch_from_argv()" NAME ARG ...``."""
+    import sys
+
+    name, *args = sys.argv[1:] if argv is None else argv
+    _LAUNCHES[name](*(int(a) if re.fullmatch(r"-?\d+", a) else a for a in args))
+
+
+def launch_command(name: str, *args) -> list[str]:
+    """The command line of a process that runs launch ``name`` with ``args``."""
+    import sys
+
+    validate.choice(name, "name", tuple(_LAUNCHES))
+    return [sys.executable, "-c",
+            "from gpuperf.profiling import _launch_from_argv; _launch_from_argv()",
+            name, *map(str, args)]
 
 
 def _tool_run(cmd, what: str, timeout: float = 300.0) -> str:
     """Run a tool's command line; its stdout, or RuntimeError with its last words."""
+    import os
     import subprocess
 
     tool = cmd[0]
@@ -197,58 +347,79 @@ def _tool_run(cmd, what: str, timeout: float = 300.0) -> str:
                            f"{tool} (Nsight Compute and compute-sanitizer come with the CUDA "
                            "toolkit, and on Colab's GPU image). Without it the recorded "
                            "result is shown.")
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    if done.returncode != 0 and "RACECHECK SUMMARY" not in done.stdout:
+    # The profiled process imports this package from where this process found it.
+    src = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (src, os.environ.get("PYTHONPATH", "")) if p)}
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    log = os.environ.get("GPUPERF_TOOL_LOG")  # a folder: keep every tool's raw output there
+    if log:
+        os.makedirs(log, exist_ok=True)
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{tool}_{what}")[:120]
+        with open(os.path.join(log, name + ".txt"), "w", encoding="utf-8") as f:
+            f.write(done.stdout + "\n--- stderr ---\n" + done.stderr)
+    if done.returncode != 0 and "SUMMARY" not in done.stdout:
         tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
         raise RuntimeError(f"{tool} failed on {what} (exit {done.returncode}): "
                            + " | ".join(tail))
     return done.stdout
 
 
-# The strided copy of chapter 2 (``coalescing_stride``'s kernel and launch), launched twice.
-_STRIDE_PROGRAM = """\
-import sys
-from numba import cuda
-from gpuperf.kernels import coalescing as co
-stride, count = int(sys.argv[1]), int(sys.argv[2])
-src = co._device_data(count * stride)
-dst = cuda.device_array_like(src)
-kernel = co.make_copy_strided(4, "float32")
-grid, block = co.copy_launch(count, version="ilp", ilp=4)
-for _ in range(2):
-    kernel[grid, block](src, dst, count, stride)
-cuda.synchronize()
-"""
+def profile(name: str, *args, kernel: str, metrics, launch_count: int = 1) -> dict:
+    """Nsight Compute's ``metrics`` for a launch of ``kernel`` in a process that runs launch
+    ``name`` with ``args`` (see ``launch_command``): {metric: value}. The first launch is
+    skipped (it may include loading the module); of the ``launch_count`` launches after it,
+    the longest is kept (a reduction launches the same kernel again on its partial sums)."""
+    launch_count = validate.positive_int(launch_count, "launch_count")
+    cmd = ncu_command(launch_command(name, *args), kernel=kernel, metrics=metrics,
+                      launch_skip=1, launch_count=launch_count)
+    what = " ".join([name, *map(str, args)])
+    rows = [r for r in parse_ncu_csv(_tool_run(cmd, what)) if r["kernel"] == kernel]
+    if not rows:
+        raise RuntimeError(f"ncu profiled no kernel named {kernel} in {what}.")
+    launches: dict = {}
+    for r in rows:
+        launches.setdefault(r["launch"], {})[r["metric"]] = r["value"]
+    return max(launches.values(), key=lambda m: m.get("gpu__time_duration.sum") or 0)
 
-# Chapter 2's transposes (``coalescing_transpose``'s kernels), launched twice: the naive one,
-# or a tile of 32 x 32 threads with ``pad`` words of padding per shared row.
-_TRANSPOSE_PROGRAM = """\
-import sys
-from numba import cuda
-from gpuperf.kernels import coalescing as co
-pad, n = int(sys.argv[1]), int(sys.argv[2])
-a = co._device_data(n * n).reshape(n, n)
-out = cuda.device_array((n, n), a.dtype)
-if pad < 0:
-    kernel, grid, block = co.transpose_naive, (n // 32, n // 8), (32, 8)
-else:
-    kernel, grid, block = co.make_transpose(32, 32, pad, True), (n // 32, n // 32), (32, 32)
-for _ in range(2):
-    kernel[grid, block](a, out)
-cuda.synchronize()
-"""
-TRANSPOSE_METRICS = SHARED_METRICS + (
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
-    "smsp__inst_executed_op_shared_st.sum",
-    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
-    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
-    "gpu__time_duration.sum",
-)
-# (label, pad): pad -1 is the naive kernel.
-PROFILED_TRANSPOSES = (("naive", -1), ("tiled", 0), ("tiled + padding", 1))
-PROFILED_TRANSPOSE_N = 4096
 
-# Global loads and stores: sectors per request and the DRAM bytes behind them.
+def _per(m: dict, numerator: str, denominator: str) -> float | None:
+    """numerator / denominator, or None where there is nothing to divide by (e.g. wavefronts
+    per shared load of a kernel with no shared loads: not 0, which would read as better than 1)."""
+    return round(m[numerator] / m[denominator], 3) if m[denominator] else None
+
+
+PROFILED_RUNGS = ("v0", "v1", "v2", "v3")
+PROFILED_N = 2**22
+
+
+@records.experiment(
+    "profiling_reduce_shared", chapter="profiling",
+    title="Shared-memory bank conflicts of the reduce ladder's first rungs (Nsight Compute)",
+    units={"duration_ns": "ns", "warps_active_pct": "%"})
+def reduce_shared_experiment(progress) -> list[dict]:
+    """Nsight Compute on the first stage of the reduce ladder's first rungs (2^22 float32,
+    blocks of 256): shared loads, the wavefronts they took, bank conflicts, and the time."""
+    rows = []
+    for version in PROFILED_RUNGS:
+        progress(f"ncu on reduce {version} (n = 2^22, block 256)")
+        m = profile("reduce", version, 256, PROFILED_N, kernel=f"reduce_{version.replace('.', '_')}",
+                    metrics=SHARED_METRICS + TIME_METRICS)
+        loads = m["smsp__inst_executed_op_shared_ld.sum"]
+        waves = m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"]
+        rows.append({
+            "version": version, "block": 256, "n": PROFILED_N,
+            "shared_loads": loads, "wavefronts": waves,
+            "wavefronts_per_load": round(waves / loads, 3) if loads else 0.0,
+            "bank_conflicts": m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"],
+            "duration_ns": m["gpu__time_duration.sum"],
+            "warps_active_pct": m["sm__warps_active.avg.pct_of_peak_sustained_active"],
+        })
+    return rows
+
+
+# Global loads and stores: sectors per request and the DRAM bytes behind them. DRAM writes
+# count what reached DRAM during the kernel: lines still dirty in the L2 when it ends are not.
 STRIDE_METRICS = (
     "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
     "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
@@ -261,76 +432,6 @@ STRIDE_METRICS = (
 PROFILED_STRIDES = (1, 2, 4, 8, 16, 32)
 
 
-def _program_file(tmp, source: str = _REDUCE_PROGRAM, name: str = "profiled_rung.py") -> str:
-    import os
-
-    path = os.path.join(tmp, name)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(source)
-    return path
-
-
-@records.experiment(
-    "profiling_reduce_shared", chapter="profiling",
-    title="Shared-memory bank conflicts of the reduce ladder's first rungs (Nsight Compute)",
-    units={"duration_ns": "ns", "warps_active_pct": "%"})
-def reduce_shared_experiment(progress) -> list[dict]:
-    """Nsight Compute on the first stage of the reduce ladder's first rungs (2^22 float32,
-    blocks of 256): shared loads, the wavefronts they took, bank conflicts, and the time."""
-    import sys
-    import tempfile
-
-    rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        program = _program_file(tmp)
-        for version in PROFILED_RUNGS:
-            progress(f"ncu on reduce {version} (n = 2^22, block 256)")
-            kernel = f"reduce_{version.replace('.', '_')}"
-            cmd = ncu_command([sys.executable, program, version, "256", str(PROFILED_N)],
-                              kernel=kernel, metrics=SHARED_METRICS + TIME_METRICS,
-                              launch_skip=1)
-            got = metrics_by_kernel(parse_ncu_csv(_tool_run(cmd, f"reduce {version}")))
-            m = got.get(kernel)
-            if m is None:
-                raise RuntimeError(f"ncu profiled no kernel named {kernel}: it saw "
-                                   f"{sorted(got) or 'none'}.")
-            loads = m["smsp__inst_executed_op_shared_ld.sum"]
-            waves = m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"]
-            rows.append({
-                "version": version, "block": 256, "n": PROFILED_N,
-                "shared_loads": loads, "wavefronts": waves,
-                "wavefronts_per_load": round(waves / loads, 3) if loads else 0.0,
-                "bank_conflicts": m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"],
-                "duration_ns": m["gpu__time_duration.sum"],
-                "warps_active_pct": m["sm__warps_active.avg.pct_of_peak_sustained_active"],
-            })
-    return rows
-
-
-@records.experiment(
-    "profiling_racecheck", chapter="profiling",
-    title="Shared-memory hazards racecheck finds in the reduce rungs (compute-sanitizer)")
-def racecheck_experiment(progress) -> list[dict]:
-    """compute-sanitizer's racecheck on reduce rungs at blocks of 64 (2^16 float32): the
-    hazards it reports in shared memory. v4's last warp runs with no barrier."""
-    import sys
-    import tempfile
-
-    rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        program = _program_file(tmp)
-        for version, block in RACECHECK_CASES:
-            progress(f"racecheck on reduce {version} (block {block})")
-            cmd = ["compute-sanitizer", "--tool", "racecheck", "--print-limit", "3",
-                   sys.executable, program, version, str(block), str(RACECHECK_N)]
-            found = parse_racecheck(_tool_run(cmd, f"reduce {version}"))
-            rows.append({"version": version, "block": block, "n": RACECHECK_N,
-                         "hazards": found["hazards"], "errors": found["errors"],
-                         "warnings": found["warnings"], "displayed": found["displayed"]})
-    return rows
-
-
-
 @records.experiment(
     "profiling_stride", chapter="profiling",
     title="The strided copy under Nsight Compute: sectors per request and DRAM bytes",
@@ -340,42 +441,41 @@ def stride_experiment(progress) -> list[dict]:
     and element count) at each of ``PROFILED_STRIDES``: the sectors each warp's load and
     store request touched in L1, and the bytes DRAM read and wrote, against the bytes the
     copy uses. Nsight Compute flushes the caches before the profiled launch."""
-    import sys
-    import tempfile
-
     from .kernels import coalescing as co
 
     count, size = co.N_STRIDE, 4
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        program = _program_file(tmp, _STRIDE_PROGRAM, "profiled_stride.py")
-        for stride in PROFILED_STRIDES:
-            progress(f"ncu on the strided copy, stride {stride}")
-            cmd = ncu_command([sys.executable, program, str(stride), str(count)],
-                              kernel="copy_strided", metrics=STRIDE_METRICS, launch_skip=1)
-            got = metrics_by_kernel(parse_ncu_csv(_tool_run(cmd, f"stride {stride}")))
-            m = got.get("copy_strided")
-            if m is None:
-                raise RuntimeError(f"ncu profiled no kernel named copy_strided: it saw "
-                                   f"{sorted(got) or 'none'}.")
-            useful = count * size  # bytes the copy reads (and writes)
-            ld_req = m["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"]
-            st_req = m["l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"]
-            ld = m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"]
-            st = m["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"]
-            rows.append({
-                "stride": stride, "dtype": "float32", "n": count,
-                "load_sectors_per_request": round(ld / ld_req, 3) if ld_req else 0.0,
-                "store_sectors_per_request": round(st / st_req, 3) if st_req else 0.0,
-                "model_sectors_per_request": len(co.warp_access(stride=stride,
-                                                                elem_bytes=size).sectors),
-                "dram_read_bytes": m["dram__bytes_read.sum"],
-                "dram_write_bytes": m["dram__bytes_write.sum"],
-                "dram_read_per_useful": round(m["dram__bytes_read.sum"] / useful, 3),
-                "dram_write_per_useful": round(m["dram__bytes_write.sum"] / useful, 3),
-                "duration_ns": m["gpu__time_duration.sum"],
-            })
+    for stride in PROFILED_STRIDES:
+        progress(f"ncu on the strided copy, stride {stride}")
+        m = profile("stride", stride, count, kernel="copy_strided", metrics=STRIDE_METRICS)
+        useful = count * size  # bytes the copy reads (and writes)
+        rows.append({
+            "stride": stride, "dtype": "float32", "n": count,
+            "load_sectors_per_request": _per(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+                                             "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
+            "store_sectors_per_request": _per(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+                                              "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
+            "model_sectors_per_request": len(co.warp_access(stride=stride,
+                                                            elem_bytes=size).sectors),
+            "dram_read_bytes": m["dram__bytes_read.sum"],
+            "dram_write_bytes": m["dram__bytes_write.sum"],
+            "dram_read_per_useful": round(m["dram__bytes_read.sum"] / useful, 3),
+            "dram_write_per_useful": round(m["dram__bytes_write.sum"] / useful, 3),
+            "duration_ns": m["gpu__time_duration.sum"],
+        })
     return rows
+
+
+TRANSPOSE_METRICS = SHARED_METRICS + (
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    "smsp__inst_executed_op_shared_st.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+    "gpu__time_duration.sum",
+)
+# (label, pad): pad -1 is the naive kernel.
+PROFILED_TRANSPOSES = (("naive", -1), ("tiled", 0), ("tiled + padding", 1))
+PROFILED_TRANSPOSE_N = 4096
 
 
 @records.experiment(
@@ -387,40 +487,265 @@ def transpose_experiment(progress) -> list[dict]:
     word of padding (a 4096 x 4096 float32 matrix): the wavefronts each shared load and
     store took (one: no bank conflict), the bank conflicts, and the sectors per global store
     request (4 when a warp writes 128 contiguous bytes)."""
-    import sys
-    import tempfile
-
     n = PROFILED_TRANSPOSE_N
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        program = _program_file(tmp, _TRANSPOSE_PROGRAM, "profiled_transpose.py")
-        for label, pad in PROFILED_TRANSPOSES:
-            progress(f"ncu on the transpose: {label}")
-            kernel = "transpose_naive" if pad < 0 else "transpose_tiled"
-            cmd = ncu_command([sys.executable, program, str(pad), str(n)], kernel=kernel,
-                              metrics=TRANSPOSE_METRICS, launch_skip=1)
-            got = metrics_by_kernel(parse_ncu_csv(_tool_run(cmd, f"transpose {label}")))
-            m = got.get(kernel)
-            if m is None:
-                raise RuntimeError(f"ncu profiled no kernel named {kernel}: it saw "
-                                   f"{sorted(got) or 'none'}.")
-
-            def per(numerator, denominator, m=m):
-                return round(m[numerator] / m[denominator], 3) if m[denominator] else 0.0
-
-            rows.append({
-                "version": label, "n": n,
-                "shared_load_wavefronts_per_load": per(
-                    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
-                    "smsp__inst_executed_op_shared_ld.sum"),
-                "shared_store_wavefronts_per_store": per(
-                    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
-                    "smsp__inst_executed_op_shared_st.sum"),
-                "bank_conflicts": (m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"]
-                                   + m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"]),
-                "store_sectors_per_request": per(
-                    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
-                    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
-                "duration_ns": m["gpu__time_duration.sum"],
-            })
+    for label, pad in PROFILED_TRANSPOSES:
+        progress(f"ncu on the transpose: {label}")
+        kernel = "transpose_naive" if pad < 0 else "transpose_tiled"
+        m = profile("transpose", pad, n, kernel=kernel, metrics=TRANSPOSE_METRICS)
+        rows.append({
+            "version": label, "n": n,
+            "shared_load_wavefronts_per_load": _per(
+                m, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+                "smsp__inst_executed_op_shared_ld.sum"),
+            "shared_store_wavefronts_per_store": _per(
+                m, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+                "smsp__inst_executed_op_shared_st.sum"),
+            "bank_conflicts": (m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"]
+                               + m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"]),
+            "store_sectors_per_request": _per(
+                m, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+                "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
+            "duration_ns": m["gpu__time_duration.sum"],
+        })
     return rows
+
+
+# Why a warp did not issue: the average number of warps stalled for each reason, per issued
+# instruction (Nsight Compute's warp state statistics). Long scoreboard: waiting for a global
+# (or local) load; barrier: at syncthreads; MIO throttle and short scoreboard: the shared-
+# memory pipe's queue and results; math pipe throttle: an execution pipe busy.
+STALL_REASONS = ("long_scoreboard", "barrier", "mio_throttle", "short_scoreboard",
+                 "math_pipe_throttle", "wait", "not_selected")
+STALL_METRICS = tuple(f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio"
+                      for r in STALL_REASONS)
+LOAD_METRICS = STALL_METRICS + (
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "dram__bytes_read.sum",
+    "sm__warps_active.avg.per_cycle_active",
+    "gpu__time_duration.sum",
+)
+# (independent loads per thread, warps per SM): one warp's loads, and a full SM's.
+PROFILED_LOADS = ((1, 8), (1, 64), (4, 64), (16, 64))
+
+
+@records.experiment(
+    "profiling_latency", chapter="profiling",
+    title="Bytes in flight under Nsight Compute: DRAM throughput and what the warps wait for",
+    units={"dram_pct": "% of peak", "dram_gbps": "GB/s", "duration_ns": "ns"})
+def latency_experiment(progress) -> list[dict]:
+    """Nsight Compute on chapter 3's ``dram_littles_law`` kernel (``make_sum_loads``) at a
+    few (loads per thread, warps per SM) points of ``PROFILED_LOADS``: DRAM throughput as a
+    percentage of its peak, the warps resident per SM, and the stall reasons per issued
+    instruction (long scoreboard: waiting for memory)."""
+    rows = []
+    for ilp, warps in PROFILED_LOADS:
+        progress(f"ncu on sum_loads: {ilp} load(s) per thread, {warps} warps per SM")
+        m = profile("sum_loads", ilp, warps, kernel="sum_loads", metrics=LOAD_METRICS)
+        rows.append({
+            "ilp": ilp, "warps_per_sm": warps,
+            "warps_active_per_sm": round(m["sm__warps_active.avg.per_cycle_active"], 2),
+            "dram_pct": round(m["dram__throughput.avg.pct_of_peak_sustained_elapsed"], 1),
+            "dram_gbps": round(m["dram__bytes_read.sum"] / m["gpu__time_duration.sum"], 1),
+            **{f"stall_{r}": round(m[x], 3) for r, x in zip(STALL_REASONS, STALL_METRICS)},
+            "duration_ns": m["gpu__time_duration.sum"],
+        })
+    return rows
+
+
+MATMUL_METRICS = STALL_METRICS + (
+    "dram__bytes_read.sum",
+    "dram__bytes_write.sum",
+    "smsp__inst_executed_op_shared_ld.sum",
+    "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "sm__maximum_warps_per_active_cycle_pct",
+    "launch__registers_per_thread",
+    "launch__occupancy_limit_registers",
+    "launch__occupancy_limit_shared_mem",
+    "gpu__time_duration.sum",
+)
+# (label, version, tile, factor): chapter 4's tiled kernels, chapter 5's coarsened ones and
+# its pipelined register tile (which loads the next tile while it computes on this one).
+PROFILED_MATMULS = (("tiled 16", "tiled", 16, 1), ("tiled 32", "tiled", 32, 1),
+                    ("coarsened 32x2", "coarsened", 32, 2),
+                    ("coarsened 32x4", "coarsened", 32, 4),
+                    ("coarsened 32x8", "coarsened", 32, 8),
+                    ("register tile, pipelined", "regtile_pipelined", 0, 0))
+PROFILED_MATMUL_N = 4096  # 192 MiB of operands and output: almost four times an H100's L2
+
+
+@records.experiment(
+    "profiling_matmul", chapter="profiling",
+    title="The matmul kernels under Nsight Compute: DRAM bytes, shared loads per FMA, "
+          "occupancy and stall reasons",
+    units={"dram_bytes": "B", "model_bytes": "B", "tflops": "TFLOP/s", "duration_ns": "ns",
+           "achieved_occupancy_pct": "%", "theoretical_occupancy_pct": "%"})
+def matmul_experiment(progress) -> list[dict]:
+    """Nsight Compute on chapter 4's tiled matmul (tiles 16 and 32), chapter 5's coarsened
+    one (tile 32, factors 2, 4, 8) and its pipelined register tile, at 4096^3 float32:
+    the bytes DRAM moved against the chapter's traffic model, shared-memory load
+    instructions per FMA instruction, registers, theoretical and achieved occupancy, and
+    the stall reasons per issued instruction."""
+    from .kernels import matmul as mm
+
+    n = PROFILED_MATMUL_N
+    rows = []
+    for label, version, tile, factor in PROFILED_MATMULS:
+        progress(f"ncu on the matmul: {label} (n = {n})")
+        v = _matmul_variant(version, tile, factor)
+        kernel = getattr(v.kernel, "py_func", v.kernel).__name__
+        m = profile("matmul", version, tile, factor, n, kernel=kernel, metrics=MATMUL_METRICS)
+        warp_ffma = m["smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"] / 32
+        rows.append({
+            "version": label, "n": n, "kernel": kernel,
+            "dram_bytes": m["dram__bytes_read.sum"] + m["dram__bytes_write.sum"],
+            "model_bytes": mm.traffic_bytes(v.model, n, n, n, *v.params),
+            "shared_loads_per_fma": round(m["smsp__inst_executed_op_shared_ld.sum"] / warp_ffma, 3)
+            if warp_ffma else 0.0,
+            "registers": m["launch__registers_per_thread"],
+            "theoretical_occupancy_pct": round(m["sm__maximum_warps_per_active_cycle_pct"], 1),
+            "achieved_occupancy_pct": round(
+                m["sm__warps_active.avg.pct_of_peak_sustained_active"], 1),
+            "blocks_limit_registers": m["launch__occupancy_limit_registers"],
+            "blocks_limit_shared": m["launch__occupancy_limit_shared_mem"],
+            **{f"stall_{r}": round(m[x], 3) for r, x in zip(STALL_REASONS, STALL_METRICS)},
+            "tflops": round(2 * n**3 / m["gpu__time_duration.sum"] / 1e3, 2),
+            "duration_ns": m["gpu__time_duration.sum"],
+        })
+    return rows
+
+
+def top_stalls(row: dict, n: int = 2) -> list[tuple[str, float]]:
+    """The ``n`` stall reasons with the most warps stalled per issued instruction in a row of
+    ``profiling_latency`` or ``profiling_matmul``, largest first: [("long scoreboard", 5.1), ...].
+    "Not selected" is left out: such a warp was ready to issue, and another one did."""
+    if not isinstance(row, dict):
+        raise TypeError(f"row must be a dict (one row of a profiling result), not "
+                        f"{type(row).__name__}.")
+    n = validate.positive_int(n, "n", maximum=len(STALL_REASONS))
+    stalls = [(k.removeprefix("stall_").replace("_", " "), float(val)) for k, val in row.items()
+              if k.startswith("stall_") and k != "stall_not_selected"]
+    if not stalls:
+        raise ValueError("row has no stall_ columns: give a row of profiling_latency or "
+                         "profiling_matmul.")
+    return sorted(stalls, key=lambda kv: -kv[1])[:n]
+
+
+# --------------------------------------------------------------------------- compute-sanitizer
+
+SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
+
+
+def parse_sanitizer(text: str) -> dict:
+    """What a ``compute-sanitizer`` run reported: {"errors", "warnings", "first", "correct",
+    "max_error"}. ``first`` is the first problem it printed (None if none); ``correct`` and
+    ``max_error`` come from the program's own ``RESULT`` line (None if it printed none,
+    e.g. because the tool stopped it)."""
+    import json
+
+    text = validate.string(text, "text")
+    race = re.search(r"RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, "
+                     r"(\d+) warnings?\)", text)
+    summary = re.search(r"ERROR SUMMARY: (\d+) errors?", text)
+    if race is None and summary is None:
+        raise ValueError("no ERROR SUMMARY or RACECHECK SUMMARY line in this text: was it "
+                         "compute-sanitizer's output (its stdout), complete?")
+    if race is not None:
+        errors, warnings = int(race.group(2)), int(race.group(3))
+    else:
+        errors, warnings = int(summary.group(1)), 0
+    first = None
+    for line in text.splitlines():
+        body = line.removeprefix("=========").strip()
+        if line.startswith("=========") and re.match(
+                r"(Invalid|Error|Warning|Barrier|Potential|Uninitialized|Race|Divergent)", body):
+            first = re.sub(r"\[abi:.*$", "", body)  # Numba's mangled signature: noise here
+            break
+    result = next((json.loads(line[len("RESULT "):]) for line in text.splitlines()
+                   if line.startswith("RESULT ")), {})
+    return {"errors": errors, "warnings": warnings, "first": first,
+            "correct": result.get("correct"), "max_error": result.get("max_error")}
+
+
+def sanitize(tool: str, name: str, *args) -> dict:
+    """Run launch ``name`` with ``args`` (see ``launch_command``) under ``compute-sanitizer
+    --tool <tool>``: what ``parse_sanitizer`` reads from its output."""
+    validate.choice(tool, "tool", SANITIZER_TOOLS)
+    # API errors are left out: Numba's start-up probes the driver with calls that may fail,
+    # and each would count as an error of the kernel.
+    cmd = ["compute-sanitizer", "--tool", tool, "--print-limit", "5", "--report-api-errors", "no",
+           *launch_command(name, *args)]
+    return parse_sanitizer(_tool_run(cmd, " ".join([tool, name, *map(str, args)])))
+
+
+# --------------------------------------------------------------------------- Speed of Light
+
+# The first section Nsight Compute shows for a kernel: how close it came to the peak of the
+# SM (sm__throughput: the busiest of several SM units, instruction issue and the pipelines
+# among them) and of memory (the busiest of DRAM, L2 and L1), in % of the peak sustained rate
+# over the kernel's time (L1's over the cycles it was active), with the occupancy and the
+# stall reasons beside them.
+SOL_METRICS = STALL_METRICS + (
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "l1tex__throughput.avg.pct_of_peak_sustained_active",
+    "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+    "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "gpu__time_duration.sum",
+)
+
+
+def speed_of_light(metrics: dict) -> dict:
+    """The columns of a Speed-of-Light row from Nsight Compute's ``SOL_METRICS``."""
+    if not isinstance(metrics, dict):
+        raise TypeError(f"metrics must be a dict of Nsight Compute metrics (from profile), not "
+                        f"{type(metrics).__name__}.")
+    missing = [m for m in SOL_METRICS if m not in metrics]
+    if missing:
+        raise ValueError(f"metrics lacks {missing[0]} (and {len(missing) - 1} more): collect "
+                         "profiling.SOL_METRICS.")
+
+    def pct(name):
+        return round(float(metrics[name]), 1)
+
+    return {
+        "sm_pct": pct("sm__throughput.avg.pct_of_peak_sustained_elapsed"),
+        "memory_pct": pct("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"),
+        "dram_pct": pct("dram__throughput.avg.pct_of_peak_sustained_elapsed"),
+        "l1_pct": pct("l1tex__throughput.avg.pct_of_peak_sustained_active"),
+        "l2_pct": pct("lts__throughput.avg.pct_of_peak_sustained_elapsed"),
+        "fma_pct": pct("sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active"),
+        "occupancy_pct": pct("sm__warps_active.avg.pct_of_peak_sustained_active"),
+        **{f"stall_{r}": round(float(metrics[x]), 3) for r, x in zip(STALL_REASONS, STALL_METRICS)},
+        "duration_ns": metrics["gpu__time_duration.sum"],
+    }
+
+
+def try_profile(name: str, *args, kernel: str, metrics, launch_count: int = 1) -> dict | None:
+    """``profile(...)`` where it can run now: on a GPU, with Nsight Compute, with live
+    measurement on (``GPUPERF_LIVE``). Elsewhere, or when the tool fails (e.g. no permission
+    to read the GPU's counters), None, with the reason on stderr."""
+    import sys
+
+    from . import SIMULATOR
+
+    ncu_command(launch_command(name, *args), kernel=kernel, metrics=metrics)  # bad input: now
+    reason = None
+    if SIMULATOR:
+        reason = "no GPU here"
+    elif not records.live_by_default():
+        reason = f"{records.ENV_LIVE}=0 asks for recorded results"
+    elif not available("ncu"):
+        reason = "Nsight Compute (ncu) is not on this machine's PATH"
+    if reason is None:
+        try:
+            return profile(name, *args, kernel=kernel, metrics=metrics,
+                           launch_count=launch_count)
+        except RuntimeError as err:
+            reason = str(err)
+    print(f"gpuperf: no live profile ({reason}); the recorded one is shown instead.",
+          file=sys.stderr)
+    return None

@@ -1258,15 +1258,6 @@ def _remap_launch(kernel, x, w, out):
     kernel[-(-n // REMAP_BLOCK), REMAP_BLOCK](x, w, out)
 
 
-def _param_names(kernel) -> list[str]:
-    import inspect
-
-    try:
-        return list(inspect.signature(getattr(kernel, "py_func", kernel)).parameters)
-    except (TypeError, ValueError):
-        return []
-
-
 def _time_on_gpu(kernel, grid, block, *args) -> float:
     return _time_launch(kernel, grid, block, *args, min_time=0.05).median_ms
 
@@ -1298,7 +1289,7 @@ def check_remap(kernel) -> ex.Report:
                 out = ex.poisoned((rows, cols))
                 _remap_launch(kernel, x, w, out)
                 chk.compare(out, x.astype(np.float64) * w[:, None].astype(np.float64))
-    names = _param_names(kernel)
+    names = emulator._param_names(kernel)
     if len(names) == 3:
         with chk.case("coalescing, traced warp by warp in the emulator (32 x 32)"):
             x, w, out = ex.random_array((32, 32), 3), ex.random_array(32, 4), ex.poisoned((32, 32))
@@ -1397,7 +1388,7 @@ def check_padded_transpose(kernel) -> ex.Report:
                 out = ex.poisoned((cols, rows))
                 _transpose_launch(kernel, a, out)
                 chk.compare(out, a.T.astype(np.float64))
-    names = _param_names(kernel)
+    names = emulator._param_names(kernel)
     if len(names) == 2:
         with chk.case("memory behaviour, traced warp by warp in the emulator (64 x 64)"):
             a, out = ex.random_array((64, 64), 7), ex.poisoned((64, 64))
@@ -1450,8 +1441,8 @@ def check_inplace_transpose(kernel) -> ex.Report:
                 want = a.T.astype(np.float64)
                 _inplace_launch(kernel, a)
                 chk.compare(a, want)
-    if len(_param_names(kernel)) == 1:
-        name = _param_names(kernel)[0]
+    if len(emulator._param_names(kernel)) == 1:
+        name = emulator._param_names(kernel)[0]
         with chk.case("memory behaviour, traced warp by warp in the emulator (64 x 64)"):
             a = ex.random_array((64, 64), 7)
             tr = trace(kernel, (64 // t, 64 // t), (t, EXERCISE_BLOCK_ROWS), a)

@@ -753,8 +753,6 @@ def _check_reuse(chk, make_kernel, tile: int, a_transposed: bool) -> None:
     two tiles of K: a tiled kernel loads each element of its tiles once, 2 * M * N * K /
     tile loads in all; one that reads A and B from global memory in the inner product (the
     naive kernel's 2 * M * N * K) has no reuse, whatever it puts in shared memory."""
-    import inspect
-
     from .. import emulator
 
     if tile < 2:
@@ -762,7 +760,7 @@ def _check_reuse(chk, make_kernel, tile: int, a_transposed: bool) -> None:
     M, N, K = tile, tile, 2 * tile
     with chk.case(f"global loads of A and B, one {tile} x {tile} block over K={K} (emulator)"):
         k = make_kernel(tile)
-        a, b = list(inspect.signature(getattr(k, "py_func", k)).parameters)[:2]
+        a, b = emulator._param_names(k, 2)[:2]
         A = ex.random_array((M, K), 5)
         run = emulator.launch(k, (1, 1), (tile, tile),
                               np.ascontiguousarray(A.T) if a_transposed else A,
@@ -784,14 +782,12 @@ COALESCED_SECTORS = 8  # a warp reading 2 rows of 16 floats: 4 sectors, 8 if mis
 def _check_coalesced_first_operand(chk, make_kernel, tile: int = 16, n: int = 32) -> None:
     """Trace ``make_kernel(tile)`` on n x n matrices in the emulator: the warp requests that
     load its first argument must be coalesced."""
-    import inspect
-
+    from .. import emulator
     from . import coalescing
 
     with chk.case(f"coalesced loads of At ({tile} x {tile} tiles, traced)"):
         k = make_kernel(tile)
-        fn = getattr(k, "py_func", k)
-        name = next(iter(inspect.signature(fn).parameters))
+        name = emulator._param_names(k, 1)[0]
         At = ex.random_array((n, n), 7)
         B = ex.random_array((n, n), 8)
         trace = coalescing.trace(k, (_cdiv(n, tile), _cdiv(n, tile)), (tile, tile), At, B,

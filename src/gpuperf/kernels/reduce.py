@@ -41,7 +41,7 @@ import time
 import numpy as np
 from numba import cuda, float32  # gpuperf/__init__ (our parent) has already chosen the mode
 
-from .. import SIMULATOR, bench, device, simwarp, validate
+from .. import SIMULATOR, bench, device, profiling, simwarp, validate
 from .. import exercises as ex
 from ..records import experiment
 from ..vector import load_float4  # noqa: F401  (16-byte loads for v8; shown in the chapter)
@@ -1334,10 +1334,12 @@ def _racecheck_one(exe: str, version: str, block: int, n: int) -> dict:
                            sys.executable, "-c", script], capture_output=True, text=True,
                           env=env, timeout=600)
     out = proc.stdout + proc.stderr
-    summary = re.search(r"RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, "
-                        r"(\d+) warnings?\)", out)
     result = next((json.loads(line[len("RESULT "):]) for line in out.splitlines()
                    if line.startswith("RESULT ")), None)
+    try:
+        summary = profiling.parse_racecheck(out)
+    except ValueError:
+        summary = None
     if summary is None or result is None:
         tail = "\n".join(out.strip().splitlines()[-8:])
         raise RuntimeError(f"compute-sanitizer on {version} gave no racecheck summary "
@@ -1345,7 +1347,7 @@ def _racecheck_one(exe: str, version: str, block: int, n: int) -> dict:
     kinds = sorted(set(re.findall(r"Potential (\w+) hazard", out)))
     first = re.search(r"(?:Warning|Error): (\(.*?\) )?Potential \w+ hazard[^\n]*", out)
     return {"version": version, "block": block, "n": n,
-            "hazard_errors": int(summary.group(2)), "hazard_warnings": int(summary.group(3)),
+            "hazard_errors": summary["errors"], "hazard_warnings": summary["warnings"],
             "hazard_kinds": ", ".join(kinds) or None,
             "first_hazard": first.group(0).strip() if first else None,
             "result": result["result"], "reference": result["reference"],

@@ -3,7 +3,7 @@ adding every bin (zeros included) atomically."""
 import numpy as np
 from numba import cuda
 
-NOTEBOOK, LABEL = "09_checklist", "ex-checklist-privatize"
+NOTEBOOK, LABEL = "10_checklist", "ex-checklist-privatize"
 
 
 @cuda.jit

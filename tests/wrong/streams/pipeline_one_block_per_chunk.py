@@ -1,15 +1,13 @@
 """Wrong: a bounded pipeline whose own kernel is launched as one block of chunk-size threads
 (threadIdx.x only, no block offset, no grid-stride loop). A block has at most 1024 threads, so
 every chunk longer than that fails to launch on a GPU (the exercise's 2^24 floats in 16 chunks
-are about a million each). The checker's largest chunk under the simulator is 333 elements (the
-simulator now refuses blocks over 1024 threads, as a GPU does); on a GPU the timed case catches
-it. The case that closes it is in tools/device/pending-session10.patch.
-Found by a reviewer playing a student (session 9)."""
+are about a million each). Found by a reviewer playing a student (session 9): the checker's
+chunks were all under 1024 elements and the simulator ran blocks of any size. Now the simulator
+refuses such a launch, as a GPU does, and one case has chunks of 1300."""
 import numpy as np
 from numba import cuda
 
 CHECKER = "check_pipeline"
-EXPECT = "reject"
 
 
 @cuda.jit

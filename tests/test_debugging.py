@@ -1,0 +1,115 @@
+"""Chapter "Profiling, sanitizing and debugging": the planted bugs, what the tools said about
+them (parsed from captured real output), the Speed-of-Light reading and the two checkers."""
+
+from pathlib import Path
+
+import pytest
+from conftest import load_answer
+
+from gpuperf import profiling, records
+from gpuperf.kernels import debugging as dbg
+
+FIXTURES = Path(__file__).parent / "fixtures" / "profiling"
+WRONG = sorted((Path(__file__).parent / "wrong" / "debugging").glob("*.py"))
+RIGHT = sorted(p for p in (Path(__file__).parent / "right" / "debugging").glob("*.py")
+               if p.stem.startswith("smooth_"))
+
+
+def test_the_sanitizer_output_is_read_as_it_was_printed():
+    racy = profiling.parse_sanitizer((FIXTURES / "sanitizer_racecheck_smooth_racy.txt").read_text())
+    assert racy["errors"] == 1 and racy["correct"] is False
+    assert racy["first"].startswith("Error: Race reported") and "abi:" not in racy["first"]
+    fixed = profiling.parse_sanitizer((FIXTURES / "sanitizer_racecheck_smooth.txt").read_text())
+    assert fixed == {"errors": 0, "warnings": 0, "first": None, "correct": True,
+                     "max_error": fixed["max_error"]}
+    oob = profiling.parse_sanitizer(
+        (FIXTURES / "sanitizer_memcheck_copy_unguarded.txt").read_text())
+    assert oob["errors"] == 1024 - 1000 and oob["first"].startswith("Invalid __global__ read")
+    assert oob["correct"] is None  # the launch failed: the program printed no result
+    sync = profiling.parse_sanitizer(
+        (FIXTURES / "sanitizer_synccheck_tiled_early_return.txt").read_text())
+    assert sync["errors"] == 0 and sync["correct"] is False
+    with pytest.raises(ValueError, match="SUMMARY"):
+        profiling.parse_sanitizer("========= COMPUTE-SANITIZER\n")
+
+
+def test_the_recorded_sanitizer_runs_say_what_the_chapter_says():
+    rows = {(r["kernel"], r["tool"]): r for r in records.run("profiling_sanitizer").rows}
+    assert list(rows) == [(k, t) for k, t, *_ in dbg.SANITIZED]
+    assert rows[("smooth_racy", "racecheck")]["errors"] > 0
+    assert rows[("smooth", "racecheck")]["errors"] == 0 and rows[("smooth", "racecheck")]["correct"]
+    unguarded = rows[("copy_unguarded", "memcheck")]
+    assert unguarded["errors"] == -(-unguarded["n"] // 256) * 256 - unguarded["n"]
+    for tool in ("synccheck", "racecheck"):  # silent, and wrong: the tools cannot see it
+        r = rows[("tiled_early_return", tool)]
+        assert r["errors"] == r["warnings"] == 0 and r["correct"] is False
+
+
+def test_the_speed_of_light_reading():
+    sol = records.run("profiling_speed_of_light")
+    assert [r["kernel"] for r in sol.rows] == [k for k, *_ in dbg.SPEED_OF_LIGHT_KERNELS]
+    got = {r["kernel"]: dbg.limiter(r) for r in sol.rows}
+    assert set(got.values()) == set(dbg.LIMITERS)  # every answer occurs in the exercise
+    base = {"sm_pct": 10.0, "memory_pct": 50.0, "dram_pct": 50.0, "l2_pct": 20.0, "l1_pct": 5.0}
+    assert dbg.limiter(base) == "latency"
+    assert dbg.limiter({**base, "sm_pct": 70.0}) == "compute"
+    assert dbg.limiter({**base, "memory_pct": 80.0, "l2_pct": 80.0}) == "l2"
+    assert dbg.limiter({**base, "memory_pct": 61.0, "dram_pct": 61.0}) == "dram"
+    assert dbg.limiter({**base, "memory_pct": 75.0, "l1_pct": 75.0, "sm_pct": 74.0}) == "l1"
+
+
+def test_check_limiters_accepts_the_reading_and_names_what_is_wrong(capsys):
+    sol = records.run("profiling_speed_of_light")
+    right = {r["kernel"]: dbg.limiter(r) for r in sol.rows}
+    assert dbg.check_limiters(right)
+    assert dbg.check_limiters({k: f" {v.upper()} " for k, v in right.items()})
+    for wrong in ({**right, "reduce v1": "l1"},
+                  {k: "dram" for k in right},
+                  {k: v for k, v in right.items() if k != "reduce v8"},
+                  {**right, "the fastest kernel": "dram"},
+                  {**right, "reduce v8": "memory"},
+                  [("reduce v8", "dram")]):
+        assert not dbg.check_limiters(wrong), wrong
+    dbg.check_limiters({**right, "reduce v1": "l1"})
+    assert "the SM (" in capsys.readouterr().out  # says which percentages decide it
+
+
+def test_find_races_sees_the_missing_barrier():
+    found = dbg.find_races(dbg.smooth_racy, 300)
+    assert found and "no cuda.syncthreads()" in found[0] and "tile" in found[0]
+    assert dbg.find_races(dbg.smooth, 300) == []
+
+
+def test_the_smoothing_reference():
+    import numpy as np
+
+    assert np.allclose(dbg.smooth_reference([3.0]), [3.0])
+    assert np.allclose(dbg.smooth_reference([0.0, 3.0, 6.0]), [1.0, 3.0, 5.0])
+    with pytest.raises(ValueError, match="x"):
+        dbg.smooth_reference([])
+
+
+@pytest.mark.parametrize("path", WRONG, ids=[p.stem for p in WRONG])
+def test_check_smooth_rejects_a_wrong_fix(path, capsys):
+    mod = load_answer(path)
+    assert not dbg.check_smooth(mod.kernel), capsys.readouterr().out
+
+
+@pytest.mark.parametrize("path", RIGHT, ids=[p.stem for p in RIGHT])
+def test_check_smooth_accepts_a_right_fix(path, capsys):
+    mod = load_answer(path)
+    assert dbg.check_smooth(mod.kernel), capsys.readouterr().out
+
+
+def test_the_figure_has_its_units_and_source():
+    fig = dbg.plot_speed_of_light(records.run("profiling_speed_of_light"))
+    ax = fig.axes[0]
+    assert "% of peak" in ax.get_xlabel() and "% of peak" in ax.get_ylabel()
+    assert any("H100" in t.get_text() for t in fig.texts)
+
+
+def test_check_limiters_on_the_student_copy_says_not_implemented(capsys):
+    sol = records.run("profiling_speed_of_light")
+    report = dbg.check_limiters({r["kernel"]: None for r in sol.rows})
+    assert not report and "not implemented yet" in capsys.readouterr().out
+    assert not dbg.check_limiters({})

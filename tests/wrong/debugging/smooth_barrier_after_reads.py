@@ -1,0 +1,25 @@
+"""Wrong: a barrier, but after the neighbours' slots are read."""
+import numpy as np  # noqa: F401
+from numba import cuda, float32
+
+from gpuperf.kernels import debugging as dbg
+
+CHECKER = "check_smooth"
+BLOCK, TILE = dbg.SMOOTH_BLOCK, dbg.SMOOTH_TILE
+
+
+@cuda.jit
+def kernel(x, out):
+    tile = cuda.shared.array(TILE, float32)
+    t = cuda.threadIdx.x
+    i = cuda.blockIdx.x * BLOCK + t
+    n = x.size
+    tile[t + 1] = x[min(i, n - 1)]
+    if t == 0:
+        tile[0] = x[max(i - 1, 0)]
+    if t == BLOCK - 1:
+        tile[BLOCK + 1] = x[min(i + 1, n - 1)]
+    s = tile[t] + tile[t + 1] + tile[t + 2]
+    cuda.syncthreads()
+    if i < n:
+        out[i] = s / float32(3.0)

@@ -168,7 +168,8 @@ def test_shipped_summarises_each_result_file(tmp_path):
                          {"notebook": "02_b", "copy": "chapter", "seconds": 41.5, "ok": False},
                          {"notebook": "01_a", "copy": "student", "seconds": 9.0, "ok": True}]}
     (tmp_path / "selfcheck-some-gpu-colab.json").write_text(json.dumps(doc))
-    (tmp_path / "selfcheck-some-gpu.json").write_text(json.dumps({**doc, "versions": {}}))
+    (tmp_path / "selfcheck-some-gpu.json").write_text(json.dumps({**doc, "versions": {},
+                                                                  "measure": False}))
     (tmp_path / "other.json").write_text("{}")
     rows = sc.shipped(tmp_path)
     assert [r["file"] for r in rows] == ["selfcheck-some-gpu.json", "selfcheck-some-gpu-colab.json"]
@@ -176,6 +177,8 @@ def test_shipped_summarises_each_result_file(tmp_path):
     assert colab["environment"].startswith("Colab-like") and colab["date"] == "2026-01-02"
     assert colab["chapter notebooks passed"] == "1 of 2" and colab["student copies passed"] == "1 of 1"
     assert colab["slowest notebook"] == "02_b (chapter): 42 s of 60 s allowed"
+    assert colab["measurements"].startswith("live")
+    assert rows[0]["measurements"].startswith("recorded")  # said, not passed off as live
     assert colab["CUDA toolkit"] == "12.8.93 (pip wheels)" and rows[0]["CUDA toolkit"] == "the machine's own"
 
 
@@ -232,6 +235,22 @@ def test_gpu_seconds_add_up_per_environment_and_copy(tmp_path):
     assert rows[-1]["student copy, Colab-like, X1"] == 0
     with pytest.raises(ValueError, match="does not exist"):
         selfcheck.gpu_seconds(tmp_path / "missing")
+
+
+def test_gpu_seconds_leave_out_a_replay_of_other_notebooks(tmp_path):
+    """A MEASURE = False run of another commit ran other notebooks (renamed, added): its
+    column would put old names beside new ones."""
+    from gpuperf import selfcheck
+
+    def doc(commit, measure=True):
+        return json.dumps({"gpu": "NVIDIA X1", "commit": commit, "measure": measure, "notebooks": [
+            {"notebook": "01_a", "copy": "student", "ok": True, "seconds": 5.0}]})
+
+    (tmp_path / "selfcheck-gpu.json").write_text(doc("new"))
+    (tmp_path / "replay-gpu.json").write_text(doc("old", measure=False))
+    assert not any("MEASURE" in k for k in selfcheck.gpu_seconds(tmp_path)[0])
+    (tmp_path / "replay-gpu.json").write_text(doc("new", measure=False))
+    assert any("MEASURE" in k for k in selfcheck.gpu_seconds(tmp_path)[0])
 
 
 def test_a_t4_estimate_brackets_the_measuring_time(tmp_path):

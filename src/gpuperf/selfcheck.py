@@ -310,6 +310,9 @@ def shipped(folder: Path | None = None) -> list[dict]:
             "date": str(data.get("date") or "")[:10], "commit": data.get("commit"),
             "chapter notebooks passed": passed("chapter"),
             "student copies passed": passed("student"),
+            "measurements": ("recorded (MEASURE = False: kernels and checkers ran on the GPU, "
+                             "experiments were replayed)" if data.get("measure") is False
+                             else "live (every measure-live button pressed)"),
             "slowest notebook": (f"{slow['notebook']} ({slow['copy']}): {slow['seconds']:.0f} s"
                                  + (f" of {budget:.0f} s allowed" if budget else "")) if slow else None,
             **{name: versions.get(name) for name in ("python", "numba", "numba-cuda", "numpy",
@@ -359,9 +362,14 @@ def gpu_seconds(folder: Path | None = None) -> list[dict]:
     """Seconds each notebook took in the shipped self-checks (a student's run top to bottom,
     measurements included): one row per notebook, one column per environment and copy, and a
     last row with the totals. A run made with ``MEASURE = False`` (``GPUPERF_LIVE=0``,
-    shipped as ``replay-<gpu>.json``) adds its own column. For planning a class's GPU time."""
+    shipped as ``replay-<gpu>.json``) adds its own column when it ran the same commit as the
+    shipped self-checks (another commit's notebooks are other notebooks). For planning a
+    class's GPU time."""
     columns, seconds = [], {}
-    for path, data in _shipped_files(folder) + _replay_files(folder):
+    shipped = _shipped_files(folder)
+    commits = {data.get("commit") for _, data in shipped}
+    replays = [(p, d) for p, d in _replay_files(folder) if not shipped or d.get("commit") in commits]
+    for path, data in shipped + replays:
         where = ("Colab-like" if path.stem.endswith("-colab") else "course versions")
         if data.get("measure") is False:
             where += ", MEASURE = False"

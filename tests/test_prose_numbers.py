@@ -30,6 +30,8 @@ UNIT_NUMBER = re.compile(
 # Exact phrases (whitespace-normalized) inside which a unit-bearing number may stay: textbook
 # and model constants, sizes a chapter chooses, thresholds of a method or a checker, and figures
 # of the source articles' own machines, labelled as theirs. Keep it short and specific.
+SOL_LINE = ("Nsight Compute's Speed-of-Light line (its rule: under 60% on both sides, latency), "
+            "a constant of the method")
 ALLOWED = {
     "1 GiB": "2^28 float32 values, the array size the chapters choose; not a measurement",
     "= 16 GB/s": "the textbook's example channel: a 64-bit DDR bus at 1 GHz, worked out",
@@ -51,6 +53,13 @@ ALLOWED = {
     "2^{26} bytes (64 MiB)": "the histogram's input size, chosen by the chapter",
     "The GDN article measured this step at 3x": "the GDN article's own figure, quoted as its own",
     "262,144 floats are 1 MiB": "the step-by-step post's image size (512 x 512 float32), arithmetic",
+    "Memory above 60% and above compute": SOL_LINE,
+    "Compute above 60% and above memory": SOL_LINE,
+    "Both under 60%": SOL_LINE,
+    "(60% is Nsight Compute's own line for this.)": SOL_LINE,
+    "(60% of peak)": SOL_LINE,
+    "both sides under 60%": SOL_LINE,
+    "`gp.debugging.limiter`, 60% of peak": SOL_LINE,
 }
 
 

@@ -12,6 +12,16 @@ import sys
 
 import pytest
 
+# A module whose PTX_TARGETS could not be added when it was written, because the GPU
+# self-check that ships with it ran before: adding them would change src/gpuperf/kernels after
+# its self-check (tests/test_selfcheck.py). Its kernels are compiled from here meanwhile; move
+# the list into the module with its next self-check, and empty this.
+PENDING = {
+    "debugging": [("smooth_racy", "void(float32[::1], float32[::1])"),
+                  ("smooth", "void(float32[::1], float32[::1])"),
+                  ("copy_unguarded", "void(float32[::1], float32[::1])")],
+}
+
 SCRIPT = r"""
 import importlib, json, pkgutil, sys, traceback
 import gpuperf
@@ -29,6 +39,8 @@ for mod in pkgutil.iter_modules(kernels.__path__):
                         "error": f"{type(e).__name__}: {e}"})
         continue
     targets = getattr(m, "PTX_TARGETS", None)
+    if not targets and mod.name in PENDING:
+        targets = [(getattr(m, name), sig) for name, sig in PENDING[mod.name]]
     if not targets:
         results.append({"module": mod.name, "kernel": "<PTX_TARGETS>", "cc": None,
                         "error": "the module defines no PTX_TARGETS"})
@@ -53,7 +65,8 @@ print("PTXJSON" + json.dumps(results))
 def compiled():
     env = {**os.environ, "GPUPERF_MODE": "compile"}
     env.pop("NUMBA_ENABLE_CUDASIM", None)
-    r = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env,
+    script = f"PENDING = {PENDING!r}\n" + SCRIPT
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
                        timeout=1800)
     line = next((ln for ln in r.stdout.splitlines() if ln.startswith("PTXJSON")), None)
     assert line, f"PTX compilation did not run:\n{r.stdout[-2000:]}\n{r.stderr[-4000:]}"

@@ -169,3 +169,14 @@ def test_the_recorded_metrics_back_what_chapters_2_to_5_now_say():
 def test_top_stalls_leaves_out_ready_warps():
     row = {"ilp": 1, "stall_not_selected": 9.0, "stall_barrier": 2.0, "stall_wait": 3.0}
     assert profiling.top_stalls(row) == [("wait", 3.0), ("barrier", 2.0)]
+
+
+def test_the_printed_command_names_no_path_and_the_tools_run_this_python(monkeypatch):
+    import sys
+
+    assert profiling.launch_command("stride", 1, 64)[0] == "python3"  # the book prints it
+    seen = []
+    monkeypatch.setattr(profiling, "_tool_run", lambda cmd, what: seen.append(cmd) or "")
+    with pytest.raises(ValueError):  # no CSV in "": only the command line matters here
+        profiling.profile("stride", 1, 64, kernel="copy_strided", metrics=["m"])
+    assert sys.executable in seen[0] and "python3" not in seen[0]

@@ -326,14 +326,20 @@ def _launch_from_argv(argv=None) -> None:
     _LAUNCHES[name](*(int(a) if re.fullmatch(r"-?\d+", a) else a for a in args))
 
 
-def launch_command(name: str, *args) -> list[str]:
-    """The command line of a process that runs launch ``name`` with ``args``."""
+def launch_command(name: str, *args, python: str = "python3") -> list[str]:
+    """The command line of a process that runs launch ``name`` with ``args``, as one would
+    type it (``python``: the interpreter; the experiments pass ``sys.executable``)."""
+    validate.choice(name, "name", tuple(_LAUNCHES))
+    validate.string(python, "python")
+    return [python, "-c", "from gpuperf.profiling import _launch_from_argv; _launch_from_argv()",
+            name, *map(str, args)]
+
+
+def _python() -> str:
+    """This interpreter: the profiled process must import the same packages."""
     import sys
 
-    validate.choice(name, "name", tuple(_LAUNCHES))
-    return [sys.executable, "-c",
-            "from gpuperf.profiling import _launch_from_argv; _launch_from_argv()",
-            name, *map(str, args)]
+    return sys.executable
 
 
 def _tool_run(cmd, what: str, timeout: float = 300.0) -> str:
@@ -371,8 +377,8 @@ def profile(name: str, *args, kernel: str, metrics, launch_count: int = 1) -> di
     skipped (it may include loading the module); of the ``launch_count`` launches after it,
     the longest is kept (a reduction launches the same kernel again on its partial sums)."""
     launch_count = validate.positive_int(launch_count, "launch_count")
-    cmd = ncu_command(launch_command(name, *args), kernel=kernel, metrics=metrics,
-                      launch_skip=1, launch_count=launch_count)
+    cmd = ncu_command(launch_command(name, *args, python=_python()), kernel=kernel,
+                      metrics=metrics, launch_skip=1, launch_count=launch_count)
     what = " ".join([name, *map(str, args)])
     rows = [r for r in parse_ncu_csv(_tool_run(cmd, what)) if r["kernel"] == kernel]
     if not rows:
@@ -675,7 +681,7 @@ def sanitize(tool: str, name: str, *args) -> dict:
     # API errors are left out: Numba's start-up probes the driver with calls that may fail,
     # and each would count as an error of the kernel.
     cmd = ["compute-sanitizer", "--tool", tool, "--print-limit", "5", "--report-api-errors", "no",
-           *launch_command(name, *args)]
+           *launch_command(name, *args, python=_python())]
     return parse_sanitizer(_tool_run(cmd, " ".join([tool, name, *map(str, args)])))
 
 

@@ -38,6 +38,64 @@ def _uses_a_dict(x):
     x[0] = SETTINGS["block"]
 
 
+class _Config:
+    TILE = 32
+
+
+@cuda.jit
+def _shape_from_a_class(x):
+    tile = cuda.shared.array(_Config.TILE, float32)
+    tile[cuda.threadIdx.x] = x[0]
+
+
+TABLE = np.arange(4, dtype=np.float32)
+BIG_TABLE = np.arange(targets.MAX_CONSTANT_ELEMENTS + 1, dtype=np.float32)
+SCRATCH = np.zeros(4, np.float32)
+
+
+@cuda.jit
+def _reads_a_global_array(x):
+    x[0] = TABLE[1]
+
+
+@cuda.jit
+def _reads_a_big_global_array(x):
+    x[0] = BIG_TABLE[1]
+
+
+@cuda.jit
+def _shape_from_block_and_a_table(x):
+    tile = cuda.shared.array(cuda.blockDim.x, float32)
+    tile[cuda.threadIdx.x] = x[0] * TABLE[1]
+
+
+@cuda.jit
+def _writes_a_global_array(x):
+    SCRATCH[cuda.threadIdx.x] = x[0]
+
+
+@cuda.jit
+def _atomic_into_a_global_array(x):
+    cuda.atomic.max(SCRATCH, 0, x[0])
+
+
+def _plain_helper(a):
+    return a + 1
+
+
+@cuda.jit
+def _calls_a_plain_function(x):
+    x[0] = _plain_helper(x[0])
+
+
+_LAMBDA = lambda a: a + 1  # noqa: E731
+
+
+@cuda.jit
+def _calls_a_lambda(x):
+    x[0] = _LAMBDA(x[0])
+
+
 ARGS = (np.zeros(8, np.float32), np.zeros(8, np.float32), 8)
 
 
@@ -61,10 +119,48 @@ def test_a_kernel_no_gpu_compiles_fails_in_plain_words():
 
 
 def test_what_cannot_be_written_out_is_skipped_with_a_note():
+    # Numba types a global array of any size (it becomes a constant), but the bundle writes
+    # out only small ones: a larger one skips the compile, never fails it.
     chk = ex.Checker("compile")
-    assert targets.check_compiles(chk, _uses_a_dict, (np.zeros(4, np.float32),))
+    assert targets.check_compiles(chk, _reads_a_big_global_array, (np.zeros(4, np.float32),))
     report = chk.report(show=False)
-    assert not report.failed and "SETTINGS is a dict" in report.notes[0]
+    assert not report.failed and "BIG_TABLE is a ndarray" in report.notes[0]
+
+
+def test_a_small_global_array_is_written_out_as_a_constant():
+    # So a kernel that also reads a table is compiled, and its own mistakes are found.
+    assert "TABLE = np.array([0, 1.0" in targets.bundle(_reads_a_global_array).replace(
+        "float('0.0')", "0").replace("float('1.0')", "1.0")
+    assert targets.compile_for_targets(_reads_a_global_array, (np.zeros(4, np.float32),)) == {
+        "7.5": None, "9.0": None}
+    result = targets.compile_for_targets(_shape_from_block_and_a_table, (np.zeros(4, np.float32),))
+    assert all(result.values()) and "shared.array" in result["7.5"]
+
+
+def test_writes_to_a_global_array_and_plain_python_calls_fail():
+    # A global array is a read-only constant on a GPU; a plain Python function cannot be
+    # called from a kernel: each fails the check, whatever the simulator makes of it.
+    for kernel, words in ((_writes_a_global_array, "writes the global array SCRATCH"),
+                          (_atomic_into_a_global_array, "writes the global array SCRATCH"),
+                          (_calls_a_plain_function, "calls _plain_helper, a plain Python"),
+                          (_calls_a_lambda, "calls _LAMBDA, a plain Python")):
+        chk = ex.Checker("compile")
+        assert not targets.check_compiles(chk, kernel, (np.zeros(4, np.float32),))
+        why = chk.report(show=False).failed[0][1]
+        assert words in why and "Atomics exist" not in why, why
+
+
+def test_a_value_no_numba_target_can_type_fails_without_a_compile():
+    # A class (a shared shape read from a class attribute) or a dict: every GPU compiler
+    # refuses the kernel ("Untyped global name"), so the check fails rather than skips.
+    for kernel, name, kind in ((_shape_from_a_class, "_Config", "a class"),
+                               (_uses_a_dict, "SETTINGS", "a dict")):
+        result = targets.compile_for_targets(kernel, (np.zeros(4, np.float32),))
+        assert set(result) == {"7.5", "9.0"} and all(result.values())
+        chk = ex.Checker("compile")
+        assert not targets.check_compiles(chk, kernel, (np.zeros(4, np.float32),))
+        why = chk.report(show=False).failed[0][1]
+        assert f"uses {name}, {kind}" in why and "not Python objects" in why, why
 
 
 def test_argument_types_follow_numbas_typing():

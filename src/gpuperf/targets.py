@@ -39,6 +39,30 @@ class _Unbundlable(ValueError):
     """The kernel refers to something that cannot be written as source."""
 
 
+class _Untypable(ValueError):
+    """The kernel refers to a global or closure value that no Numba target can type (a
+    class, a dict, an instance of a user's class): the real compile fails, whatever the
+    GPU, so this is the answer, not a reason to skip the check."""
+
+
+def _numba_types(value) -> bool:
+    """True if Numba can type ``value`` as a kernel's global or closure constant.
+
+    Asks the CPU target's typing context, which knows every registered function as
+    well as ``typeof``; it accepts at least what the CUDA target does, so a value it
+    refuses is refused on every GPU too."""
+    from numba.core.registry import cpu_target
+
+    try:
+        return cpu_target.typing_context.resolve_value_type(value) is not None
+    except Exception:  # noqa: BLE001  (TypingError, ValueError: cannot be typed)
+        return False
+
+
+def _kind_of(value) -> str:
+    return "a class" if isinstance(value, type) else f"a {type(value).__name__}"
+
+
 # --------------------------------------------------------------------------- arguments
 
 
@@ -118,6 +142,40 @@ def _def_source(py) -> str:
     return "\n".join(src.splitlines()[node.lineno - 1:]) + "\n"
 
 
+MAX_CONSTANT_ELEMENTS = 65536  # a global array up to this size is written into the bundle
+
+
+def _written_names(src: str) -> set:
+    """Names whose elements the function's source stores to: ``name[i] = ...``,
+    ``name[i] += ...``, ``name[i][j] = ...``, or the first argument of an atomic
+    (``cuda.atomic.add(name, ...)``, ``atomic.max(name, ...)``)."""
+    import ast
+
+    def base(node):
+        while isinstance(node, ast.Subscript):
+            node = node.value
+        return node.id if isinstance(node, ast.Name) else None
+
+    out = set()
+    for node in ast.walk(ast.parse(src)):
+        targets = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        for t in targets:
+            for sub in ast.walk(t):
+                if isinstance(sub, ast.Subscript) and base(sub):
+                    out.add(base(sub))
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, (ast.Attribute, ast.Name)) and node.args):
+            owner = node.func.value
+            owner_name = owner.attr if isinstance(owner, ast.Attribute) else owner.id
+            if owner_name == "atomic" and base(node.args[0]):
+                out.add(base(node.args[0]))
+    return out
+
+
 class _Bundle:
     def __init__(self):
         self.lines: list[str] = ["import numpy as np", "import numba",
@@ -171,20 +229,41 @@ class _Bundle:
             raise _Unbundlable(f"{name} is the Numba type {value}")
         if isinstance(value, type) and issubclass(value, np.generic):
             return [f"{name} = np.{value.__name__}"]
+        if isinstance(value, np.ndarray):
+            # Numba freezes a global array into the kernel as a read-only constant: written
+            # out with its values, the compile sees what a GPU's does.
+            if value.dtype.kind not in "biuf" or value.size > MAX_CONSTANT_ELEMENTS:
+                raise _Unbundlable(f"{name} is a ndarray")
+            flat = [v.item() if value.dtype.kind == "f" else int(v) for v in value.ravel()]
+            body = ", ".join(f"float({str(v)!r})" if isinstance(v, float) else str(v)
+                             for v in flat)
+            return [f"{name} = np.array([{body}], dtype=np.{value.dtype.name})"
+                    f".reshape({value.shape!r})"]
+        if isinstance(value, (list, dict, set, frozenset)):
+            raise _Untypable(f"the kernel uses {name}, a {type(value).__name__}, which a kernel "
+                             "cannot hold (use a tuple of numbers, or pass an array)")
         imported = _importable(value)
         if imported:
             return [imported + (f" as {name}" if name != imported.rsplit(" ", 1)[1] else "")]
         py = getattr(value, "py_func", None)
-        if isinstance(py, pytypes.FunctionType) or isinstance(value, pytypes.FunctionType):
+        if isinstance(py, pytypes.FunctionType):
             return self.function(value, name)
+        if isinstance(value, pytypes.FunctionType):
+            # A plain Python function (a def or a lambda, not @cuda.jit(device=True)): a
+            # kernel cannot call it on any GPU ("Untyped global name").
+            raise _Untypable(f"the kernel calls {name}, a plain Python function, which a kernel "
+                             "cannot call (make it a @cuda.jit(device=True) function)")
+        if not _numba_types(value):
+            raise _Untypable(f"the kernel uses {name}, {_kind_of(value)}, which a kernel "
+                             "cannot hold")
         raise _Unbundlable(f"{name} is a {type(value).__name__}")
 
     def function(self, fn, name: str | None = None) -> list[str]:
-        """The source of ``fn`` (a kernel, device function or plain function), after
-        everything it refers to."""
+        """The source of ``fn`` (a kernel or device function), after everything it refers to."""
         py = getattr(fn, "py_func", fn)
         src = _def_source(py)
         cells = dict(zip(py.__code__.co_freevars, py.__closure__ or ()))
+        written = _written_names(src)
         for ref in sorted(_referenced_names(py.__code__) | set(cells)):
             if ref == py.__name__:
                 continue
@@ -199,6 +278,11 @@ class _Bundle:
                 continue  # an attribute name (x.shape), or a builtin
             if ref in vars(builtins) and value is vars(builtins)[ref]:
                 continue
+            if isinstance(value, np.ndarray) and ref in written:
+                raise _Untypable(f"the kernel writes the global array {ref}: on a GPU a global "
+                                 "NumPy array is a read-only constant copy of it (a store does "
+                                 "not compile, an atomic changes only the GPU's copy); pass the "
+                                 "array to the kernel as an argument")
             self.define(ref, value)
         lines = [src]
         if fn is not py:  # a device function the kernel calls (the kernel itself: py_func)
@@ -272,9 +356,11 @@ def _compile_here(kernel, arg_types, ccs) -> dict:
 def compile_for_targets(kernel, args, ccs=TARGETS) -> dict:
     """Compile ``kernel`` for each compute capability in ``ccs`` with the types of ``args``.
 
-    Returns ``{"7.5": None, "9.0": "TypingError: ..."}`` (None: it compiled). Raises
-    :class:`_Unbundlable` where the kernel cannot be written out for a fresh process, and
-    ``RuntimeError`` where the compiler cannot run.
+    Returns ``{"7.5": None, "9.0": "TypingError: ..."}`` (None: it compiled). Under the
+    simulator, a kernel that uses a value no Numba target can type (a class, a dict) gets
+    that answer for every target without a compile; :class:`_Unbundlable` is raised where
+    the kernel cannot be written out for a fresh process, and ``RuntimeError`` where the
+    compiler cannot run.
     """
     import os
     import subprocess
@@ -286,7 +372,10 @@ def compile_for_targets(kernel, args, ccs=TARGETS) -> dict:
     ccs = _check_ccs(ccs)
     if not SIMULATOR:
         return _compile_here(kernel, arg_types, ccs)
-    source = bundle(kernel)
+    try:
+        source = bundle(kernel)
+    except _Untypable as err:
+        return {f"{a}.{b}": f"TypingError: {err}" for a, b in ccs}
     key = (source, json.dumps(arg_types), json.dumps(ccs))
     if key in _CACHE:
         return _CACHE[key]
@@ -337,14 +426,17 @@ def plain_words(message: str) -> str:
     head = head.rstrip(" .:") + "."
     low = message.lower()
     hint = ""
-    if "shared.array" in low or "local.array" in low or "array(shape=" in low:
+    if "read-only constant copy" in low or "plain python function" in low:
+        pass  # the course's own message already says what to do
+    elif "shared.array" in low or "local.array" in low or "array(shape=" in low:
         hint = (" The shape of a cuda.shared.array or cuda.local.array must be known when the "
                 "kernel compiles: a number, or a global or closure constant (a factory's "
                 "argument), never a value computed inside the kernel.")
     elif "atomic" in low:
         hint = (" Atomics exist for 32- and 64-bit integers and floats (not int8 or int16):"
                 " use an int32 or uint32 array for counters.")
-    elif "untyped global name" in low or "cannot determine numba type" in low:
+    elif ("untyped global name" in low or "cannot determine numba type" in low
+          or "which a kernel cannot hold" in low):
         hint = (" A kernel can use numbers, arrays, NumPy and math functions, and other "
                 "@cuda.jit functions; not Python objects, lists or dicts.")
     return head + hint

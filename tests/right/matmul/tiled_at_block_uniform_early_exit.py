@@ -1,6 +1,7 @@
 """Correct: a defensive early exit that the whole block takes together (the block lies outside
 C: every thread of it returns before any barrier, so no barrier is split), then the usual
-guarded, coalesced loads of At's tile, stored turned, and two barriers per tile."""
+guarded, coalesced loads of At's tile, stored turned into a padded tile, and two barriers per
+tile."""
 from numba import cuda, float32
 
 NOTEBOOK, LABEL = "04_tiling", "ex-tiling-tiled"
@@ -8,6 +9,7 @@ NOTEBOOK, LABEL = "04_tiling", "ex-tiling-tiled"
 
 def make_my_tiled_at(tile):
     shape = (tile, tile)
+    turned = (tile, tile + 1)  # padded: the turn writes down columns, one bank each otherwise
 
     @cuda.jit
     def k(At, B, C):
@@ -15,7 +17,7 @@ def make_my_tiled_at(tile):
         N = B.shape[1]
         if cuda.blockIdx.y * tile >= M or cuda.blockIdx.x * tile >= N:
             return  # the whole block is past the edge of C: uniform, no thread waits
-        sA = cuda.shared.array(shape, float32)
+        sA = cuda.shared.array(turned, float32)
         sB = cuda.shared.array(shape, float32)
         tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
         row = cuda.blockIdx.y * tile + ty

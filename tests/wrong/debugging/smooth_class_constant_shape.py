@@ -1,16 +1,13 @@
-"""A hole (issue 14, found by a reviewer playing a student): the shared array's shape is a class
-attribute, which no GPU compiler accepts (Numba: "Untyped global name 'Cfg'"). Under the
-simulator the kernel runs as Python, and the checkers' compile for sm_75 and sm_90 cannot write
-such a global out for the compiler, so it only notes that the kernel was not compiled. On a GPU
-the real launch fails and the checker rejects it."""
+"""Wrong: the shared array's shape is a class attribute, which no GPU compiler accepts (Numba:
+"Untyped global name 'Cfg'"). The simulator runs it as Python; the checker's compile for sm_75
+and sm_90 sees that Numba cannot type the class and rejects it, as a GPU's launch would. (Once a
+hole of issue 14, found by a reviewer playing a student.)"""
 import numpy as np  # noqa: F401
 from numba import cuda, float32
 
 from gpuperf.kernels import debugging as dbg
 
-MODULE = "gpuperf.kernels.debugging"
 CHECKER = "check_smooth"
-EXPECT = "reject"
 BLOCK = dbg.SMOOTH_BLOCK
 
 

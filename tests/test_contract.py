@@ -54,6 +54,13 @@ CHAIN = dr.chase_chain(4)
 REPORT, CLI, ANSWER = "report", "cli", "answer"
 
 
+# A T4's facts (compute capability 7.5, by NVIDIA's specifications) for the occupancy calculator.
+_T4 = {"name": "NVIDIA T4", "compute_capability": (7, 5), "max_threads_per_sm": 1024,
+       "max_threads_per_block": 1024, "registers_per_sm": 65536, "registers_per_block": 65536,
+       "shared_per_sm": 65536, "shared_per_block": 49152, "shared_per_block_optin": 65536,
+       "warp_size": 32}
+
+
 def B(fn, *args, err=ValueError, word="", **kw):  # noqa: N802 - one bad call
     return (lambda: fn(*args, **kw), err, word)
 
@@ -115,6 +122,13 @@ BAD = {
                                              None, None, None, 32, 1024, None, None, None,
                                              False, err=TypeError, word="name")],
     "gpuperf.device:sm_count": [B(device.sm_count, 0, word="default")],
+    "gpuperf.device:occupancy": [B(device.occupancy, 0, 32, 0, _T4, word="threads"),
+                                 B(device.occupancy, 64, 300, 0, _T4, word="registers"),
+                                 B(device.occupancy, 64, 32, -1, _T4, word="shared_bytes"),
+                                 B(device.occupancy, 64, 32, 0, "facts", err=TypeError,
+                                   word="facts_")],
+    "gpuperf.device:show_occupancy": [B(device.show_occupancy, 64, 32, 0, "r", err=TypeError,
+                                        word="res")],
     "gpuperf.device:describe": [B(device.describe, "x", err=TypeError, word="d")],
     "gpuperf.exercises:sizes_around": [B(ex.sizes_around, 0, word="block")],
     "gpuperf.exercises:random_array": [B(ex.random_array, -1, word="shape"),

@@ -262,3 +262,122 @@ def show_facts(*names: str, res=None) -> None:
     _check_res(res)
     _check_names(names, list(_FACT_PHRASES))
     print(describe_facts(*names, res=res))
+
+
+# --------------------------------------------------------------------------- occupancy by hand
+
+# Per compute capability, what the occupancy calculation needs beyond the device's attributes
+# (NVIDIA's CUDA Occupancy Calculator and the CUDA C++ Programming Guide's table of technical
+# specifications): the most resident blocks per SM, and the shared memory the system reserves
+# per block (1 KiB from compute capability 8.0 on). Registers are allocated per warp in units
+# of 256, shared memory per block in units of 128 bytes, on every listed capability.
+MAX_BLOCKS_PER_SM = {(7, 0): 32, (7, 2): 32, (7, 5): 16, (8, 0): 32, (8, 6): 16, (8, 7): 16,
+                     (8, 9): 24, (9, 0): 32, (10, 0): 32, (12, 0): 32}
+REGISTER_UNIT = 256
+SHARED_UNIT = 128
+MAX_REGISTERS_PER_THREAD = 255
+
+
+def _reserved_shared(cc) -> int:
+    return 1024 if tuple(cc) >= (8, 0) else 0
+
+
+def occupancy(threads: int, registers: int, shared_bytes: int = 0, facts_: dict | None = None,
+              ) -> dict:
+    """Resident blocks and warps per SM of a kernel, computed by hand as the hardware allocates.
+
+    ``threads`` per block, ``registers`` per thread (the compiler's count: ``kernel.
+    get_regs_per_thread(sig)`` or ptxas's), ``shared_bytes`` per block (static and dynamic);
+    ``facts_`` the device facts (``gp.device.facts(res)[0]`` for a recorded GPU; this GPU's
+    when None). Each resource allows some blocks per SM, and the smallest wins:
+
+    * threads: ``max_threads_per_sm // threads`` (whole warps: a block of 48 threads takes two);
+    * the per-SM block limit of the compute capability (``MAX_BLOCKS_PER_SM``);
+    * registers: each warp gets ``registers x 32`` rounded up to a multiple of 256, and a block
+      ``warps x`` that, out of ``registers_per_sm``;
+    * shared memory: each block takes ``shared_bytes`` rounded up to 128 bytes, plus the 1 KiB
+      the system reserves per block (compute capability 8.0 on), out of ``shared_per_sm``.
+
+    Returns ``blocks_per_sm``, ``warps_per_sm``, ``occupancy`` (resident warps over the most an
+    SM holds, 0 to 1), ``limiter`` (the resource that set it) and ``limits`` (blocks allowed by
+    each). A block that cannot run at all (too many threads, registers or shared bytes) raises
+    ``ValueError`` saying which.
+    """
+    from . import validate as v
+
+    d = dict(info().as_dict() if facts_ is None else v.mapping(facts_, "facts_"))
+    need = ("compute_capability", "max_threads_per_sm", "registers_per_sm", "shared_per_sm",
+            "warp_size")
+    missing = [k for k in need if d.get(k) is None]
+    if missing:
+        raise ValueError(f"facts_ lacks {', '.join(missing)}: pass a GPU's facts (gp.device."
+                         "facts(res)[0] for a recorded one); the simulator has none.")
+    cc = tuple(d["compute_capability"])
+    if cc not in MAX_BLOCKS_PER_SM:
+        raise ValueError(f"compute capability {cc[0]}.{cc[1]} is not in MAX_BLOCKS_PER_SM "
+                         f"({', '.join(f'{a}.{b}' for a, b in MAX_BLOCKS_PER_SM)}); add its "
+                         "per-SM block limit from NVIDIA's table of technical specifications.")
+    max_block = d.get("max_threads_per_block") or 1024
+    threads = v.positive_int(threads, "threads", maximum=max_block)
+    registers = v.positive_int(registers, "registers", maximum=MAX_REGISTERS_PER_THREAD)
+    shared_bytes = v.positive_int(shared_bytes, "shared_bytes", minimum=0)
+    warp = d["warp_size"]
+    warps = -(-threads // warp)
+    regs_per_warp = -(-registers * warp // REGISTER_UNIT) * REGISTER_UNIT
+    block_regs = warps * regs_per_warp
+    if block_regs > (d.get("registers_per_block") or d["registers_per_sm"]):
+        raise ValueError(f"a block of {threads} threads at {registers} registers each needs "
+                         f"{block_regs:,} registers, more than a block may have: use fewer "
+                         "threads per block or fewer registers (max_registers=).")
+    optin = d.get("shared_per_block_optin") or d.get("shared_per_block") or 48 * 1024
+    if shared_bytes > optin:
+        raise ValueError(f"shared_bytes={shared_bytes:,} is more than a block may use here "
+                         f"({optin:,} bytes with opt-in).")
+    block_shared = -(-shared_bytes // SHARED_UNIT) * SHARED_UNIT + _reserved_shared(cc)
+    max_warps = d["max_threads_per_sm"] // warp
+    limits = {
+        "threads": max_warps // warps,
+        "blocks": MAX_BLOCKS_PER_SM[cc],
+        "registers": d["registers_per_sm"] // block_regs,
+        "shared memory": d["shared_per_sm"] // block_shared if block_shared else None,
+    }
+    allowed = {k: n for k, n in limits.items() if n is not None}
+    limiter = min(allowed, key=lambda k: (allowed[k], list(allowed).index(k)))
+    blocks = allowed[limiter]
+    return {"blocks_per_sm": blocks, "warps_per_sm": blocks * warps,
+            "occupancy": blocks * warps / max_warps, "limiter": limiter, "limits": limits}
+
+
+def show_occupancy(threads: int, registers: int, shared_bytes: int = 0, res=None) -> dict:
+    """Print :func:`occupancy` worked out step by step for the GPU behind ``res`` (see
+    :func:`facts`: a recorded GPU's facts for a replayed result, this GPU's otherwise), and
+    return it."""
+    _check_res(res)
+    d, where = facts(res)
+    o = occupancy(threads, registers, shared_bytes, d)
+    cc = tuple(d["compute_capability"])
+    warp = d["warp_size"]
+    warps = -(-threads // warp)
+    per_warp = -(-registers * warp // REGISTER_UNIT) * REGISTER_UNIT
+    reserved = _reserved_shared(cc)
+    block_shared = -(-shared_bytes // SHARED_UNIT) * SHARED_UNIT + reserved
+    lim = o["limits"]
+    lines = [
+        f"{threads} threads, {registers} registers per thread, {shared_bytes:,} bytes of shared "
+        f"memory per block, on {where}:",
+        f"  threads:   {warps} warps per block; {d['max_threads_per_sm'] // warp} warps per SM "
+        f"-> {lim['threads']} blocks",
+        f"  blocks:    compute capability {cc[0]}.{cc[1]} holds at most {lim['blocks']} blocks "
+        f"per SM",
+        f"  registers: {registers} x {warp} = {registers * warp:,} per warp, {per_warp:,} "
+        f"as a multiple of {REGISTER_UNIT}; x {warps} warps = {warps * per_warp:,} per "
+        f"block; {d['registers_per_sm']:,} per SM -> {lim['registers']} blocks",
+        f"  shared:    {shared_bytes:,} bytes, {block_shared - reserved:,} as a multiple of "
+        f"{SHARED_UNIT}" + (f", + {reserved:,} reserved" if reserved else "")
+        + f" = {block_shared:,} per block; {d['shared_per_sm']:,} per SM -> "
+        + f"{lim['shared memory']} blocks",
+        f"  -> {o['blocks_per_sm']} blocks ({o['limiter']} set it), {o['warps_per_sm']} warps "
+        f"per SM, occupancy {100 * o['occupancy']:.1f}%",
+    ]
+    print("\n".join(lines))
+    return o

@@ -299,9 +299,10 @@ def occupancy(threads: int, registers: int, shared_bytes: int = 0, facts_: dict 
       the system reserves per block (compute capability 8.0 on), out of ``shared_per_sm``.
 
     Returns ``blocks_per_sm``, ``warps_per_sm``, ``occupancy`` (resident warps over the most an
-    SM holds, 0 to 1), ``limiter`` (the resource that set it) and ``limits`` (blocks allowed by
-    each). A block that cannot run at all (too many threads, registers or shared bytes) raises
-    ``ValueError`` saying which.
+    SM holds, 0 to 1), ``limiter`` (the resource that set it), ``limits`` (blocks allowed by
+    each), and what they come from: ``warps_per_block``, ``registers_per_warp`` (rounded) and
+    ``shared_per_block`` (rounded, reserved KiB included). A block that cannot run at all (too
+    many threads, registers or shared bytes) raises ``ValueError`` saying which.
     """
     from . import validate as v
 
@@ -342,10 +343,13 @@ def occupancy(threads: int, registers: int, shared_bytes: int = 0, facts_: dict 
         "shared memory": d["shared_per_sm"] // block_shared if block_shared else None,
     }
     allowed = {k: n for k, n in limits.items() if n is not None}
-    limiter = min(allowed, key=lambda k: (allowed[k], list(allowed).index(k)))
+    limiter = min(allowed, key=allowed.get)  # the first of equals: threads before blocks, ...
     blocks = allowed[limiter]
     return {"blocks_per_sm": blocks, "warps_per_sm": blocks * warps,
-            "occupancy": blocks * warps / max_warps, "limiter": limiter, "limits": limits}
+            "occupancy": blocks * warps / max_warps, "limiter": limiter, "limits": limits,
+            # what each resource's limit was computed from (show_occupancy prints them)
+            "warps_per_block": warps, "registers_per_warp": regs_per_warp,
+            "shared_per_block": block_shared}
 
 
 def show_occupancy(threads: int, registers: int, shared_bytes: int = 0, res=None) -> dict:
@@ -357,10 +361,8 @@ def show_occupancy(threads: int, registers: int, shared_bytes: int = 0, res=None
     o = occupancy(threads, registers, shared_bytes, d)
     cc = tuple(d["compute_capability"])
     warp = d["warp_size"]
-    warps = -(-threads // warp)
-    per_warp = -(-registers * warp // REGISTER_UNIT) * REGISTER_UNIT
-    reserved = _reserved_shared(cc)
-    block_shared = -(-shared_bytes // SHARED_UNIT) * SHARED_UNIT + reserved
+    warps, per_warp = o["warps_per_block"], o["registers_per_warp"]
+    reserved, block_shared = _reserved_shared(cc), o["shared_per_block"]
     lim = o["limits"]
     lines = [
         f"{threads} threads, {registers} registers per thread, {shared_bytes:,} bytes of shared "

@@ -54,13 +54,6 @@ CHAIN = dr.chase_chain(4)
 REPORT, CLI, ANSWER = "report", "cli", "answer"
 
 
-# A T4's facts (compute capability 7.5, by NVIDIA's specifications) for the occupancy calculator.
-_T4 = {"name": "NVIDIA T4", "compute_capability": (7, 5), "max_threads_per_sm": 1024,
-       "max_threads_per_block": 1024, "registers_per_sm": 65536, "registers_per_block": 65536,
-       "shared_per_sm": 65536, "shared_per_block": 49152, "shared_per_block_optin": 65536,
-       "warp_size": 32}
-
-
 def B(fn, *args, err=ValueError, word="", **kw):  # noqa: N802 - one bad call
     return (lambda: fn(*args, **kw), err, word)
 
@@ -122,9 +115,11 @@ BAD = {
                                              None, None, None, 32, 1024, None, None, None,
                                              False, err=TypeError, word="name")],
     "gpuperf.device:sm_count": [B(device.sm_count, 0, word="default")],
-    "gpuperf.device:occupancy": [B(device.occupancy, 0, 32, 0, _T4, word="threads"),
-                                 B(device.occupancy, 64, 300, 0, _T4, word="registers"),
-                                 B(device.occupancy, 64, 32, -1, _T4, word="shared_bytes"),
+    "gpuperf.device:occupancy": [B(device.occupancy, 0, 32, 0, dr.T4_SPEC_FACTS, word="threads"),
+                                 B(device.occupancy, 64, 300, 0, dr.T4_SPEC_FACTS,
+                                   word="registers"),
+                                 B(device.occupancy, 64, 32, -1, dr.T4_SPEC_FACTS,
+                                   word="shared_bytes"),
                                  B(device.occupancy, 64, 32, 0, "facts", err=TypeError,
                                    word="facts_")],
     "gpuperf.device:show_occupancy": [B(device.show_occupancy, 64, 32, 0, "r", err=TypeError,
@@ -481,6 +476,8 @@ BAD = {
                                                     word="function")],
     "gpuperf.kernels.dram:check_loads_needed": [rep(dr.check_loads_needed, 5,
                                                     word="function")],
+    "gpuperf.kernels.dram:check_blocks_per_sm": [rep(dr.check_blocks_per_sm, 5,
+                                                     word="function")],
     "gpuperf.kernels.dram:verify_prediction": [B(dr.verify_prediction, 1000, 8, word="loads"),
                                                B(dr.verify_prediction, 1, 8, res="r",
                                                  err=TypeError, word="res")],
@@ -548,6 +545,11 @@ BAD = {
                                                       word="threads")],
     # ------------------------------------------------------------------ matmul
     "gpuperf.kernels.matmul:make_tiled_article": [B(mm.make_tiled_article, 0, word="tile")],
+    "gpuperf.kernels.matmul:warp_threads": [B(mm.warp_threads, (64, 32), word="1024"),
+                                            B(mm.warp_threads, "ab", err=TypeError, word="block")],
+    "gpuperf.kernels.matmul:warp_sectors": [B(mm.warp_sectors, (16, 16), 0, word="n")],
+    "gpuperf.kernels.matmul:show_warp_sectors": [B(mm.show_warp_sectors, (16, 16), 0,
+                                                   word="n")],
     "gpuperf.kernels.matmul:make_tiled_early_return": [B(mm.make_tiled_early_return, 33,
                                                          word="tile")],
     "gpuperf.kernels.matmul:make_tiled": [B(mm.make_tiled, 33, word="tile")],
@@ -607,6 +609,15 @@ BAD = {
     "gpuperf.kernels.reduce:reduce_sum": [B(rd.reduce_sum, X, "v9", word="v9"),
                                           B(rd.reduce_sum, X, "v2", block=100, word="block")],
     "gpuperf.kernels.reduce:plan": [B(rd.plan, "v2", 0, word="n")],
+    "gpuperf.kernels.reduce:tree_sum_f32": [B(rd.tree_sum_f32, [1.0, 2.0], 3, word="block"),
+                                            B(rd.tree_sum_f32, [], word="empty")],
+    "gpuperf.kernels.reduce:sequential_sum_f32": [B(rd.sequential_sum_f32, [], word="empty")],
+    "gpuperf.kernels.reduce:summation_errors": [B(rd.summation_errors, [0], word="sizes"),
+                                                B(rd.summation_errors, seed=-1, word="seed")],
+    "gpuperf.kernels.reduce:plot_summation_errors": [B(rd.plot_summation_errors, [{"n": 1}],
+                                                       err=TypeError, word="rows")],
+    "gpuperf.kernels.reduce:show_order_effects": [B(rd.show_order_effects, "r", err=TypeError,
+                                                    word="res")],
     "gpuperf.kernels.reduce:Plan.__init__": [B(rd.Plan, "v2", 100, 100, None, None,
                                                word="block")],
     "gpuperf.kernels.reduce:Plan.__call__": [lazy(lambda p: p(X), lambda: rd.plan("v2", 100),
@@ -679,6 +690,12 @@ BAD = {
     "gpuperf.kernels.streams:timeline_spans": [lazy(st.timeline_spans,
                                                     _rec("streams_timeline"), "nope", "x",
                                                     word="work")],
+    "gpuperf.kernels.streams:busy_ms": [lazy(st.busy_ms, _rec("streams_timeline"), "nope", "x",
+                                             word="work")],
+    "gpuperf.kernels.streams:article_summary": [B(st.article_summary, "a", "b", err=TypeError,
+                                                  word="res")],
+    "gpuperf.kernels.streams:show_article_summary": [B(st.show_article_summary, "a", "b",
+                                                       err=TypeError, word="res")],
     "gpuperf.kernels.streams:plot_timeline": [lazy(st.plot_timeline, _rec("streams_timeline"),
                                                    "nope", word="work")],
     "gpuperf.kernels.streams:plot_default_stream": [B(st.plot_default_stream, R,

@@ -56,11 +56,16 @@ def test_the_speed_of_light_reading():
     assert dbg.limiter({**base, "memory_pct": 80.0, "l2_pct": 80.0}) == "l2"
     assert dbg.limiter({**base, "memory_pct": 61.0, "dram_pct": 61.0}) == "dram"
     assert dbg.limiter({**base, "memory_pct": 75.0, "l1_pct": 75.0, "sm_pct": 74.0}) == "l1"
+    dbg._forget_limiter_calls()
 
 
 def test_check_limiters_accepts_the_reading_and_names_what_is_wrong(capsys):
     sol = records.run("profiling_speed_of_light")
     right = {r["kernel"]: dbg.limiter(r) for r in sol.rows}
+    # an answer made with the course's own reading is refused, whatever it says
+    assert not dbg.check_limiters(right)
+    assert "course's own answer" in capsys.readouterr().out
+    dbg._forget_limiter_calls()
     assert dbg.check_limiters(right)
     assert dbg.check_limiters({k: f" {v.upper()} " for k, v in right.items()})
     for wrong in ({**right, "reduce v1": "l1"},

@@ -181,3 +181,35 @@ def test_preflight_runs_a_second_interleaving():
         assert (not chk.report_.failed) == passes, (kernel, chk.report_.failed)
         if not passes:
             assert "out came out different" in chk.report_.failed[0][1]
+
+
+def test_uses_sees_intrinsics_imported_by_name_on_the_real_target():
+    # On a GPU, `from numba.cuda import syncthreads` binds numba.cuda.intrinsics.syncthreads;
+    # the source checks must still see "numba.cuda:syncthreads" (found by a reviewer). The
+    # simulator cannot import these names, so the real target runs in a process of its own.
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent("""
+        import os
+        os.environ["GPUPERF_MODE"] = "compile"; os.environ["NUMBA_ENABLE_CUDASIM"] = "0"
+        import gpuperf  # noqa: F401
+        from numba import cuda
+        from numba.cuda import syncthreads, shfl_down_sync, atomic, shared
+        from gpuperf import exercises as ex
+
+        def k(x):
+            s = shared.array(4, "float32")
+            syncthreads()
+            atomic.add(x, 0, shfl_down_sync(0xFFFFFFFF, x[0], 1) + s[0])
+
+        kk = cuda.jit(k)
+        names = ("numba.cuda:syncthreads", "numba.cuda:shfl_down_sync", "numba.cuda:atomic.add",
+                 "numba.cuda:shared.array")
+        print(all(ex.uses(kk, n) for n in names), ex.uses(kk, "numba.cuda:local.array"))
+    """)
+    env = {k: v for k, v in __import__("os").environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert done.stdout.strip().splitlines()[-1] == "True None", done.stdout + done.stderr

@@ -196,3 +196,25 @@ def test_untouched_stubs_get_one_line_not_a_traceback(capsys):
         assert not report
         assert len(report.failed) == 1
         assert "not implemented yet" in report.failed[0][1]
+
+
+def test_a_16_by_16_block_puts_two_rows_of_16_threads_in_a_warp():
+    assert mm.warp_threads((16, 16)) == [(x, y) for y in (0, 1) for x in range(16)]
+    assert mm.warp_threads((32, 8), warp=3) == [(x, 3) for x in range(32)]
+    assert mm.warp_threads((8, 2)) == [(x, y) for y in (0, 1) for x in range(8)]  # a partial warp
+    with pytest.raises(ValueError, match="1024"):
+        mm.warp_threads((64, 32))
+    with pytest.raises(ValueError, match="warp"):
+        mm.warp_threads((16, 16), warp=8)
+
+
+def test_traced_sectors_of_the_naive_mappings():
+    # (16, 16) blocks: a warp spans 16 rows and 2 columns (row from x) or 2 rows and 16
+    # columns (col from x): 16 + 1 sectors per k against 2 + 2, about 4 to 1, not 32 to 1.
+    rows = {(r["kernel"], r["array"], r["kind"]): r["sectors_per_request"]
+            for r in mm.warp_sectors((16, 16), n=32)}
+    assert rows[("naive_row_x", "A", "load")] == 16 and rows[("naive_row_x", "B", "load")] == 1
+    assert rows[("naive_col_x", "A", "load")] == 2 and rows[("naive_col_x", "B", "load")] == 2
+    assert rows[("naive_row_x", "C", "store")] == 16 and rows[("naive_col_x", "C", "store")] == 4
+    with pytest.raises(ValueError, match="n"):
+        mm.warp_sectors((16, 16), n=0)

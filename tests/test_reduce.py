@@ -10,6 +10,7 @@ from numba import cuda
 
 import gpuperf as gp
 from gpuperf import exercises as ex
+from gpuperf import records
 
 red = gp.reduce
 SIZES = [1, 31, 32, 33, 255, 256, 257, 1000, 3 * 256 + 7]
@@ -247,3 +248,51 @@ def test_show_rung_prints_the_recorded_rung():
     assert f"{prev['ms'] / r['ms']:.2f}x the previous rung" in text
     assert f"{red.STUDY_NOTES_V100['v2'][1]:,.0f} GB/s" in text
     assert "previous rung" not in red.show_rung(res, "v0")
+
+
+def test_tree_and_sequential_sums_follow_their_order():
+    x = np.array([1.0, 2.0**-24, 2.0**-24, 2.0**-24], np.float32)
+    # one after another, each tiny value is lost against 1; the tree adds the tiny ones first
+    assert red.sequential_sum_f32(x) == 1.0
+    assert red.tree_sum_f32(x, block=4) == pytest.approx(1.0 + 2.0**-23, abs=0)
+    rng = np.random.default_rng(3)
+    y = rng.random(1000, dtype=np.float32)
+    # a tree of blocks of 4, by hand: pairs (t, t + 2), then (0, 1), per block; then the partials
+    pad = np.concatenate([y, np.zeros(-y.size % 4, np.float32)]).reshape(-1, 4)
+    partial = (pad[:, :2] + pad[:, 2:4])
+    partial = partial[:, 0] + partial[:, 1]
+    assert red.tree_sum_f32(y, block=4) == red.tree_sum_f32(partial, block=4)
+    with pytest.raises(ValueError, match="empty"):
+        red.tree_sum_f32([])
+    with pytest.raises(ValueError, match="empty"):
+        red.sequential_sum_f32([])
+    with pytest.raises(ValueError, match="power of two"):
+        red.tree_sum_f32(x, block=6)
+
+
+def test_summation_errors_the_tree_beats_one_after_another():
+    rows = red.summation_errors((2**8, 2**16), seed=1)
+    assert [(r["n"], r["order"]) for r in rows] == [
+        (256, "sequential"), (256, "tree of 256"), (65536, "sequential"), (65536, "tree of 256")]
+    for r in rows:
+        assert 0 <= r["rel_error"] <= r["bound"]
+    big = {r["order"]: r["rel_error"] for r in rows if r["n"] == 2**16}
+    assert big["tree of 256"] * 10 < big["sequential"]
+    with pytest.raises(ValueError, match="sizes"):
+        red.summation_errors([0])
+    fig = red.plot_summation_errors(rows)
+    assert fig.axes[0].get_xlabel() == "elements summed"
+    with pytest.raises(TypeError, match="rows"):
+        red.plot_summation_errors([{"n": 1}])
+
+
+@pytest.mark.parametrize("path", records.available(), ids=lambda p: p.stem)
+def test_the_recorded_order_effects_the_chapter_prints(path, capsys):
+    # What the chapter says of the prologue's errors: one thread and grid-wide atomics err far
+    # more than the tree (v8), and the atomics' errors differ between GPUs on the same inputs.
+    res = records.recorded("reduce_prologue", path=path)
+    for n in res.values("n"):
+        v8 = res.one(version="v8", n=n)["rel_error"]
+        assert res.one(version="grid-atomic", n=n)["rel_error"] > 10 * v8
+    text = red.show_order_effects(res)
+    assert "v8, n = " in text or len(records.available()) == 1

@@ -578,3 +578,74 @@ def test_timeline_figure_keeps_its_suptitle_for_tight_layout():
     assert fig._suptitle is not None and fig._suptitle in fig.texts
     assert sum(t is not fig._suptitle for t in fig.texts) == 1  # one source label
     plt.close(fig)
+
+
+def _timeline(spans):
+    rows = [{"case": "c", "work": "w", "iters": 0, "schedule": "measured", "host": "pinned",
+             "n_streams": 2, "n_chunks": len(spans), "stream": s, "kind": k, "start_ms": a,
+             "end_ms": b, "label": k, "chunk": i} for i, (s, k, a, b) in enumerate(spans)]
+    return records.Result("streams_timeline", rows, {"gpu": "test"}, "recorded")
+
+
+def test_busy_ms_counts_overlapping_spans_once():
+    res = _timeline([(0, "kernel", 0.0, 2.0), (1, "kernel", 1.0, 3.0), (0, "kernel", 5.0, 6.0),
+                     (1, "h2d", 0.0, 10.0), (1, "kernel", 5.5, 5.75)])
+    assert streams.busy_ms(res, "w", "c") == pytest.approx(4.0)
+    assert streams.busy_ms(res, "w", "c", "h2d") == pytest.approx(10.0)
+    assert streams.busy_ms(res, "w", "c", "d2h") == 0.0
+    with pytest.raises(ValueError, match="kind"):
+        streams.busy_ms(res, "w", "c", "copy")
+
+
+@pytest.mark.parametrize("path", records.available(), ids=lambda p: p.stem)
+def test_recorded_pipelined_kernels_overlap_and_beat_the_one_at_a_time_model(path):
+    # What the chapter says of every shipped record: the compute-bound pipeline beats the ideal
+    # built from its stage times, and its kernels were in flight for less time in all than one
+    # at a time (their spans overlap).
+    tl = records.recorded("streams_timeline", path=path)
+    pipe = records.recorded("streams_pipeline", path=path)
+    work = next(w for w in tl.values("work") if w.startswith("compute"))
+    assert max(r["pct_of_ideal"] for r in pipe.select(work=work)) > 100
+    spans = [s for s in streams.timeline_spans(tl, work, "pipelined") if s["kind"] == "kernel"]
+    assert sum(s["end_ms"] - s["start_ms"] for s in spans) > streams.busy_ms(tl, work, "pipelined")
+    assert streams.busy_ms(tl, work, "pipelined") < streams.busy_ms(tl, work, "one stream, chunked")
+
+
+@pytest.mark.parametrize("path", records.available(), ids=lambda p: p.stem)
+def test_article_summary_reads_the_records(path, capsys):
+    article = records.recorded("streams_article", path=path)
+    bw = records.recorded("streams_host_bandwidth", path=path)
+    s = streams.article_summary(article, bw)
+    assert s["context_ms"] > 0 and s["new_process_ms"] > s["warm_first_call_ms"]
+    # the estimate: 2 x 4 bytes in and 8 out per element at the pinned bandwidths
+    big = max(bw.values("mib"))
+    rate = {d: bw.one(memory="pinned", direction=d, mib=big)["gbps"] for d in ("h2d", "d2h")}
+    want = (8 * streams.ARTICLE_N / rate["h2d"] + 8 * streams.ARTICLE_N / rate["d2h"]) / 1e6
+    assert s["serial_pinned_estimate_ms"] == pytest.approx(want)
+    # pinned memory gives most of the fixed program's gain over the article's five streams
+    assert s["five_events_ms"] / s["serial_pinned_estimate_ms"] > 5
+    streams.show_article_summary(article, bw)
+    out = capsys.readouterr().out
+    assert f"{s['context_ms']:.0f} ms" in out and f"{s['fixed_pinned_ms']:.2f} ms" in out
+
+
+def test_article_summary_refuses_results_of_two_gpus():
+    article = records.recorded("streams_article")
+    bw = records.recorded("streams_host_bandwidth")
+    other = records.Result(bw.name, bw.rows, {**bw.meta, "gpu": "another GPU"}, "recorded")
+    with pytest.raises(ValueError, match="different GPUs"):
+        streams.article_summary(article, other)
+    with pytest.raises(ValueError, match="expected one row"):
+        streams.article_summary(records.Result(article.name, article.rows[:1], article.meta,
+                                               "recorded"), bw)
+
+
+def test_article_summary_without_the_new_process_run(capsys):
+    # A live run whose new-process script failed has no such row; the summary says so.
+    article = records.recorded("streams_article")
+    rows = [r for r in article.rows if not r["timing"].startswith("wall clock, new process")]
+    short = records.Result(article.name, rows, article.meta, "recorded")
+    bw = records.recorded("streams_host_bandwidth")
+    assert streams.article_summary(short, bw)["context_ms"] is None
+    streams.show_article_summary(short, bw)
+    assert "missing from this result" in capsys.readouterr().out

@@ -831,12 +831,43 @@ _LOADS = {"LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_CLASSDEREF", "LOAD_FRO
 _ATTRS = {"LOAD_ATTR", "LOAD_METHOD"}
 
 
+def _cuda_names() -> dict:
+    """``{id(object): "numba.cuda.name"}`` for the public names of ``numba.cuda``. On a GPU,
+    ``from numba.cuda import syncthreads`` binds an object whose own module is
+    ``numba.cuda.intrinsics`` (``atomic``, ``shared``: ``numba.cuda.stubs``); the source
+    checks ask for it by the name the student imported it under."""
+    import numba.cuda as nc
+
+    key = (id(nc), hash(tuple(map(id, vars(nc).values()))))  # rebuilt when an attribute changes
+    if _CUDA_NAMES.get("key") == key:
+        return _CUDA_NAMES["names"]
+    names = {}
+    for attr in dir(nc):
+        if attr.startswith("_"):
+            continue
+        try:
+            obj = getattr(nc, attr)
+        except Exception:  # noqa: BLE001  (a lazy attribute that cannot load here)
+            continue
+        if not isinstance(obj, (bool, int, float, str, bytes, type(None))):
+            names.setdefault(id(obj), f"numba.cuda.{attr}")
+    _CUDA_NAMES.update(key=key, names=names)
+    return names
+
+
+_CUDA_NAMES: dict = {}  # the last map of _cuda_names, with the module state it was made from
+
+
 def _dotted(obj) -> str | None:
-    """``"numba.cuda"`` for a module, ``"pkg.mod.func"`` for a function or class, else None."""
+    """``"numba.cuda"`` for a module, ``"pkg.mod.func"`` for a function or class, else None
+    (a public name of ``numba.cuda`` by that name: see :func:`_cuda_names`)."""
     import types
 
     if isinstance(obj, types.ModuleType):
         return obj.__name__
+    cuda_name = _cuda_names().get(id(obj))
+    if cuda_name is not None:
+        return cuda_name
     module, qual = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
     return f"{module}.{qual}" if isinstance(module, str) and isinstance(qual, str) else None
 

@@ -741,7 +741,42 @@ def check_coarsened(make_kernel, tile: int = 8, factor: int = 3, *,
                   "using them, and before they are overwritten.")
     chk.calls(make_kernel, "numba.cuda:local.array",
               why="keep the factor running sums in a cuda.local.array (registers).")
+    _check_coarsened_reuse(chk, make_kernel, tile, factor, along)
     return chk.report()
+
+
+def _check_coarsened_reuse(chk, make_kernel, tile: int, factor: int, along: str) -> None:
+    """Count, in the emulator, one block's global loads of A and B over two tiles of K. The
+    block covers ``tile`` x ``tile * factor`` of C (``factor`` tiles along ``along``): it loads
+    the shared operand's tile once per step of K and each of the ``factor`` other tiles once,
+    ``tile * K * (1 + factor)`` loads in all. Reloading the shared tile for every output tile
+    (no reuse across the factor), or reading A and B in the inner product, loads more."""
+    from .. import emulator
+
+    if tile < 2:
+        return
+    K = 2 * tile
+    M, N = (tile, tile * factor) if along == "columns" else (tile * factor, tile)
+    with chk.case(f"global loads of A and B, one block of {M} x {N} outputs over K={K} "
+                  "(emulator)"):
+        k = make_kernel(tile, factor)
+        a, b = emulator._param_names(k, 2)[:2]
+        run = emulator.launch(k, (1, 1), (tile, tile), ex.random_array((M, K), 5),
+                              ex.random_array((K, N), 6), np.zeros((M, N), np.float32))
+        got = {name: sum(1 for e in run.events
+                         if e.space == "global" and e.kind == "load" and e.array == name)
+               for name in (a, b)}
+        want = {a: M * K, b: K * N}  # every element of A's rows and B's columns, once
+        extra = [name for name in (a, b) if got[name] > want[name] * 1.1]
+        if extra:
+            name = extra[0]
+            chk.fail(f"the block made {got[name]:,} global loads of {name} for its {M} x {N} "
+                     f"outputs over K={K}, where each element it needs loaded once is "
+                     f"{want[name]:,}: "
+                     + ("the inner product reads global memory instead of the shared tiles."
+                        if got[name] >= M * N * K else  # each output reading K of them
+                        f"a tile of {name} is loaded again for each of the {factor} output tiles; "
+                        "load the shared operand's tile once per step of K and reuse it."))
 
 
 def _tile_reuse(bm: int, bn: int, tm: int, tn: int) -> tuple[int, float, float]:

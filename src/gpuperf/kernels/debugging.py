@@ -162,11 +162,25 @@ LIMITERS = ("dram", "l2", "l1", "compute", "latency")
 BUSY_PCT = 60.0  # Nsight Compute's own line: below it on both sides, look for latency
 
 
+# The exercise's answer is a dict, so the checker cannot read how it was made: calls of
+# limiter() from outside check_limiters are counted instead, and an answer given in a session
+# that called it is refused (found by a reviewer playing a student).
+_LIMITER_CALLS = {"outside": 0, "checking": False}
+
+
+def _forget_limiter_calls() -> None:
+    """Reset the count of limiter() calls made outside the checker (for the tests)."""
+    _LIMITER_CALLS["outside"] = 0
+
+
 def limiter(row: dict) -> str:
     """What limits a kernel, read off its Speed-of-Light row (``profiling_speed_of_light``):
     "latency" when neither the SM nor memory reaches ``BUSY_PCT`` % of its peak; otherwise
     "compute" when the SM is the busier side, or the busiest level of memory ("dram", "l2"
-    or "l1", which includes shared memory)."""
+    or "l1", which includes shared memory).
+
+    This is the answer to the chapter's first exercise: a session that calls it has its
+    answer to that exercise refused by ``check_limiters``."""
     if not isinstance(row, dict):
         raise TypeError(f"row must be a dict (a row of profiling_speed_of_light), not "
                         f"{type(row).__name__}.")
@@ -175,6 +189,8 @@ def limiter(row: dict) -> str:
     if missing:
         raise ValueError(f"row has no {missing[0]}: give a row of profiling_speed_of_light "
                          f"(it needs {', '.join(need)}).")
+    if not _LIMITER_CALLS["checking"]:
+        _LIMITER_CALLS["outside"] += 1
     if max(row["sm_pct"], row["memory_pct"]) < BUSY_PCT:
         return "latency"
     if row["sm_pct"] > row["memory_pct"]:
@@ -210,6 +226,12 @@ def check_limiters(answer, res=None) -> ex.Report:
         return ex.not_implemented("what limits each kernel (Speed of Light)", "answer",
                                   "give every kernel of the table one of "
                                   + ", ".join(map(repr, LIMITERS)) + ".")
+    if _LIMITER_CALLS["outside"]:
+        return ex._one_line_failure(
+            "what limits each kernel (Speed of Light)", "answer",
+            "this session called gp.debugging.limiter, the course's own answer to this "
+            "exercise: read the table yourself. Restart the kernel (Kernel > Restart) and run "
+            "the chapter again without it.")
     names = [r["kernel"] for r in res.rows]
     unknown = [k for k in answer if k not in names]
     if unknown:
@@ -218,7 +240,11 @@ def check_limiters(answer, res=None) -> ex.Report:
     for r in res.rows:
         with chk.case(r["kernel"]):
             got = answer.get(r["kernel"])
-            want = limiter(r)
+            _LIMITER_CALLS["checking"] = True
+            try:
+                want = limiter(r)
+            finally:
+                _LIMITER_CALLS["checking"] = False
             if got is None:
                 chk.fail("no answer for this kernel.")
             elif not isinstance(got, str) or got.strip().lower() not in LIMITERS:

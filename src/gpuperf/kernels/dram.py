@@ -1321,6 +1321,29 @@ def _sample_layouts():
             DramLayout(256, 16, 16)]
 
 
+def _without_the_answer(fn, *args):
+    """``fn(*args)`` with DramLayout's answering methods watched: returns ``(result, name)``,
+    ``name`` the first method ``fn`` called (the source check cannot see a method read off an
+    object the code makes at run time, such as ``dataclasses.replace(dr.TEXTBOOK, ...)``)."""
+    called = []
+    originals = {m: vars(DramLayout)[m] for m in ("burst_of", "locate", "locate_element", "table")}
+
+    def watched(name, method):
+        def spy(self, *a, **k):
+            called.append(name)
+            return method(self, *a, **k)
+        return spy
+
+    for name, method in originals.items():
+        setattr(DramLayout, name, watched(name, method))
+    try:
+        result = fn(*args)
+    finally:
+        for name, method in originals.items():
+            setattr(DramLayout, name, method)
+    return result, (called[0] if called else None)
+
+
 @_exercises.refuses_stubs(solved_by=("DramLayout", "DramLayout.locate_element", "DramLayout.locate"))
 def check_channel_bank(fn):
     """Exercise: ``fn(index, element_bytes, burst_bytes, channels, banks) -> (channel, bank)``."""
@@ -1339,8 +1362,13 @@ def check_channel_bank(fn):
             with chk.case(name):
                 for i in idx:
                     want = layout.locate_element(i, element_bytes)
-                    got = fn(i, element_bytes, layout.burst_bytes, layout.channels,
-                             layout.banks_per_channel)
+                    got, borrowed = _without_the_answer(fn, i, element_bytes, layout.burst_bytes,
+                                                        layout.channels, layout.banks_per_channel)
+                    if borrowed:
+                        chk.fail(f"your code calls DramLayout.{borrowed} (on a layout it made "
+                                 "or copied), the course's own answer to this exercise: compute "
+                                 "the burst, the channel and the bank yourself.")
+                        return chk.report()
                     if not isinstance(got, (tuple, list)) or len(got) != 2:
                         chk.fail(f"returned {got!r} for element {i}; return a pair "
                                  "(channel, bank).")
@@ -1356,10 +1384,13 @@ def check_channel_bank(fn):
 
 
 def _loads_cases():
-    """Cases whose exact answer is far from a rounding boundary (no float ambiguity)."""
+    """Cases whose exact answer is far from a rounding boundary (no float ambiguity), and two
+    whose quotient is exactly a whole number (every float in them is exact): there the
+    answer is that number, which tells a ceiling from ``int(q) + 1``."""
     rng = _exercises.case_rng(12)
     cases = [(3350.0, 620.0, 8, 132, 4), (3350.0, 620.0, 64, 132, 4), (4200.0, 700.0, 16, 132, 4),
-             (300.0, 450.0, 4, 40, 4), (300.0, 450.0, 32, 40, 16), (2000.0, 550.0, 2, 108, 8)]
+             (300.0, 450.0, 4, 40, 4), (300.0, 450.0, 32, 40, 16), (2000.0, 550.0, 2, 108, 8),
+             (4096.0, 500.0, 8, 100, 4), (3200.0, 640.0, 16, 100, 4)]
     while len(cases) < 14:
         c = (float(rng.integers(200, 5000)), float(rng.integers(300, 900)),
              int(rng.choice([1, 2, 4, 8, 16, 32, 48, 64])), int(rng.integers(20, 150)),
@@ -1393,7 +1424,10 @@ def check_loads_needed(fn):
                     chk.fail(f"returned {got!r}; return a whole number of loads (an int): "
                              f"{exact:.3g} loads per thread is not enough, so round up.")
             elif got != want:
-                if got == math.floor(exact):
+                if got == want + 1 and float(exact).is_integer():
+                    why = (f"exactly {exact:.0f} loads per thread are enough here: round up "
+                           "with a ceiling (math.ceil), not int(q) + 1.")
+                elif got == math.floor(exact):
                     why = "that is rounded down, and falls short of the ceiling; round up."
                 elif got == math.ceil(exact * WARP - 1e-9):
                     why = "each warp is 32 threads, and each thread has its own loads in flight."
@@ -1403,6 +1437,158 @@ def check_loads_needed(fn):
                     why = ("bytes in flight = bandwidth x latency, and GB/s x ns = bytes "
                            f"(exact answer before rounding: {exact:.3g}).")
                 chk.fail(f"got {got}, expected {want}: {why}")
+    return chk.report()
+
+
+# --------------------------------------------------------------------------- occupancy by hand
+
+# Colab's GPU, from NVIDIA's specifications of compute capability 7.5 (not a record): a
+# third set of facts for the occupancy exercise, with another per-SM block limit, no
+# reserved shared memory and half the resident threads of a Hopper SM.
+T4_SPEC_FACTS = {"name": "NVIDIA T4 (specification)", "compute_capability": (7, 5),
+                 "max_threads_per_sm": 1024, "max_threads_per_block": 1024,
+                 "registers_per_sm": 65536, "registers_per_block": 65536,
+                 "shared_per_sm": 65536, "shared_per_block": 49152,
+                 "shared_per_block_optin": 65536, "warp_size": 32}
+
+_RESOURCE_EXPERIMENTS = ("matmul_resources", "matmul_coarsen_sweep", "matmul_regtile_sweep")
+
+
+def _recorded_occupancy_cases() -> list[tuple]:
+    """(threads, registers, shared_bytes, facts, blocks_per_sm) of every compiled kernel whose
+    resources and occupancy a shipped record holds: the CUDA occupancy API's answers."""
+    from .. import records
+
+    seen, cases = set(), []
+    for path in records.available():
+        exps = records.load(path)["experiments"]
+        for name in _RESOURCE_EXPERIMENTS:
+            entry = exps.get(name)
+            if not entry:
+                continue
+            facts = entry["provenance"].get("device") or {}
+            for r in entry["rows"]:
+                if r.get("blocks_per_sm") is None or r.get("regs") is None:
+                    continue
+                threads = r.get("threads") or r["tile"] ** 2
+                key = (threads, r["regs"], r["smem_bytes"], facts.get("name"))
+                if key not in seen:
+                    seen.add(key)
+                    cases.append((threads, r["regs"], r["smem_bytes"], facts,
+                                  r["blocks_per_sm"]))
+    return cases
+
+
+def _drawn_occupancy_cases(n: int = 24) -> list[tuple]:
+    """Configurations drawn at random, on each recorded GPU's facts and the T4's, that each
+    put another limit in charge; the answer is gp.device.occupancy's."""
+    from .. import records
+
+    facts = [T4_SPEC_FACTS] + [records.load(p)["experiments"][_RESOURCE_EXPERIMENTS[0]]
+                               ["provenance"]["device"] for p in records.available()
+                               if _RESOURCE_EXPERIMENTS[0] in records.load(p)["experiments"]]
+    rng = _exercises.case_rng(31)
+    # Each of these puts one rule on the edge: registers' unit of 256 (640, 33), the reserved
+    # KiB (128, 116000 and 256, 58000), shared memory's unit of 128 bytes (256, 45670), whole
+    # warps (680 threads), the per-SM block limit (32 threads), and more.
+    fixed = [(48, 40, 0), (1024, 64, 0), (96, 255, 100), (64, 24, 40000), (32, 16, 0),
+             (640, 33, 12345), (200, 72, 3000), (128, 32, 116000), (256, 24, 58000),
+             (256, 32, 45670), (680, 16, 0)]
+    cases = []
+    while len(cases) < n + len(fixed) * len(facts):
+        if fixed:
+            t, r, sh = fixed.pop()
+            chosen = list(facts)
+        else:
+            t = int(rng.choice([32, 48, 64, 96, 128, 160, 192, 256, 384, 512, 768, 1000, 1024]))
+            r = int(rng.integers(16, 256))
+            sh = int(rng.choice([0, int(rng.integers(1, 48 * 1024)), int(rng.integers(1, 8192))]))
+            chosen = [facts[int(rng.integers(len(facts)))]]
+        for f in chosen:
+            try:
+                o = device.occupancy(t, r, sh, f)
+            except ValueError:  # a block that cannot run at all: not a case
+                continue
+            cases.append((t, r, sh, f, o["blocks_per_sm"]))
+    return cases
+
+
+def _occupancy_mistake(got, threads, registers, shared, facts) -> str | None:
+    """Name the rule an answer skipped, if skipping exactly one rule gives it."""
+    cc = tuple(facts["compute_capability"])
+    warps = -(-threads // WARP)
+    max_warps = facts["max_threads_per_sm"] // WARP
+    blocks_cap = device.MAX_BLOCKS_PER_SM[cc]
+    reg_unit = -(-registers * WARP // device.REGISTER_UNIT) * device.REGISTER_UNIT
+    reserved = 1024 if cc >= (8, 0) else 0
+    shared_unit = -(-shared // device.SHARED_UNIT) * device.SHARED_UNIT
+
+    def blocks(warp_count=warps, per_warp=reg_unit, sh=shared_unit + reserved, cap=blocks_cap,
+               thread_limit=None):
+        limits = [thread_limit if thread_limit is not None else max_warps // warp_count, cap,
+                  facts["registers_per_sm"] // (warp_count * per_warp)]
+        if sh:
+            limits.append(facts["shared_per_sm"] // sh)
+        return min(limits)
+
+    o = device.occupancy(threads, registers, shared, facts)
+    variants = [
+        (blocks(per_warp=registers * WARP),
+         "registers are given to a warp in units of 256: round registers x 32 up first"),
+        (blocks(sh=shared_unit), "from compute capability 8.0 the system reserves 1 KiB of "
+                                 "shared memory per block: add it"),
+        (blocks(sh=shared + reserved), "shared memory is given to a block in units of 128 bytes: "
+                                       "round up first"),
+        (blocks(cap=10**9), "an SM holds at most gp.device.MAX_BLOCKS_PER_SM[cc] blocks, whatever "
+                            "else is free"),
+        (blocks(thread_limit=facts["max_threads_per_sm"] // threads),
+         "a block takes whole warps: count its threads rounded up to a multiple of 32"),
+        (o["warps_per_sm"], "that is the warps per SM; return the blocks"),
+    ]
+    for value, why in variants:
+        if got == value and value != o["blocks_per_sm"]:
+            return why
+    return None
+
+
+def occupancy_agreement() -> str:
+    """Print how many recorded kernels' blocks per SM (the CUDA occupancy API's answer, from
+    every shipped record that holds compiled resources) ``gp.device.occupancy`` reproduces."""
+    cases = _recorded_occupancy_cases()
+    gpus = sorted({c[3].get("name", "?") for c in cases})
+    agree = sum(device.occupancy(t, r, sh, f)["blocks_per_sm"] == want
+                for t, r, sh, f, want in cases)
+    text = (f"{agree} of {len(cases)} kernel configurations of chapters 4 and 5 (threads, "
+            f"registers, shared memory), recorded on {' and '.join(gpus)}: the calculation "
+            "by hand gives the blocks per SM that the CUDA occupancy API reported")
+    print(text)
+    return text
+
+
+@_exercises.refuses_stubs(solved_by=("gpuperf.device:occupancy", "gpuperf.device:show_occupancy"))
+def check_blocks_per_sm(fn):
+    """Exercise: ``fn(threads, registers, shared_bytes, facts) -> int``, blocks per SM."""
+    from .. import exercises as ex
+
+    chk = ex.Checker("occupancy by hand: resident blocks per SM")
+    if not callable(fn):
+        chk.fail(f"expected a function, got {type(fn).__name__}.")
+        return chk.report()
+    recorded = _recorded_occupancy_cases()
+    for origin, cases in (("the CUDA occupancy API, recorded", recorded),
+                          ("the hardware's rules", _drawn_occupancy_cases())):
+        for threads, registers, shared, facts, want in cases:
+            with chk.case(f"{threads} threads, {registers} registers, {shared:,} B shared on "
+                          f"{facts.get('name', 'a GPU')} ({origin})"):
+                got = fn(threads, registers, shared, dict(facts))
+                if isinstance(got, bool) or not isinstance(got, (int, np.integer)):
+                    chk.fail(f"returned {got!r}; return the number of resident blocks, an int.")
+                elif got != want:
+                    why = _occupancy_mistake(got, threads, registers, shared, facts)
+                    chk.fail(f"got {got}, expected {want}"
+                             + (f": {why}." if why else ": compute each resource's limit "
+                                "(threads, blocks, registers, shared memory) and take the "
+                                "smallest."))
     return chk.report()
 
 

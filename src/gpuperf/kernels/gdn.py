@@ -1184,7 +1184,30 @@ def check_beta_grad(kernel) -> ex.Report:
                     kernel[n_ch, block](delta, w, d, dbeta)
                     ref = reference_factor(w, delta, d).sum(axis=1)
                     chk.compare(dbeta, ref, rtol=1e-4, atol=1e-4, what="dbeta")
+    _check_beta_tree(chk, kernel)
     return chk.report()
+
+
+def _check_beta_tree(chk, kernel, block: int = 32) -> None:
+    """In the emulator, one block of ``block`` threads over a channel: its partial sums must
+    meet in shared memory (a tree), and the block must write its channel's dbeta a few times
+    at most, not once per thread (an atomic per thread into one address is no tree)."""
+    from .. import emulator
+
+    w, delta, d = _check_problem(1, 3 * block + 5, 11)
+    with chk.case(f"the block's reduction, one block of {block} threads (emulator)"):
+        name = emulator._param_names(kernel, 4)[3]
+        run = emulator.launch(kernel, 1, block, delta, w, d, ex.poisoned(1))
+        writes = sum(1 for e in run.events if e.space == "global" and e.array == name
+                     and e.kind in ("store", "atomic"))
+        shared = sum(1 for e in run.events if e.space == "shared" and e.kind == "load")
+        if writes > 2:
+            chk.fail(f"the block wrote `{name}` {writes} times (stores and atomics): each "
+                     "thread adds its partial sum to the channel's result, one after another. "
+                     "Reduce the partial sums in shared memory with a tree, then write once.")
+        elif shared == 0:
+            chk.fail("the partial sums never meet in shared memory: reduce them with a "
+                     "shared-memory tree (chapter 6), then write the channel's result once.")
 
 
 @ex.refuses_stubs(solved_by=("moved_bytes", "memory_table"))

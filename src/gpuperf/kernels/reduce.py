@@ -35,6 +35,7 @@ Host API: ``reduce_sum(x, version="v8", block=None, blocks=None) -> float`` and
 from __future__ import annotations
 
 import functools
+import math
 import re
 import time
 
@@ -1657,6 +1658,20 @@ def _check_sequential_addressing(chk, kernel) -> None:
                          "each. Sequential addressing has threads t < s combine slots t and "
                          "t + s.")
                 return
+        # The tree itself: at its first step half of the block combines pairs of slots. An
+        # atomic per thread, or one thread looping over the block, reads no such step.
+        wide = [len({e.thread for e in loads}) for loads in steps.values()
+                if len({e.address // e.nbytes for e in loads}) > 1]
+        half = EXERCISE_BLOCK // 2
+        if not wide:
+            chk.fail("the kernel never combines two slots of shared memory: the exercise's "
+                     f"tree does, half of the block at its first step (thread t < {half} "
+                     f"combines slots t and t + {half}), then half as many at each step. An "
+                     "atomic per thread, or one thread looping, is not that tree.")
+        elif max(wide) < half:
+            chk.fail(f"at its widest step only {max(wide)} thread(s) combine slots of shared "
+                     f"memory; the tree over a block of {EXERCISE_BLOCK} starts with {half} "
+                     f"(thread t < {half} combines slots t and t + {half}).")
 
 
 def _reader(loads, distance: int) -> int:
@@ -1685,6 +1700,7 @@ def check_block_max(kernel) -> ex.Report:
     n = EXERCISE_BLOCK + 7
     if not ex.preflight(chk, kernel, 3, EXERCISE_BLOCK, _max_data(n, 4), ex.poisoned(3), n):
         return chk.report()
+    _check_one_write_per_block(chk, kernel)
     # One block for every size; several blocks (some with nothing to read) where the
     # grid-stride split matters. Shuffles are slow in the simulator: keep it lean.
     several = (1, 3 * EXERCISE_BLOCK + 7, 1000)
@@ -1697,6 +1713,25 @@ def check_block_max(kernel) -> ex.Report:
             with chk.case(f"n={n}, {grid} block(s)", seed=seed):
                 _max_partials_case(chk, kernel, n, seed, grid, grid_stride=True)
     return chk.report()
+
+
+def _check_one_write_per_block(chk, kernel) -> None:
+    """In the emulator, one block: the warps' maxima meet in shared memory and one thread
+    writes the block's result. Warps that each write (or atomically combine into) the result
+    do not do the exercise's second round (found by a reviewer playing a student)."""
+    from .. import emulator
+
+    with chk.case("the block's writes of its result, one block (emulator)"):
+        name = emulator._param_names(kernel, 2)[1]
+        run = emulator.launch(kernel, 1, EXERCISE_BLOCK, _max_data(EXERCISE_BLOCK, 5),
+                              ex.poisoned(1), EXERCISE_BLOCK)
+        writes = sum(1 for e in run.events if e.space == "global" and e.array == name
+                     and e.kind in ("store", "atomic"))
+        if writes > 2:
+            chk.fail(f"the block wrote `{name}` {writes} times (stores and atomics): each warp "
+                     "combines its maximum into the result on its own. Put each warp's maximum "
+                     "in a shared slot, one barrier, then let warp 0 combine the slots with a "
+                     "second round of shuffles and one thread write the result.")
 
 
 SPEED_NOISE_FLOOR = 0.05  # the least margin the absmax speed bar allows for noise
@@ -1935,7 +1970,118 @@ __all__ = [
     "reduce_block_atomic", "reduce_grid_atomic", "warp_sum", "load_float4", "draw_rung", "ptx",
     "ptx_lines", "ptx_counts", "telling_lines", "check_sequential_max", "check_block_max",
     "check_absmax", "SPEED_NOISE_FLOOR", "PTX_TARGETS", "STUDY_NOTES_V100", "head_elements", "measure_point",
+    "tree_sum_f32", "sequential_sum_f32", "summation_errors", "plot_summation_errors",
+    "show_order_effects",
 ]
+
+
+# --------------------------------------------------------------------------- the order of the additions
+
+UNIT_ROUNDOFF_F32 = 2.0**-24  # float32: a sum's rounding error is at most this, relatively
+ERROR_SIZES = tuple(2**k for k in range(8, 25, 2))
+
+
+def tree_sum_f32(x, block: int = 256) -> float:
+    """``x`` summed in float32 in v2's order: blocks of ``block`` elements, each halved until one
+    value is left (element ``t`` adds element ``t + s`` for ``s`` = block/2, block/4, ... 1); the
+    partial sums are added the same way, until one is left. Zeros pad the last block (adding
+    zero changes no float). The GPU's sequential-addressing rungs add in this order."""
+    block = validate.positive_int(block, "block", minimum=2)
+    if block & (block - 1):
+        raise ValueError(f"block must be a power of two (the tree halves it), not {block}.")
+    v = np.asarray(x, dtype=np.float32).ravel()
+    if v.size == 0:
+        raise ValueError("x is empty: there is nothing to sum.")
+    while v.size > 1:
+        v = np.concatenate([v, np.zeros(-v.size % block, np.float32)]).reshape(-1, block)
+        s = block // 2
+        while s >= 1:
+            v[:, :s] += v[:, s:2 * s]
+            s //= 2
+        v = v[:, 0].copy()
+    return float(v[0])
+
+
+def sequential_sum_f32(x) -> float:
+    """``x`` summed in float32 one element after another, as one thread's loop does."""
+    v = np.asarray(x, dtype=np.float32).ravel()
+    if v.size == 0:
+        raise ValueError("x is empty: there is nothing to sum.")
+    return float(np.cumsum(v, dtype=np.float32)[-1])
+
+
+def summation_errors(sizes=ERROR_SIZES, *, block: int = 256, seed: int = 0) -> list[dict]:
+    """The relative error of a float32 sum, by the order of its additions, computed here on the
+    CPU (float32 addition rounds the same way on every IEEE machine): one value after another,
+    as one thread adds, against v2's tree, for uniform values in [0.5, 1.5) of each size in
+    ``sizes``, each against the float64 sum of the same float32 values."""
+    sizes = [validate.positive_int(n, f"sizes[{i}]", maximum=2**26)
+             for i, n in enumerate(validate.sequence(sizes, "sizes"))]
+    rng = np.random.default_rng(validate.positive_int(seed, "seed", minimum=0))
+    rows = []
+    for n in sizes:
+        x = (rng.random(n, dtype=np.float32) + np.float32(0.5)).astype(np.float32)
+        ref = float(np.sum(x, dtype=np.float64))
+        for order, value in (("sequential", sequential_sum_f32(x)),
+                             (f"tree of {block}", tree_sum_f32(x, block))):
+            rows.append({"n": n, "order": order, "rel_error": abs(value - ref) / ref,
+                         "bound": (n - 1 if order == "sequential"
+                                   else math.ceil(math.log2(n))) * UNIT_ROUNDOFF_F32})
+    return rows
+
+
+def show_order_effects(res) -> str:
+    """What ``reduce_prologue``'s ``rel_error`` column says about the order of the additions:
+    each method's relative error at each size, then the methods with atomics (and v8) against
+    the same inputs' errors on every other recorded GPU."""
+    from .. import records
+
+    validate.result(res, "res")
+    for c in ("version", "n", "rel_error"):
+        validate.column(res, c, "res column")
+    lines = []
+    for n in res.values("n"):
+        lines.append(f"n = {n:,}: " + ", ".join(f"{r['version']} {r['rel_error']:.1e}"
+                                                for r in res.select(n=n)))
+    for other in records.references(res.name, besides=res.gpu):
+        for version in ("grid-atomic", "shared-atomic", "v8"):
+            for n in res.values("n"):
+                here, there = res.select(version=version, n=n), other.select(version=version, n=n)
+                if here and there:
+                    lines.append(f"{version}, n = {n:,}: {here[0]['rel_error']:.2e} on {res.gpu}, "
+                                 f"{there[0]['rel_error']:.2e} on {other.gpu}")
+    text = "\n".join(lines)
+    print(text)
+    return text
+
+
+def plot_summation_errors(rows):
+    """Relative error against n for each order of additions, with each order's worst-case bound
+    (n - 1 or log2 n roundings of at most 2^-24 each)."""
+    rows = validate.sequence(rows, "rows")
+    for i, r in enumerate(rows):
+        if not isinstance(r, dict) or not {"n", "order", "rel_error", "bound"} <= set(r):
+            raise TypeError(f"rows[{i}] must be a row of summation_errors(), a dict with n, "
+                            "order, rel_error and bound.")
+    import matplotlib.pyplot as plt
+
+    from .. import plots
+
+    fig, ax = plt.subplots(figsize=(plots.COLUMN_INCHES, 3.8))
+    for order, color in zip(dict.fromkeys(r["order"] for r in rows), ("C3", "C0", "C2", "C1")):
+        mine = [r for r in rows if r["order"] == order]
+        ax.plot([r["n"] for r in mine], [max(r["rel_error"], 1e-12) for r in mine], "o-",
+                color=color, label=f"{order}: measured")
+        ax.plot([r["n"] for r in mine], [r["bound"] for r in mine], ":", color=color,
+                label=f"{order}: worst-case bound")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("elements summed")
+    ax.set_ylabel("relative error against float64")
+    ax.set_title("float32 sums of values in [0.5, 1.5), computed on the CPU", fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
 
 
 # --------------------------------------------------------------------------- prose helpers

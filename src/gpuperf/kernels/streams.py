@@ -998,6 +998,75 @@ def article_experiment(progress):
     return rows
 
 
+def _article_row(article, variant: str, timing: str) -> dict:
+    rows = [r for r in article.rows
+            if r["variant"].startswith(variant) and r["timing"].startswith(timing)]
+    if len(rows) != 1:
+        raise ValueError(f"article: expected one row of {variant!r} timed {timing!r} in "
+                         f"{article.name}, found {len(rows)}. Pass the streams_article result.")
+    return rows[0]
+
+
+def article_summary(article, bandwidth) -> dict:
+    """What the ``streams_article`` rows say, in numbers the chapter prints.
+
+    ``context_ms``: the new process's first region less the same first call in a process
+    whose CUDA context exists (both compile the kernel and copy the data). ``serial_pinned_
+    estimate_ms``: the article's copies (2 x 4 bytes in, 8 bytes out per element) one after
+    another at the largest pinned bandwidths of ``bandwidth`` (``streams_host_bandwidth``,
+    same GPU): an estimate of a serial program with pinned memory, which the record does
+    not time."""
+    _check_res(article, "variant", "timing", "ms")
+    _check_res(bandwidth, "memory", "direction", "mib", "gbps")
+    if article.gpu != bandwidth.gpu:
+        raise ValueError(f"article ({article.gpu}) and bandwidth ({bandwidth.gpu}) come from "
+                         "different GPUs; pass results of one GPU.")
+    five = "article: 5 streams"
+    fresh = [r for r in article.rows if r["timing"].startswith("wall clock, new process")
+             and r["variant"].startswith("article: default stream")]
+    out = {
+        # None where the new process could not run (the experiment reports and goes on)
+        "new_process_ms": fresh[0]["ms"] if len(fresh) == 1 else None,
+        "warm_first_call_ms": _article_row(article, "article: default stream",
+                                           "wall clock, first call")["ms"],
+        "default_events_ms": _article_row(article, "article: default stream", "CUDA events")["ms"],
+        "five_events_ms": _article_row(article, five, "CUDA events")["ms"],
+        "fixed_pinned_ms": _article_row(article, "5 streams, pinned, one output slice",
+                                        "CUDA events")["ms"],
+    }
+    out["context_ms"] = (None if out["new_process_ms"] is None
+                         else out["new_process_ms"] - out["warm_first_call_ms"])
+    big = max(bandwidth.values("mib"))
+    h2d = bandwidth.one(memory="pinned", direction="h2d", mib=big)["gbps"]
+    d2h = bandwidth.one(memory="pinned", direction="d2h", mib=big)["gbps"]
+    out["serial_pinned_estimate_ms"] = (2 * ARTICLE_N * 4 / h2d + ARTICLE_N * 8 / d2h) / 1e6
+    return out
+
+
+def show_article_summary(article, bandwidth) -> None:
+    """Print :func:`article_summary` as the chapter reads it."""
+    s = article_summary(article, bandwidth)
+    if s["context_ms"] is None:
+        print("The run in a new process is missing from this result, so the CUDA context's "
+              f"cost cannot be separated; the first call in this process, compiling the "
+              f"kernel, took {s['warm_first_call_ms']:.0f} ms.")
+    else:
+        print(f"New process, first region: {s['new_process_ms']:.0f} ms; the same first call "
+              f"in a process whose CUDA context already exists: {s['warm_first_call_ms']:.0f} "
+              f"ms. Creating the context (the driver's first use included) accounts for about "
+              f"{s['context_ms']:.0f} ms of the first.")
+    print(f"Timed with events after a warm-up: default stream {s['default_events_ms']:.1f} ms, "
+          f"five streams {s['five_events_ms']:.1f} ms "
+          f"({s['five_events_ms'] / s['default_events_ms']:.2f}x).")
+    print(f"Fixed, pinned, five streams: {s['fixed_pinned_ms']:.2f} ms, "
+          f"{s['five_events_ms'] / s['fixed_pinned_ms']:.1f}x faster than the article's five "
+          f"streams. The same copies one after another at the pinned bandwidths above would "
+          f"take about {s['serial_pinned_estimate_ms']:.2f} ms "
+          f"({s['five_events_ms'] / s['serial_pinned_estimate_ms']:.1f}x faster than the "
+          f"article), so overlap adds "
+          f"{s['serial_pinned_estimate_ms'] / s['fixed_pinned_ms']:.2f}x on top of pinned memory.")
+
+
 def _nonblocking_stream():
     """A stream created with CU_STREAM_NON_BLOCKING (Numba's cuda.stream() blocks), or None."""
     try:
@@ -1136,6 +1205,27 @@ def timeline_spans(res, work: str, case: str, schedule: str = "measured") -> lis
     validate.choice(schedule, "schedule", res.values("schedule"))
     keys = ("stream", "kind", "start_ms", "end_ms", "label", "chunk")
     return [{k: r[k] for k in keys} for r in res.select(work=work, case=case, schedule=schedule)]
+
+
+def busy_ms(res, work: str, case: str, kind: str = "kernel") -> float:
+    """How long at least one ``kind`` operation was in flight in one measured case of
+    ``streams_timeline``: the length of the union of those spans, in ms.
+
+    A measured span runs from the moment its stream reached the operation to its end, so
+    it contains the operation's own run: the union is at least the time the engine was
+    busy with that kind. Overlapping spans of different streams count once."""
+    validate.choice(kind, "kind", KINDS)
+    spans = sorted((s["start_ms"], s["end_ms"]) for s in timeline_spans(res, work, case)
+                   if s["kind"] == kind)
+    total, cur_start, cur_end = 0.0, None, None
+    for start, end in spans:
+        if cur_end is None or start > cur_end:
+            if cur_end is not None:
+                total += cur_end - cur_start
+            cur_start, cur_end = start, end
+        else:
+            cur_end = max(cur_end, end)
+    return total if cur_end is None else total + cur_end - cur_start
 
 
 def plot_timeline(res, work: str | None = None, *, cases=None):

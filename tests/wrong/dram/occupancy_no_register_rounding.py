@@ -1,0 +1,13 @@
+"""Wrong: gives each warp exactly registers x 32, not rounded up to the allocation unit of 256."""
+import gpuperf as gp
+
+CHECKER = "check_blocks_per_sm"
+
+
+def student(threads, registers, shared_bytes, facts):
+    cc = tuple(facts["compute_capability"])
+    warps = -(-threads // 32)
+    per_block = -(-shared_bytes // 128) * 128 + (1024 if cc >= (8, 0) else 0)
+    return min(facts["max_threads_per_sm"] // 32 // warps, gp.device.MAX_BLOCKS_PER_SM[cc],
+               facts["registers_per_sm"] // (warps * registers * 32),
+               facts["shared_per_sm"] // per_block if per_block else 10**6)

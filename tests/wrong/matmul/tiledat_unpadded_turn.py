@@ -1,0 +1,33 @@
+"""Wrong for this exercise: the tile of A is turned on its way into shared memory, as asked,
+but not padded, so writing it down its columns has 16- to 32-way bank conflicts at tiles 16 and
+32. The checker traces the shared accesses in the emulator. (Found by a reviewer playing a
+student, when only the global loads of At were traced.)"""
+from numba import cuda, float32
+
+
+def make_kernel(tile):
+    shape = (tile, tile)
+
+    @cuda.jit
+    def k(At, B, C):
+        sA = cuda.shared.array(shape, float32)
+        sB = cuda.shared.array(shape, float32)
+        tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+        row = cuda.blockIdx.y * tile + ty
+        col = cuda.blockIdx.x * tile + tx
+        K, M = At.shape
+        N = B.shape[1]
+        acc = float32(0.0)
+        for t in range((K + tile - 1) // tile):
+            kk = t * tile + ty
+            r = cuda.blockIdx.y * tile + tx
+            sA[tx, ty] = At[kk, r] if kk < K and r < M else float32(0.0)
+            sB[ty, tx] = B[kk, col] if kk < K and col < N else float32(0.0)
+            cuda.syncthreads()
+            for n in range(tile):
+                acc += sA[ty, n] * sB[n, tx]
+            cuda.syncthreads()
+        if row < M and col < N:
+            C[row, col] = acc
+
+    return k

@@ -23,11 +23,14 @@ as one copy in, one kernel, one copy out. ``Pipeline``: the reusable object both
 
 Pinned memory rule (the same on a GPU and in the simulator)
 -----------------------------------------------------------
-A copy from pageable memory (an ordinary NumPy array) is staged through a driver
-buffer and cannot overlap anything, so a pipeline over pageable arrays is a serial
-program in disguise. ``pipelined`` therefore refuses pageable host arrays with a
-``ValueError``, unless ``pageable="warn"`` (it runs, with a ``PageableMemoryWarning``)
-or ``pageable="allow"`` (it runs silently: used to measure the slow case on purpose).
+A copy from pageable memory (an ordinary NumPy array) is staged by the driver through a
+pinned buffer of its own: it runs at a fraction of the pinned bandwidth, its call holds
+the host thread until the data is staged, and pageable copies do not overlap each other
+(a kernel already running in another stream does run on beside one; the experiment
+``streams_pageable_overlap`` measures each of these). A pipeline over pageable arrays is
+therefore slow, not wrong: ``pipelined`` runs it with a ``PageableMemoryWarning`` that
+says so (``pageable="warn"``, the default), refuses it with ``pageable="error"``, and
+runs it silently with ``pageable="allow"`` (used to measure the slow case on purpose).
 Arrays from ``cuda.pinned_array`` / ``cuda.pinned_array_like`` (and views of them) are
 pinned. The simulator has no page-locked memory, so importing this module makes the
 simulator's ``cuda.pinned_array`` remember the arrays it made; ``is_pinned`` then
@@ -167,7 +170,8 @@ def launch_chunk(d_a, d_b, d_out, iters: int, block: int, stream=0) -> None:
 
 
 class PageableMemoryWarning(UserWarning):
-    """A pipeline was given pageable host memory: its copies cannot overlap."""
+    """A pipeline was given pageable host memory: its copies hold the host thread and queue
+    behind one another."""
 
 
 # Simulator only: the arrays the simulator's pinned_array made, by id, with a weak
@@ -261,13 +265,16 @@ def _check_host(arrays: dict, pageable: str) -> None:
     if not bad or pageable == "allow":
         return
     names = ", ".join(bad)
-    msg = (f"{names} {'is' if len(bad) == 1 else 'are'} in pageable host memory. A copy from "
-           "pageable memory is staged through a driver buffer and cannot overlap kernels or "
-           "other copies, so the pipeline would run serially.")
+    msg = (f"{names} {'is' if len(bad) == 1 else 'are'} in pageable host memory. The driver "
+           "stages a pageable copy through a pinned buffer of its own, at a fraction of the "
+           "pinned bandwidth; the copy's call holds the host thread until its data is staged, "
+           "and pageable copies do not overlap each other, so the chunks' copies queue one "
+           "behind another (only a kernel already running in another stream goes on beside "
+           "them). Allocate host arrays with cuda.pinned_array(n, dtype=np.float32) (or "
+           "cuda.pinned_array_like(x), then copy into it)")
     if pageable == "error":
-        raise ValueError(msg + " Allocate host arrays with cuda.pinned_array(n, dtype=np.float32)"
-                         " (or cuda.pinned_array_like(x), then copy into it), or pass "
-                         "pageable='warn' to run anyway.")
+        raise ValueError(msg + ", or pass pageable='warn' to run anyway, slowly.")
+    msg += "; pageable='allow' runs without this warning."
     warnings.warn(msg, PageableMemoryWarning, stacklevel=4)
 
 
@@ -434,7 +441,7 @@ class Pipeline:
                 ev[3].record(s)
                 marks.append((c, ev))
 
-    def run(self, a, b, out=None, *, pageable: str = "error"):
+    def run(self, a, b, out=None, *, pageable: str = "warn"):
         """Compute ``out`` from host arrays ``a`` and ``b``; return ``out`` (pinned if new)."""
         validate.choice(pageable, "pageable", PAGEABLE_POLICIES)
         a, b, out = self._arrays(a, b, out, pageable)
@@ -442,7 +449,7 @@ class Pipeline:
         cuda.synchronize()
         return out
 
-    def time(self, a, b, out=None, *, pageable: str = "error", repeats: int = 5,
+    def time(self, a, b, out=None, *, pageable: str = "warn", repeats: int = 5,
              warmup: int = 1) -> Run:
         """Measure the pipeline (GPU only): the median total of ``repeats`` runs, and spans.
 
@@ -484,7 +491,7 @@ class Pipeline:
 
 
 def pipelined(a, b, out=None, *, iters: int = 0, n_streams: int = 4, n_chunks: int = 16,
-              block: int = 256, pageable: str = "error"):
+              block: int = 256, pageable: str = "warn"):
     """``out = a + b`` (``iters=0``) or the relaxation, chunked and overlapped over streams.
 
     ``a``, ``b`` and ``out`` are float32 host arrays, pinned (see the module's pinned
@@ -1065,6 +1072,269 @@ def show_article_summary(article, bandwidth) -> None:
           f"({s['five_events_ms'] / s['serial_pinned_estimate_ms']:.1f}x faster than the "
           f"article), so overlap adds "
           f"{s['serial_pinned_estimate_ms'] / s['fixed_pinned_ms']:.2f}x on top of pinned memory.")
+
+
+# ------------------------------------------------------------ pinned memory, streams, costs
+
+
+def pinned_default_stream(x, y, out):
+    """The article's serial program with pinned host memory: ``x`` and ``y`` copied in, one
+    launch and the copy back into the pinned ``out``, all on the default stream."""
+    n = x.size
+    d_x, d_y = cuda.to_device(x), cuda.to_device(y)
+    d_out = cuda.device_array(n, dtype=out.dtype)
+    _article_launch(article_add, d_x, d_y, d_out, n)
+    d_out.copy_to_host(out)
+    cuda.synchronize()
+    return out
+
+
+pinned_default_stream = _checked(pinned_default_stream, lambda x, y, out:
+                                 _check_article_args(x, y, out))
+
+
+@experiment("streams_pinned_and_streams", chapter="streams",
+            title="The article's vector addition (2e7 int32): pinned memory and five streams, "
+                  "each alone and together",
+            units={"ms": "ms"})
+def pinned_and_streams_experiment(progress):
+    """What pinned memory gives, what streams give, and what both give, timed alike (CUDA
+    events on the legacy default stream around the whole program, after a warm-up)."""
+    rng = np.random.default_rng(3)
+    x = rng.integers(-2**20, 2**20, ARTICLE_N, dtype=np.int32)
+    y = rng.integers(-2**20, 2**20, ARTICLE_N, dtype=np.int32)
+    ref = x.astype(np.float64) + y
+    px, py = pinned_copy(x), pinned_copy(y)
+    out = np.empty(ARTICLE_N, np.float64)
+    pout = cuda.pinned_array(ARTICLE_N, dtype=np.float64)
+    variants = [
+        ("pageable", 1, lambda: pinned_default_stream(x, y, out), out),
+        ("pinned", 1, lambda: pinned_default_stream(px, py, pout), pout),
+        ("pageable", ARTICLE_STREAMS, lambda: fixed_five_streams(x, y, out), out),
+        ("pinned", ARTICLE_STREAMS, lambda: fixed_five_streams(px, py, pout), pout),
+    ]
+    rows = []
+    for memory, n_streams, run, result in variants:
+        result[:] = np.nan
+        ms = _events_ms(run, repeats=7)
+        rows.append({"host_memory": memory, "n_streams": n_streams, "ms": ms,
+                     "wrong_elements": int(np.count_nonzero(result != ref))})
+        progress(f"{memory}, {n_streams} stream(s): {ms:.2f} ms, "
+                 f"{rows[-1]['wrong_elements']} wrong")
+    return rows
+
+
+OVERLAP_MIB = 256
+OVERLAP_KERNEL_N = 2**22  # the kernel's elements; its steps set its duration
+
+
+def _issue_in_streams(ops) -> dict:
+    """Issue ``ops`` (callables taking a stream) in order, each in a stream of its own, and
+    time them: every op's span from events recorded in its stream, the makespan from the
+    first start to the last end, and how long each call held the host thread."""
+    streams = [cuda.stream() for _ in ops]
+    events = [(cuda.event(), cuda.event()) for _ in ops]
+    held = []
+    cuda.synchronize()
+    for op, s, (e0, e1) in zip(ops, streams, events):
+        e0.record(s)
+        t = time.perf_counter()
+        op(s)
+        held.append(1e3 * (time.perf_counter() - t))
+        e1.record(s)
+    cuda.synchronize()
+    first = events[0][0]
+    spans = [(first.elapsed_time(e0), first.elapsed_time(e1)) for e0, e1 in events]
+    return {"makespan_ms": max(e for _, e in spans) - min(s for s, _ in spans),
+            "span_ms": [e - s for s, e in spans], "host_ms": held}
+
+
+def _median_of(ops, repeats: int) -> dict:
+    runs = [_issue_in_streams(ops) for _ in range(repeats + 1)][1:]  # the first warms up
+    med = float(np.median([r["makespan_ms"] for r in runs]))
+    return {"makespan_ms": med,
+            "host_ms": [float(np.median([r["host_ms"][i] for r in runs]))
+                        for i in range(len(ops))],
+            "spread": bench.Timing([r["makespan_ms"] for r in runs]).spread}
+
+
+@experiment("streams_pageable_overlap", chapter="streams",
+            title="A 256 MiB copy beside a kernel in another stream, pageable against pinned "
+                  "host memory",
+            units={"first_ms": "ms", "second_ms": "ms", "makespan_ms": "ms",
+                   "host_blocked_ms": "ms", "hidden_pct": "%"})
+def pageable_overlap_experiment(progress):
+    """Which copies overlap what. For each host memory (pageable, pinned): a copy in and a
+    copy out of 256 MiB alone; each beside a kernel of about the pageable copies' duration
+    in another stream, issued after the kernel and before it; and the copy in beside the
+    copy out. Each row names the operation issued first and second (``first_ms`` and
+    ``second_ms``: each alone); ``hidden_pct`` is how much of the shorter one the overlap
+    hid (100: all of it, 0: one ran after the other); ``host_blocked_ms`` is how long the
+    (first) copy's call held the host thread: nothing issued after it starts before."""
+    n = OVERLAP_MIB * 2**20 // 4
+    d_in, d_out = cuda.device_array(n, np.float32), cuda.device_array(n, np.float32)
+    d_out[:] = 1.0
+    hosts = {"pageable": (np.ones(n, np.float32), np.ones(n, np.float32)),
+             "pinned": (cuda.pinned_array(n, np.float32), cuda.pinned_array(n, np.float32))}
+    for src, dst in hosts.values():
+        src[:] = 1.0
+        dst[:] = 0.0  # touch every page before timing
+    names = {"h2d": f"copy in ({OVERLAP_MIB} MiB)", "d2h": f"copy out ({OVERLAP_MIB} MiB)"}
+
+    def copy(memory, direction):
+        src, dst = hosts[memory]
+        if direction == "h2d":
+            return lambda s: d_in.copy_to_device(src, stream=s)
+        return lambda s: d_out.copy_to_host(dst, stream=s)
+
+    alone = {(m, d): _median_of([copy(m, d)], 5) for m in hosts for d in names}
+    # A kernel about as long as the slower pageable copy, so that either order shows.
+    k_n = OVERLAP_KERNEL_N
+    rng = np.random.default_rng(11)
+    ka, kb = (cuda.to_device(ex.random_array(k_n, rng)) for _ in range(2))
+    kout = cuda.device_array(k_n, np.float32)
+    probe = bench.time_kernel(lambda: launch_chunk(ka, kb, kout, 1024, 256), min_repeat=3,
+                              min_time=0.02)
+    target_ms = max(alone[("pageable", d)]["makespan_ms"] for d in names)
+    iters = int(min(2**24, max(64, round(1024 * target_ms / probe.median_ms))))
+
+    def kernel(s):
+        launch_chunk(ka, kb, kout, iters, 256, s)
+
+    k_ms = _median_of([kernel], 5)["makespan_ms"]
+    progress(f"kernel: {iters} steps, {k_ms:.2f} ms")
+    rows = []
+
+    def add(memory, first, first_ms, second, second_ms, timed, copy_at):
+        hidden = None
+        if second is not None and min(first_ms, second_ms) > 0:
+            hidden = 100 * (first_ms + second_ms - timed["makespan_ms"]) / min(first_ms,
+                                                                              second_ms)
+        rows.append({"memory": memory, "first": first, "second": second,
+                     "first_ms": first_ms, "second_ms": second_ms,
+                     "makespan_ms": timed["makespan_ms"],
+                     "host_blocked_ms": timed["host_ms"][copy_at], "hidden_pct": hidden,
+                     "spread": timed["spread"]})
+        if hidden is not None:
+            progress(f"{memory}: {first}, then {second}: {timed['makespan_ms']:.2f} ms "
+                     f"(alone {first_ms:.2f} and {second_ms:.2f}), {hidden:.0f}% hidden, "
+                     f"host held {rows[-1]['host_blocked_ms']:.2f} ms")
+
+    for memory in hosts:
+        for direction, name in names.items():
+            c, c_ms = copy(memory, direction), alone[(memory, direction)]["makespan_ms"]
+            add(memory, name, c_ms, None, None, alone[(memory, direction)], 0)
+            add(memory, "kernel", k_ms, name, c_ms, _median_of([kernel, c], 3), 1)
+            add(memory, name, c_ms, "kernel", k_ms, _median_of([c, kernel], 3), 0)
+        add(memory, names["h2d"], alone[(memory, "h2d")]["makespan_ms"], names["d2h"],
+            alone[(memory, "d2h")]["makespan_ms"],
+            _median_of([copy(memory, "h2d"), copy(memory, "d2h")], 3), 0)
+    return rows
+
+
+PCIE_GT_PER_LANE = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}  # GT/s, by generation
+
+
+def pcie_link() -> dict:
+    """The GPU's PCIe link as ``nvidia-smi`` reports it (generation and lanes, the most the
+    GPU and its slot support), and its theoretical bandwidth per direction in GB/s: lanes
+    x transfer rate x 128/130 (generations 3 to 5 encode 128 bits in 130; generation 6's
+    FLIT encoding is counted the same way here) / 8 bits. Empty where nothing is reported."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["nvidia-smi", "--id=" + str(cuda.get_current_device().id),
+                              "--query-gpu=pcie.link.gen.max,pcie.link.width.max",
+                              "--format=csv,noheader,nounits"], capture_output=True, text=True,
+                             timeout=20).stdout.strip().splitlines()[0]
+        gen, width = (int(x) for x in out.split(","))
+    except Exception:  # noqa: BLE001  (no nvidia-smi, or a field it does not report)
+        return {}
+    if gen not in PCIE_GT_PER_LANE or width <= 0:
+        return {}
+    return {"pcie_gen": gen, "pcie_lanes": width,
+            "pcie_gbps": PCIE_GT_PER_LANE[gen] * width * 128 / 130 / 8}
+
+
+OVERHEAD_KIB = (4, 64, 1024)
+OVERHEAD_COPIES = 200
+
+
+def _driver_copy(d, h, stream):
+    """``cuMemcpyHtoDAsync`` called directly, without Numba's host-side work, or None where
+    this Numba has no driver binding to call."""
+    try:
+        from numba.cuda.cudadrv import driver as drv
+
+        binding = drv.binding
+        dptr = int(d.__cuda_array_interface__["data"][0])
+        hptr, nbytes, handle = int(h.ctypes.data), int(h.nbytes), stream.handle
+        success = binding.CUresult.CUDA_SUCCESS
+    except Exception:  # noqa: BLE001
+        return None
+
+    def copy():
+        (err,) = binding.cuMemcpyHtoDAsync(dptr, hptr, nbytes, handle)
+        if err != success:
+            raise RuntimeError(f"cuMemcpyHtoDAsync failed: {err}")
+    return copy
+
+
+@experiment("streams_copy_overhead", chapter="streams",
+            title="What one small pinned copy in costs: Numba's copy_to_device against the "
+                  "driver's cuMemcpyHtoDAsync",
+            units={"host_us": "µs", "gpu_us": "µs", "transfer_us": "µs", "kib": "KiB"})
+def copy_overhead_experiment(progress):
+    """Per copy, over 200 back-to-back copies of one size: ``host_us``, the host's time to
+    issue one; ``gpu_us``, the stream's time per copy from an event before the first to one
+    after the last (when the host issues slower than the link moves, the host sets it);
+    ``transfer_us``, the bytes over the link's bandwidth measured with one 256 MiB copy."""
+    s = cuda.stream()
+    big = OVERLAP_MIB * 2**20 // 4
+    hb, db = cuda.pinned_array(big, np.float32), cuda.device_array(big, np.float32)
+    hb[:] = 1.0
+    link = bench.time_kernel(functools.partial(db.copy_to_device, hb, stream=s),
+                             min_repeat=5, min_time=0.05)
+    link_gbps = bench.gbps(hb.nbytes, link.median_ms)
+    del hb, db
+    pcie = pcie_link()
+    progress(f"one {OVERLAP_MIB} MiB pinned copy in: {link_gbps:.1f} GB/s"
+             + (f"; PCIe gen {pcie['pcie_gen']} x{pcie['pcie_lanes']}: "
+                f"{pcie['pcie_gbps']:.1f} GB/s per direction in theory" if pcie else ""))
+    rows = []
+    for kib in OVERHEAD_KIB:
+        n = kib * 1024 // 4
+        h, d = cuda.pinned_array(n, np.float32), cuda.device_array(n, np.float32)
+        h[:] = 1.0
+        apis = {"Numba: d.copy_to_device(h, stream=s)": functools.partial(d.copy_to_device, h,
+                                                                          stream=s),
+                "driver: cuMemcpyHtoDAsync": _driver_copy(d, h, s)}
+        for api, op in apis.items():
+            if op is None:
+                progress(f"{api}: no driver binding to call here, skipped")
+                continue
+            for _ in range(10):
+                op()
+            s.synchronize()
+            e0, e1 = cuda.event(), cuda.event()
+            e0.record(s)
+            t = time.perf_counter()
+            for _ in range(OVERHEAD_COPIES):
+                op()
+            host_s = time.perf_counter() - t
+            e1.record(s)
+            e1.synchronize()
+            if not np.array_equal(d.copy_to_host()[:: max(1, n // 64)], h[:: max(1, n // 64)]):
+                raise AssertionError(f"{api}: the copied data is wrong")
+            rows.append({"api": api, "kib": kib,
+                         "host_us": 1e6 * host_s / OVERHEAD_COPIES,
+                         "gpu_us": 1e3 * e0.elapsed_time(e1) / OVERHEAD_COPIES,
+                         "transfer_us": kib * 1024 / (link_gbps * 1e9) * 1e6,
+                         "link_gbps": link_gbps, **pcie})
+            progress(f"{kib:5d} KiB, {api}: host {rows[-1]['host_us']:.1f} µs, stream "
+                     f"{rows[-1]['gpu_us']:.1f} µs per copy (the bytes alone "
+                     f"{rows[-1]['transfer_us']:.1f} µs)")
+    return rows
 
 
 def _nonblocking_stream():
@@ -1921,7 +2191,8 @@ def check_pipeline(student_fn, *, sizes=PIPELINE_CASES) -> ex.Report:
                 elif watch.pageable:
                     chk.fail(f"{watch.pageable} of {watch.copies} copies used pageable host "
                              "memory (copy_to_host() with no destination makes a NumPy array; "
-                             "so does a[lo:hi].copy()): such copies cannot overlap. Copy "
+                             "so does a[lo:hi].copy()): such a copy holds the host thread until it is "
+                             "staged, and pageable copies queue behind one another. Copy "
                              "straight into slices of the pinned out, from slices of a and b.")
                 elif watch.unwaited_streams():
                     chk.fail(f"the function returned without waiting for "

@@ -692,10 +692,24 @@ BAD = {
                                                     word="work")],
     "gpuperf.kernels.streams:busy_ms": [lazy(st.busy_ms, _rec("streams_timeline"), "nope", "x",
                                              word="work")],
-    "gpuperf.kernels.streams:article_summary": [B(st.article_summary, "a", "b", err=TypeError,
+    "gpuperf.kernels.streams:article_summary": [B(st.article_summary, "a", err=TypeError,
                                                   word="res")],
-    "gpuperf.kernels.streams:show_article_summary": [B(st.show_article_summary, "a", "b",
+    "gpuperf.kernels.streams:show_article_summary": [B(st.show_article_summary, "a",
                                                        err=TypeError, word="res")],
+    "gpuperf.kernels.streams:pinned_default_stream": [B(st.pinned_default_stream, X, X,
+                                                        np.ones(3, np.float32), word="out")],
+    "gpuperf.kernels.streams:pinned_and_streams_summary": [
+        lazy(st.pinned_and_streams_summary, _rec("streams_timeline"), word="host_memory")],
+    "gpuperf.kernels.streams:show_pinned_and_streams": [
+        B(st.show_pinned_and_streams, "r", err=TypeError, word="res")],
+    "gpuperf.kernels.streams:pageable_overlap_summary": [
+        lazy(st.pageable_overlap_summary, _rec("streams_article"), word="memory")],
+    "gpuperf.kernels.streams:show_pageable_overlap": [
+        B(st.show_pageable_overlap, 3, err=TypeError, word="res")],
+    "gpuperf.kernels.streams:copy_overhead_summary": [
+        lazy(st.copy_overhead_summary, _rec("streams_pipeline"), word="api")],
+    "gpuperf.kernels.streams:show_copy_overhead": [
+        B(st.show_copy_overhead, None, err=TypeError, word="res")],
     "gpuperf.kernels.streams:plot_timeline": [lazy(st.plot_timeline, _rec("streams_timeline"),
                                                    "nope", word="work")],
     "gpuperf.kernels.streams:plot_default_stream": [B(st.plot_default_stream, R,

@@ -24,10 +24,11 @@ as one copy in, one kernel, one copy out. ``Pipeline``: the reusable object both
 Pinned memory rule (the same on a GPU and in the simulator)
 -----------------------------------------------------------
 A copy from pageable memory (an ordinary NumPy array) is staged by the driver through a
-pinned buffer of its own: it runs at a fraction of the pinned bandwidth, its call holds
-the host thread until the data is staged, and pageable copies do not overlap each other
-(a kernel already running in another stream does run on beside one; the experiment
-``streams_pageable_overlap`` measures each of these). A pipeline over pageable arrays is
+pinned buffer of its own: it runs at a fraction of the pinned bandwidth, and its call
+holds the host thread until about the whole copy is done, so nothing issued after it (in
+any stream, another copy included) starts before it ends; a kernel already running in
+another stream does run on beside it. The experiment ``streams_pageable_overlap``
+measures each of these. A pipeline over pageable arrays is
 therefore slow, not wrong: ``pipelined`` runs it with a ``PageableMemoryWarning`` that
 says so (``pageable="warn"``, the default), refuses it with ``pageable="error"``, and
 runs it silently with ``pageable="allow"`` (used to measure the slow case on purpose).
@@ -71,7 +72,7 @@ from numba import cuda
 
 from .. import SIMULATOR, bench, device, validate
 from .. import exercises as ex
-from ..records import experiment
+from ..records import Result, experiment
 
 # --------------------------------------------------------------------------- kernels
 
@@ -267,11 +268,12 @@ def _check_host(arrays: dict, pageable: str) -> None:
     names = ", ".join(bad)
     msg = (f"{names} {'is' if len(bad) == 1 else 'are'} in pageable host memory. The driver "
            "stages a pageable copy through a pinned buffer of its own, at a fraction of the "
-           "pinned bandwidth; the copy's call holds the host thread until its data is staged, "
-           "and pageable copies do not overlap each other, so the chunks' copies queue one "
-           "behind another (only a kernel already running in another stream goes on beside "
-           "them). Allocate host arrays with cuda.pinned_array(n, dtype=np.float32) (or "
-           "cuda.pinned_array_like(x), then copy into it)")
+           "pinned bandwidth, and the copy's call holds the host thread until about the whole "
+           "copy is done: nothing issued after it, in any stream, starts before it ends, so "
+           "the chunks' copies and kernels queue one behind another (only a kernel already "
+           "running in another stream goes on beside a copy). Allocate host arrays with "
+           "cuda.pinned_array(n, dtype=np.float32) (or cuda.pinned_array_like(x), then copy "
+           "into it)")
     if pageable == "error":
         raise ValueError(msg + ", or pass pageable='warn' to run anyway, slowly.")
     msg += "; pageable='allow' runs without this warning."
@@ -1014,20 +1016,13 @@ def _article_row(article, variant: str, timing: str) -> dict:
     return rows[0]
 
 
-def article_summary(article, bandwidth) -> dict:
+def article_summary(article) -> dict:
     """What the ``streams_article`` rows say, in numbers the chapter prints.
 
     ``context_ms``: the new process's first region less the same first call in a process
-    whose CUDA context exists (both compile the kernel and copy the data). ``serial_pinned_
-    estimate_ms``: the article's copies (2 x 4 bytes in, 8 bytes out per element) one after
-    another at the largest pinned bandwidths of ``bandwidth`` (``streams_host_bandwidth``,
-    same GPU): an estimate of a serial program with pinned memory, which the record does
-    not time."""
+    whose CUDA context exists (both compile the kernel and copy the data); None where the
+    new-process run is missing from ``article``."""
     _check_res(article, "variant", "timing", "ms")
-    _check_res(bandwidth, "memory", "direction", "mib", "gbps")
-    if article.gpu != bandwidth.gpu:
-        raise ValueError(f"article ({article.gpu}) and bandwidth ({bandwidth.gpu}) come from "
-                         "different GPUs; pass results of one GPU.")
     five = "article: 5 streams"
     fresh = [r for r in article.rows if r["timing"].startswith("wall clock, new process")
              and r["variant"].startswith("article: default stream")]
@@ -1043,16 +1038,12 @@ def article_summary(article, bandwidth) -> dict:
     }
     out["context_ms"] = (None if out["new_process_ms"] is None
                          else out["new_process_ms"] - out["warm_first_call_ms"])
-    big = max(bandwidth.values("mib"))
-    h2d = bandwidth.one(memory="pinned", direction="h2d", mib=big)["gbps"]
-    d2h = bandwidth.one(memory="pinned", direction="d2h", mib=big)["gbps"]
-    out["serial_pinned_estimate_ms"] = (2 * ARTICLE_N * 4 / h2d + ARTICLE_N * 8 / d2h) / 1e6
     return out
 
 
-def show_article_summary(article, bandwidth) -> None:
+def show_article_summary(article) -> None:
     """Print :func:`article_summary` as the chapter reads it."""
-    s = article_summary(article, bandwidth)
+    s = article_summary(article)
     if s["context_ms"] is None:
         print("The run in a new process is missing from this result, so the CUDA context's "
               f"cost cannot be separated; the first call in this process, compiling the "
@@ -1062,16 +1053,11 @@ def show_article_summary(article, bandwidth) -> None:
               f"in a process whose CUDA context already exists: {s['warm_first_call_ms']:.0f} "
               f"ms. Creating the context (the driver's first use included) accounts for about "
               f"{s['context_ms']:.0f} ms of the first.")
-    print(f"Timed with events after a warm-up: default stream {s['default_events_ms']:.1f} ms, "
-          f"five streams {s['five_events_ms']:.1f} ms "
-          f"({s['five_events_ms'] / s['default_events_ms']:.2f}x).")
-    print(f"Fixed, pinned, five streams: {s['fixed_pinned_ms']:.2f} ms, "
-          f"{s['five_events_ms'] / s['fixed_pinned_ms']:.1f}x faster than the article's five "
-          f"streams. The same copies one after another at the pinned bandwidths above would "
-          f"take about {s['serial_pinned_estimate_ms']:.2f} ms "
-          f"({s['five_events_ms'] / s['serial_pinned_estimate_ms']:.1f}x faster than the "
-          f"article), so overlap adds "
-          f"{s['serial_pinned_estimate_ms'] / s['fixed_pinned_ms']:.2f}x on top of pinned memory.")
+    print(f"Timed with events after a warm-up ({article.gpu}): default stream "
+          f"{s['default_events_ms']:.1f} ms, five streams {s['five_events_ms']:.1f} ms "
+          f"({s['five_events_ms'] / s['default_events_ms']:.2f}x); fixed, pinned, five streams "
+          f"{s['fixed_pinned_ms']:.2f} ms ({s['five_events_ms'] / s['fixed_pinned_ms']:.1f}x "
+          f"faster than the article's five streams).")
 
 
 # ------------------------------------------------------------ pinned memory, streams, costs
@@ -1094,12 +1080,15 @@ pinned_default_stream = _checked(pinned_default_stream, lambda x, y, out:
 
 
 @experiment("streams_pinned_and_streams", chapter="streams",
-            title="The article's vector addition (2e7 int32): pinned memory and five streams, "
-                  "each alone and together",
+            title="The article's vector addition (2e7 int32): an output allocated once, "
+                  "pinned memory and five streams, each alone and together",
             units={"ms": "ms"})
 def pinned_and_streams_experiment(progress):
-    """What pinned memory gives, what streams give, and what both give, timed alike (CUDA
-    events on the legacy default stream around the whole program, after a warm-up)."""
+    """What each change to the article's program gives, timed alike (CUDA events on the legacy
+    default stream around the whole program, after a warm-up): the article's serial program
+    (its ``copy_to_host()`` allocates the output on every call); the same copying into an
+    output allocated once (``pinned_default_stream`` given pageable arrays); then pinned
+    memory, five streams (``fixed_five_streams``), and both."""
     rng = np.random.default_rng(3)
     x = rng.integers(-2**20, 2**20, ARTICLE_N, dtype=np.int32)
     y = rng.integers(-2**20, 2**20, ARTICLE_N, dtype=np.int32)
@@ -1107,19 +1096,28 @@ def pinned_and_streams_experiment(progress):
     px, py = pinned_copy(x), pinned_copy(y)
     out = np.empty(ARTICLE_N, np.float64)
     pout = cuda.pinned_array(ARTICLE_N, dtype=np.float64)
+    fresh = {}
+
+    def article():  # the article's serial program: copy_to_host() allocates the output
+        fresh["out"] = article_default_stream(article_add, x, y)
+
+    once, per_call = "allocated once", "new array per call (the article's)"
     variants = [
-        ("pageable", 1, lambda: pinned_default_stream(x, y, out), out),
-        ("pinned", 1, lambda: pinned_default_stream(px, py, pout), pout),
-        ("pageable", ARTICLE_STREAMS, lambda: fixed_five_streams(x, y, out), out),
-        ("pinned", ARTICLE_STREAMS, lambda: fixed_five_streams(px, py, pout), pout),
+        ("pageable", per_call, 1, article, None),
+        ("pageable", once, 1, lambda: pinned_default_stream(x, y, out), out),
+        ("pinned", once, 1, lambda: pinned_default_stream(px, py, pout), pout),
+        ("pageable", once, ARTICLE_STREAMS, lambda: fixed_five_streams(x, y, out), out),
+        ("pinned", once, ARTICLE_STREAMS, lambda: fixed_five_streams(px, py, pout), pout),
     ]
     rows = []
-    for memory, n_streams, run, result in variants:
-        result[:] = np.nan
+    for memory, output, n_streams, run, result in variants:
+        if result is not None:
+            result[:] = np.nan
         ms = _events_ms(run, repeats=7)
-        rows.append({"host_memory": memory, "n_streams": n_streams, "ms": ms,
-                     "wrong_elements": int(np.count_nonzero(result != ref))})
-        progress(f"{memory}, {n_streams} stream(s): {ms:.2f} ms, "
+        got = fresh["out"] if result is None else result
+        rows.append({"host_memory": memory, "output": output, "n_streams": n_streams, "ms": ms,
+                     "wrong_elements": int(np.count_nonzero(got != ref))})
+        progress(f"{memory}, output {output}, {n_streams} stream(s): {ms:.2f} ms, "
                  f"{rows[-1]['wrong_elements']} wrong")
     return rows
 
@@ -1313,8 +1311,12 @@ def copy_overhead_experiment(progress):
             if op is None:
                 progress(f"{api}: no driver binding to call here, skipped")
                 continue
-            for _ in range(10):
-                op()
+            try:
+                for _ in range(10):
+                    op()
+            except Exception as err:  # noqa: BLE001  (a binding this Numba calls differently)
+                progress(f"{api}: failed here ({type(err).__name__}: {err}), skipped")
+                continue
             s.synchronize()
             e0, e1 = cuda.event(), cuda.event()
             e0.record(s)
@@ -1335,6 +1337,154 @@ def copy_overhead_experiment(progress):
                      f"{rows[-1]['gpu_us']:.1f} µs per copy (the bytes alone "
                      f"{rows[-1]['transfer_us']:.1f} µs)")
     return rows
+
+
+def pinned_and_streams_summary(res) -> dict:
+    """The ``streams_pinned_and_streams`` rows as the chapter reads them: each program's time
+    (``pageable_serial_ms``, ``pinned_serial_ms``, ``pageable_streams_ms``,
+    ``pinned_streams_ms``) and what each change gives, as speedups over the serial pageable
+    program (``pinned_x``, ``streams_x``, ``both_x``) and streams on top of pinned memory
+    (``streams_on_pinned_x``)."""
+    _check_res(res, "host_memory", "n_streams", "ms")
+    many = max(res.values("n_streams"))
+    once = [r for r in res.rows if r.get("output", "allocated once") == "allocated once"]
+
+    def ms(memory, n):
+        match = [r for r in once if r["host_memory"] == memory and r["n_streams"] == n]
+        if len(match) != 1:
+            raise ValueError(f"res: {len(match)} rows of {memory} memory, {n} stream(s) and an "
+                             "output allocated once, expected one; pass the "
+                             "streams_pinned_and_streams result.")
+        return match[0]["ms"]
+
+    out = {"n_streams": many,
+           "pageable_serial_ms": ms("pageable", 1), "pinned_serial_ms": ms("pinned", 1),
+           "pageable_streams_ms": ms("pageable", many), "pinned_streams_ms": ms("pinned", many)}
+    base = out["pageable_serial_ms"]
+    out.update(pinned_x=base / out["pinned_serial_ms"], streams_x=base / out["pageable_streams_ms"],
+               both_x=base / out["pinned_streams_ms"],
+               streams_on_pinned_x=out["pinned_serial_ms"] / out["pinned_streams_ms"])
+    # The article's own serial program, whose copy_to_host() allocates the output on every
+    # call (absent from records made before it was added)
+    article = [r for r in res.rows if r.get("output", "allocated once") != "allocated once"]
+    out["article_serial_ms"] = article[0]["ms"] if len(article) == 1 else None
+    out["output_once_x"] = (None if out["article_serial_ms"] is None
+                            else out["article_serial_ms"] / base)
+    return out
+
+
+def show_pinned_and_streams(res) -> None:
+    """Print :func:`pinned_and_streams_summary`: what pinned memory and streams each give."""
+    s = pinned_and_streams_summary(res)
+    k = s["n_streams"]
+    if s["article_serial_ms"] is not None:
+        print(f"On {res.gpu}, the article's serial program, whose copy_to_host() allocates its "
+              f"output on every call: {s['article_serial_ms']:.2f} ms; the same program copying "
+              f"into an output allocated once: {s['pageable_serial_ms']:.2f} ms "
+              f"({s['output_once_x']:.2f}x).")
+    print(f"On {res.gpu}, against the serial program on pageable memory, output allocated once "
+          f"({s['pageable_serial_ms']:.2f} ms):")
+    print(f"  pinned memory alone (one stream):   {s['pinned_serial_ms']:6.2f} ms, "
+          f"{s['pinned_x']:.2f}x")
+    print(f"  {k} streams alone (pageable memory): {s['pageable_streams_ms']:6.2f} ms, "
+          f"{s['streams_x']:.2f}x")
+    print(f"  both:                               {s['pinned_streams_ms']:6.2f} ms, "
+          f"{s['both_x']:.2f}x")
+    print(f"On pinned memory, {k} streams give {s['streams_on_pinned_x']:.2f}x over one.")
+
+
+def pageable_overlap_summary(res) -> dict:
+    """The ``streams_pageable_overlap`` rows by host memory (``"pageable"``, ``"pinned"``):
+    each copy's time alone (``in_ms``, ``out_ms``) and the share of it its call held the host
+    thread (``in_held_pct``, ``out_held_pct``); the share of the shorter operation hidden for
+    a copy issued after the kernel (``in_after_kernel_pct``, ``out_after_kernel_pct``), before
+    it (``in_before_kernel_pct``, ``out_before_kernel_pct``), and for a copy in issued with a
+    copy out (``in_with_out_pct``); and the kernel's time alone (``kernel_ms``)."""
+    _check_res(res, "memory", "first", "second", "first_ms", "makespan_ms", "host_blocked_ms",
+               "hidden_pct")
+    out = {}
+    for memory in ("pageable", "pinned"):
+        alone = {r["first"]: r for r in res.select(memory=memory, second=None)}
+        names = {d: [n for n in alone if n.startswith(f"copy {d}")] for d in ("in", "out")}
+        if any(len(v) != 1 for v in names.values()):
+            raise ValueError(f"res: expected one copy in and one copy out alone for {memory} "
+                             f"memory, found {sorted(alone)}; pass the streams_pageable_overlap "
+                             "result.")
+        c_in, c_out = names["in"][0], names["out"][0]
+
+        def hidden(first, second, memory=memory):
+            return res.one(memory=memory, first=first, second=second)["hidden_pct"]
+
+        out[memory] = {
+            "in_ms": alone[c_in]["makespan_ms"], "out_ms": alone[c_out]["makespan_ms"],
+            "in_held_pct": 100 * alone[c_in]["host_blocked_ms"] / alone[c_in]["makespan_ms"],
+            "out_held_pct": 100 * alone[c_out]["host_blocked_ms"] / alone[c_out]["makespan_ms"],
+            "in_after_kernel_pct": hidden("kernel", c_in),
+            "in_before_kernel_pct": hidden(c_in, "kernel"),
+            "out_after_kernel_pct": hidden("kernel", c_out),
+            "out_before_kernel_pct": hidden(c_out, "kernel"),
+            "in_with_out_pct": hidden(c_in, c_out),
+        }
+    out["kernel_ms"] = res.select(first="kernel")[0]["first_ms"]
+    return out
+
+
+def show_pageable_overlap(res) -> None:
+    """Show :func:`pageable_overlap_summary` as one table, pageable beside pinned."""
+    s = pageable_overlap_summary(res)
+    size = next(r["first"] for r in res.rows if r["first"].startswith("copy in"))
+    size = size[size.find("(") + 1:size.rfind(")")]
+    lines = [("copy in alone (ms)", "in_ms"),
+             ("copy in: share of it the call held the host (%)", "in_held_pct"),
+             ("copy out alone (ms)", "out_ms"),
+             ("copy out: share of it the call held the host (%)", "out_held_pct"),
+             ("copy in issued after the kernel: hidden (%)", "in_after_kernel_pct"),
+             ("copy in issued before the kernel: hidden (%)", "in_before_kernel_pct"),
+             ("copy out issued after the kernel: hidden (%)", "out_after_kernel_pct"),
+             ("copy out issued before the kernel: hidden (%)", "out_before_kernel_pct"),
+             ("copy in and copy out issued together: hidden (%)", "in_with_out_pct")]
+    rows = [{"what": what, "pageable": s["pageable"][key], "pinned": s["pinned"][key]}
+            for what, key in lines]
+    print(f"Copies of {size}, each alone, and beside a kernel of {s['kernel_ms']:.1f} ms in "
+          "another stream:")
+    Result("streams_pageable_overlap (summary)", rows, res.meta, res.source).show()
+
+
+def copy_overhead_summary(res) -> list[dict]:
+    """Per copy size (KiB): the host's time to issue one copy through Numba and through the
+    driver (``numba_host_us``, ``driver_host_us``; None where the driver was not called),
+    the stream's time per copy through each, and the bytes' own time on the measured link."""
+    _check_res(res, "api", "kib", "host_us", "gpu_us", "transfer_us")
+    out = []
+    for kib in sorted(set(res.values("kib"))):
+        row = {"kib": kib}
+        for prefix, who in (("numba", "Numba"), ("driver", "driver")):
+            match = [r for r in res.select(kib=kib) if r["api"].startswith(who)]
+            row[f"{prefix}_host_us"] = match[0]["host_us"] if match else None
+            row[f"{prefix}_stream_us"] = match[0]["gpu_us"] if match else None
+        row["transfer_us"] = res.select(kib=kib)[0]["transfer_us"]
+        out.append(row)
+    return out
+
+
+def show_copy_overhead(res) -> None:
+    """Show :func:`copy_overhead_summary` as a table, then the measured link against the
+    PCIe link's theoretical bandwidth where ``nvidia-smi`` reported it."""
+    rows = copy_overhead_summary(res)
+    Result("streams_copy_overhead (summary)", rows, res.meta, res.source).show()
+    r = res.rows[0]
+    line = f"One {OVERLAP_MIB} MiB pinned copy in: {r['link_gbps']:.1f} GB/s"
+    if r.get("pcie_gbps"):
+        line += (f"; the PCIe gen {r['pcie_gen']} x{r['pcie_lanes']} link moves at most "
+                 f"{r['pcie_gbps']:.1f} GB/s per direction in theory, so the copy reaches "
+                 f"{100 * r['link_gbps'] / r['pcie_gbps']:.0f}% of it.")
+    else:
+        line += "; nvidia-smi reported no PCIe link to compare with."
+    print(line)
+    for row in rows:
+        if row["numba_host_us"] and row["driver_host_us"]:
+            print(f"{row['kib']:5d} KiB: Numba's call takes "
+                  f"{row['numba_host_us'] / row['driver_host_us']:.0f}x the driver's host time.")
 
 
 def _nonblocking_stream():

@@ -692,9 +692,19 @@ def test_pinned_and_streams_summary_arithmetic():
 
 
 @pytest.mark.parametrize("path", _paths_with("streams_pageable_overlap"), ids=lambda p: p.stem)
-def test_recorded_pageable_copies_hold_the_host_and_hide_only_behind_a_running_kernel(path):
+def test_recorded_pageable_copies_hold_the_host_and_hide_only_behind_a_running_kernel(path,
+                                                                                     capsys):
     # What the chapter says of the record.
-    s = streams.pageable_overlap_summary(records.recorded("streams_pageable_overlap", path=path))
+    res = records.recorded("streams_pageable_overlap", path=path)
+    s = streams.pageable_overlap_summary(res)
+    # the table shows hidden shares above 100 as 100, and names them below it
+    over = [v for m in ("pageable", "pinned") for k, v in s[m].items()
+            if k.endswith("_pct") and "held" not in k and round(v) > 100]
+    streams.show_pageable_overlap(res)
+    out = capsys.readouterr().out
+    assert res.gpu in out
+    assert ("Shown as 100" in out) == bool(over)
+    assert all(f"{v:.0f}%" in out for v in over)
     page, pin = s["pageable"], s["pinned"]
     for d in ("in", "out"):
         assert page[f"{d}_held_pct"] > 90 and pin[f"{d}_held_pct"] < 10  # the call holds the host

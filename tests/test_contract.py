@@ -204,6 +204,18 @@ BAD = {
     "gpuperf.kernels.debugging:smooth_grid": [B(dbg.smooth_grid, 0, word="n")],
     "gpuperf.kernels.debugging:smooth_reference": [B(dbg.smooth_reference, [[1.0, 2.0]],
                                                      word="x")],
+    "gpuperf.profiling:parse_cupti_trace": [
+        B(profiling.parse_cupti_trace, {"events": []}, word="traceEvents"),
+        B(profiling.parse_cupti_trace, "{not json", word="JSON")],
+    "gpuperf.profiling:cupti_ops": [B(profiling.cupti_ops, 3, err=TypeError, word="fn")],
+    "gpuperf.profiling:match_pipeline_run": [
+        B(profiling.match_pipeline_run, 5, [], err=TypeError, word="ops"),
+        B(profiling.match_pipeline_run, [], [{"chunk": 1, "kind": "h2d", "start_ms": 0.0,
+                                              "end_ms": 1.0}], word="spans")],
+    "gpuperf.profiling:cupti_timeline_summary": [
+        B(profiling.cupti_timeline_summary, R, err=TypeError, word="profiling_streams_timeline")],
+    "gpuperf.profiling:show_cupti_timeline": [
+        B(profiling.show_cupti_timeline, None, err=TypeError, word="res")],
     "gpuperf.profiling:parse_racecheck": [B(profiling.parse_racecheck, "no summary",
                                             word="RACECHECK")],
     "gpuperf.exercises:written_arguments": [B(ex.written_arguments, len, err=TypeError,
@@ -254,7 +266,8 @@ BAD = {
     "gpuperf.records:Result.column": [B(R.column, "gbs", word="gbs")],
     "gpuperf.records:Result.values": [B(R.values, "gbs", word="gbs")],
     "gpuperf.records:Result.table": [B(R.table, ["gbs"], word="columns[0]")],
-    "gpuperf.records:Result.show": [B(R.show, max_rows=0, word="max_rows")],
+    "gpuperf.records:Result.show": [B(R.show, max_rows=0, word="max_rows"),
+                                    B(R.show, note=3, err=TypeError, word="note")],
     "gpuperf.records:Result.__init__": [B(records.Result, "n", "rows", {}, "recorded",
                                           err=TypeError, word="rows")],
     "gpuperf.records:recorded": [B(records.recorded, "no_such_experiment",
@@ -706,6 +719,14 @@ BAD = {
         lazy(st.pageable_overlap_summary, _rec("streams_article"), word="memory")],
     "gpuperf.kernels.streams:show_pageable_overlap": [
         B(st.show_pageable_overlap, 3, err=TypeError, word="res")],
+    "gpuperf.kernels.streams:sync_calls_summary": [
+        lazy(st.sync_calls_summary, _rec("streams_pipeline"), word="call")],
+    "gpuperf.kernels.streams:show_sync_calls": [
+        B(st.show_sync_calls, 3, err=TypeError, word="res")],
+    "gpuperf.kernels.streams:memory_kinds_summary": [
+        lazy(st.memory_kinds_summary, _rec("streams_pipeline"), word="method")],
+    "gpuperf.kernels.streams:show_memory_kinds": [
+        B(st.show_memory_kinds, None, err=TypeError, word="res")],
     "gpuperf.kernels.streams:copy_overhead_summary": [
         lazy(st.copy_overhead_summary, _rec("streams_pipeline"), word="api")],
     "gpuperf.kernels.streams:show_copy_overhead": [

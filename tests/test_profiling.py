@@ -180,3 +180,130 @@ def test_the_printed_command_names_no_path_and_the_tools_run_this_python(monkeyp
     with pytest.raises(ValueError):  # no CSV in "": only the command line matters here
         profiling.profile("stride", 1, 64, kernel="copy_strided", metrics=["m"])
     assert sys.executable in seen[0] and "python3" not in seen[0]
+
+
+# --------------------------------------------------------------------------- CUPTI timeline
+
+def _cupti_fixture():
+    import json
+
+    ops = profiling.parse_cupti_trace(_read("cupti_pipeline_compute.json"))
+    events = json.loads(_read("cupti_pipeline_compute_events.json"))
+    return ops, events
+
+
+def _cupti_result(rows, events, work="compute-bound (relaxation)"):
+    rows = [{"work": work, "iters": events["iters"], "n_streams": 4, "n_chunks": 8, **r,
+             "events_total_ms": events["spans_total"]} for r in rows]
+    return records.Result("profiling_streams_timeline", rows, {"gpu": "NVIDIA H200"}, "recorded")
+
+
+def test_cupti_trace_gives_every_copy_and_kernel_in_issue_order():
+    ops, _ = _cupti_fixture()
+    # Five runs of the 8-chunk pipeline: two copies in, a kernel and a copy out per chunk.
+    assert [o["kind"] for o in ops] == list(profiling.PIPELINE_OPS) * 40
+    assert {o["name"] for o in ops if o["kind"] == "kernel"} == {"relax_kernel"}
+    assert all(o["bytes"] == 4 * 2**25 // 8 for o in ops if o["kind"] != "kernel")
+    assert [o["correlation"] for o in ops] == sorted(o["correlation"] for o in ops)
+    assert all(o["end_us"] > o["start_us"] for o in ops)
+    assert len({o["stream"] for o in ops}) == 4
+
+
+def test_cupti_trace_refuses_what_is_not_one():
+    with pytest.raises(ValueError, match="traceEvents"):
+        profiling.parse_cupti_trace({"events": []})
+    with pytest.raises(ValueError, match="not JSON"):
+        profiling.parse_cupti_trace("RACECHECK SUMMARY")
+    assert profiling.parse_cupti_trace({"traceEvents": [{"ph": "f", "cat": "ac2g"}]}) == []
+
+
+def test_cupti_records_fit_inside_their_events_on_one_clock():
+    ops, events = _cupti_fixture()
+    rows = profiling.match_pipeline_run(ops, events["spans"])
+    assert len(rows) == 3 * 8
+    slack = rows[0]["clock_slack_ms"]
+    assert 0 <= slack < 0.05
+    for r in rows:  # each stage ran inside the events around it, to within the slack
+        assert r["event_start_ms"] - slack - 1e-9 <= r["gpu_start_ms"] <= r["gpu_end_ms"]
+        assert r["gpu_end_ms"] <= r["event_end_ms"] + 1e-9
+        assert 0 < r["gpu_busy_ms"] <= r["gpu_end_ms"] - r["gpu_start_ms"] + 1e-9
+    # a stream's chunks keep their pipeline stream (round-robin over 4)
+    assert [r["stream"] for r in rows if r["kind"] == "kernel"] == [c % 4 for c in range(8)]
+
+
+def test_cupti_records_of_another_run_or_shape_are_refused():
+    ops, events = _cupti_fixture()
+    shifted = [{**s, "start_ms": s["start_ms"] * 1.5, "end_ms": s["end_ms"] * 1.5}
+               for s in events["spans"]]
+    with pytest.raises(ValueError, match="not records of the same run"):
+        profiling.match_pipeline_run(ops, shifted)
+    with pytest.raises(ValueError, match="was the whole run profiled"):
+        profiling.match_pipeline_run(ops[:20], events["spans"])
+    with pytest.raises(ValueError, match="not a Pipeline run"):
+        profiling.match_pipeline_run(ops[:-1], events["spans"])  # the pattern is off by one
+
+
+def test_interval_union_and_overlap():
+    spans = [(0.0, 2.0), (1.0, 3.0), (5.0, 6.0), (5.5, 5.75)]
+    assert profiling._union_ms(spans) == pytest.approx(4.0)
+    assert profiling._overlap_ms(spans) == pytest.approx(1.0 + 0.25)
+    assert profiling._overlap_ms([(0.0, 1.0), (1.0, 2.0)]) == 0.0  # touching is not at once
+    assert profiling._union_ms([]) == profiling._overlap_ms([]) == 0.0
+
+
+def test_cupti_summary_shows_waits_in_the_event_spans_and_kernels_at_once(capsys):
+    ops, events = _cupti_fixture()
+    res = _cupti_result(profiling.match_pipeline_run(ops, events["spans"]), events)
+    shown = profiling.show_cupti_timeline(res)
+    s = shown["compute-bound (relaxation)"]
+    # The event spans of the kernels include their waits; the GPU ran some of them at once.
+    assert s["kernel"]["events_sum_ms"] > 1.2 * s["kernel"]["gpu_busy_ms"]
+    assert s["kernel"]["gpu_overlap_ms"] > 0
+    # One copy engine per direction: copies of one direction never ran at the same time.
+    assert s["h2d"]["gpu_overlap_ms"] == s["d2h"]["gpu_overlap_ms"] == 0.0
+    assert s["gpu_total_ms"] <= s["events_total_ms"]
+    out = capsys.readouterr().out
+    assert "NVIDIA H200" in out and f"{s['gpu_total_ms']:.2f} ms" in out
+    with pytest.raises(TypeError, match="profiling_streams_timeline"):
+        profiling.cupti_timeline_summary(records.recorded("streams_timeline"))
+
+
+def test_the_cupti_timeline_needs_pytorch_and_says_so(monkeypatch):
+    import builtins
+
+    real = builtins.__import__
+
+    def no_torch(name, *args, **kwargs):
+        if name.startswith("torch"):
+            raise ImportError("no torch")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_torch)
+    with pytest.raises(RuntimeError, match="PyTorch"):
+        profiling.cupti_ops(lambda: None)
+    with pytest.raises(TypeError, match="fn"):
+        profiling.cupti_ops(42)
+
+
+def _paths_with(name):
+    return [p for p in records.available() if name in records.load(p)["experiments"]]
+
+
+@pytest.mark.parametrize("path", _paths_with("profiling_streams_timeline"), ids=lambda p: p.stem)
+def test_the_recorded_cupti_timeline_backs_chapter_7(path, capsys):
+    # What chapter 7 says of the record: the GPU's records fit the events, the compute-bound
+    # pipeline's kernels ran two or more at once, its kernels' event spans include waits, and
+    # copies of one direction never overlapped each other.
+    res = records.recorded("profiling_streams_timeline", path=path)
+    assert all(r["clock_slack_ms"] < 0.05 for r in res.rows)
+    shown = profiling.show_cupti_timeline(res)
+    compute = next(s for w, s in shown.items() if w.startswith("compute"))
+    assert compute["kernel"]["gpu_overlap_ms"] > 0
+    assert compute["kernel"]["events_sum_ms"] > compute["kernel"]["gpu_busy_ms"]
+    in_flight = compute["kernel"]["gpu_in_flight_ms"]
+    assert in_flight == pytest.approx(compute["kernel"]["events_in_flight_ms"], rel=0.05)
+    for s in shown.values():
+        assert s["h2d"]["gpu_overlap_ms"] < 0.01 and s["d2h"]["gpu_overlap_ms"] < 0.01
+        assert s["h2d"]["events_sum_ms"] > s["h2d"]["gpu_busy_ms"]
+        assert s["kernel"]["events_sum_ms"] > s["kernel"]["gpu_busy_ms"]
+    assert res.gpu in capsys.readouterr().out

@@ -712,7 +712,9 @@ def test_recorded_pageable_copies_hold_the_host_and_hide_only_behind_a_running_k
         assert page[f"{d}_after_kernel_pct"] > 80                      # hides behind a kernel
         assert page[f"{d}_before_kernel_pct"] < 50                     # delays the kernel
         assert pin[f"{d}_after_kernel_pct"] > 90 and pin[f"{d}_before_kernel_pct"] > 90
-    assert 0 < page["in_with_out_pct"] < 90 and pin["in_with_out_pct"] < 95  # only partly
+    # together: pageable, the copy in holds the thread, so little or nothing is hidden (28% on
+    # one H100 host, -4% on another, -8% on the H200); pinned, they overlap, not fully
+    assert page["in_with_out_pct"] < 50 and 0 < pin["in_with_out_pct"] < 95
 
 
 def test_pageable_overlap_summary_arithmetic_and_refusals():
@@ -769,3 +771,76 @@ def test_recorded_small_copies_cost_numba_host_time(path, capsys):
 def test_pcie_theory():
     # 16 lanes at 32 GT/s with 128b/130b encoding: about 63 GB/s per direction
     assert streams.PCIE_GT_PER_LANE[5] * 16 * 128 / 130 / 8 == pytest.approx(63.0, abs=0.05)
+
+
+def test_sync_calls_verdicts_and_the_note(capsys):
+    rows = [{"call": "cuda.synchronize()", "host_ms": 19.0, "kernel_ms": 20.0, "waited": 5,
+             "tries": 5, "mib": 1},
+            {"call": "d[:] = 0: fill a device array", "host_ms": 18.0, "kernel_ms": 20.0,
+             "waited": 5, "tries": 5, "mib": 1},
+            {"call": "a kernel launch with no stream", "host_ms": 0.01, "kernel_ms": 20.0,
+             "waited": 0, "tries": 5, "mib": 1},
+            {"call": "cuda.device_array: allocate", "host_ms": 3.0, "kernel_ms": 20.0,
+             "waited": 2, "tries": 5, "mib": 1}]
+    res = records.Result("streams_sync_calls", rows, {"gpu": "X"}, "recorded")
+    out = streams.show_sync_calls(res)
+    assert [r["verdict"] for r in out] == ["waits for the kernel", "waits for the kernel",
+                                           "returns at once", "varies"]
+    assert out[0]["held_pct"] == pytest.approx(95.0)
+    note = capsys.readouterr().out.splitlines()[-1]
+    assert note.endswith("every time: cuda.synchronize(); d[:] = 0.")  # the call's name whole
+    with pytest.raises(ValueError, match="res column"):
+        streams.sync_calls_summary(records.recorded("streams_pipeline"))
+
+
+def test_memory_kinds_against_the_pinned_version(capsys):
+    rows = [{"method": m, "n": 8, "ms": ms, "gbps": 1.0, "spread": 0.0} for m, ms in
+            [("pinned: copy in, kernel, copy out", 10.0), ("mapped: the kernel reads", 5.0),
+             ("managed: first kernel after the host wrote", 40.0),
+             ("managed: the same kernel again", 0.1)]]
+    res = records.Result("streams_memory_kinds", rows, {"gpu": "X"}, "recorded")
+    s = streams.show_memory_kinds(res)
+    assert (s["mapped"]["x_pinned"], s["managed, first"]["x_pinned"]) == (0.5, 4.0)
+    assert "managed, again: 0.01x the pinned version's time." in capsys.readouterr().out
+    with pytest.raises(ValueError, match="managed: first"):
+        streams.memory_kinds_summary(records.Result("streams_memory_kinds", rows[:2] + rows[3:],
+                                                    {"gpu": "X"}, "recorded"))
+
+
+@pytest.mark.parametrize("path", _paths_with("streams_sync_calls"), ids=lambda p: p.stem)
+def test_recorded_calls_that_wait(path, capsys):
+    # What the chapter says of the record: some calls hold the host until the kernel in
+    # another stream is done (a copy with no stream among them); a copy given a stream of
+    # its own does not.
+    res = records.recorded("streams_sync_calls", path=path)
+    verdict = {r["call"]: r["verdict"] for r in streams.show_sync_calls(res)}
+    assert verdict["cuda.synchronize()"] == "waits for the kernel"
+    assert verdict["d.copy_to_device(x) with no stream (pinned x)"] == "waits for the kernel"
+    assert verdict["d.copy_to_device(x, stream=another) (pinned x)"] == "returns at once"
+    assert res.gpu in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("path", _paths_with("streams_memory_kinds"), ids=lambda p: p.stem)
+def test_recorded_memory_kinds(path, capsys):
+    # What the chapter says: the mapped kernel is limited by the link, far below device
+    # memory; the second managed kernel, its pages on the device, runs at device-memory speed.
+    res = records.recorded("streams_memory_kinds", path=path)
+    s = streams.show_memory_kinds(res)
+    again, first = s["managed, again"], s["managed, first"]
+    assert again["ms"] < first["ms"] and again["ms"] < s["mapped"]["ms"] / 5
+    assert again["gbps"] > 0.25 * res.ceilings["copy_gbps"]
+    assert s["mapped"]["gbps"] < 0.1 * res.ceilings["copy_gbps"]
+    assert res.gpu in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("path", [p for p in _paths_with("streams_default_stream")
+                                  if streams.WAIT_CASE in records.recorded(
+                                      "streams_default_stream", path=p).values("case")],
+                         ids=lambda p: p.stem)
+def test_recorded_wait_event_orders_the_streams(path):
+    ds = records.recorded("streams_default_stream", path=path)
+    k1 = ds.one(case=streams.WAIT_CASE, stream=1)
+    k2 = ds.one(case=streams.WAIT_CASE, stream=2)
+    assert k2["start_ms"] >= k1["end_ms"] - 0.01
+    alone = ds.select(case="two streams")[0]["makespan_ms"]
+    assert k2["makespan_ms"] > 1.5 * alone

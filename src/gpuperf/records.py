@@ -517,19 +517,32 @@ class Result:
                 f"{html.escape(self.label)}</caption><thead><tr>{head}</tr></thead>"
                 f"<tbody>{body}</tbody></table>{more}")
 
-    def show(self, columns: list[str] | None = None, max_rows: int = 60):
-        """Display a chosen set of columns (HTML in Jupyter, text elsewhere)."""
+    def show(self, columns: list[str] | None = None, max_rows: int = 60, *, note: str = ""):
+        """Display a chosen set of columns (HTML in Jupyter, text elsewhere), with ``note``
+        (plain text) under the table. A note printed after ``show`` could land above the
+        table in the book, whose pages merge a cell's printed text into one block."""
         self._columns_arg(columns)
         v.integer(max_rows, "max_rows", minimum=1)
-        try:
+        v.string(note, "note", empty=True)
+        if _in_a_notebook():
             from IPython.display import HTML, display
 
-            display(HTML(self._repr_html_(columns, max_rows)))
-        except ImportError:
-            print(self.table(columns, max_rows))
+            under = f"<p class='gp-note'>{html.escape(note)}</p>" if note else ""
+            display(HTML(self._repr_html_(columns, max_rows) + under))
+        else:  # a script or a terminal: HTML would print as "<IPython...HTML object>"
+            print(self.table(columns, max_rows) + (f"\n{note}" if note else ""))
 
     def __repr__(self) -> str:
         return f"Result({self.name!r}, {len(self.rows)} rows, {self.label})"
+
+
+def _in_a_notebook() -> bool:
+    """Whether output goes to a Jupyter (or Colab) kernel, which renders HTML."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    return getattr(get_ipython(), "kernel", None) is not None
 
 
 def _header(column: str, unit: str | None) -> str:

@@ -51,7 +51,10 @@ Experiments
 ``streams_host_bandwidth``: pageable against pinned copies, both directions.
 ``streams_pipeline``: speedup over serial against streams, measured and ideal.
 ``streams_timeline``: every copy and kernel per stream, measured and ideal.
-``streams_default_stream``: how a launch on the default stream blocks other streams.
+``streams_default_stream``: how a launch on the default stream blocks other streams, and a
+stream waiting for another's event.
+``streams_sync_calls``: which host calls (allocation, free, pinning, copies) wait for a kernel.
+``streams_memory_kinds``: pinned copies against mapped and managed memory.
 ``streams_explore``: streams x chunks x arithmetic intensity (for the widget).
 """
 
@@ -1466,10 +1469,9 @@ def show_pageable_overlap(res) -> None:
             r["pageable"], r["pinned"] = min(r["pageable"], 100.0), min(r["pinned"], 100.0)
     print(f"On {res.gpu}: copies of {size}, each alone, and beside a kernel of "
           f"{s['kernel_ms']:.1f} ms in another stream:")
-    Result("streams_pageable_overlap (summary)", rows, res.meta, res.source).show()
-    if capped:
-        print("Shown as 100, where the pair finished sooner than its longer operation's median "
-              "alone (run-to-run variation): " + "; ".join(capped) + ".")
+    note = ("Shown as 100, where the pair finished sooner than its longer operation's median "
+            "alone (run-to-run variation): " + "; ".join(capped) + ".") if capped else ""
+    Result("streams_pageable_overlap (summary)", rows, res.meta, res.source).show(note=note)
 
 
 def copy_overhead_summary(res) -> list[dict]:
@@ -1523,6 +1525,9 @@ def _nonblocking_stream():
         return None
 
 
+WAIT_CASE = "stream 2 waits for an event of stream 1"
+
+
 @experiment("streams_default_stream", chapter="streams",
             title="Two kernels in two streams, with and without a launch on the default stream",
             units={"start_ms": "ms", "end_ms": "ms", "makespan_ms": "ms"})
@@ -1543,9 +1548,11 @@ def default_stream_experiment(progress):
     progress(f"long kernels: {blocks} blocks x {threads} threads, {iters} steps")
     legacy = cuda.legacy_default_stream()
     rows = []
-    cases = [("two streams", False, False), ("a default-stream launch in between", True, False),
-             ("non-blocking streams, default-stream launch in between", True, True)]
-    for case, middle, nonblocking in cases:
+    cases = [("two streams", False, False, False),
+             ("a default-stream launch in between", True, False, False),
+             ("non-blocking streams, default-stream launch in between", True, True, False),
+             (WAIT_CASE, False, False, True)]
+    for case, middle, nonblocking, wait in cases:
         if nonblocking:
             streams = [_nonblocking_stream(), _nonblocking_stream()]
             if None in streams:
@@ -1561,6 +1568,10 @@ def default_stream_experiment(progress):
                 if who == 0 and not middle:
                     continue
                 e0, e1 = cuda.event(), cuda.event()
+                if wait and who == 2:
+                    # stream 2 waits, on the GPU, for the event recorded after kernel 1
+                    # (cudaStreamWaitEvent; Numba spells it on the event)
+                    ev[0][2].wait(s)
                 e0.record(s)
                 if who == 0:
                     add_kernel[1, 32, s](tiny[0], tiny[1], tiny[2])
@@ -1578,6 +1589,248 @@ def default_stream_experiment(progress):
             rows.append({"case": case, **s, "makespan_ms": makespan, "iters": iters})
         progress(f"{case}: makespan {makespan:.2f} ms")
     return rows
+
+
+SYNC_MIB = 64  # the size of what each call below allocates, frees, pins or copies
+SYNC_KERNEL_MS = 20.0
+
+
+def _long_kernel(target_ms: float):
+    """A launcher ``fn(stream)`` of a relaxation kernel taking about ``target_ms`` here, and
+    its measured time (ms)."""
+    n = OVERLAP_KERNEL_N
+    rng = np.random.default_rng(13)
+    ka, kb = (cuda.to_device(ex.random_array(n, rng)) for _ in range(2))
+    kout = cuda.device_array(n, np.float32)
+    probe = bench.time_kernel(lambda: launch_chunk(ka, kb, kout, 256, 256), min_repeat=3,
+                              min_time=0.02)
+    iters = int(min(2**24, max(64, round(256 * target_ms / probe.median_ms))))
+
+    def launch(stream):
+        launch_chunk(ka, kb, kout, iters, 256, stream)
+
+    t = bench.time_kernel(lambda: launch(0), min_repeat=3, min_time=0.05)
+    return launch, t.median_ms
+
+
+def _sync_calls(n: int):
+    """(name, setup, call) of each host call the experiment times while a kernel runs:
+    ``setup()`` runs before the kernel is issued and returns what ``call(state)`` needs."""
+    ctx = cuda.current_context()
+    host = np.ones(n, np.float32)
+    pinned = cuda.pinned_array(n, np.float32)
+    pinned[:] = 1.0
+    d = cuda.device_array(n, np.float32)
+    other = cuda.stream()
+
+    def free(holder):
+        holder.pop()  # the last reference: Numba queues the free...
+        ctx.deallocations.clear()  # ...and this runs it now (cuMemFree / cuMemFreeHost)
+
+    def fill(arr):
+        arr[:] = 0.0
+
+    def register(arr):
+        with cuda.pinned(arr):  # cuMemHostRegister on entry, cuMemHostUnregister on exit
+            pass
+
+    return [
+        ("cuda.device_array: allocate device memory", lambda: None,
+         lambda _: cuda.device_array(n, np.float32)),
+        ("free device memory (the last reference dropped, deallocations run)",
+         lambda: [cuda.device_array(n, np.float32)], free),
+        ("cuda.pinned_array: allocate pinned host memory", lambda: None,
+         lambda _: cuda.pinned_array(n, np.float32)),
+        ("free pinned host memory", lambda: [cuda.pinned_array(n, np.float32)], free),
+        ("cuda.pinned(x): pin an existing array, then unpin it", lambda: host, register),
+        ("d[:] = 0: fill a device array", lambda: d, fill),
+        ("d.copy_to_device(x) with no stream (pinned x)", lambda: None,
+         lambda _: d.copy_to_device(pinned)),
+        ("d.copy_to_device(x, stream=another) (pinned x)", lambda: None,
+         lambda _: d.copy_to_device(pinned, stream=other)),
+        ("a kernel launch with no stream", lambda: None,
+         lambda _: add_kernel[1, 32](d, d, d)),
+        ("cuda.synchronize()", lambda: None, lambda _: cuda.synchronize()),
+    ]
+
+
+@experiment("streams_sync_calls", chapter="streams",
+            title="Which host calls wait for a kernel running in another stream",
+            units={"host_ms": "ms", "kernel_ms": "ms"})
+def sync_calls_experiment(progress):
+    """For each call of ``_sync_calls`` (64 MiB where it allocates, frees, pins or copies):
+    issue a kernel of about 20 ms in a stream of its own, make the call, and time it on the
+    host; then ask the kernel's end event whether the kernel had finished when the call
+    returned. The median of 5 tries (after one more that warms up); ``waited`` counts the
+    tries in which the kernel had finished."""
+    n = SYNC_MIB * 2**20 // 4
+    launch, k_ms = _long_kernel(SYNC_KERNEL_MS)
+    progress(f"kernel alone: {k_ms:.2f} ms")
+    s = cuda.stream()
+    ctx = cuda.current_context()
+    rows = []
+    for name, setup, call in _sync_calls(n):
+        held, finished = [], 0
+        for attempt in range(6):
+            state = setup()
+            ctx.deallocations.clear()  # frees queued earlier must not run inside the call
+            cuda.synchronize()
+            done = cuda.event()
+            launch(s)
+            done.record(s)
+            t = time.perf_counter()
+            call(state)
+            ms = 1e3 * (time.perf_counter() - t)
+            over = done.query()
+            cuda.synchronize()
+            if attempt:
+                held.append(ms)
+                finished += bool(over)
+        rows.append({"call": name, "host_ms": float(np.median(held)), "kernel_ms": k_ms,
+                     "waited": finished, "tries": len(held), "mib": SYNC_MIB})
+        progress(f"{name}: host {rows[-1]['host_ms']:.3f} ms, kernel finished on return in "
+                 f"{finished} of {len(held)}")
+    return rows
+
+
+def sync_calls_summary(res) -> list[dict]:
+    """The ``streams_sync_calls`` rows with ``verdict``: "waits for the kernel" where the
+    kernel had finished when the call returned every time, "returns at once" where never,
+    "varies" otherwise; and ``held_pct``: the call's host time as a share of the kernel's."""
+    _check_res(res, "call", "host_ms", "kernel_ms", "waited", "tries", "mib")
+    out = []
+    for r in res.rows:
+        verdict = ("waits for the kernel" if r["waited"] == r["tries"] else
+                   "returns at once" if r["waited"] == 0 else "varies")
+        out.append({"call": r["call"], "host_ms": r["host_ms"],
+                    "held_pct": 100 * r["host_ms"] / r["kernel_ms"], "verdict": verdict})
+    return out
+
+
+def show_sync_calls(res) -> list[dict]:
+    """Show :func:`sync_calls_summary` as a table; return its rows."""
+    rows = sync_calls_summary(res)
+    k = res.rows[0]["kernel_ms"]
+    print(f"On {res.gpu}: each call made while a kernel of {k:.1f} ms ran in another stream "
+          f"({res.rows[0]['mib']} MiB where it allocates, frees, pins or copies); host time, "
+          "the median of the tries:")
+    waited = [r["call"].split(": ")[0] for r in rows if r["verdict"] == "waits for the kernel"]
+    note = ("held_pct: the call's host time as a share of the kernel's. Waited for the kernel "
+            f"every time: {'; '.join(waited) if waited else 'none'}.")
+    Result("streams_sync_calls (summary)", rows, res.meta, res.source).show(note=note)
+    return rows
+
+
+def memory_kinds_summary(res) -> dict:
+    """``streams_memory_kinds`` by method (``"pinned"``, ``"mapped"``, ``"managed, first"``,
+    ``"managed, again"``): its row, with ``x_pinned``, its time as a multiple of the pinned
+    version's."""
+    _check_res(res, "method", "n", "ms", "gbps")
+    keys = {"pinned": "pinned:", "mapped": "mapped:", "managed, first": "managed: first",
+            "managed, again": "managed: the same"}
+    out = {}
+    for key, prefix in keys.items():
+        match = [r for r in res.rows if r["method"].startswith(prefix)]
+        if len(match) != 1:
+            raise ValueError(f"res: expected one row whose method starts with {prefix!r}, "
+                             f"found {len(match)}; pass the streams_memory_kinds result.")
+        out[key] = dict(match[0])
+    for r in out.values():
+        r["x_pinned"] = r["ms"] / out["pinned"]["ms"]
+    return out
+
+
+def show_memory_kinds(res) -> dict:
+    """Show ``streams_memory_kinds`` as a table, each time against the pinned version's
+    under it; return :func:`memory_kinds_summary`."""
+    s = memory_kinds_summary(res)
+    print(f"On {res.gpu}: out = a + b over {res.rows[0]['n']:,} float32 that start and end on "
+          "the host:")
+    note = "; ".join(f"{key}: {r['x_pinned']:.2f}x the pinned version's time"
+                     for key, r in s.items() if key != "pinned") + "."
+    res.show(["method", "ms", "gbps", "spread"], note=note)
+    return s
+
+
+MEMORY_KINDS_N = 2**24  # 64 MiB per float32 array
+
+
+@experiment("streams_memory_kinds", chapter="streams",
+            title="out = a + b over host data: pinned copies, mapped (zero-copy) memory and "
+                  "managed memory (2^24 float32)",
+            units={"ms": "ms", "gbps": "GB/s"})
+def memory_kinds_experiment(progress):
+    """The same addition over 2^24 float32 that start and end on the host, three ways:
+    pinned arrays copied in and out around the kernel (one stream); the kernel reading and
+    writing mapped host memory directly over the link (``cuda.mapped_array``, no copies);
+    managed memory (``cuda.managed_array``), written on the host and then used by the
+    kernel, which moves the pages on demand, the first kernel after the host wrote and a
+    second one right after it. ``gbps``: the 12 bytes per element that start or end on the
+    host (or, for the second managed kernel, that it touches) over the time. Medians of 5."""
+    n = MEMORY_KINDS_N
+    blocks = device.sm_count(default=2) * BLOCKS_PER_SM
+    rng = np.random.default_rng(17)
+    a0, b0 = ex.random_array(n, rng), ex.random_array(n, rng)
+    want = a0.astype(np.float64) + b0
+    rows = []
+
+    def add(method, times, out):
+        t = float(np.median(times))
+        err = ex.compare(np.asarray(out), want, rtol=1e-6, atol=1e-6)
+        if err:
+            raise AssertionError(f"{method}: {err}")
+        rows.append({"method": method, "n": n, "ms": t, "gbps": 12 * n / t / 1e6,
+                     "spread": bench.Timing(times).spread})
+        progress(f"{method}: {t:.2f} ms")
+
+    # pinned: copy in, kernel, copy out; one stream, events around the whole.
+    pa, pb, pout = pinned_copy(a0), pinned_copy(b0), cuda.pinned_array(n, np.float32)
+    d_a, d_b, d_out = (cuda.device_array(n, np.float32) for _ in range(3))
+    s = cuda.stream()
+
+    def pinned_run():
+        d_a.copy_to_device(pa, stream=s)
+        d_b.copy_to_device(pb, stream=s)
+        add_kernel[blocks, 256, s](d_a, d_b, d_out)
+        d_out.copy_to_host(pout, stream=s)
+
+    add("pinned: copy in, kernel, copy out", _stream_times(pinned_run, s), pout)
+
+    # mapped: the kernel reads and writes host memory over the link.
+    ma, mb, mout = (cuda.mapped_array(n, np.float32) for _ in range(3))
+    ma[:], mb[:] = a0, b0
+    add("mapped: the kernel reads and writes host memory",
+        _stream_times(lambda: add_kernel[blocks, 256, s](ma, mb, mout), s), mout)
+
+    # managed: the host writes, the kernel's first touch moves the pages, then again.
+    ua, ub, uout = (cuda.managed_array(n, np.float32) for _ in range(3))
+    first, second = [], []
+    for _ in range(6):
+        ua[:], ub[:] = a0, b0  # the host writes: the pages are the host's again
+        uout[:] = 0.0
+        cuda.synchronize()
+        first.append(_stream_times(lambda: add_kernel[blocks, 256, s](ua, ub, uout), s,
+                                   repeats=1)[0])
+        second.append(_stream_times(lambda: add_kernel[blocks, 256, s](ua, ub, uout), s,
+                                    repeats=1)[0])
+    add("managed: first kernel after the host wrote", first[1:], uout)
+    add("managed: the same kernel again", second[1:], uout)
+    return rows
+
+
+def _stream_times(fn, stream, repeats: int = 5) -> list[float]:
+    """``fn()`` issued in ``stream`` ``repeats`` times (after one warm-up unless
+    ``repeats == 1``), each timed with events around it: ms."""
+    times = []
+    for i in range(repeats + (repeats > 1)):
+        e0, e1 = cuda.event(), cuda.event()
+        e0.record(stream)
+        fn()
+        e1.record(stream)
+        e1.synchronize()
+        if repeats == 1 or i:
+            times.append(e0.elapsed_time(e1))
+    return times
 
 
 EXPLORE_N = 2**24

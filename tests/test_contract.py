@@ -719,6 +719,10 @@ BAD = {
         lazy(st.pageable_overlap_summary, _rec("streams_article"), word="memory")],
     "gpuperf.kernels.streams:show_pageable_overlap": [
         B(st.show_pageable_overlap, 3, err=TypeError, word="res")],
+    "gpuperf.kernels.gdn:launch_bound_table": [
+        lazy(gdn.launch_bound_table, _rec("streams_pipeline"), word="n_ch")],
+    "gpuperf.kernels.gdn:show_launch_bound": [
+        B(gdn.show_launch_bound, 3, err=TypeError, word="res")],
     "gpuperf.kernels.streams:sync_calls_summary": [
         lazy(st.sync_calls_summary, _rec("streams_pipeline"), word="call")],
     "gpuperf.kernels.streams:show_sync_calls": [

@@ -196,3 +196,29 @@ def test_every_wrong_file_names_its_checker():
     for name, mod in load_wrong("gdn"):
         assert hasattr(gdn, mod.CHECKER) or hasattr(privatization, mod.CHECKER), name
     assert len(WRONG) >= 8
+
+
+@pytest.mark.parametrize("path", records.available(), ids=lambda p: p.stem)
+def test_recorded_algorithm_2_is_launch_bound_over_the_sweep(path, capsys):
+    # What the chapter says of every shipped record: algorithm 2's time per launch hardly
+    # follows the size and is several times its floor per launch; it loses to algorithm 1 at
+    # most points, and wins only where replication moves gigabytes.
+    res = records.recorded("gdn_algorithms", path=path)
+    table = gdn.show_launch_bound(res)
+    assert len(table) >= 5
+    per = [r["us_per_launch"] for r in table]
+    floors = [r["floor_us_per_launch"] for r in table]
+    assert max(per) / min(per) < 3 < max(floors) / min(floors)
+    assert all(r["us_per_launch"] > 2 * r["floor_us_per_launch"] for r in table)
+    assert sum(r["faster"] == "replicate" for r in table) > len(table) / 2
+    assert all(r["replicate_moved_mb"] > 1000 for r in table if r["faster"] == "per_channel")
+    assert f"of {len(table)} points" in capsys.readouterr().out
+
+
+def test_launch_bound_table_needs_both_algorithms():
+    res = records.recorded("gdn_algorithms")
+    only = records.Result("gdn_algorithms", [r for r in res.rows if r["method"] != "replicate"],
+                          res.meta, "recorded")
+    assert gdn.launch_bound_table(only) == []
+    with pytest.raises(ValueError, match="both replicate and per_channel"):
+        gdn.show_launch_bound(only)

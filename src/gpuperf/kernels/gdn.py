@@ -1112,6 +1112,50 @@ def headline_table(res):
     return table
 
 
+def launch_bound_table(res) -> list[dict]:
+    """Per sweep point of ``gdn_algorithms`` where both ran: algorithm 1's and algorithm 2's
+    whole gradient (``replicate_ms``, ``per_channel_ms``), algorithm 2's time per launch
+    against its floor per launch (its must-move bytes at copy speed, per launch), and which
+    of the two was faster."""
+    v.result(res, "res")
+    for c in ("n_ch", "side", "method", "ms", "total_ms", "floor_ms", "launches", "moved_mb"):
+        v.column(res, c, "res column")
+    table = []
+    for n_ch, side in sorted({(r["n_ch"], r["side"]) for r in res.rows}):
+        by = {r["method"]: r for r in res.select(n_ch=n_ch, side=side)}
+        one, two = by.get("replicate"), by.get("per_channel")
+        if not (one and two and one.get("total_ms") and two.get("total_ms")):
+            continue  # algorithm 1 did not fit, or a method was not measured here
+        table.append({
+            "n_ch": n_ch, "side": side, "replicate_moved_mb": one["moved_mb"],
+            "replicate_ms": one["total_ms"], "per_channel_ms": two["total_ms"],
+            "launches": two["launches"],
+            "us_per_launch": 1e3 * two["ms"] / two["launches"],
+            "floor_us_per_launch": 1e3 * two["floor_ms"] / two["launches"],
+            "faster": "per_channel" if two["total_ms"] < one["total_ms"] else "replicate"})
+    return table
+
+
+def show_launch_bound(res) -> list[dict]:
+    """Show :func:`launch_bound_table`, with a count of the points each algorithm won under
+    it; return the table."""
+    from ..records import Result
+
+    table = launch_bound_table(res)
+    if not table:
+        raise ValueError("res has no sweep point where both replicate and per_channel ran: "
+                         "pass the gdn_algorithms result.")
+    slower = sum(r["faster"] == "replicate" for r in table)
+    per = [r["us_per_launch"] for r in table]
+    note = (f"per_channel was slower than replicate at {slower} of {len(table)} points; its "
+            f"time per launch ranged from {min(per):.0f} to {max(per):.0f} us, its floor per "
+            f"launch from {min(r['floor_us_per_launch'] for r in table):.1f} to "
+            f"{max(r['floor_us_per_launch'] for r in table):.1f} us.")
+    Result("gdn_algorithms (algorithms 1 and 2 over the sweep)", table, res.meta,
+           res.source).show(note=note)
+    return table
+
+
 # --------------------------------------------------------------------------- exercises
 
 # Shapes (N, S) that expose tail, row and channel mistakes; with blocks of 32 and 64

@@ -296,3 +296,28 @@ def test_the_recorded_order_effects_the_chapter_prints(path, capsys):
         assert res.one(version="grid-atomic", n=n)["rel_error"] > 10 * v8
     text = red.show_order_effects(res)
     assert "v8, n = " in text or len(records.available()) == 1
+
+
+def test_the_study_notes_utilization_column_is_theirs_and_not_bandwidth(capsys):
+    # What chapter 6 says of the notes' fourth column: not their GB/s over the V100's peak,
+    # and below the DRAM share for v8 (so not a throughput that counts DRAM); high for v1 to
+    # v3, low from v4 on except v4.1.
+    table = {r["version"]: r for r in red.show_study_notes()}
+    assert set(table) == set(red.LADDER)
+    v1, v8 = table["v1"], table["v8"]
+    assert v1["notes_utilization_pct"] > 2 * v1["gbps_over_v100_peak_pct"]
+    assert v8["notes_utilization_pct"] < v8["gbps_over_v100_peak_pct"] / 2
+    high = [table[v]["notes_utilization_pct"] for v in ("v1", "v1.5", "v2", "v3", "v4.1")]
+    low = [table[v]["notes_utilization_pct"] for v in ("v4", "v4.2", "v5", "v6", "v7", "v8")]
+    assert min(high) > max(low)
+    out = capsys.readouterr().out
+    assert "printed as 90.72% utilization" in out and "study notes' V100" in out
+
+
+@pytest.mark.parametrize("path", [p for p in records.available()
+                                  if "profiling_speed_of_light" in records.load(p)["experiments"]],
+                         ids=lambda p: p.stem)
+def test_recorded_l1_share_is_higher_for_v1_than_v8(path):
+    sol = {r["kernel"]: r for r in records.recorded("profiling_speed_of_light", path=path).rows}
+    assert sol["reduce v1"]["l1_pct"] > sol["reduce v8"]["l1_pct"]
+    assert sol["reduce v8"]["dram_pct"] > sol["reduce v8"]["l1_pct"]

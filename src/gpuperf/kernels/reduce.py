@@ -1969,7 +1969,9 @@ __all__ = [
     "make_v5", "make_v6", "make_v7", "make_v8", "make_shared_atomic", "reduce_single_thread",
     "reduce_block_atomic", "reduce_grid_atomic", "warp_sum", "load_float4", "draw_rung", "ptx",
     "ptx_lines", "ptx_counts", "telling_lines", "check_sequential_max", "check_block_max",
-    "check_absmax", "SPEED_NOISE_FLOOR", "PTX_TARGETS", "STUDY_NOTES_V100", "head_elements", "measure_point",
+    "check_absmax", "SPEED_NOISE_FLOOR", "PTX_TARGETS", "STUDY_NOTES_V100",
+    "STUDY_NOTES_V100_UTILIZATION", "study_notes_table", "show_study_notes", "head_elements",
+    "measure_point",
     "tree_sum_f32", "sequential_sum_f32", "summation_errors", "plot_summation_errors",
     "show_order_effects",
 ]
@@ -2087,6 +2089,41 @@ def plot_summation_errors(rows):
 # --------------------------------------------------------------------------- prose helpers
 
 V100_SM_COUNT = 80  # the study notes' GPU: NVIDIA V100, 80 SMs (V100_PEAK_GBPS above: 900 GB/s)
+
+
+# The study notes' fourth column, "带宽利用率 (%)" (bandwidth utilization), as printed. It is
+# not their GB/s over the V100's peak (v1: 268 GB/s is 30% of 900, printed as 90.72).
+STUDY_NOTES_V100_UTILIZATION = {
+    "v0": 40.97, "v1": 90.72, "v1.5": 82.54, "v2": 85.79, "v3": 81.72, "v4": 43.47,
+    "v4.1": 70.28, "v4.2": 40.09, "v5": 44.06, "v6": 33.83, "v7": 33.73, "v8": 34.30,
+}
+
+
+def study_notes_table() -> list[dict]:
+    """The study notes' V100 figures for every rung, as they give them (``notes_*``), beside
+    their GB/s as a share of the V100's 900 GB/s, computed here (``gbps_over_v100_peak_pct``)."""
+    return [{"version": v, "notes_us": us, "notes_gbps": gbps,
+             "notes_utilization_pct": STUDY_NOTES_V100_UTILIZATION[v],
+             "gbps_over_v100_peak_pct": 100 * gbps / V100_PEAK_GBPS, "notes_speedup": speedup}
+            for v, (us, gbps, speedup) in STUDY_NOTES_V100.items()]
+
+
+def show_study_notes() -> list[dict]:
+    """Show :func:`study_notes_table`, with the two rungs that tell its utilization column
+    apart from bandwidth under it; return the table."""
+    from ..records import Result
+
+    table = study_notes_table()
+    by = {r["version"]: r for r in table}
+    note = ("notes_* columns: as the study notes print them (V100, 2^25 float32, blocks of "
+            "256); gbps_over_v100_peak_pct: their GB/s over 900 GB/s, computed here. "
+            + "; ".join(f"{v}: {by[v]['notes_gbps']:.0f} GB/s is "
+                        f"{by[v]['gbps_over_v100_peak_pct']:.0f}% of the peak, printed as "
+                        f"{by[v]['notes_utilization_pct']:.2f}% utilization" for v in ("v1", "v8"))
+            + ".")
+    Result("the reduce study notes' table", table,
+           {"gpu": "the study notes' V100"}, "recorded").show(note=note)
+    return table
 
 
 def versus_v100(res) -> str:

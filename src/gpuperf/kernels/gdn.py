@@ -667,8 +667,9 @@ def show_headline(head) -> None:
 
 
 def plot_headline(head, label: str = ""):
-    """Time of each method at the headline size, split into building the raw contributions
-    and reducing them, against the floor of its must-move bytes at copy speed."""
+    """Time of each method at the headline size (the whole gradient, and the part that builds
+    the raw contributions), against the floor of its must-move bytes at copy speed. Bars are
+    not stacked: on the log axis each bar's right end is its value."""
     import matplotlib.pyplot as plt
 
     from .. import plots
@@ -680,10 +681,14 @@ def plot_headline(head, label: str = ""):
         raise ValueError(f"head ({head!r}) has no row with total_ms; pass the headline table.")
     fig, ax = plt.subplots(figsize=(plots.COLUMN_INCHES, 3.8))
     names = [r["method"] for r in rows]
-    build = [r["ms"] if r.get("reduce_ms") is not None else r["total_ms"] for r in rows]
-    reduce_ = [r["reduce_ms"] or 0 for r in rows]
-    ax.barh(names, build, label="build raw contributions (or the whole gradient)")
-    ax.barh(names, reduce_, left=build, label="reduce the raw contributions", color="tab:orange")
+    # On a log axis a stacked segment's length means nothing: every bar starts at the axis
+    # and its right end is its value. The whole gradient is the wide bar; the part that
+    # builds the raw contributions (where there is a separate reduction) the narrow one in it.
+    ax.barh(names, [r["total_ms"] for r in rows], color="tab:orange", height=0.7,
+            label="whole gradient (build, then reduce)")
+    staged = [r for r in rows if r.get("reduce_ms") is not None]
+    ax.barh([r["method"] for r in staged], [r["ms"] for r in staged], color="tab:blue",
+            height=0.35, label="building the raw contributions alone")
     ax.barh(names, [r["floor_ms"] for r in rows], fill=False, edgecolor="black",
             linestyle="--", label="floor: must-move bytes at copy speed")
     ax.set_xscale("log")
@@ -691,7 +696,7 @@ def plot_headline(head, label: str = ""):
     plots.reference_bars(ax, head, label="method", y="total_ms", rows=rows,
                          sel={"n_ch": HEADLINE["n_ch"], "side": HEADLINE["side"]})
     ax.invert_yaxis()
-    ax.set_xlabel("time (ms, log scale)")
+    ax.set_xlabel("time (ms, log scale; each bar's right end is its value)")
     ax.set_title(f"dL/dgamma, N={HEADLINE['n_ch']}, {HEADLINE['side']}x{HEADLINE['side']}, "
                  f"batch {BATCH}", fontsize=10)
     ax.legend(fontsize=7, loc="lower right")

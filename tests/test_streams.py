@@ -823,14 +823,26 @@ def test_recorded_calls_that_wait(path, capsys):
 @pytest.mark.parametrize("path", _paths_with("streams_memory_kinds"), ids=lambda p: p.stem)
 def test_recorded_memory_kinds(path, capsys):
     # What the chapter says: the mapped kernel is limited by the link, far below device
-    # memory; the second managed kernel, its pages on the device, runs at device-memory speed.
+    # memory; the first managed kernel pays for moving the pages, the second runs far faster.
     res = records.recorded("streams_memory_kinds", path=path)
     s = streams.show_memory_kinds(res)
     again, first = s["managed, again"], s["managed, first"]
-    assert again["ms"] < first["ms"] and again["ms"] < s["mapped"]["ms"] / 5
-    assert again["gbps"] > 0.25 * res.ceilings["copy_gbps"]
+    assert again["ms"] < first["ms"] / 10 and again["ms"] < s["mapped"]["ms"] / 5
+    assert first["ms"] > s["pinned"]["ms"]
     assert s["mapped"]["gbps"] < 0.1 * res.ceilings["copy_gbps"]
     assert res.gpu in capsys.readouterr().out
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "chapter 7 (cell c036d) says the second managed kernel 'runs at device-memory speed'; the "
+    "records have it at about a fifth (H100) and a third (H200) of the copy ceiling. The "
+    "sentence is to say 'far faster, from device memory, yet below an ordinary device array' "
+    "with the next GPU self-check; then this test goes."))
+def test_the_managed_sentence_overstates_on_the_records():
+    for path in _paths_with("streams_memory_kinds"):
+        res = records.recorded("streams_memory_kinds", path=path)
+        again = streams.memory_kinds_summary(res)["managed, again"]
+        assert again["gbps"] > 0.5 * res.ceilings["copy_gbps"], path.stem
 
 
 @pytest.mark.parametrize("path", [p for p in _paths_with("streams_default_stream")

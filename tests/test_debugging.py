@@ -49,7 +49,12 @@ def test_the_speed_of_light_reading():
     sol = records.run("profiling_speed_of_light")
     assert [r["kernel"] for r in sol.rows] == [k for k, *_ in dbg.SPEED_OF_LIGHT_KERNELS]
     got = {r["kernel"]: dbg.limiter(r) for r in sol.rows}
-    assert set(got.values()) == set(dbg.LIMITERS)  # every answer occurs in the exercise
+    # the exercise's answers vary: four of the five readings at least, on every recorded GPU
+    # (on the H200 the L2's share of a streaming kernel exceeds DRAM's, so no "dram")
+    for path in records.available():
+        rows = records.recorded("profiling_speed_of_light", path=path).rows
+        answers = {dbg.limiter(r) for r in rows}
+        assert answers <= set(dbg.LIMITERS) and len(answers) >= 4, (path.stem, answers)
     base = {"sm_pct": 10.0, "memory_pct": 50.0, "dram_pct": 50.0, "l2_pct": 20.0, "l1_pct": 5.0}
     assert dbg.limiter(base) == "latency"
     assert dbg.limiter({**base, "sm_pct": 70.0}) == "compute"
@@ -107,10 +112,11 @@ def test_check_smooth_accepts_a_right_fix(path, capsys):
 
 
 def test_the_figure_has_its_units_and_source():
-    fig = dbg.plot_speed_of_light(records.run("profiling_speed_of_light"))
+    sol = records.run("profiling_speed_of_light")
+    fig = dbg.plot_speed_of_light(sol)
     ax = fig.axes[0]
     assert "% of peak" in ax.get_xlabel() and "% of peak" in ax.get_ylabel()
-    assert any("H100" in t.get_text() for t in fig.texts)
+    assert any(sol.gpu in t.get_text() for t in fig.texts)
 
 
 def test_check_limiters_on_the_student_copy_says_not_implemented(capsys):

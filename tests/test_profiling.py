@@ -71,11 +71,14 @@ def test_ncu_command_picks_the_kernel_by_its_python_name():
 # --------------------------------------------------------------------------- experiments
 
 
-def test_the_profiler_experiments_replay_from_the_h100_record():
-    """Recorded on an H100 with `python -m gpuperf.record --only profiling_`: every rung
-    profiled, the derived column consistent with the measured ones."""
-    res = records.run("profiling_reduce_shared")
-    assert res.gpu.startswith("NVIDIA H100")
+@pytest.mark.parametrize("path", [p for p in records.available()
+                                  if "profiling_reduce_shared" in records.load(p)["experiments"]],
+                         ids=lambda p: p.stem)
+def test_the_profiler_experiments_replay_from_the_records(path):
+    """Recorded with `python -m gpuperf.record --only profiling_`: every rung profiled, the
+    derived column consistent with the measured ones, the GPU that of its record file."""
+    res = records.recorded("profiling_reduce_shared", path=path)
+    assert res.gpu.lower().replace(" ", "-") == path.stem
     assert [r["version"] for r in res.rows] == list(profiling.PROFILED_RUNGS)
     for r in res.rows:
         assert r["wavefronts"] >= r["shared_loads"] > 0  # a conflict-free load is one wavefront

@@ -933,7 +933,7 @@ def _overlap_ms(intervals) -> float:
 
 
 @records.experiment(
-    "profiling_streams_timeline", chapter="streams",
+    "profiling_streams_timeline", chapter="profiling",
     title="The pipelined run's copies and kernels as the GPU reported them (CUPTI, through "
           "PyTorch's profiler) against the CUDA events around them",
     units={"event_start_ms": "ms", "event_end_ms": "ms", "gpu_start_ms": "ms",

@@ -1192,20 +1192,9 @@ def pageable_overlap_experiment(progress):
 
     alone = {(m, d): _median_of([copy(m, d)], 5) for m in hosts for d in names}
     # A kernel about as long as the slower pageable copy, so that either order shows.
-    k_n = OVERLAP_KERNEL_N
-    rng = np.random.default_rng(11)
-    ka, kb = (cuda.to_device(ex.random_array(k_n, rng)) for _ in range(2))
-    kout = cuda.device_array(k_n, np.float32)
-    probe = bench.time_kernel(lambda: launch_chunk(ka, kb, kout, 1024, 256), min_repeat=3,
-                              min_time=0.02)
-    target_ms = max(alone[("pageable", d)]["makespan_ms"] for d in names)
-    iters = int(min(2**24, max(64, round(1024 * target_ms / probe.median_ms))))
-
-    def kernel(s):
-        launch_chunk(ka, kb, kout, iters, 256, s)
-
+    kernel, _ = _long_kernel(max(alone[("pageable", d)]["makespan_ms"] for d in names))
     k_ms = _median_of([kernel], 5)["makespan_ms"]
-    progress(f"kernel: {iters} steps, {k_ms:.2f} ms")
+    progress(f"kernel: {k_ms:.2f} ms")
     rows = []
 
     def add(memory, first, first_ms, second, second_ms, timed, copy_at):
@@ -1909,18 +1898,11 @@ def busy_ms(res, work: str, case: str, kind: str = "kernel") -> float:
     A measured span runs from the moment its stream reached the operation to its end, so
     it contains the operation's own run: the union is at least the time the engine was
     busy with that kind. Overlapping spans of different streams count once."""
+    from ..profiling import _union_ms  # the one union of intervals (also the CUPTI timeline's)
+
     validate.choice(kind, "kind", KINDS)
-    spans = sorted((s["start_ms"], s["end_ms"]) for s in timeline_spans(res, work, case)
-                   if s["kind"] == kind)
-    total, cur_start, cur_end = 0.0, None, None
-    for start, end in spans:
-        if cur_end is None or start > cur_end:
-            if cur_end is not None:
-                total += cur_end - cur_start
-            cur_start, cur_end = start, end
-        else:
-            cur_end = max(cur_end, end)
-    return total if cur_end is None else total + cur_end - cur_start
+    return _union_ms([(s["start_ms"], s["end_ms"]) for s in timeline_spans(res, work, case)
+                      if s["kind"] == kind])
 
 
 def plot_timeline(res, work: str | None = None, *, cases=None):

@@ -258,6 +258,15 @@ def test_chase_chain_is_one_cycle_and_the_kernel_follows_it(order):
         assert dram.chase(nxt, steps, start) == j
 
 
+def test_the_unsigned_chase_follows_the_same_chain():
+    nxt = dram.chase_chain(29, spacing=4, order="random", seed=3)
+    d_nxt = dram.cuda.to_device(nxt)
+    for kernel in (dram.pointer_chase, dram.pointer_chase_unsigned):
+        pos = dram.cuda.to_device(np.array([8], np.int32))
+        kernel[1, 1](d_nxt, 41, pos)
+        assert int(pos.copy_to_host()[0]) == dram.chase(nxt, 41, 8)
+
+
 @pytest.mark.parametrize("ilp", [1, 3])
 def test_one_warp_with_a_grid_stride_reads_every_stride_th_element(ilp):
     # The latency probe of dram_littles_law: one warp alone, with a full grid's stride.
@@ -349,12 +358,14 @@ def test_wrappers_reject_bad_input():
 
 def test_experiments_registered():
     exps = {n: e for n, e in records.experiments().items() if e.chapter == "dram"}
-    assert set(exps) == {"dram_latency", "dram_littles_law", "dram_occupancy", "dram_strides"}
+    assert set(exps) == {"dram_latency", "dram_littles_law", "dram_occupancy", "dram_strides",
+                         "dram_latency_index"}
 
 
 def test_ptx_targets_cover_every_kernel():
     names = {k.py_func.__name__ for k, _ in dram.PTX_TARGETS}
-    assert names == {"pointer_chase", "sum_loads", "copy", "strided_chunks"}
+    assert names == {"pointer_chase", "pointer_chase_unsigned", "sum_loads", "copy",
+                     "strided_chunks"}
 
 
 # --------------------------------------------------------------------------- checkers
@@ -395,3 +406,22 @@ def test_occupancy_agreement_counts_every_recorded_configuration(capsys):
     out = capsys.readouterr().out
     n = len(dram._recorded_occupancy_cases())
     assert out.startswith(f"{n} of {n} kernel configurations")
+
+
+def _paths_with(name):
+    return [p for p in records.available() if name in records.load(p)["experiments"]]
+
+
+@pytest.mark.parametrize("path", _paths_with("dram_latency_index"), ids=lambda p: p.stem)
+def test_recorded_index_arithmetic_weighs_most_in_l1(path, capsys):
+    # What chapter 3.1 says: a large share of L1's signed figure is index arithmetic, a few
+    # percent past it, and past L1 the difference is inside the run's spread.
+    res = records.recorded("dram_latency_index", path=path)
+    dram.latency_index_summary(res)
+    by = {r["level"]: r for r in res.rows}
+    share = {k: r["arithmetic_ns"] / r["signed_ns"] for k, r in by.items()}
+    assert share["L1"] > 0.25 and share["L1"] > 3 * max(share["L2"], share["DRAM"])
+    assert max(share["L2"], share["DRAM"]) < 0.10
+    for level in ("L2", "DRAM"):
+        assert abs(by[level]["arithmetic_ns"]) < by[level]["spread"] * by[level]["signed_ns"]
+    assert "index arithmetic" in capsys.readouterr().out

@@ -40,7 +40,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numba import cuda  # safe here: gpuperf/__init__ (which picks the mode) has already run
+from numba import cuda, uint32  # safe here: gpuperf/__init__ (which picks the mode) has already run
 
 from .. import bench, device, validate
 from ..records import experiment
@@ -316,6 +316,19 @@ def pointer_chase(nxt, steps, pos):
         pos[0] = j  # where the chain stopped: the next run carries on from here
 
 
+@cuda.jit
+def pointer_chase_unsigned(nxt, steps, pos):
+    # The same chase with each index made unsigned before the load. A signed index may be
+    # negative, and Numba wraps negative indices around (x[-1] is the last element): a
+    # compare, a select and an add before every load, all on the chain's critical path.
+    # An unsigned index cannot be negative, so only the load's address arithmetic is left.
+    if cuda.grid(1) == 0:
+        j = pos[0]
+        for _ in range(steps):
+            j = nxt[uint32(j)]
+        pos[0] = j
+
+
 @functools.lru_cache(maxsize=None)
 def make_sum_loads(ilp: int):
     """Partial sums with ``ilp`` independent loads per thread per iteration.
@@ -421,7 +434,8 @@ SUM_ILPS = (1, 2, 4, 8, 16)
 COPY_ILPS = (1, 4)
 _COPY_SIG = "void(float32[::1], float32[::1])"
 PTX_TARGETS = (
-    [(pointer_chase, "void(int32[::1], int64, int32[::1])")]
+    [(pointer_chase, "void(int32[::1], int64, int32[::1])"),
+     (pointer_chase_unsigned, "void(int32[::1], int64, int32[::1])")]
     + [(make_sum_loads(k), "void(float32[::1], float32[::1], int64)") for k in SUM_ILPS]
     + [(make_copy(k), _COPY_SIG) for k in COPY_ILPS]
     + [(make_strided_chunks(k), "void(float32[::1], float32[::1], int64, int64, int64)")
@@ -574,7 +588,8 @@ def _resident_blocks_per_sm(kernel, block: int, shared_bytes: int = 0) -> int:
     return compiled.max_cooperative_grid_blocks(block, shared_bytes) // device.sm_count()
 
 
-def _chase_latency_ns(nxt_host, *, steps: int = 4096, warm: bool = True) -> dict:
+def _chase_latency_ns(nxt_host, *, steps: int = 4096, warm: bool = True,
+                      kernel=pointer_chase) -> dict:
     """Nanoseconds per dependent load: (t(2s) - t(s)) / s, so the launch overhead cancels.
 
     The chain carries on across runs (the kernel leaves its position in ``pos``), so a
@@ -588,10 +603,10 @@ def _chase_latency_ns(nxt_host, *, steps: int = 4096, warm: bool = True) -> dict
     if warm and slots * WARP * FLOAT_BYTES <= 2 * l2:
         # Go once round the whole chain, so that whatever fits in L1 or L2 is there when
         # the timed runs start (they carry on round the same chain).
-        pointer_chase[1, 1](d_nxt, slots, pos)
-    short = bench.time_kernel(lambda: pointer_chase[1, 1](d_nxt, steps, pos),
+        kernel[1, 1](d_nxt, slots, pos)
+    short = bench.time_kernel(lambda: kernel[1, 1](d_nxt, steps, pos),
                               min_repeat=5, min_time=0.02)
-    long = bench.time_kernel(lambda: pointer_chase[1, 1](d_nxt, 2 * steps, pos),
+    long = bench.time_kernel(lambda: kernel[1, 1](d_nxt, 2 * steps, pos),
                              min_repeat=5, min_time=0.02)
     ns = (long.median_ms - short.median_ms) * 1e6 / steps
     end = int(pos.copy_to_host()[0])
@@ -628,6 +643,49 @@ def dram_latency(progress):
                          "spread": m["spread"]})
             progress(f"dram_latency {order:10s} {kib:8d} KiB  {m['latency_ns']:7.1f} ns")
     return rows
+
+
+INDEX_LEVELS = (("L1", 16), ("L2", 1024), ("DRAM", None))  # KiB; None: four times the L2
+
+
+@experiment("dram_latency_index", chapter="dram",
+            title="Pointer chase with signed (int32) and unsigned indices: the load against the "
+                  "index arithmetic",
+            units={"kib": "KiB", "signed_ns": "ns", "unsigned_ns": "ns", "arithmetic_ns": "ns"})
+def dram_latency_index(progress):
+    l2 = device.info().l2_bytes or 64 * 2**20
+    ghz = _clock_ghz()
+    rows = []
+    for level, kib in INDEX_LEVELS:
+        kib = kib or 4 * l2 // 1024
+        nxt = chase_chain(kib * 1024 // (WARP * FLOAT_BYTES), order="random", seed=kib)
+        steps = 4096 if kib <= 65536 else 2048
+        signed = _chase_latency_ns(nxt, steps=steps)
+        unsigned = _chase_latency_ns(nxt, steps=steps, kernel=pointer_chase_unsigned)
+        rows.append({"level": level, "kib": kib, "signed_ns": signed["latency_ns"],
+                     "unsigned_ns": unsigned["latency_ns"],
+                     "arithmetic_ns": signed["latency_ns"] - unsigned["latency_ns"],
+                     "unsigned_cycles": unsigned["latency_ns"] * ghz if ghz else None,
+                     "spread": max(signed["spread"], unsigned["spread"])})
+        progress(f"{level} ({kib} KiB): signed {signed['latency_ns']:.1f} ns, "
+                 f"unsigned {unsigned['latency_ns']:.1f} ns")
+    return rows
+
+
+def latency_index_summary(res) -> str:
+    """Per level: signed and unsigned time per step and the share that is index arithmetic."""
+    _check_res(res, "level", "signed_ns", "unsigned_ns")
+    lines = []
+    for r in res.rows:
+        s, u = r["signed_ns"], r["unsigned_ns"]
+        if not (s and u):
+            continue
+        lines.append(f"{r['level']}: {s:.1f} ns per step with int32 indices, {u:.1f} ns unsigned: "
+                     f"{s - u:.1f} ns ({(s - u) / s:.0%}) of the signed figure is index arithmetic")
+    lines.append(f"({res.label})")
+    text = "\n".join(lines)
+    print(text)
+    return text
 
 
 def _dram_latency_ns(order: str = "sequential") -> float:

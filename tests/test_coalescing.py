@@ -348,3 +348,18 @@ def test_checker_names_the_uncoalesced_loads(capsys):
     co.check_remap(co.scale_rows_uncoalesced)
     out = capsys.readouterr().out
     assert "sectors per warp request" in out and "12%" in out
+
+
+@pytest.mark.parametrize("tile,rows", [(32, 8), (64, 16)])
+def test_swizzled_transpose_is_right_and_conflict_free(tile, rows):
+    for shape in ((1, 1), (31, 33), (65, 130)):
+        a, out = ex.random_array(shape, 5), ex.poisoned(shape[::-1])
+        k = co.make_transpose(tile, rows, 0, True, True)
+        k[(-(-shape[1] // tile), -(-shape[0] // tile)), (min(tile, 32), rows)](a, out)
+        assert np.array_equal(out, a.T), shape
+    a, out = ex.random_array((tile, tile), 6), ex.poisoned((tile, tile))
+    tr = co.trace(co.make_transpose(tile, rows, 0, True, True), (1, 1), (min(tile, 32), rows),
+                  a, out)
+    assert tr.max_bank_conflict() == 1
+    top = max(max(r.access.addresses) for r in tr.select(space="shared")) + 4
+    assert top == 4 * tile * tile  # the tile and nothing more: no padding column

@@ -810,7 +810,8 @@ def transpose_naive(a, out):
 
 
 @functools.lru_cache(maxsize=None)
-def make_transpose(tile: int = 32, block_rows: int = 8, pad: int = 1, staged: bool = True):
+def make_transpose(tile: int = 32, block_rows: int = 8, pad: int = 1, staged: bool = True,
+                   swizzle: bool = False):
     """Tiled transpose: a ``tile`` x ``tile`` tile through shared memory per block.
 
     The block is ``(min(tile, 32), block_rows)`` threads; each thread moves
@@ -824,9 +825,17 @@ def make_transpose(tile: int = 32, block_rows: int = 8, pad: int = 1, staged: bo
     flight together. Written the plain way (load, store, load, store), each load waits
     for the previous one: the compiler keeps a load and the shared store that follows
     it in order inside each bounds test.
+
+    ``swizzle=True`` (with ``pad=0``): element ``(r, c)`` of the tile is kept at column
+    ``c ^ (r % 32)``. Along a row the XOR permutes the 32 banks; down a column each row
+    flips different bits, so the 32 lanes again land on 32 banks: no conflicts, and no
+    padding column.
     """
     validate.positive_int(pad, "pad", minimum=0, maximum=4)
     validate.boolean(staged, "staged")
+    validate.boolean(swizzle, "swizzle")
+    if swizzle and pad:
+        raise ValueError(f"swizzle=True replaces the padding: pass pad=0 with it, not pad={pad}.")
     tile = validate.positive_int(tile, "tile", maximum=64)
     block_rows = validate.positive_int(block_rows, "block_rows", maximum=tile)
     if tile % block_rows or (tile > 32 and tile % 32):
@@ -841,6 +850,7 @@ def make_transpose(tile: int = 32, block_rows: int = 8, pad: int = 1, staged: bo
     PER = ROWS_PER * COLS_PER
     SHAPE = (tile, tile + pad)
     STAGED = bool(staged)
+    SWZ = WARP - 1 if swizzle else 0  # column c of row r lives at c ^ (r & SWZ)
 
     @cuda.jit
     def transpose_tiled(a, out):
@@ -858,14 +868,16 @@ def make_transpose(tile: int = 32, block_rows: int = 8, pad: int = 1, staged: bo
                     regs[i * COLS_PER + j] = a[r0 + ty + i * ROWS, c0 + tx + j * BX]
             for i in range(ROWS_PER):
                 for j in range(COLS_PER):
-                    t[ty + i * ROWS, tx + j * BX] = regs[i * COLS_PER + j]
+                    tr = ty + i * ROWS
+                    t[tr, (tx + j * BX) ^ (tr & SWZ)] = regs[i * COLS_PER + j]
         else:
             for i in range(ROWS_PER):
                 for j in range(COLS_PER):
                     r = r0 + ty + i * ROWS
                     c = c0 + tx + j * BX
                     if r < rows and c < cols:
-                        t[ty + i * ROWS, tx + j * BX] = a[r, c]
+                        tr = ty + i * ROWS
+                        t[tr, (tx + j * BX) ^ (tr & SWZ)] = a[r, c]
         cuda.syncthreads()
         # out's tile (bx, by) is a's tile (by, bx): write it along out's rows, reading
         # a column of t (lanes TILE + pad words apart: distinct banks when that is odd).
@@ -874,7 +886,8 @@ def make_transpose(tile: int = 32, block_rows: int = 8, pad: int = 1, staged: bo
                 orow = c0 + ty + i * ROWS  # a column of a
                 ocol = r0 + tx + j * BX  # a row of a
                 if orow < cols and ocol < rows:
-                    out[orow, ocol] = t[tx + j * BX, ty + i * ROWS]
+                    tr = tx + j * BX
+                    out[orow, ocol] = t[tr, (ty + i * ROWS) ^ (tr & SWZ)]
 
     return transpose_tiled
 
@@ -928,6 +941,7 @@ PTX_TARGETS = [
     (transpose_naive, f"void({_M}, {_M})"),
     (make_transpose(32, 32, 0), f"void({_M}, {_M})"),
     (make_transpose(32, 8, 1), f"void({_M}, {_M})"),
+    (make_transpose(64, 4, 0, True, True), f"void({_M}, {_M})"),
     (make_transpose(32, 8, 1, staged=False), f"void({_M}, {_M})"),
     (make_transpose(64, 8, 1), f"void({_M}, {_M})"),
 ]

@@ -432,6 +432,49 @@ def make_fused(block: int = DEFAULT_BLOCK, coarsen: int = 8):
     return fused
 
 
+@functools.lru_cache(maxsize=None)
+def make_input_grad(block: int = DEFAULT_BLOCK):
+    """The error passed to the previous layer, ``dL/dw``; grid ``(ceil(S/block), N)``.
+
+    ``dw[j, s] = delta_j D_j + 2 w_j sum_k gamma[k, j] F[k, s]`` with ``F`` the factor
+    ``-1/2 delta w D^3`` (computed first, by :func:`make_factor`). The sum over ``k`` is a
+    matrix product, ``gamma.T @ F``: each thread reads a column of ``gamma`` (the same
+    address across the warp: a broadcast) and a column of ``F`` (consecutive samples
+    across the warp: coalesced).
+    """
+    v.block_size(block, power_of_two=True)
+
+    @cuda.jit
+    def input_grad(delta, w, d, gamma, f, dw):
+        s = cuda.blockIdx.x * block + cuda.threadIdx.x
+        j = cuda.blockIdx.y
+        n_ch, n_s = w.shape
+        if s < n_s:
+            acc = _ZERO
+            for k in range(n_ch):
+                acc += gamma[k, j] * f[k, s]
+            wj = w[j, s]
+            dw[j, s] = delta[j, s] * d[j, s] + np.float32(2.0) * wj * acc
+
+    return input_grad
+
+
+@functools.lru_cache(maxsize=None)
+def make_factor(block: int = DEFAULT_BLOCK):
+    """``F = -1/2 delta w D^3``, elementwise over ``(N, S)``; grid ``(ceil(S/block), N)``."""
+    v.block_size(block, power_of_two=True)
+
+    @cuda.jit
+    def factor(delta, w, d, f):
+        s = cuda.blockIdx.x * block + cuda.threadIdx.x
+        k = cuda.blockIdx.y
+        if s < w.shape[1]:
+            dk = d[k, s]
+            f[k, s] = _MINUS_HALF * delta[k, s] * w[k, s] * dk * dk * dk
+
+    return factor
+
+
 # --------------------------------------------------------------------------- host wrappers
 
 _SIG2 = "void(float32[:, ::1], float32[:, ::1], float32[:, ::1], float32[:, ::1])"
@@ -631,6 +674,24 @@ def backward(w, delta, d, method: str = "registers", *, block: int = DEFAULT_BLO
     return sums.copy_to_host().reshape(n_ch, n_ch), dbeta.copy_to_host()
 
 
+def input_grad(w, delta, d, gamma, *, block: int = DEFAULT_BLOCK):
+    """``dL/dw`` as a NumPy ``(N, S)`` array: :func:`make_factor`, then :func:`make_input_grad`."""
+    w, delta, d = _check_inputs(w, delta, d)
+    block = v.block_size(block, power_of_two=True, minimum=32)
+    n_ch, n_s = w.shape
+    gamma = v.array(gamma, name="gamma", dtype=np.float32, ndim=2)
+    if tuple(gamma.shape) != (n_ch, n_ch):
+        raise ValueError(f"gamma must be N x N with N = {n_ch} (the rows of w), not "
+                         f"{tuple(gamma.shape)}.")
+    d_w, d_delta, d_d, d_gamma = _device(w), _device(delta), _device(d), _device(gamma)
+    f = cuda.device_array((n_ch, n_s), np.float32)
+    dw = cuda.device_array((n_ch, n_s), np.float32)
+    grid = (math.ceil(n_s / block), n_ch)
+    make_factor(block)[grid, block](d_delta, d_w, d_d, f)
+    make_input_grad(block)[grid, block](d_delta, d_w, d_d, d_gamma, f, dw)
+    return dw.copy_to_host()
+
+
 PTX_TARGETS = [
     (make_forward(256), "void(float32[:, ::1], float32[:, ::1], float32[::1], "
                         "float32[:, ::1], float32[:, ::1])"),
@@ -646,6 +707,9 @@ PTX_TARGETS = [
     (make_beta_grad(256), "void(float32[:, ::1], float32[:, ::1], float32[:, ::1], float32[::1])"),
     (make_fused(256, 8), "void(float32[:, ::1], float32[:, ::1], float32[:, ::1], "
                          "float32[:, ::1], float32[::1])"),
+    (make_factor(256), _SIG2),
+    (make_input_grad(256), "void(float32[:, ::1], float32[:, ::1], float32[:, ::1], "
+                           "float32[:, ::1], float32[:, ::1], float32[:, ::1])"),
 ]
 
 
@@ -1013,6 +1077,114 @@ def _zero_kernel():
 PTX_TARGETS.append((_zero_kernel(), "void(float32[::1], float32[::1])"))
 
 
+INPUT_GRAD_CHANNELS = (64, 256)  # the headline's N and the GDN article's
+
+
+def input_grad_bytes(n_ch: int, n_samples: int) -> int:
+    """Bytes the two input-gradient kernels move at least: delta, w and D read twice (once
+    for F, once for the result), F written and read, dw written, gamma read; float32."""
+    v.positive_int(n_ch, "n_ch")
+    v.positive_int(n_samples, "n_samples")
+    return 4 * (9 * n_ch * n_samples + n_ch * n_ch)
+
+
+@experiment("gdn_input_grad", chapter="gdn",
+            title="GDN input gradient dL/dw (128x128, batch 4): Numba's factor and "
+                  "gamma.T @ F kernels against CuPy (cuBLAS for the product)",
+            units={"ms": "ms", "gbps": "GB/s", "tflops": "TFLOP/s", "rel_err": "relative"})
+def input_grad_experiment(progress):
+    cp = _cupy()
+    n_s = BATCH * HEADLINE["side"] ** 2
+    rows = []
+    for n_ch in INPUT_GRAD_CHANNELS:
+        rows += _input_grad_rows(n_ch, n_s, cp, progress)
+    return rows
+
+
+def _input_grad_rows(n_ch, n_s, cp, progress):
+    prob = _Problem(n_ch, n_s, seed=n_ch)
+    w, delta, gamma, beta = prob.host
+    ref = reference_input_grad(w, delta, gamma, beta)
+    d_gamma = cuda.to_device(gamma)
+    f = cuda.device_array((n_ch, n_s), np.float32)
+    dw = cuda.device_array((n_ch, n_s), np.float32)
+    grid = (math.ceil(n_s / DEFAULT_BLOCK), n_ch)
+    factor, grad = make_factor(DEFAULT_BLOCK), make_input_grad(DEFAULT_BLOCK)
+
+    def numba_run():
+        factor[grid, DEFAULT_BLOCK](prob.delta, prob.w, prob.d, f)
+        grad[grid, DEFAULT_BLOCK](prob.delta, prob.w, prob.d, d_gamma, f, dw)
+        return dw
+
+    runs = {"numba (factor, then gamma.T @ F in one kernel)": (numba_run, 2)}
+    if cp is not None:
+        fk = _cupy_factor_kernel(cp)
+        c_delta, c_w, c_d = cp.asarray(prob.delta), cp.asarray(prob.w), cp.asarray(prob.d)
+        c_gt = cp.asarray(d_gamma).T.copy()
+
+        def cupy_run():
+            return c_delta * c_d + 2.0 * c_w * (c_gt @ fk(c_delta, c_w, c_d))
+
+        runs["cupy (factor, cuBLAS gamma.T @ F, elementwise)"] = (cupy_run, 4)
+    moved = input_grad_bytes(n_ch, n_s)
+    rows = []
+    for method, (run, launches) in runs.items():
+        out = run()
+        got = out.copy_to_host() if hasattr(out, "copy_to_host") else cp.asnumpy(out)
+        err = _rel_err(got, ref)
+        if err > 1e-4:
+            raise AssertionError(f"{method} is wrong at N={n_ch}: relative error {err:.2e}")
+        t = _time(run, moved)
+        rows.append({"n_ch": n_ch, "samples": n_s, "method": method, "launches": launches,
+                     "ms": t.median_ms, "spread": t.spread,
+                     "gbps": bench.gbps(moved, t.median_ms),
+                     "tflops": bench.tflops(2 * n_ch * n_ch * n_s, t.median_ms),
+                     "rel_err": err})
+        progress(f"N={n_ch} {method}: {t.median_ms:.3f} ms, error {err:.1e}")
+    return rows
+
+
+DETERMINISM_RUNS = 20
+
+
+@experiment("gdn_determinism", chapter="gdn",
+            title="The same dgamma computed 20 times (N=64, 128x128, batch 4): distinct results "
+                  "of the fused kernel's float atomics against a fixed-order reduction",
+            units={"max_rel_diff": "relative", "rel_err": "relative"})
+def determinism_experiment(progress):
+    n_ch, side = HEADLINE["n_ch"], HEADLINE["side"]
+    n_s = BATCH * side * side
+    prob = _Problem(n_ch, n_s, seed=7)
+    ref = prob.reference()
+    raw = cuda.device_array((n_ch * n_ch, n_s), np.float32)
+    cp = _cupy()
+    rows = []
+    for method in ("fused", "registers", "cublas"):
+        run, why_not = _method_launcher(method, prob, raw, DEFAULT_BLOCK, cp)
+        if run is None:
+            rows.append({"method": method, "runs": 0, "note": why_not})
+            continue
+        sums = cuda.device_array(n_ch * n_ch, np.float32)
+        results = []
+        for _ in range(DETERMINISM_RUNS):
+            out = run()
+            if method == "registers":
+                make_row_sum(DEFAULT_BLOCK)[n_ch * n_ch, DEFAULT_BLOCK](raw, sums)
+                got = sums.copy_to_host().reshape(n_ch, n_ch)
+            else:
+                got = out.copy_to_host() if method == "fused" else cp.asnumpy(out)
+            results.append(np.array(got, np.float32))
+        distinct = len({r.tobytes() for r in results})
+        first = results[0].astype(np.float64)
+        diff = max(float(np.abs(r.astype(np.float64) - first).max()) for r in results)
+        errs = [_rel_err(r, ref) for r in results]
+        rows.append({"method": method, "runs": DETERMINISM_RUNS, "distinct_results": distinct,
+                     "max_rel_diff": diff / float(np.abs(first).max()),
+                     "rel_err": float(np.median(errs)), "rel_err_max": max(errs)})
+        progress(f"{method}: {distinct} distinct results of {DETERMINISM_RUNS}")
+    return rows
+
+
 @experiment("gdn_reduction", chapter="gdn",
             title="Reducing the raw contributions (N=64, 128x128, batch 4): a loop of launches "
                   "against one batched launch, ours and CuPy's",
@@ -1159,6 +1331,48 @@ def show_launch_bound(res) -> list[dict]:
     Result("gdn_algorithms (algorithms 1 and 2 over the sweep)", table, res.meta,
            res.source).show(note=note)
     return table
+
+
+def _check_gdn_res(res, *columns):
+    v.result(res, "res")
+    for c in columns:
+        v.column(res, c, "res column")
+    return res
+
+
+def determinism_summary(res) -> dict:
+    """Print, per method of ``gdn_determinism``, how many distinct results its runs gave,
+    how far apart they lie and their error against float64; return the rows by method."""
+    _check_gdn_res(res, "method", "runs", "distinct_results", "max_rel_diff", "rel_err")
+    by = {r["method"]: r for r in res.rows if r.get("runs")}
+    lines = [f"{m}: {r['distinct_results']} distinct result(s) in {r['runs']} runs on the same "
+             f"input; runs differ by up to {r['max_rel_diff']:.1e} of the largest entry; "
+             f"median error against float64 {r['rel_err']:.1e}" for m, r in by.items()]
+    lines.append(f"({res.label})")
+    print("\n".join(lines))
+    return by
+
+
+def input_grad_summary(res) -> dict:
+    """Print, per channel count of ``gdn_input_grad``, Numba's time against CuPy's and
+    Numba's bandwidth against the copy ceiling; return ``{n_ch: {method: row}}``."""
+    _check_gdn_res(res, "n_ch", "method", "ms", "gbps", "tflops")
+    copy = res.ceilings.get("copy_gbps")
+    out = {}
+    for r in res.rows:
+        out.setdefault(r["n_ch"], {})[r["method"].split()[0]] = r
+    lines = []
+    for n_ch, m in sorted(out.items()):
+        nb = m.get("numba")
+        line = (f"N={n_ch}: Numba {nb['ms']:.3f} ms ({nb['gbps']:.0f} GB/s"
+                + (f", {100 * nb['gbps'] / copy:.0f}% of the copy ceiling" if copy else "")
+                + f"; {nb['tflops']:.2f} TFLOP/s in the product)")
+        if "cupy" in m:
+            line += f", CuPy {m['cupy']['ms']:.3f} ms: Numba takes {nb['ms'] / m['cupy']['ms']:.2f}x"
+        lines.append(line)
+    lines.append(f"({res.label})")
+    print("\n".join(lines))
+    return out
 
 
 # --------------------------------------------------------------------------- exercises

@@ -46,6 +46,31 @@ def test_register_tiling(kind, cfg, M, K, N):
            M, K, N)
 
 
+@pytest.mark.parametrize("M,K,N", SIZES + [(32, 40, 32), (48, 17, 40)])
+@pytest.mark.parametrize("cfg", SMALL, ids=str)
+def test_double_buffered_register_tiling(cfg, M, K, N):
+    # 32x40x32 with BK 8: five fast k-tiles, both buffers used twice or more; 48x17x40: edge
+    # blocks only (K not a multiple of 4) and a partial k-tile.
+    _check(co.regtile_variant(*cfg, prefetch=True, double=True), M, K, N)
+
+
+def test_register_caps_leave_the_results_alone():
+    # The simulator ignores the cap (there are no registers to cap); the kernels are built
+    # by the same factories with the cap as on a GPU.
+    _check(co.coarsened_variant(4, 3, max_registers=32), 33, 47, 29)
+    _check(co.regtile_variant(16, 16, 8, 4, 4, prefetch=True, double=True, max_registers=128),
+           33, 47, 29)
+    assert co.coarsened_variant(4, 3, max_registers=32).name == "coarsened 4x3 cap32"
+
+
+def test_double_buffering_needs_the_pipelined_kernel():
+    with pytest.raises(ValueError, match="double"):
+        co.regtile_variant(double=True, prefetch=False)
+    with pytest.raises(ValueError, match="shared memory"):
+        co.make_regtile_double(128, 128, 32, 8, 8)  # two 32 KiB buffers: over 48 KiB
+    assert co.variant("regtile_double", bk=16).name == "regtile double-buffered 128x128x16 8x8"
+
+
 def test_register_tiling_partial_vector_loads():
     # 16 x 8 tiles of A: 32 float4s for 64 threads, so half the threads skip their load
     _check(co.regtile_variant(16, 32, 8, 4, 4, prefetch=True), 32, 24, 64)
@@ -145,11 +170,94 @@ def test_best_factor_checker(capsys):
 
 def test_ladder_is_slowest_first_and_ends_with_register_tiling():
     names = [v.name for v in co.ladder_variants()]
-    assert names[0].startswith("naive") and names[-1].startswith("regtile pipelined")
+    assert names[0].startswith("naive")
+    assert names[-3:] == ["regtile pipelined 128x128x16 8x8",
+                          "regtile double-buffered 128x128x16 8x8",
+                          "regtile double-buffered 128x128x16 8x8 cap128"]
 
 
 def test_experiments_are_registered():
     names = gp.records.experiments()
     for n in ("matmul_coarsen_sweep", "matmul_vecadd_coarsen", "matmul_regtile_sweep",
-              "matmul_resources", "matmul_ladder"):
+              "matmul_resources", "matmul_ladder", "matmul_coarsen_cap",
+              "matmul_double_buffer"):
         assert n in names and names[n].chapter == "coarsening"
+
+
+def _paths_with(name):
+    return [p for p in gp.records.available() if name in gp.records.load(p)["experiments"]]
+
+
+@pytest.mark.parametrize("path", _paths_with("matmul_coarsen_cap"), ids=lambda p: p.stem)
+def test_recorded_register_cap_wins_the_block_back(path, capsys):
+    # What chapter 5 says: where a factor had lost a block, the cap brings it back for some
+    # local memory and that factor speeds up; the best capped factor beats the tiled kernel.
+    res = gp.records.recorded("matmul_coarsen_cap", path=path)
+    co.cap_summary(res)
+    by = {(r["factor"], r["cap"]): r for r in res.rows}
+    lost = [f for f in co.CAP_FACTORS if by[(f, 0)]["blocks_per_sm"] < by[(f, 32)]["blocks_per_sm"]]
+    assert lost
+    for f in lost:
+        assert by[(f, 32)]["tflops"] > by[(f, 0)]["tflops"]
+        assert by[(f, 32)]["local_bytes"] > 0
+    best_capped = max(r["tflops"] for (f, cap), r in by.items() if cap)
+    assert best_capped > by[(1, 0)]["tflops"]
+    assert "best: factor" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("path", _paths_with("matmul_double_buffer"), ids=lambda p: p.stem)
+def test_recorded_double_buffering_pays_with_a_second_block(path, capsys):
+    res = gp.records.recorded("matmul_double_buffer", path=path)
+    co.double_buffer_summary(res)
+    for bk in res.values("bk"):
+        rows = res.select(bk=bk)
+        assert max(rows, key=lambda r: r["tflops"])["blocks_per_sm"] >= 2
+    one = {(r["kind"], r["bk"], r["cap"]): r for r in res.rows}
+    # BK 8: the cap alone on the pipelined kernel is about as good as double buffering
+    assert abs(one[("pipelined", 8, 128)]["tflops"] / one[("double-buffered", 8, 0)]["tflops"]
+               - 1) < 0.05
+    # BK 16: double buffering with the cap is the fastest line, with spills
+    best16 = max(res.select(bk=16), key=lambda r: r["tflops"])
+    assert (best16["kind"], best16["cap"]) == ("double-buffered", 128) and best16["local_bytes"] > 0
+    assert one[("double-buffered", 8, 0)]["regs"] < one[("pipelined", 8, 0)]["regs"]
+    for r in res.rows:  # the k loop stays rolled: two copies (fast and edge loops) of 64 FFMAs
+        if r.get("sass_ffma"):
+            assert r["sass_ffma"] < 4 * 64
+    assert "copies of one k" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("path", _paths_with("matmul_regtile_1d"), ids=lambda p: p.stem)
+def test_recorded_tallest_column_is_fastest(path, capsys):
+    res = gp.records.recorded("matmul_regtile_1d", path=path)
+    co.regtile_1d_summary(res)
+    tiled = res.rows[0]
+    cols = res.rows[1:]
+    tallest = max(cols, key=lambda r: r["tm"])
+    assert max(cols, key=lambda r: r["tflops"]) is tallest and tallest["tflops"] > tiled["tflops"]
+    for r in cols:
+        if r["tflops"] < tiled["tflops"]:
+            assert r["blocks_per_sm"] * r["threads"] < tiled["blocks_per_sm"] * tiled["threads"]
+    assert "the tiled kernel" in capsys.readouterr().out
+
+
+def test_one_column_kernel_is_right_on_awkward_sizes():
+    for M, K, N in SIZES:
+        _check(co.regtile_1d_variant(16, 16, 4, 4), M, K, N)
+        _check(co.regtile_1d_variant(16, 8, 8, 2), M, K, N)
+
+
+def test_tuning_table_ranks_every_measurement_and_finds_ties(capsys):
+    rt = gp.records.run("matmul_regtile_sweep")
+    db = gp.records.run("matmul_double_buffer")
+    table = co.show_tuning(rt, db, top=3)
+    assert len(table) == len(rt.rows) + len(db.rows)
+    assert [r["rank"] for r in table] == list(range(1, len(table) + 1))
+    assert table[0]["tie"] and table[0]["gap_pct"] == 0
+    tf = [r["tflops"] for r in table]
+    assert tf == sorted(tf, reverse=True)
+    for r in table:  # a tie exactly when the gap is inside both spreads
+        gap = 1 - r["tflops"] / table[0]["tflops"]
+        assert r["tie"] == (gap <= r["spread"] + table[0]["spread"])
+    out = capsys.readouterr().out
+    assert "within the noise of the best" in out and "matmul_double_buffer" in out
+    assert "regtile" not in table[0]["config"] and "x" in table[0]["config"]

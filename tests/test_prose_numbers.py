@@ -34,6 +34,10 @@ SOL_LINE = ("Nsight Compute's Speed-of-Light line (its rule: under 60% on both s
             "a constant of the method")
 ALLOWED = {
     "1 GiB": "2^28 float32 values, the array size the chapters choose; not a measurement",
+    "are 64 KiB": "two 128x32 and two 32x128 float32 tiles, arithmetic on the chosen tile sizes",
+    "caps at 48 KiB per block": "CUDA's limit on static shared memory, the same on every GPU",
+    "stay within 48 KiB per block": "the same CUDA limit on static shared memory",
+    "more than 48 KiB of static shared memory": "the same CUDA limit on static shared memory",
     "plus 1 KiB the system reserves": "the shared memory the system reserves per block from "
                                           "compute capability 8.0 on: an architectural constant",
     "= 16 GB/s": "the textbook's example channel: a 64-bit DDR bus at 1 GHz, worked out",

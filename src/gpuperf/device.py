@@ -169,6 +169,8 @@ _FACT_PHRASES = {
     "l2_bytes": lambda v: f"{v / 2**20:.0f} MiB of L2 cache",
     "registers_per_sm": lambda v: f"{v:,} registers per SM",
     "shared_per_sm": lambda v: f"{v // 1024} KiB of shared memory per SM",
+    "shared_per_block": lambda v: f"{v // 1024} KiB of shared memory per block without opting in",
+    "shared_per_block_optin": lambda v: f"{v // 1024} KiB per block with the opt-in",
     "bus_width_bits": lambda v: f"a {v}-bit memory bus",
     "peak_gbps": lambda v: f"a theoretical DRAM peak of {v:,.0f} GB/s",
 }

@@ -51,13 +51,19 @@ def _jit(max_registers: int | None):
 
 
 @functools.lru_cache(maxsize=None)
-def make_coarsened(tile: int = 32, factor: int = 4):
-    """Coarsened tiled matmul: each thread computes ``factor`` outputs, ``tile`` columns apart."""
+def make_coarsened(tile: int = 32, factor: int = 4, max_registers: int | None = None):
+    """Coarsened tiled matmul: each thread computes ``factor`` outputs, ``tile`` columns apart.
+
+    ``max_registers`` caps the registers per thread (ptxas spills what does not fit), so
+    that more blocks fit on an SM.
+    """
     tile = mm._check_tile(tile)
     factor = validate.positive_int(factor, "factor", maximum=64)
+    if max_registers is not None:
+        validate.positive_int(max_registers, "max_registers", minimum=16, maximum=255)
     shape = (tile, tile)
 
-    @cuda.jit
+    @_jit(max_registers)
     def coarsened(A, B, C):
         sA = cuda.shared.array(shape, float32)
         sB = cuda.shared.array(shape, float32)
@@ -193,6 +199,63 @@ def make_regtile_scalar(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, 
                     C[r, c] = acc[i * tn + j]
 
     return regtile_scalar
+
+
+@functools.lru_cache(maxsize=None)
+def make_regtile_1d(bm: int = 64, bn: int = 64, bk: int = 8, tm: int = 8,
+                    max_registers: int | None = None):
+    """1-D register blocking: each thread computes a column of ``tm`` outputs.
+
+    At each step of k a thread loads one value of B from shared memory into a register
+    and reuses it for its ``tm`` values of A: ``tm`` multiply-adds for ``tm + 1`` shared
+    loads, against one for two in the tiled kernel. The ``bm/tm x bn`` threads of a block
+    load the A and B tiles with scalar loads (``bm*bk`` and ``bk*bn`` must be multiples of
+    the thread count); a warp's threads share ``trow`` (A's reads are broadcasts) and
+    read 32 consecutive values of B.
+    """
+    if max_registers is not None:
+        validate.positive_int(max_registers, "max_registers", minimum=16, maximum=255)
+    threads = _check_regtile(bm, bn, bk, tm, 1, vector=False)
+    a_per_thread, b_per_thread = bm * bk // threads, bk * bn // threads
+
+    @_jit(max_registers)
+    def regtile_1d(A, B, C):
+        As = cuda.shared.array((bm, bk), float32)
+        Bs = cuda.shared.array((bk, bn), float32)
+        acc = cuda.local.array(tm, float32)
+        tid = cuda.threadIdx.x
+        trow = tid // bn
+        tcol = tid % bn
+        row0 = cuda.blockIdx.y * bm
+        col0 = cuda.blockIdx.x * bn
+        M, K = A.shape
+        N = B.shape[1]
+        for i in range(tm):
+            acc[i] = float32(0.0)
+        for k0 in range(0, K, bk):
+            for l in range(a_per_thread):
+                idx = tid + l * threads
+                r = idx // bk
+                c = idx % bk
+                As[r, c] = A[row0 + r, k0 + c] if row0 + r < M and k0 + c < K else float32(0.0)
+            for l in range(b_per_thread):
+                idx = tid + l * threads
+                r = idx // bn
+                c = idx % bn
+                Bs[r, c] = B[k0 + r, col0 + c] if k0 + r < K and col0 + c < N else float32(0.0)
+            cuda.syncthreads()
+            for kk in range(bk):
+                b = Bs[kk, tcol]  # one shared load, reused tm times
+                for i in range(tm):
+                    acc[i] += As[trow * tm + i, kk] * b
+            cuda.syncthreads()
+        c = col0 + tcol
+        for i in range(tm):
+            r = row0 + trow * tm + i
+            if r < M and c < N:
+                C[r, c] = acc[i]
+
+    return regtile_1d
 
 
 @functools.lru_cache(maxsize=None)
@@ -352,6 +415,154 @@ def make_regtile(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int
     return regtile
 
 
+@functools.lru_cache(maxsize=None)
+def make_regtile_double(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int = 8,
+                        max_registers: int | None = None):
+    """The pipelined kernel with two shared-memory buffers: one barrier per k-tile.
+
+    While the threads multiply out of one buffer, the next tile's global loads are in
+    flight (as in ``make_regtile(prefetch=True)``); they are then stored into the *other*
+    buffer, so nothing has to wait for every thread to finish reading before the store:
+    one ``syncthreads`` per tile instead of two. Same thread layout and edge handling as
+    ``make_regtile``: tiles of interior blocks take this path, the rest (edge blocks,
+    the last partial k-tile) the guarded scalar loads with two barriers.
+    """
+    if max_registers is not None:
+        validate.positive_int(max_registers, "max_registers", minimum=16, maximum=255)
+    threads = _check_regtile(bm, bn, bk, tm, tn, vector=True)
+    validate.shared_bytes(2 * 4 * bk * (bm + bn), what=f"two {bm}x{bk} and two {bk}x{bn} tiles")
+    cols_t = bn // tn
+    row_groups, col_groups = tm // 4, tn // 4
+    row_stride, col_stride = bm // row_groups, bn // col_groups
+    a_shape, b_shape = (2 * bk, bm), (2 * bk, bn)  # buffer s holds rows s*bk .. s*bk+bk-1
+    a_vec_row, b_vec_row = bk // 4, bn // 4
+    a_total, b_total = bm * bk // 4, bk * bn // 4
+    a_vecs, b_vecs = _cdiv(a_total, threads), _cdiv(b_total, threads)
+    a_scalars, b_scalars = bm * bk // threads, bk * bn // threads
+    n_acc = tm * tn
+    pa_size, pb_size = 4 * a_vecs, 4 * b_vecs
+
+    @_jit(max_registers)
+    def regtile_double(A, B, C):
+        As = cuda.shared.array(a_shape, float32)
+        Bs = cuda.shared.array(b_shape, float32)
+        acc = cuda.local.array(n_acc, float32)
+        ra = cuda.local.array(tm, float32)
+        rb = cuda.local.array(tn, float32)
+        pa = cuda.local.array(pa_size, float32)
+        pb = cuda.local.array(pb_size, float32)
+        tid = cuda.threadIdx.x
+        trow = tid // cols_t
+        tcol = tid % cols_t
+        row0 = cuda.blockIdx.y * bm
+        col0 = cuda.blockIdx.x * bn
+        M, K = A.shape
+        N = B.shape[1]
+        for i in range(n_acc):
+            acc[i] = float32(0.0)
+        interior = row0 + bm <= M and col0 + bn <= N and K % 4 == 0 and N % 4 == 0
+        n_fast = K // bk if interior else 0
+        n_tiles = (K + bk - 1) // bk
+        for t in range(n_fast + 1):  # load tile t (if any), store it, multiply tile t - 1
+            if t < n_fast:  # global loads of tile t: in flight during tile t-1's math
+                k1 = t * bk
+                for l in range(a_vecs):
+                    idx = tid + l * threads
+                    if idx < a_total:
+                        v0, v1, v2, v3 = load4(A, row0 + idx // a_vec_row,
+                                               k1 + (idx % a_vec_row) * 4)
+                        pa[4 * l] = v0
+                        pa[4 * l + 1] = v1
+                        pa[4 * l + 2] = v2
+                        pa[4 * l + 3] = v3
+                for l in range(b_vecs):
+                    idx = tid + l * threads
+                    if idx < b_total:
+                        v0, v1, v2, v3 = load4(B, k1 + idx // b_vec_row,
+                                               col0 + (idx % b_vec_row) * 4)
+                        pb[4 * l] = v0
+                        pb[4 * l + 1] = v1
+                        pb[4 * l + 2] = v2
+                        pb[4 * l + 3] = v3
+            if t > 0:  # multiply tile t-1 out of buffer (t-1) % 2
+                base = ((t - 1) % 2) * bk
+                for kk in range(bk):
+                    for g in range(row_groups):
+                        a0, a1, a2, a3 = load4(As, base + kk, g * row_stride + trow * 4)
+                        ra[4 * g] = a0
+                        ra[4 * g + 1] = a1
+                        ra[4 * g + 2] = a2
+                        ra[4 * g + 3] = a3
+                    for h in range(col_groups):
+                        b0, b1, b2, b3 = load4(Bs, base + kk, h * col_stride + tcol * 4)
+                        rb[4 * h] = b0
+                        rb[4 * h + 1] = b1
+                        rb[4 * h + 2] = b2
+                        rb[4 * h + 3] = b3
+                    for i in range(tm):
+                        for j in range(tn):
+                            acc[i * tn + j] += ra[i] * rb[j]
+            if t < n_fast:  # store tile t into buffer t % 2, which nobody reads now
+                base = (t % 2) * bk
+                for l in range(a_vecs):
+                    idx = tid + l * threads
+                    if idx < a_total:
+                        r = idx // a_vec_row
+                        c = (idx % a_vec_row) * 4
+                        for q in range(4):
+                            As[base + c + q, r] = pa[4 * l + q]
+                for l in range(b_vecs):
+                    idx = tid + l * threads
+                    if idx < b_total:
+                        store4(Bs, base + idx // b_vec_row, (idx % b_vec_row) * 4,
+                               pb[4 * l], pb[4 * l + 1], pb[4 * l + 2], pb[4 * l + 3])
+                cuda.syncthreads()  # tile t visible; and every read of buffer t%2 (tile
+                # t-2, multiplied in step t-1) finished before this step's stores began
+        for t in range(n_fast, n_tiles):  # edge blocks and a partial last k-tile
+            k0 = t * bk
+            cuda.syncthreads()  # nobody still reads buffer 0 from the last fast tile
+            for l in range(a_scalars):
+                idx = tid + l * threads
+                r = idx // bk
+                c = idx % bk
+                As[c, r] = A[row0 + r, k0 + c] if row0 + r < M and k0 + c < K else float32(0.0)
+            for l in range(b_scalars):
+                idx = tid + l * threads
+                r = idx // bn
+                c = idx % bn
+                Bs[r, c] = B[k0 + r, col0 + c] if k0 + r < K and col0 + c < N else float32(0.0)
+            cuda.syncthreads()
+            for kk in range(bk):
+                for g in range(row_groups):
+                    a0, a1, a2, a3 = load4(As, kk, g * row_stride + trow * 4)
+                    ra[4 * g] = a0
+                    ra[4 * g + 1] = a1
+                    ra[4 * g + 2] = a2
+                    ra[4 * g + 3] = a3
+                for h in range(col_groups):
+                    b0, b1, b2, b3 = load4(Bs, kk, h * col_stride + tcol * 4)
+                    rb[4 * h] = b0
+                    rb[4 * h + 1] = b1
+                    rb[4 * h + 2] = b2
+                    rb[4 * h + 3] = b3
+                for i in range(tm):
+                    for j in range(tn):
+                        acc[i * tn + j] += ra[i] * rb[j]
+        for i in range(tm):
+            r = row0 + (i // 4) * row_stride + trow * 4 + i % 4
+            for h in range(col_groups):
+                c = col0 + h * col_stride + tcol * 4
+                base = i * tn + 4 * h
+                if interior:
+                    store4(C, r, c, acc[base], acc[base + 1], acc[base + 2], acc[base + 3])
+                else:
+                    for q in range(4):
+                        if r < M and c + q < N:
+                            C[r, c + q] = acc[base + q]
+
+    return regtile_double
+
+
 _SIG = mm._SIG
 _VEC_SIG = "void(float32[::1], float32[::1], float32[::1])"
 PTX_TARGETS = [
@@ -364,32 +575,47 @@ PTX_TARGETS = [
     (make_regtile(), _SIG),
     (make_regtile(prefetch=True), _SIG),
     (make_regtile(64, 64, 8, 4, 4), _SIG),
+    (make_regtile_double(), _SIG),
+    (make_regtile_1d(), _SIG),
+    (make_regtile_double(128, 128, 16, 8, 8), _SIG),
 ]
 
 
 # --------------------------------------------------------------------------- variants
 
 
-def coarsened_variant(tile: int = 32, factor: int = 4) -> Variant:
+def coarsened_variant(tile: int = 32, factor: int = 4, *,
+                      max_registers: int | None = None) -> Variant:
     mm._check_tile(tile)
     validate.positive_int(factor, "factor", maximum=64)
-    k = make_coarsened(tile, factor)
-    return Variant(f"coarsened {tile}x{factor}", k, (tile, tile),
+    if max_registers is not None:
+        validate.positive_int(max_registers, "max_registers", minimum=16, maximum=255)
+    k = make_coarsened(tile, factor, max_registers)
+    cap = f" cap{max_registers}" if max_registers else ""
+    return Variant(f"coarsened {tile}x{factor}{cap}", k, (tile, tile),
                    lambda M, N: (_cdiv(N, tile * factor), _cdiv(M, tile)),
                    "coarsened", (tile, factor))
 
 
 def regtile_variant(bm=128, bn=128, bk=8, tm=8, tn=8, *, vectorized: bool = True,
-                    prefetch: bool = False, max_registers: int | None = None) -> Variant:
+                    prefetch: bool = False, double: bool = False,
+                    max_registers: int | None = None) -> Variant:
     validate.boolean(vectorized, "vectorized")
     validate.boolean(prefetch, "prefetch")
+    validate.boolean(double, "double")
+    if double and not (vectorized and prefetch):
+        raise ValueError("double=True (two shared buffers) builds on the pipelined kernel; "
+                         "pass vectorized=True and prefetch=True with it.")
     if prefetch and not vectorized:
         raise ValueError("prefetch=True needs vectorized=True (the pipelined kernel is the "
                          "vectorized one); pass vectorized=True or prefetch=False.")
     _check_regtile(bm, bn, bk, tm, tn, vector=vectorized)
     if max_registers is not None:
         validate.positive_int(max_registers, "max_registers", minimum=16, maximum=255)
-    if vectorized:
+    if double:
+        k = make_regtile_double(bm, bn, bk, tm, tn, max_registers)
+        kind = "double-buffered"
+    elif vectorized:
         k = make_regtile(bm, bn, bk, tm, tn, prefetch, max_registers)
         kind = "pipelined" if prefetch else "vectorized"
     else:
@@ -403,13 +629,22 @@ def regtile_variant(bm=128, bn=128, bk=8, tm=8, tn=8, *, vectorized: bool = True
                    lambda M, N: (_cdiv(N, bn), _cdiv(M, bm)), "block", (bm, bn))
 
 
-VERSIONS = ("coarsened", "regtile_scalar", "regtile", "regtile_pipelined")
+def regtile_1d_variant(bm: int = 64, bn: int = 64, bk: int = 8, tm: int = 8, *,
+                       max_registers: int | None = None) -> Variant:
+    """The 1-D register-blocked kernel as a ``Variant`` (block of ``bm/tm x bn`` threads)."""
+    k = make_regtile_1d(bm, bn, bk, tm, max_registers)
+    cap = f" cap{max_registers}" if max_registers else ""
+    return Variant(f"regtile 1d {bm}x{bn}x{bk} {tm}x1{cap}", k, ((bm // tm) * bn,),
+                   lambda M, N: (_cdiv(N, bn), _cdiv(M, bm)), "block", (bm, bn))
+
+
+VERSIONS = ("coarsened", "regtile_scalar", "regtile", "regtile_pipelined", "regtile_double")
 
 
 def variant(version: str = "regtile_pipelined", **params) -> Variant:
     """A ``Variant`` of this chapter's kernels: ``coarsened`` (tile, factor) or a register tile."""
     validate.choice(version, "version", VERSIONS)
-    _allowed = {"coarsened": ("tile", "factor")}.get(
+    _allowed = {"coarsened": ("tile", "factor", "max_registers")}.get(
         version, ("bm", "bn", "bk", "tm", "tn", "max_registers"))
     for _k in params:
         validate.choice(_k, f"{version} parameter", _allowed)
@@ -418,6 +653,8 @@ def variant(version: str = "regtile_pipelined", **params) -> Variant:
         return coarsened_variant(**params)
     if version == "regtile_scalar":
         return regtile_variant(vectorized=False, **params)
+    if version == "regtile_double":
+        return regtile_variant(prefetch=True, double=True, **params)
     return regtile_variant(prefetch=version == "regtile_pipelined", **params)
 
 
@@ -567,13 +804,106 @@ def regtile_sweep_experiment(progress):
     return rows
 
 
+CAP_FACTORS = (1, 2, 4, 8)
+
+
+@experiment("matmul_coarsen_cap", chapter="coarsening",
+            title="Coarsening with and without a cap of 32 registers per thread (tile 32, 4096^3)",
+            units=_UNITS)
+def coarsen_cap_experiment(progress):
+    n = 4096
+    rows = []
+    for f in CAP_FACTORS:
+        for cap in (None, 32):
+            v = coarsened_variant(32, f, max_registers=cap)
+            mm.verify(v)
+            res = resources(v)
+            m = mm.measure_variant(v, n, **mm._repeats(n))
+            rows.append({"factor": f, "cap": cap or 0, "n": n, **m, **res})
+            progress(f"{v.name}: {m['tflops']:.2f} TFLOP/s, {res['regs']} regs, "
+                     f"{res['local_bytes']} B local, {res['blocks_per_sm']} blocks/SM")
+    return rows
+
+
+REGTILE_1D_CONFIGS = [(64, 64, 16, 4), (64, 64, 8, 8), (64, 64, 8, 16)]  # (bm, bn, bk, tm)
+
+
+@experiment("matmul_regtile_1d", chapter="coarsening",
+            title="1-D register blocking (64x64 block tile, TM outputs per thread) at 4096^3",
+            units={**_UNITS, "fma_per_shared_load": "multiply-adds per shared load"})
+def regtile_1d_experiment(progress):
+    n = 4096
+    rows = []
+    tiled = mm.variant("tiled", tile=32)  # the baseline, in the same run
+    for v, tm, bk in [(tiled, 1, 32)] + [(regtile_1d_variant(bm, bn, bk, tm), tm, bk)
+                                        for (bm, bn, bk, tm) in REGTILE_1D_CONFIGS]:
+        mm.verify(v)
+        res = resources(v)
+        m = mm.measure_variant(v, n, **mm._repeats(n))
+        rows.append({"version": v.name, "tm": tm, "bk": bk, "n": n,
+                     "fma_per_shared_load": tm / (tm + 1), **m, **res})
+        progress(f"{v.name}: {m['tflops']:.2f} TFLOP/s, {res['regs']} regs")
+    return rows
+
+
+def sass_count(v: Variant, opcode: str = "FFMA") -> int | None:
+    """How many ``opcode`` instructions the compiled SASS of ``v`` holds (None without nvdisasm).
+
+    A loop the compiler unrolled holds one copy of its body per iteration; one it left
+    rolled, a single copy: with a 8 x 8 thread tile, 64 FFMAs per copy of the k loop.
+    """
+    mm._check_variant(v)
+    validate.string(opcode, "opcode")
+    bench._require_gpu("sass_count")
+    import re as _re
+
+    try:
+        sass = v.kernel.inspect_sass()
+    except Exception:  # noqa: BLE001 - no nvdisasm: say so with None, do not guess
+        return None
+    text = "\n".join(map(str, sass.values())) if isinstance(sass, dict) else str(sass)
+    return len(_re.findall(rf"^\s*/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?{_re.escape(opcode)}\b",
+                           text, _re.M))
+
+
+DOUBLE_CONFIGS = [(128, 128, 8, 8, 8), (128, 128, 16, 8, 8)]
+
+
+@experiment("matmul_double_buffer", chapter="coarsening",
+            title="Pipelined against double-buffered register tiling, with a cap of 128 registers "
+                  "(4096^3)",
+            units={**_UNITS, "sass_ffma": "FFMA instructions in the compiled code"})
+def double_buffer_experiment(progress):
+    n = 4096
+    rows = []
+    for (bm, bn, bk, tm, tn) in DOUBLE_CONFIGS:
+        for kind in ("pipelined", "double-buffered"):
+            for cap in (None, 128):
+                v = regtile_variant(bm, bn, bk, tm, tn, prefetch=True,
+                                    double=kind == "double-buffered", max_registers=cap)
+                mm.verify(v)
+                res = resources(v)
+                m = mm.measure_variant(v, n, **mm._repeats(n))
+                rows.append({"kind": kind, "bm": bm, "bn": bn, "bk": bk, "tile": f"{tm}x{tn}",
+                             "cap": cap or 0,
+                             "n": n, **m, **res,
+                             "barriers_per_tile": 1 if kind == "double-buffered" else 2,
+                             "sass_ffma": sass_count(v)})
+                progress(f"{v.name}: {m['tflops']:.2f} TFLOP/s, {res['regs']} regs, "
+                         f"{res['blocks_per_sm']} blocks/SM")
+    return rows
+
+
 def ladder_variants() -> list[Variant]:
     """Every step of the two chapters, slowest first."""
     return [
         mm.variant("naive_row_x"), mm.variant("naive_col_x"), mm.variant("tiled", tile=32),
-        coarsened_variant(32, 4), regtile_variant(vectorized=False),
+        coarsened_variant(32, 4), regtile_1d_variant(64, 64, 8, 16),
+        regtile_variant(vectorized=False),
         regtile_variant(), regtile_variant(prefetch=True),
         regtile_variant(128, 128, 16, 8, 8, prefetch=True),
+        regtile_variant(128, 128, 16, 8, 8, prefetch=True, double=True),
+        regtile_variant(128, 128, 16, 8, 8, prefetch=True, double=True, max_registers=128),
     ]
 
 
@@ -893,8 +1223,10 @@ __all__ = [
     "coarsened_variant", "regtile_variant", "variant", "matmul", "vector_add", "resources",
     "waves", "grid_blocks", "ladder_variants", "measure_point", "measure_regtile_point",
     "explore_coarsening", "explore_regtile", "check_coarsened", "check_best_factor",
-    "check_tile_reuse",
-    "VERSIONS", "FACTORS", "REGTILE_CONFIGS",
+    "check_tile_reuse", "make_regtile_double", "make_regtile_1d", "regtile_1d_variant",
+    "REGTILE_1D_CONFIGS", "regtile_1d_summary", "tuning_table", "show_tuning", "sass_count", "cap_summary",
+    "double_buffer_summary", "VERSIONS", "FACTORS", "REGTILE_CONFIGS", "CAP_FACTORS",
+    "DOUBLE_CONFIGS",
 ]
 
 
@@ -978,3 +1310,153 @@ def regtile_summary(res) -> str:
     text = "\n".join(lines)
     print(text)
     return text
+
+
+def cap_summary(res) -> str:
+    """Each factor with and without the register cap, and the best against the tiled kernel."""
+    validate.result(res, "res")
+    for c in ("factor", "cap", "tflops", "regs", "blocks_per_sm", "local_bytes"):
+        validate.column(res, c, "res column")
+    by = {(r["factor"], r["cap"]): r for r in res.rows if r.get("tflops")}
+    lines = []
+    for f in sorted({f for f, _ in by}):
+        free = by.get((f, 0))
+        capped = [r for (ff, cap), r in sorted(by.items()) if ff == f and cap]
+        if not free or not capped:
+            continue
+        c = capped[0]
+        lines.append(f"factor {f}: {free['tflops']:.2f} -> {c['tflops']:.2f} TFLOP/s with a cap of "
+                     f"{c['cap']} registers ({free['regs']} -> {c['regs']} registers, "
+                     f"{free['blocks_per_sm']} -> {c['blocks_per_sm']} blocks/SM, "
+                     f"{c['local_bytes']} B of local memory per thread)")
+    base = by.get((1, 0))
+    best = max(by.values(), key=lambda r: r["tflops"])
+    if base:
+        cap = f"capped at {best['cap']}" if best["cap"] else "no cap"
+        lines.append(f"best: factor {best['factor']}, {cap}: {best['tflops']:.2f} TFLOP/s, "
+                     f"{best['tflops'] / base['tflops'] - 1:+.0%} over the tiled kernel "
+                     "(factor 1, no cap)")
+    lines.append(f"({res.label})")
+    text = "\n".join(lines)
+    print(text)
+    return text
+
+
+def double_buffer_summary(res) -> str:
+    """Pipelined -> double-buffered -> capped, per k-tile depth, and the k loop in the SASS."""
+    validate.result(res, "res")
+    for c in ("kind", "bk", "tile", "cap", "tflops", "regs", "blocks_per_sm", "local_bytes",
+              "sass_ffma"):
+        validate.column(res, c, "res column")
+    lines = []
+    for bk in sorted({r["bk"] for r in res.rows}):
+        steps = []
+        for kind, cap in (("pipelined", 0), ("pipelined", 128), ("double-buffered", 0),
+                          ("double-buffered", 128)):
+            r = next((r for r in res.rows if r["bk"] == bk and r["kind"] == kind
+                      and r["cap"] == cap and r.get("tflops")), None)
+            if r is None:
+                continue
+            name = kind + (f", cap {cap}" if cap else "")
+            steps.append(f"{name} {r['tflops']:.1f} ({r['regs']} regs, {r['blocks_per_sm']} "
+                         f"block(s)/SM, {r['local_bytes']} B local)")
+        lines.append(f"BK = {bk}: " + "; ".join(steps))
+    best = max((r for r in res.rows if r.get("tflops")), key=lambda r: r["tflops"])
+    lines.append(f"best: {best['kind']} BK = {best['bk']}"
+                 + (f", cap {best['cap']}" if best["cap"] else "")
+                 + f": {best['tflops']:.1f} TFLOP/s"
+                 + (f" = {best['pct_cublas']:.0f}% of cuBLAS" if best.get("pct_cublas") else ""))
+    for r in res.rows:
+        if r["kind"] == "double-buffered" and r["cap"] == 0 and r.get("sass_ffma"):
+            tm, tn = (int(v) for v in str(r["tile"]).split("x"))
+            lines.append(f"BK = {r['bk']}, double-buffered: {r['sass_ffma']} FFMA instructions in "
+                         f"the compiled kernel = {r['sass_ffma'] / (tm * tn):g} copies of one k "
+                         f"step's {tm * tn} (the k loop runs {r['bk']} steps per tile)")
+    lines.append(f"({res.label})")
+    text = "\n".join(lines)
+    print(text)
+    return text
+
+
+def regtile_1d_summary(res) -> str:
+    """Each 1-D register-blocked kernel against the tiled kernel of the same run."""
+    validate.result(res, "res")
+    for c in ("version", "tm", "tflops", "fma_per_shared_load", "regs", "blocks_per_sm"):
+        validate.column(res, c, "res column")
+    rows = [r for r in res.rows if r.get("tflops")]
+    base = next((r for r in rows if r["version"].startswith("tiled")), None)
+    lines = []
+    for r in rows:
+        vs = f", {r['tflops'] / base['tflops']:.2f}x the tiled kernel" if base and r is not base else ""
+        lines.append(f"{r['version']}: {r['tflops']:.2f} TFLOP/s, {r['fma_per_shared_load']:.2f} "
+                     f"multiply-adds per shared load, {r['regs']} registers, "
+                     f"{r['blocks_per_sm']} block(s)/SM{vs}")
+    lines.append(f"({res.label})")
+    text = "\n".join(lines)
+    print(text)
+    return text
+
+
+def _config_label(r: dict) -> str:
+    bm, bn = r.get("bm"), r.get("bn")
+    if bm is None:  # matmul_double_buffer's rows name the depth and thread tile only
+        tm, tn = (int(v) for v in str(r.get("tile", "8x8")).split("x"))
+        bm, bn = next(((c[0], c[1]) for c in DOUBLE_CONFIGS
+                       if (c[2], c[3], c[4]) == (r["bk"], tm, tn)), ("?", "?"))
+    cap = f", cap {r['cap']}" if r.get("cap") else ""
+    return f"{r['kind']} {bm}x{bn}x{r['bk']} {r.get('tile', '')}{cap}"
+
+
+def tuning_table(*results) -> list[dict]:
+    """Every configuration measured by the register-tiling experiments
+    (``matmul_regtile_sweep``, ``matmul_double_buffer``), fastest first, with the run it
+    comes from, its gap to the best and whether it ties with it: a tie when the gap is
+    within the two measurements' spreads added (their middle halves overlap)."""
+    if not results:
+        raise TypeError("tuning_table needs at least one result (gp.records.run("
+                        "'matmul_regtile_sweep') or 'matmul_double_buffer').")
+    rows = []
+    for i, res in enumerate(results):
+        validate.result(res, f"results[{i}]")
+        for c in ("kind", "bk", "tflops", "spread"):
+            validate.column(res, c, f"results[{i}] column")
+        rows += [{"config": _config_label(r), "run": res.name, "tflops": r["tflops"],
+                  "spread": r["spread"], "regs": r.get("regs"),
+                  "blocks_per_sm": r.get("blocks_per_sm")} for r in res.rows if r.get("tflops")]
+    rows.sort(key=lambda r: -r["tflops"])
+    best = rows[0]
+    for rank, r in enumerate(rows, 1):
+        gap = 1 - r["tflops"] / best["tflops"]
+        r.update(rank=rank, gap_pct=100 * gap, tie=gap <= r["spread"] + best["spread"])
+    return rows
+
+
+def show_tuning(*results, top: int = 8) -> list[dict]:
+    """Show the ``top`` rows of :func:`tuning_table`, how many tie with the best, and how far
+    apart the configurations measured in two runs came out; return the whole table."""
+    from ..records import Result
+
+    validate.positive_int(top, "top")
+    table = tuning_table(*results)
+    ties = [r["config"] for r in table if r["tie"]]
+    runs: dict[str, list[dict]] = {}
+    for r in table:
+        runs.setdefault(r["config"], []).append(r)
+    twice = [(c, rs) for c, rs in runs.items() if len({r["run"] for r in rs}) > 1]
+    note = (f"{len(table)} measurements; {len(ties)} within the noise of the best "
+            f"({', '.join(ties)}).")
+    if twice:
+        worst = max(twice, key=lambda cr: max(r["tflops"] for r in cr[1]) /
+                    min(r["tflops"] for r in cr[1]))
+        hi, lo = max(r["tflops"] for r in worst[1]), min(r["tflops"] for r in worst[1])
+        inside = max(r["spread"] for r in worst[1])
+        note += (f" {len(twice)} configurations were measured in both runs; the furthest apart, "
+                 f"{worst[0]}, gave {hi:.2f} and {lo:.2f} TFLOP/s ({100 * (hi / lo - 1):.1f}% "
+                 f"apart, against a spread of at most {100 * inside:.1f}% within a run).")
+    note += " Runs: " + "; ".join(f"{res.name}, {res.label}" for res in results) + "."
+    first = results[0]
+    Result("register-tiling configurations, fastest first", table[:top], first.meta,
+           first.source).show(["rank", "config", "run", "tflops", "spread", "gap_pct", "tie",
+                               "regs", "blocks_per_sm"], note=note)
+    return table
+

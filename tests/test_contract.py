@@ -391,7 +391,10 @@ BAD = {
     "gpuperf.kernels.coalescing:make_matmul_bcol": [B(co.make_matmul_bcol, 64, word="tile")],
     "gpuperf.kernels.coalescing:matmul": [B(co.matmul, A23, A23, layout="diag",
                                             word="layout")],
-    "gpuperf.kernels.coalescing:make_transpose": [B(co.make_transpose, 32, 8, 9, word="pad")],
+    "gpuperf.kernels.coalescing:make_transpose": [
+        B(co.make_transpose, 32, 8, 9, word="pad"),
+        B(co.make_transpose, 32, 8, 1, True, True, word="swizzle"),
+        B(co.make_transpose, 32, 8, 0, True, "yes", err=TypeError, word="swizzle")],
     "gpuperf.kernels.coalescing:transpose": [B(co.transpose, X, word="a")],
     # ------------------------------------------------------------------ coarsening
     "gpuperf.kernels.coarsening:make_coarsened": [B(cs.make_coarsened, 32, 0, word="factor")],
@@ -401,9 +404,40 @@ BAD = {
                                                          word="bm")],
     "gpuperf.kernels.coarsening:make_regtile": [B(cs.make_regtile, prefetch="yes",
                                                   err=TypeError, word="prefetch")],
-    "gpuperf.kernels.coarsening:coarsened_variant": [B(cs.coarsened_variant, 0, word="tile")],
+    "gpuperf.kernels.coarsening:make_regtile_double": [
+        B(cs.make_regtile_double, max_registers=8, word="max_registers"),
+        B(cs.make_regtile_double, 128, 128, 32, 8, 8, word="shared memory")],
+    "gpuperf.kernels.coarsening:make_regtile_1d": [
+        B(cs.make_regtile_1d, 64, 64, 8, 7, word="thread tiles"),
+        B(cs.make_regtile_1d, max_registers=0, word="max_registers")],
+    "gpuperf.kernels.coarsening:regtile_1d_summary": [
+        B(cs.regtile_1d_summary, 3, err=TypeError, word="res"),
+        B(cs.regtile_1d_summary, R, word="tm")],
+    "gpuperf.kernels.coarsening:tuning_table": [
+        B(cs.tuning_table, err=TypeError, word="result"),
+        B(cs.tuning_table, R, word="kind"),
+        B(cs.tuning_table, "rt", err=TypeError, word="results[0]")],
+    "gpuperf.kernels.coarsening:show_tuning": [
+        lazy(cs.show_tuning, _rec("matmul_regtile_sweep"), top=0, word="top")],
+    "gpuperf.kernels.coarsening:regtile_1d_variant": [
+        B(cs.regtile_1d_variant, 64, 64, 8, 0, word="tm")],
+    "gpuperf.kernels.coarsening:sass_count": [B(cs.sass_count, "nope", err=TypeError, word="v")],
+    "gpuperf.kernels.coarsening:cap_summary": [
+        B(cs.cap_summary, [], err=TypeError, word="res"),
+        B(cs.cap_summary, R, word="factor")],
+    "gpuperf.kernels.coarsening:double_buffer_summary": [
+        B(cs.double_buffer_summary, [], err=TypeError, word="res"),
+        B(cs.double_buffer_summary, R, word="kind")],
+    "gpuperf.kernels.dram:latency_index_summary": [
+        B(dr.latency_index_summary, None, err=TypeError, word="res"),
+        B(dr.latency_index_summary, R, word="level")],
+    "gpuperf.kernels.coarsening:coarsened_variant": [
+        B(cs.coarsened_variant, 0, word="tile"),
+        B(cs.coarsened_variant, 32, 2, max_registers=300, word="max_registers")],
     "gpuperf.kernels.coarsening:regtile_variant": [B(cs.regtile_variant, vectorized=False,
-                                                     prefetch=True, word="prefetch")],
+                                                     prefetch=True, word="prefetch"),
+                                                   B(cs.regtile_variant, double=True,
+                                                     word="double")],
     "gpuperf.kernels.coarsening:variant": [B(cs.variant, "coarsened", tyle=8, word="tyle")],
     "gpuperf.kernels.coarsening:matmul": [B(cs.matmul, A23, A23, version="nope",
                                             word="version")],
@@ -517,6 +551,19 @@ BAD = {
     "gpuperf.kernels.gdn:make_beta_grad": [B(gdn.make_beta_grad, 100, word="block")],
     "gpuperf.kernels.gdn:make_fused": [B(gdn.make_fused, 256, 0, word="coarsen")],
     "gpuperf.kernels.gdn:raw_bytes": [B(gdn.raw_bytes, -1, 5, word="n_ch")],
+    "gpuperf.kernels.gdn:make_input_grad": [B(gdn.make_input_grad, 100, word="block")],
+    "gpuperf.kernels.gdn:make_factor": [B(gdn.make_factor, 0, word="block")],
+    "gpuperf.kernels.gdn:input_grad": [
+        B(gdn.input_grad, W32, W32, W32, np.ones((3, 3), np.float32), word="gamma"),
+        B(gdn.input_grad, W, W32, W32, G, err=TypeError, word="w"),
+        B(gdn.input_grad, W32, W32, W32, np.ones((2, 2), np.float32), block=48, word="block")],
+    "gpuperf.kernels.gdn:input_grad_bytes": [B(gdn.input_grad_bytes, 0, 5, word="n_ch")],
+    "gpuperf.kernels.gdn:determinism_summary": [
+        B(gdn.determinism_summary, "det", err=TypeError, word="res"),
+        B(gdn.determinism_summary, R, word="method")],
+    "gpuperf.kernels.gdn:input_grad_summary": [
+        B(gdn.input_grad_summary, None, err=TypeError, word="res"),
+        B(gdn.input_grad_summary, R, word="n_ch")],
     "gpuperf.kernels.gdn:forward": [B(gdn.forward, W32, G.astype(np.float32),
                                       BETA.astype(np.float32), block=100, word="block")],
     "gpuperf.kernels.gdn:launch_raw": [B(gdn.launch_raw, "shared", X, X, X, X, err=TypeError,

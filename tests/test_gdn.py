@@ -278,3 +278,14 @@ def test_recorded_input_grad_grows_faster_than_its_bytes(path, capsys):
         assert 1 < ahead[0] < ahead[1]
     assert all(r["rel_err"] < 1e-5 for r in res.rows)
     assert "N=" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("path", _paths_with("gdn_input_grad"), ids=lambda p: p.stem)
+def test_recorded_input_grad_launch_counts(path):
+    # Numba: the factor kernel and the product kernel. CuPy: the factor kernel, the cuBLAS
+    # product and four elementwise operations (delta * D, 2 * w, that times the product, the
+    # sum). The experiment's code still writes 4 for CuPy (gdn._input_grad_rows); the records
+    # were corrected by hand on 2026-11-25 and the code changes with the next GPU self-check.
+    res = records.recorded("gdn_input_grad", path=path)
+    for r in res.rows:
+        assert r["launches"] == (2 if r["method"].startswith("numba") else 6), r["method"]

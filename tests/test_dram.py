@@ -422,21 +422,4 @@ def test_recorded_index_arithmetic_weighs_most_in_l1(path, capsys):
     share = {k: r["arithmetic_ns"] / r["signed_ns"] for k, r in by.items()}
     assert share["L1"] > 0.25 and share["L1"] > 3 * max(share["L2"], share["DRAM"])
     assert max(share["L2"], share["DRAM"]) < 0.10
-    assert "index arithmetic" in capsys.readouterr().out
-
-
-_NOISE_XFAIL = pytest.mark.xfail(strict=True, reason=(
-    "chapter 3.1 (cell c027e) says that past L1 the difference is inside one run's noise; on the "
-    "H100 record L2's is 9.0 ns (6%) against a spread of 0.5%, and DRAM's is -25 ns (the unsigned "
-    "chase slower). The sentence is to say 'a few percent either way, at times inside the noise' "
-    "with the next GPU self-check; then this mark goes."))
-
-
-@pytest.mark.parametrize("path", [
-    pytest.param(p, marks=_NOISE_XFAIL) if "h100" in p.stem else p
-    for p in _paths_with("dram_latency_index")], ids=lambda p: p.stem)
-def test_recorded_index_arithmetic_past_l1_is_inside_the_noise(path):
-    res = records.recorded("dram_latency_index", path=path)
-    by = {r["level"]: r for r in res.rows}
-    for level in ("L2", "DRAM"):
-        assert abs(by[level]["arithmetic_ns"]) < by[level]["spread"] * by[level]["signed_ns"]
+    assert "the signed chase" in capsys.readouterr().out

@@ -321,3 +321,96 @@ def test_recorded_l1_share_is_higher_for_v1_than_v8(path):
     sol = {r["kernel"]: r for r in records.recorded("profiling_speed_of_light", path=path).rows}
     assert sol["reduce v1"]["l1_pct"] > sol["reduce v8"]["l1_pct"]
     assert sol["reduce v8"]["dram_pct"] > sol["reduce v8"]["l1_pct"]
+
+
+def test_integer_input_sums_exactly_in_any_order_and_sees_one_lost_block():
+    x, exact = red.integer_input(2**16, seed=2)
+    assert x.dtype == np.float32 and np.all(x == np.round(x))
+    assert np.abs(x).max() <= red.INTEGER_RANGE
+    assert exact == int(x.astype(np.int64).sum())
+    # float32 adds them exactly, one after another or as a tree
+    assert red.sequential_sum_f32(x) == exact
+    assert red.tree_sum_f32(x, block=256) == exact
+    # any one block of 512 values lost, or counted twice, changes the exact sum
+    blocks = x.reshape(-1, 512).astype(np.int64).sum(axis=1)
+    assert np.count_nonzero(blocks) >= len(blocks) - 1
+
+
+@pytest.mark.parametrize("config", red.ABLATION_CONFIGS)
+def test_every_ablation_kernel_sums_any_n_and_any_start(config):
+    for n in (1, 3, 37, 1000, 4099):
+        x, exact = red.integer_input(n, seed=n)
+        p = red.ablation_plan(n, *config, block=64, blocks=3)
+        assert float(p(x).copy_to_host()[0]) == exact, (config, n)
+    x, _ = red.integer_input(1003, seed=1)
+    y = x[1:]  # starts 4 bytes past a 16-byte boundary: three head elements
+    p = red.ablation_plan(1002, *config, block=32, blocks=2)
+    assert float(p(y).copy_to_host()[0]) == float(y.astype(np.float64).sum())
+    assert p.launches[0][0] == f"v8 ablation {config}".replace(",)", ")")
+
+
+def test_ablation_refuses_a_combination_with_nothing_to_spread():
+    with pytest.raises(ValueError, match="accumulators=4"):
+        red.make_v8_ablation(256, 1, 1, 4)
+    with pytest.raises(ValueError, match="unroll"):
+        red.ablation_plan(100, 4, 2, 4)
+
+
+def test_atomics_per_call_counts_threads_or_blocks():
+    assert red.atomics_per_call("grid-atomic", red.POST_GRID, 256) == 4096
+    assert red.atomics_per_call("shared-atomic", 1024, 256) == 1024
+    assert red.atomics_per_call("block-atomic", 1, 256) == 256
+    assert red.atomics_per_call("single-thread", 1, 1) == 0
+
+
+def _with(name):
+    return [p for p in records.available() if name in records.load(p)["experiments"]]
+
+
+@pytest.mark.parametrize("path", [p for p in _with("reduce_prologue")
+                                  if "grid" in records.recorded("reduce_prologue", path=p).columns],
+                         ids=lambda p: p.stem)
+def test_recorded_prologue_runs_the_posts_grid_and_ours(path, capsys):
+    res = records.recorded("reduce_prologue", path=path)
+    for n in res.values("n"):
+        post = [r for r in res.select(n=n) if "the post's)" in str(r["grid"])]
+        assert {r["version"] for r in post} == {"grid-atomic", "shared-atomic"}
+        assert all(r["blocks"] == red.POST_GRID and r["block"] == 256 for r in post)
+        g = next(r for r in post if r["version"] == "grid-atomic")
+        assert g["atomics"] == red.POST_GRID * 256
+    lines = red.prologue_grids_summary(res)
+    assert len(lines) == len(res.values("n")) and "the post's grid (16 x 256)" in lines[0]
+    # the GPU's own time (CUPTI) never exceeds the events around it by more than their noise
+    for r in res.rows:
+        if r.get("gpu_ms"):
+            assert r["gpu_ms"] <= 1.1 * r["ms"], r
+
+
+@pytest.mark.parametrize("path", _with("reduce_timing_methods"), ids=lambda p: p.stem)
+def test_recorded_timing_methods(path, capsys):
+    res = records.recorded("reduce_timing_methods", path=path)
+    assert set(res.values("method")) == set(red.TIMING_METHODS)
+    lines = red.timing_methods_summary(res)
+    assert len(lines) == len(res.values("version")) * len(res.values("n"))
+
+
+@pytest.mark.parametrize("path", _with("reduce_v8_ablation"), ids=lambda p: p.stem)
+def test_recorded_ablation(path, capsys):
+    res = records.recorded("reduce_v8_ablation", path=path)
+    assert all(r["correct"] for r in res.rows)
+    found = {(r["width"], r["unroll"], r["accumulators"]) for r in res.rows
+             if r["version"].startswith("(")}
+    assert found == set(red.ABLATION_CONFIGS)
+    lines = red.ablation_summary(res)
+    assert [ln.split(" ")[0] for ln in lines] == list(red.ABLATION)
+
+
+@pytest.mark.parametrize("path", _with("reduce_ladder"), ids=lambda p: p.stem)
+def test_recorded_ladder_checks_exact_integer_sums(path):
+    res = records.recorded("reduce_ladder", path=path)
+    if "integer_sum_error" not in res.columns:
+        pytest.skip("recorded before the exact check")
+    for r in res.rows:
+        assert r["correct"] == (r["integer_sum_error"] == 0)
+        if r["version"] not in red.RACY:
+            assert r["correct"], r["version"]

@@ -681,7 +681,8 @@ def latency_index_summary(res) -> str:
         if not (s and u):
             continue
         lines.append(f"{r['level']}: {s:.1f} ns per step with int32 indices, {u:.1f} ns unsigned: "
-                     f"{s - u:.1f} ns ({(s - u) / s:.0%}) of the signed figure is index arithmetic")
+                     f"the signed chase {'slower' if s >= u else 'faster'} by {abs(s - u):.1f} ns "
+                     f"({abs(s - u) / s:.0%} of its figure)")
     lines.append(f"({res.label})")
     text = "\n".join(lines)
     print(text)

@@ -1125,7 +1125,9 @@ def _input_grad_rows(n_ch, n_s, cp, progress):
         def cupy_run():
             return c_delta * c_d + 2.0 * c_w * (c_gt @ fk(c_delta, c_w, c_d))
 
-        runs["cupy (factor, cuBLAS gamma.T @ F, elementwise)"] = (cupy_run, 4)
+        # the factor, the cuBLAS product, and four elementwise operations (delta * D, 2 * w,
+        # that times the product, the sum)
+        runs["cupy (factor, cuBLAS gamma.T @ F, elementwise)"] = (cupy_run, 6)
     moved = input_grad_bytes(n_ch, n_s)
     rows = []
     for method, (run, launches) in runs.items():

@@ -593,6 +593,111 @@ def make_v8(block: int, unroll: int = 1):
     return reduce_v8
 
 
+# v8's three changes over v7's loads, each undone in turn by make_v8_ablation.
+ABLATION = ("width", "unroll", "accumulators")
+# Its combinations combinations (width, unroll, accumulators), v7's loop-shaped start first.
+ABLATION_CONFIGS = ((1, 1, 1), (1, 4, 1), (1, 4, 4), (4, 1, 1), (4, 1, 4), (4, 4, 1), (4, 4, 4))
+
+
+@functools.lru_cache(maxsize=None)
+def make_v8_ablation(block: int, width: int, unroll: int, accumulators: int):
+    """v8's loop with each of its three ingredients chosen separately, for the ablation.
+
+    ``width``: floats per load, 4 (one 16-byte ``load_float4``) or 1 (``x[i]``).
+    ``unroll``: loads a thread issues per loop trip before it adds, 1 or 4.
+    ``accumulators``: independent running sums, 4 (one per vector lane, or per unrolled
+    load for ``width=1``: v8's form) or 1 (every value added into one sum, one after another).
+    ``make_v8_ablation(block, 4, 4, 4)`` is v8's loop; the study notes' v8 is ``(4, 1, 1)``.
+    The three are compile-time constants: each combination compiles to its own kernel.
+    """
+    block = _check_block("v8", block)
+    validate.choice(width, "width", (1, 4))
+    validate.choice(unroll, "unroll", (1, 4))
+    validate.choice(accumulators, "accumulators", (1, 4))
+    if width == 1 and unroll == 1 and accumulators == 4:
+        raise ValueError("accumulators=4 with width=1 and unroll=1 has nothing to spread: a "
+                         "thread gets one value per loop trip. Use accumulators=1, or width=4 "
+                         "or unroll=4.")
+    block_sum = _make_block_sum(block)
+
+    @cuda.jit
+    def reduce_v8_ablation(x, partial, n, head):
+        warp_sums = cuda.shared.array(WARP, float32)
+        tid = cuda.threadIdx.x
+        g = cuda.blockIdx.x * block + tid
+        stride = cuda.gridDim.x * block
+        s0 = float32(0.0)
+        s1 = float32(0.0)
+        s2 = float32(0.0)
+        s3 = float32(0.0)
+        if width == 4:
+            if g < head:
+                s0 = x[g]
+            units = (n - head) // 4  # 16-byte vectors after the head
+        else:
+            units = n  # single floats from the start: no alignment needed
+        v = g
+        if unroll == 4:
+            while v + 3 * stride < units:
+                if width == 4:
+                    a = load_float4(x, head + 4 * v)
+                    b = load_float4(x, head + 4 * (v + stride))
+                    c = load_float4(x, head + 4 * (v + 2 * stride))
+                    d = load_float4(x, head + 4 * (v + 3 * stride))
+                    if accumulators == 4:
+                        s0 += (a[0] + b[0]) + (c[0] + d[0])
+                        s1 += (a[1] + b[1]) + (c[1] + d[1])
+                        s2 += (a[2] + b[2]) + (c[2] + d[2])
+                        s3 += (a[3] + b[3]) + (c[3] + d[3])
+                    else:
+                        for w in (a, b, c, d):
+                            s0 += w[0]
+                            s0 += w[1]
+                            s0 += w[2]
+                            s0 += w[3]
+                else:
+                    a = x[v]
+                    b = x[v + stride]
+                    c = x[v + 2 * stride]
+                    d = x[v + 3 * stride]
+                    if accumulators == 4:
+                        s0 += a
+                        s1 += b
+                        s2 += c
+                        s3 += d
+                    else:
+                        s0 += a
+                        s0 += b
+                        s0 += c
+                        s0 += d
+                v += 4 * stride
+        while v < units:
+            if width == 4:
+                a = load_float4(x, head + 4 * v)
+                if accumulators == 4:
+                    s0 += a[0]
+                    s1 += a[1]
+                    s2 += a[2]
+                    s3 += a[3]
+                else:
+                    s0 += a[0]
+                    s0 += a[1]
+                    s0 += a[2]
+                    s0 += a[3]
+            else:
+                s0 += x[v]
+            v += stride
+        if width == 4:
+            t = head + 4 * units + g  # at most three elements left over
+            if t < n:
+                s1 += x[t]
+        total = block_sum((s0 + s1) + (s2 + s3), warp_sums)
+        if tid == 0:
+            partial[cuda.blockIdx.x] = total
+
+    return reduce_v8_ablation
+
+
 _FACTORIES = {
     "shared-atomic": make_shared_atomic, "v0": make_v0, "v1": make_v1, "v1.5": make_v1_5,
     "v2": make_v2, "v3": make_v3, "v4": make_v4, "v4.1": make_v4_1, "v4.2": make_v4_2,
@@ -669,7 +774,8 @@ PTX_TARGETS = [(_zero, "void(float32[::1])")] + [
     (kernel_for(v, 256), signature(v)) for v in VERSIONS
 ] + [(make_v5(b), _SIG3) for b in (64, 128, 512, 1024)] + [
     (make_v7(b), _SIG4) for b in (32, 1024)] + [
-    (make_v8(b, u), _SIG4) for b in (32, 256, 512, 1024) for u in (1, 2, 4)]
+    (make_v8(b, u), _SIG4) for b in (32, 256, 512, 1024) for u in (1, 2, 4)] + [
+    (make_v8_ablation(512, *c), _SIG4) for c in ABLATION_CONFIGS]
 
 
 def resident_blocks_per_sm(block: int) -> int:
@@ -759,6 +865,7 @@ class Plan:
             self.grid = _ceil_div(n, 2 * block)
         grid, per_thread = self.grid, self.per_thread
         partial = cuda.device_array(grid, dtype=np.float32)
+        self._partial = partial  # for ablation_plan, which swaps the first kernel
         if version in ("v6", "v7"):
             self._steps.append(lambda d_x: kernel[grid, block](d_x, partial, n, per_thread))
         elif version == "v8":
@@ -832,6 +939,18 @@ def plan(version: str, n: int, *, block: int | None = None, blocks: int | None =
     elif version in GRID_CHOSEN:
         blocks = default_blocks(version, n, block)
     return Plan(version, n, block, blocks, unroll)
+
+
+def ablation_plan(n: int, width: int, unroll: int, accumulators: int, *,
+                  block: int | None = None, blocks: int | None = None) -> Plan:
+    """v8's :class:`Plan` (its grid and second stage) with :func:`make_v8_ablation`'s kernel
+    in the place of v8's: one combination of the ablation, ready to time."""
+    p = plan("v8", n, block=block, blocks=blocks)
+    kernel = make_v8_ablation(p.block, width, unroll, accumulators)
+    grid, blk, partial = p.grid, p.block, p._partial
+    p._steps[0] = lambda d_x: kernel[grid, blk](d_x, partial, n, head_elements(d_x, n))
+    p.launches[0] = (f"v8 ablation ({width}, {unroll}, {accumulators})", grid, blk)
+    return p
 
 
 def reduce_sum(x, version: str = "v8", *, block: int | None = None,
@@ -1131,6 +1250,33 @@ def _random_pair(n: int, seed: int):
     return host, cuda.to_device(host), float(np.sum(host, dtype=np.float64))
 
 
+INTEGER_RANGE = 100  # integer_input's values lie in [-INTEGER_RANGE, INTEGER_RANGE]
+
+
+@functools.lru_cache(maxsize=1)
+def _integer_pair(n: int, seed: int):
+    x, exact = integer_input(n, seed)
+    return cuda.to_device(x), exact
+
+
+def integer_input(n: int, seed: int = 5):
+    """``(x, exact)``: ``n`` float32 integers drawn from [-100, 100] and their exact sum (an int).
+
+    Every partial sum of such values is an integer, and with zero mean it stays far below
+    2^24 (its spread over all ``n`` values is about 58 sqrt(n): 950,000 for n = 2^28), where
+    float32 still holds every integer. So float32 adds them **exactly, in any order**: any
+    correct reduction returns ``exact``, and one block's partial lost, counted twice or
+    corrupted changes the result (unless that block's own sum happens to be zero). A
+    tolerance on random positive data cannot see that: one block of 512 values out of 2^28
+    moves the sum by about 2e-6 of itself.
+    """
+    n = validate.positive_int(n, "n", maximum=2**31 - 1)
+    seed = validate.positive_int(seed, "seed", minimum=0)
+    rng = np.random.default_rng(seed)
+    small = rng.integers(-INTEGER_RANGE, INTEGER_RANGE + 1, n, dtype=np.int8)
+    return small.astype(np.float32), int(small.sum(dtype=np.int64))
+
+
 def _time_calls(fn, reps: int = 4, min_time: float = 0.1):
     """Median ms per call of ``fn`` called ``reps`` times back to back.
 
@@ -1162,6 +1308,13 @@ def _cupy_sum(d_x):
     cx = cp.asarray(d_x)
     out = cp.empty((), dtype=cp.float32)
     return lambda: cp.sum(cx, out=out), lambda: float(out.get())
+
+
+def _cupy_exact(d_int) -> float:
+    """cupy.sum of :func:`integer_input`'s values (on the GPU) as a float."""
+    run, fetch = _cupy_sum(d_int)
+    run()
+    return fetch()
 
 
 def _row(name, n, timing, value, ref, **extra):
@@ -1197,13 +1350,15 @@ def measure_point(version: str, *, block: int | None = None, blocks: int | None 
 def ladder_experiment(progress):
     n = N_LADDER
     d_x, ref = _random_device(n)
+    d_int, exact = _integer_pair(n, 5)
     rows = []
     for version in LADDER:
         p = plan(version, n)
         value, t = _measure_plan(p, d_x)
         theirs = STUDY_NOTES_V100[version]
+        got = float(p(d_int).copy_to_host()[0])
         rows.append(_row(version, n, t, value, ref, block=p.block, blocks=p.grid,
-                         correct=abs(value - ref) <= 1e-4 * abs(ref),
+                         correct=got == exact, integer_sum_error=got - exact,
                          v100_us=theirs[0], v100_gbps=theirs[1],
                          v100_pct_peak=100 * theirs[1] / V100_PEAK_GBPS, v100_speedup=theirs[2]))
         progress(f"{version:5s} {t.median_ms:8.3f} ms  {rows[-1]['gbps']:7.0f} GB/s  "
@@ -1214,8 +1369,9 @@ def ladder_experiment(progress):
         run()
         value = fetch()
         t = _time_calls(run)
+        got = _cupy_exact(d_int)
         rows.append(_row("cupy.sum", n, t, value, ref, block=None, blocks=None,
-                         correct=abs(value - ref) <= 1e-4 * abs(ref), v100_us=None,
+                         correct=got == exact, integer_sum_error=got - exact, v100_us=None,
                          v100_gbps=None, v100_pct_peak=None, v100_speedup=None))
         progress(f"cupy.sum {t.median_ms:8.3f} ms  {rows[-1]['gbps']:7.0f} GB/s")
     v0 = rows[0]["ms"]
@@ -1372,10 +1528,50 @@ def racecheck_experiment(progress):
     return rows
 
 
+# The step-by-step post's grid for its grid-wide and shared-memory atomics: 16 blocks of 256.
+POST_GRID = 16
+
+
+def _time_one_call(run, n: int, min_time: float = 0.03):
+    """ms per call timed one call at a time (an application that sums once), L2 flushed
+    before each call when the data would fit in it: the size sweep's method."""
+    l2 = device.info().l2_bytes or 0
+    return bench.time_kernel(run, min_time=min_time, flush=4 * n < 4 * l2)
+
+
+def _gpu_busy(run, calls: int = 10) -> dict:
+    """What the GPU itself spent per call of ``run``: CUPTI's durations of every kernel, memset
+    and device copy of ``calls`` back-to-back calls (``profiling.cupti_ops``), per call.
+    ``{"gpu_ms": None, "gpu_ops": None}`` where PyTorch's profiler is missing."""
+    def calls_then_wait():
+        for _ in range(calls):
+            run()
+        cuda.synchronize()
+
+    try:
+        ops = profiling.cupti_ops(calls_then_wait)
+    except RuntimeError:
+        return {"gpu_ms": None, "gpu_ops": None}
+    work = [o for o in ops if o["kind"] in ("kernel", "memset", "d2d")]
+    return {"gpu_ms": sum(o["end_us"] - o["start_us"] for o in work) / 1000 / calls,
+            "gpu_ops": len(work) / calls}
+
+
+def atomics_per_call(version: str, grid: int, block: int) -> int:
+    """Atomic additions into the one result per call of a prologue rung: one per thread for
+    ``block-atomic`` and ``grid-atomic``, one per block for ``shared-atomic``, none for one
+    thread."""
+    validate.choice(version, "version", PROLOGUE)
+    grid = validate.positive_int(grid, "grid")
+    block = validate.positive_int(block, "block")
+    return {"single-thread": 0, "block-atomic": block, "grid-atomic": grid * block,
+            "shared-atomic": grid}[version]
+
+
 @experiment("reduce_prologue", chapter="reduce",
             title="The step-by-step post's prologue: one thread, atomics, shared memory, against "
-                  "numpy.sum",
-            units={"ms": "ms", "gbps": "GB/s", "post_ms": "ms"})
+                  "numpy.sum, at the post's grid and ours",
+            units={"ms": "ms", "gbps": "GB/s", "post_ms": "ms", "gpu_ms": "ms"})
 def prologue_experiment(progress):
     rows = []
     for n in (2**18, 2**24):
@@ -1388,25 +1584,76 @@ def prologue_experiment(progress):
             value = float(np.sum(host))
             times.append((time.perf_counter() - t0) * 1e3)
         t = bench.Timing(times)
-        rows.append(_row("numpy.sum (CPU)", n, t, value, ref, device="CPU",
+        rows.append(_row("numpy.sum (CPU)", n, t, value, ref, device="CPU", grid=None,
                          post_ms=STEP_BY_STEP_MS["numpy.sum (CPU)"] if n == 2**18 else None))
         progress(f"n=2^{n.bit_length() - 1} numpy.sum {t.median_ms:.3f} ms")
+        configs = []
         for version in PROLOGUE + ("v8",):
             if version == "single-thread" and n > 2**20:
                 continue  # one thread would take seconds per call
-            p = plan(version, n)
-            value, t = _measure_plan(p, d_x, reps=1 if version == "single-thread" else 4,
-                                     min_time=0.05)
-            rows.append(_row(version, n, t, value, ref, device="GPU", blocks=p.grid, block=p.block,
-                             post_ms=STEP_BY_STEP_MS.get(version) if n == 2**18 else None))
-            progress(f"n=2^{n.bit_length() - 1} {version} {t.median_ms:.3f} ms")
+            if version in ("grid-atomic", "shared-atomic"):
+                configs.append((version, POST_GRID, "the post's"))
+                configs.append((version, None, "ours"))
+            elif version in PROLOGUE:  # one thread, one block: the post's launch and ours
+                configs.append((version, None, "as the post's"))
+            else:
+                configs.append((version, None, "ours"))
+        for version, blocks, whose in configs:
+            p = plan(version, n, blocks=blocks)
+            run, fetch = _plan_calls(p, d_x)
+            run()
+            value = fetch()
+            t = _time_one_call(run, n, min_time=0.05)
+            post = (STEP_BY_STEP_MS.get(version)
+                    if n == 2**18 and whose in ("the post's", "as the post's") else None)
+            atomics = atomics_per_call(version, p.grid, p.block) if version in PROLOGUE else 0
+            rows.append(_row(version, n, t, value, ref, device="GPU", blocks=p.grid,
+                             block=p.block, grid=f"{p.grid} x {p.block} ({whose})",
+                             atomics=atomics, post_ms=post,
+                             **_gpu_busy(run, calls=3 if version == "block-atomic" else 10)))
+            progress(f"n=2^{n.bit_length() - 1} {version} [{p.grid} x {p.block}] "
+                     f"{t.median_ms:.3f} ms (GPU busy {rows[-1]['gpu_ms']})")
         cupy = _cupy_sum(d_x)
         if cupy is not None:
             run, fetch = cupy
             run()
-            t = _time_calls(run)
-            rows.append(_row("cupy.sum", n, t, fetch(), ref, device="GPU", post_ms=None))
+            t = _time_one_call(run, n, min_time=0.05)
+            rows.append(_row("cupy.sum", n, t, fetch(), ref, device="GPU", grid=None,
+                             post_ms=None, **_gpu_busy(run)))
     return rows
+
+
+def prologue_grids_summary(res) -> list[str]:
+    """One line per size: grid-wide and shared-memory atomics at the step-by-step post's grid
+    and at ours, with their atomics per call and which of the two is faster at each grid."""
+    validate.result(res, "res")
+    for c in ("version", "n", "ms", "grid", "atomics", "blocks", "block"):
+        validate.column(res, c, "res column")
+    lines = []
+    for n in res.values("n"):
+        found = {}
+        for r in res.select(n=n):
+            if r["version"] in ("grid-atomic", "shared-atomic") and r.get("grid"):
+                found[(r["version"], "post" if "post" in r["grid"] else "ours")] = r
+        if len(found) < 4:
+            continue
+        parts = []
+        for whose in ("post", "ours"):
+            g, sh = found[("grid-atomic", whose)], found[("shared-atomic", whose)]
+            faster = "grid-atomic" if g["ms"] < sh["ms"] else "shared-atomic"
+            ratio = max(g["ms"], sh["ms"]) / min(g["ms"], sh["ms"])
+            label = "the post's grid" if whose == "post" else "our grid"
+            parts.append(f"{label} ({g['blocks']} x {g['block']}): grid-atomic {g['ms']:.3f} ms "
+                         f"({g['atomics']:,} atomics), shared-atomic {sh['ms']:.3f} ms "
+                         f"({sh['atomics']:,}); {faster} faster by {ratio:.2f}x")
+        lines.append(f"n = {n:,}: " + "; ".join(parts))
+    if not lines:
+        raise ValueError(f"res ({res.name}) has no rows of grid-atomic and shared-atomic at "
+                         "both grids: give reduce_prologue's result as recorded from this "
+                         "version of the package.")
+    for line in lines:
+        print(line)
+    return lines
 
 
 @experiment("reduce_block_sweep", chapter="reduce",
@@ -1486,11 +1733,152 @@ def size_sweep_experiment(progress):
                 run, fetch = _plan_calls(plan(version, n), d_x)
             run()
             value = fetch()
-            t = bench.time_kernel(run, min_time=0.03, flush=flush)
+            t = _time_one_call(run, n)
             rows.append({**_row(version, n, t, value, ref), "log2_n": log2_n, "l2_flushed": flush})
         progress(f"n=2^{log2_n}: " + "  ".join(f"{r['version']} {r['gbps']:.0f}"
                                                for r in rows if r["n"] == n))
     return rows
+
+
+# The three ways the chapter's experiments time a call, and the sizes the comparison runs at.
+TIMING_METHODS = ("back to back (4 calls)", "one call", "one call, L2 flushed")
+TIMING_LOG2 = (18, 24, 28)
+
+
+@experiment("reduce_timing_methods", chapter="reduce",
+            title="One reduction timed three ways, against the GPU's own durations (CUPTI)",
+            units={"ms": "ms", "gbps": "GB/s", "gpu_ms": "ms", "pct_peak": "% of peak",
+                   "pct_copy": "% of copy"})
+def timing_methods_experiment(progress):
+    """v8 and cupy.sum at 2^18, 2^24 and 2^28 float32, each timed back to back (the ladder's
+    and the sweeps' method), one call at a time, and one call at a time after an L2 flush (the
+    size sweep's and the prologue's), beside CUPTI's sum of the GPU's own kernel durations per
+    call (``gpu_ms``): where an event time is far above ``gpu_ms``, the GPU waited for the host."""
+    big, _ = _random_device(N_LADDER)
+    host = _random_pair(N_LADDER, 3)[0]
+    rows = []
+    for log2_n in TIMING_LOG2:
+        n = 2**log2_n
+        d_x = big[:n]
+        ref = float(np.sum(host[:n], dtype=np.float64))
+        for version in ("v8", "cupy.sum"):
+            if version == "cupy.sum":
+                cupy = _cupy_sum(d_x)
+                if cupy is None:
+                    continue
+                run, fetch = cupy
+            else:
+                run, fetch = _plan_calls(plan(version, n), d_x)
+            run()
+            value = fetch()
+            busy = _gpu_busy(run)
+            for method in TIMING_METHODS:
+                if method.startswith("back to back"):
+                    t = _time_calls(run, min_time=0.05)
+                else:
+                    t = bench.time_kernel(run, min_time=0.03, flush=method.endswith("flushed"))
+                rows.append({**_row(version, n, t, value, ref), "log2_n": log2_n,
+                             "method": method, **busy})
+            progress(f"n=2^{log2_n} {version}: " + ", ".join(
+                f"{r['method']} {r['ms'] * 1e3:.1f} us" for r in rows[-3:])
+                + (f"; GPU busy {busy['gpu_ms'] * 1e3:.1f} us" if busy["gpu_ms"] else ""))
+    return rows
+
+
+def timing_methods_summary(res) -> list[str]:
+    """For each version and size of ``reduce_timing_methods``: each method's time per call
+    against the GPU's own busy time, and how many times longer the event time is."""
+    validate.result(res, "res")
+    for c in ("version", "n", "method", "ms", "gpu_ms"):
+        validate.column(res, c, "res column")
+    lines = []
+    for version in res.values("version"):
+        for n in res.values("n"):
+            rows = res.select(version=version, n=n)
+            if not rows:
+                continue
+            busy = rows[0]["gpu_ms"]
+            parts = [f"{r['method']} {r['ms'] * 1e3:,.1f} us"
+                     + (f" ({r['ms'] / busy:.1f}x)" if busy else "") for r in rows]
+            gpu = f"GPU busy {busy * 1e3:,.1f} us" if busy else "GPU busy not recorded"
+            lines.append(f"{version}, n = 2^{int(math.log2(n))}: {gpu}; " + ", ".join(parts))
+    for line in lines:
+        print(line)
+    return lines
+
+
+
+
+@experiment("reduce_v8_ablation", chapter="reduce",
+            title="v8's three ingredients one at a time: load width x loads per trip x "
+                  "accumulators (2^28 float32)",
+            units={"ms": "ms", "gbps": "GB/s", "pct_peak": "% of peak", "pct_copy": "% of copy",
+                   "pct_v8": "% of v8"})
+def v8_ablation_experiment(progress):
+    """Every combination of ``ABLATION_CONFIGS`` in v8's plan (512-thread blocks, one wave of
+    resident blocks), timed back to back like the ladder, with v8 itself and cupy.sum."""
+    n = N_LADDER
+    d_x, ref = _random_device(n)
+    d_int, exact = _integer_pair(n, 5)
+    rows = []
+
+    cc = cuda.get_current_device().compute_capability
+
+    def add(label, p, width, unroll, accumulators):
+        value, t = _measure_plan(p, d_x)
+        got = float(p(d_int).copy_to_host()[0])
+        kernel = (make_v8(p.block, V8_UNROLL) if label == "v8"
+                  else make_v8_ablation(p.block, width, unroll, accumulators))
+        text, _ = cuda.compile_ptx(kernel.py_func, _SIG4, cc=cc)
+        rows.append(_row(label, n, t, value, ref, width=width, unroll=unroll,
+                         accumulators=accumulators, block=p.block, blocks=p.grid,
+                         correct=got == exact, ptx_v4_loads=text.count("ld.global.v4.f32"),
+                         ptx_scalar_loads=text.count("ld.global.f32"),
+                         ptx_adds=text.count("add.f32") + text.count("add.rn.f32")))
+        progress(f"{label:28s} {t.median_ms:7.3f} ms {rows[-1]['gbps']:7.0f} GB/s")
+
+    for width, unroll, accumulators in ABLATION_CONFIGS:
+        add(f"({width}, {unroll}, {accumulators})", ablation_plan(n, width, unroll, accumulators),
+            width, unroll, accumulators)
+    add("v8", plan("v8", n), 4, V8_UNROLL, 4)
+    v8 = rows[-1]["gbps"]
+    cupy = _cupy_sum(d_x)
+    if cupy is not None:
+        run, fetch = cupy
+        run()
+        rows.append(_row("cupy.sum", n, _time_calls(run), fetch(), ref, width=None, unroll=None,
+                         accumulators=None, block=None, blocks=None,
+                         correct=_cupy_exact(d_int) == exact))
+    for r in rows:
+        r["pct_v8"] = 100 * r["gbps"] / v8
+    return rows
+
+
+def ablation_summary(res) -> list[str]:
+    """What each of v8's ingredients is worth in ``reduce_v8_ablation``: for each factor, the
+    bandwidth ratio of its two values with the other two held fixed (every pair measured)."""
+    validate.result(res, "res")
+    for c in ABLATION + ("gbps",):
+        validate.column(res, c, "res column")
+    by = {(r["width"], r["unroll"], r["accumulators"]): r for r in res.rows
+          if r["version"].startswith("(")}
+    names = {"width": ("1 float", "4 floats"), "unroll": ("1 load", "4 loads"),
+             "accumulators": ("1 sum", "4 sums")}
+    lines = []
+    for k, factor in enumerate(ABLATION):
+        pairs = []
+        for key, r in sorted(by.items()):
+            if key[k] != 1:
+                continue
+            other = key[:k] + (4,) + key[k + 1:]
+            if other in by:
+                rest = ", ".join(f"{f} {key[j]}" for j, f in enumerate(ABLATION) if j != k)
+                pairs.append(f"{by[other]['gbps'] / r['gbps']:.2f}x at {rest}")
+        lo, hi = names[factor]
+        lines.append(f"{factor} {lo} -> {hi}: " + "; ".join(pairs))
+    for line in lines:
+        print(line)
+    return lines
 
 
 def _compiled_ptx(compiled) -> str:
@@ -2041,17 +2429,21 @@ def show_order_effects(res) -> str:
     validate.result(res, "res")
     for c in ("version", "n", "rel_error"):
         validate.column(res, c, "res column")
+    def label(r):  # the prologue runs two rungs at the post's grid as well as at ours
+        return r["version"] + (" (post's grid)" if "post's)" in str(r.get("grid")) else "")
+
     lines = []
     for n in res.values("n"):
-        lines.append(f"n = {n:,}: " + ", ".join(f"{r['version']} {r['rel_error']:.1e}"
+        lines.append(f"n = {n:,}: " + ", ".join(f"{label(r)} {r['rel_error']:.1e}"
                                                 for r in res.select(n=n)))
     for other in records.references(res.name, besides=res.gpu):
         for version in ("grid-atomic", "shared-atomic", "v8"):
             for n in res.values("n"):
-                here, there = res.select(version=version, n=n), other.select(version=version, n=n)
-                if here and there:
-                    lines.append(f"{version}, n = {n:,}: {here[0]['rel_error']:.2e} on {res.gpu}, "
-                                 f"{there[0]['rel_error']:.2e} on {other.gpu}")
+                theirs = {label(r): r for r in other.select(version=version, n=n)}
+                for r in res.select(version=version, n=n):
+                    if label(r) in theirs:
+                        lines.append(f"{label(r)}, n = {n:,}: {r['rel_error']:.2e} on {res.gpu}, "
+                                     f"{theirs[label(r)]['rel_error']:.2e} on {other.gpu}")
     text = "\n".join(lines)
     print(text)
     return text

@@ -1624,28 +1624,34 @@ def prologue_experiment(progress):
 
 
 def prologue_grids_summary(res) -> list[str]:
-    """One line per size: grid-wide and shared-memory atomics at the step-by-step post's grid
-    and at ours, with their atomics per call and which of the two is faster at each grid."""
+    """One line per size: block-atomic, then grid-wide and shared-memory atomics at the
+    step-by-step post's grid and at ours, each with its atomics per call, its time per call
+    and (where recorded) the GPU's own busy time per call (CUPTI)."""
     validate.result(res, "res")
     for c in ("version", "n", "ms", "grid", "atomics", "blocks", "block"):
         validate.column(res, c, "res column")
+
+    def timed(r):
+        gpu = f", GPU {r['gpu_ms'] * 1e3:,.1f} us" if r.get("gpu_ms") else ""
+        return f"{r['ms']:.3f} ms{gpu}"
+
     lines = []
     for n in res.values("n"):
         found = {}
         for r in res.select(n=n):
             if r["version"] in ("grid-atomic", "shared-atomic") and r.get("grid"):
-                found[(r["version"], "post" if "post" in r["grid"] else "ours")] = r
+                found[(r["version"], "post" if "(the post's)" in r["grid"] else "ours")] = r
         if len(found) < 4:
             continue
-        parts = []
+        block = res.select(n=n, version="block-atomic")
+        parts = [f"block-atomic ({block[0]['atomics']:,} atomics) {timed(block[0])}"] if block \
+            else []
         for whose in ("post", "ours"):
             g, sh = found[("grid-atomic", whose)], found[("shared-atomic", whose)]
-            faster = "grid-atomic" if g["ms"] < sh["ms"] else "shared-atomic"
-            ratio = max(g["ms"], sh["ms"]) / min(g["ms"], sh["ms"])
             label = "the post's grid" if whose == "post" else "our grid"
-            parts.append(f"{label} ({g['blocks']} x {g['block']}): grid-atomic {g['ms']:.3f} ms "
-                         f"({g['atomics']:,} atomics), shared-atomic {sh['ms']:.3f} ms "
-                         f"({sh['atomics']:,}); {faster} faster by {ratio:.2f}x")
+            parts.append(f"{label} ({g['blocks']} x {g['block']}): grid-atomic "
+                         f"({g['atomics']:,} atomics) {timed(g)}, shared-atomic "
+                         f"({sh['atomics']:,}) {timed(sh)}")
         lines.append(f"n = {n:,}: " + "; ".join(parts))
     if not lines:
         raise ValueError(f"res ({res.name}) has no rows of grid-atomic and shared-atomic at "
@@ -2430,7 +2436,7 @@ def show_order_effects(res) -> str:
     for c in ("version", "n", "rel_error"):
         validate.column(res, c, "res column")
     def label(r):  # the prologue runs two rungs at the post's grid as well as at ours
-        return r["version"] + (" (post's grid)" if "post's)" in str(r.get("grid")) else "")
+        return r["version"] + (" (post's grid)" if "(the post's)" in str(r.get("grid")) else "")
 
     lines = []
     for n in res.values("n"):

@@ -836,8 +836,14 @@ def cupti_ops(fn) -> list[dict]:
         raise RuntimeError("the CUPTI timeline needs PyTorch's profiler (import torch failed): "
                            "install torch, or read the recorded result "
                            "(gp.records.run(..., live=False)).") from None
-    with torch_profile(activities=[ProfilerActivity.CUDA]) as prof:
-        fn()
+    import warnings
+
+    with warnings.catch_warnings():
+        # torch warns once per process that "the profiler clears events at the end of each
+        # cycle": true, and what we want (one cycle, one call); not the reader's concern.
+        warnings.filterwarnings("ignore", message=".*Profiler clears events", category=UserWarning)
+        with torch_profile(activities=[ProfilerActivity.CUDA]) as prof:
+            fn()
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "trace.json")
         prof.export_chrome_trace(path)

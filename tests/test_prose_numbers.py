@@ -33,6 +33,7 @@ UNIT_NUMBER = re.compile(
 SOL_LINE = ("Nsight Compute's Speed-of-Light line (its rule: under 60% on both sides, latency), "
             "a constant of the method")
 ALLOWED = {
+    "262,144 floats (1 MiB of data)": "the step-by-step post's image size (512 x 512 float32), arithmetic",
     "1 GiB": "2^28 float32 values, the array size the chapters choose; not a measurement",
     "are 64 KiB": "two 128x32 and two 32x128 float32 tiles, arithmetic on the chosen tile sizes",
     "caps at 48 KiB per block": "CUDA's limit on static shared memory, the same on every GPU",
@@ -62,7 +63,6 @@ ALLOWED = {
     "90% of the bytes have the same value": "the skew the chapter chooses for its data",
     "2^{26} bytes (64 MiB)": "the histogram's input size, chosen by the chapter",
     "The GDN article measured this step at 3x": "the GDN article's own figure, quoted as its own",
-    "262,144 floats are 1 MiB": "the step-by-step post's image size (512 x 512 float32), arithmetic",
     "Memory above 60% and above compute": SOL_LINE,
     "Compute above 60% and above memory": SOL_LINE,
     "Both under 60%": SOL_LINE,

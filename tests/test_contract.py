@@ -690,6 +690,9 @@ BAD = {
     "gpuperf.kernels.reduce:prologue_grids_summary": [
         B(rd.prologue_grids_summary, "r", err=TypeError, word="res"),
         lazy(rd.prologue_grids_summary, _rec("reduce_ladder"), word="grid")],
+    "gpuperf.kernels.reduce:prologue_vs_numpy": [
+        B(rd.prologue_vs_numpy, "r", err=TypeError, word="res"),
+        lazy(rd.prologue_vs_numpy, _rec("reduce_ladder"), word="numpy")],
     "gpuperf.kernels.reduce:timing_methods_summary": [
         B(rd.timing_methods_summary, "r", err=TypeError, word="res"),
         lazy(rd.timing_methods_summary, _rec("reduce_ladder"), word="method")],

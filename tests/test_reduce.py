@@ -369,18 +369,21 @@ def _with(name):
 
 
 @pytest.mark.parametrize("path", [p for p in _with("reduce_prologue")
-                                  if "grid" in records.recorded("reduce_prologue", path=p).columns],
+                                  if "whose_grid" in records.recorded("reduce_prologue", path=p).columns],
                          ids=lambda p: p.stem)
 def test_recorded_prologue_runs_the_posts_grid_and_ours(path, capsys):
     res = records.recorded("reduce_prologue", path=path)
     for n in res.values("n"):
-        post = [r for r in res.select(n=n) if "(the post's)" in str(r["grid"])]
+        post = [r for r in res.select(n=n) if red._at_posts_grid(r)]
         assert {r["version"] for r in post} == {"grid-atomic", "shared-atomic"}
         assert all(r["blocks"] == red.POST_GRID and r["block"] == 256 for r in post)
         g = next(r for r in post if r["version"] == "grid-atomic")
         assert g["atomics"] == red.POST_GRID * 256
     lines = red.prologue_grids_summary(res)
-    assert len(lines) == len(res.values("n")) and "the post's grid (16 x 256)" in lines[0]
+    assert [ln for ln in lines if not ln.startswith(" ")] == [f"n = {n:,}:" for n in res.values("n")]
+    assert sum("16 x 256 (post's grid)" in ln for ln in lines) == 2 * len(res.values("n"))
+    text = red.prologue_vs_numpy(res)
+    assert "faster than numpy" in "\n".join(text) and "(post" not in "\n".join(text)
     # the GPU's own time (CUPTI) never exceeds the events around it by more than their noise
     for r in res.rows:
         if r.get("gpu_ms"):
@@ -403,7 +406,9 @@ def test_recorded_ablation(path, capsys):
              if r["version"].startswith("(")}
     assert found == set(red.ABLATION_CONFIGS)
     lines = red.ablation_summary(res)
-    assert [ln.split(" ")[0] for ln in lines] == list(red.ABLATION)
+    assert lines[0].startswith(res.gpu)
+    assert [ln.split(",")[0].strip() for ln in lines if ln.startswith("  ") and
+            not ln.startswith("    ")] == list(red.ABLATION)
 
 
 @pytest.mark.parametrize("path", _with("reduce_ladder"), ids=lambda p: p.stem)
@@ -420,14 +425,14 @@ def test_recorded_ladder_checks_exact_integer_sums(path):
 # What chapter 6 says of the new experiments, on every record that holds them.
 
 @pytest.mark.parametrize("path", [p for p in _with("reduce_prologue")
-                                  if "grid" in records.recorded("reduce_prologue", path=p).columns],
+                                  if "whose_grid" in records.recorded("reduce_prologue", path=p).columns],
                          ids=lambda p: p.stem)
 def test_the_prologue_lessons_hold_on_the_record(path):
     res = records.recorded("reduce_prologue", path=path)
 
     def at(version, n, post):
         return next(r for r in res.select(version=version, n=n)
-                    if ("(the post's)" in str(r["grid"])) == post)
+                    if red._at_posts_grid(r) == post)
 
     small, big = 2**18, 2**24
     block = res.one(version="block-atomic", n=small)

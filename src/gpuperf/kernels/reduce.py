@@ -595,7 +595,7 @@ def make_v8(block: int, unroll: int = 1):
 
 # v8's three changes over v7's loads, each undone in turn by make_v8_ablation.
 ABLATION = ("width", "unroll", "accumulators")
-# Its combinations combinations (width, unroll, accumulators), v7's loop-shaped start first.
+# The combinations timed (width, unroll, accumulators), the plain grid-stride loop first.
 ABLATION_CONFIGS = ((1, 1, 1), (1, 4, 1), (1, 4, 4), (4, 1, 1), (4, 1, 4), (4, 4, 1), (4, 4, 4))
 
 
@@ -825,10 +825,12 @@ class Plan:
     ``plan(d_x)`` enqueues every launch on the default stream and returns the
     one-element device array that will hold the sum (no synchronization), so that
     timing sees only GPU work. ``launches`` lists ``(name, grid, block)``.
+    ``kernel`` (v8 only) launches another kernel of v8's signature in v8's place, named
+    ``name`` in ``launches``: the ablation's loops (:func:`ablation_plan`).
     """
 
     def __init__(self, version: str, n: int, block: int, blocks: int | None,
-                 unroll: int | None = None):
+                 unroll: int | None = None, kernel=None, name: str | None = None):
         validate.choice(version, "version", VERSIONS)
         n = validate.positive_int(n, "n")
         block = _check_block(version, block)
@@ -846,7 +848,9 @@ class Plan:
             self._steps.append(lambda d_x: reduce_single_thread[1, 1](d_x, self.out, n))
             self.launches = [("single-thread", 1, 1)]
             return
-        kernel = kernel_for(version, block, self.unroll)
+        if kernel is not None and version != "v8":
+            raise ValueError(f"kernel= replaces v8's kernel only, not {version!r}'s.")
+        kernel = kernel or kernel_for(version, block, self.unroll)
         if version in PROLOGUE:
             self.grid = 1 if version == "block-atomic" else min(blocks, _ceil_div(n, block))
             grid = self.grid
@@ -865,14 +869,13 @@ class Plan:
             self.grid = _ceil_div(n, 2 * block)
         grid, per_thread = self.grid, self.per_thread
         partial = cuda.device_array(grid, dtype=np.float32)
-        self._partial = partial  # for ablation_plan, which swaps the first kernel
         if version in ("v6", "v7"):
             self._steps.append(lambda d_x: kernel[grid, block](d_x, partial, n, per_thread))
         elif version == "v8":
             self._steps.append(lambda d_x: kernel[grid, block](d_x, partial, n, head_elements(d_x, n)))
         else:
             self._steps.append(lambda d_x: kernel[grid, block](d_x, partial, n))
-        self.launches = [(version, grid, block)]
+        self.launches = [(name or version, grid, block)]
         self._add_second_stage(partial, grid)
 
     def _launch(self, name: str, kernel, grid: int, block: int, *args) -> None:
@@ -945,12 +948,13 @@ def ablation_plan(n: int, width: int, unroll: int, accumulators: int, *,
                   block: int | None = None, blocks: int | None = None) -> Plan:
     """v8's :class:`Plan` (its grid and second stage) with :func:`make_v8_ablation`'s kernel
     in the place of v8's: one combination of the ablation, ready to time."""
-    p = plan("v8", n, block=block, blocks=blocks)
-    kernel = make_v8_ablation(p.block, width, unroll, accumulators)
-    grid, blk, partial = p.grid, p.block, p._partial
-    p._steps[0] = lambda d_x: kernel[grid, blk](d_x, partial, n, head_elements(d_x, n))
-    p.launches[0] = (f"v8 ablation ({width}, {unroll}, {accumulators})", grid, blk)
-    return p
+    n = validate.positive_int(n, "n")
+    block = _check_block("v8", block)
+    kernel = make_v8_ablation(block, width, unroll, accumulators)
+    if blocks is None:
+        blocks = default_blocks("v8", n, block)
+    return Plan("v8", n, block, blocks, kernel=kernel,
+                name=f"v8 ablation ({width}, {unroll}, {accumulators})")
 
 
 def reduce_sum(x, version: str = "v8", *, block: int | None = None,
@@ -1532,19 +1536,32 @@ def racecheck_experiment(progress):
 POST_GRID = 16
 
 
+def _flushes_l2(n: int) -> bool:
+    """Whether one-call timings of ``n`` float32 flush L2 first: when the data is under four
+    times L2, a repeat would otherwise find much of it still there."""
+    return 4 * n < 4 * (device.info().l2_bytes or 0)
+
+
 def _time_one_call(run, n: int, min_time: float = 0.03):
     """ms per call timed one call at a time (an application that sums once), L2 flushed
     before each call when the data would fit in it: the size sweep's method."""
-    l2 = device.info().l2_bytes or 0
-    return bench.time_kernel(run, min_time=min_time, flush=4 * n < 4 * l2)
+    return bench.time_kernel(run, min_time=min_time, flush=_flushes_l2(n))
 
 
-def _gpu_busy(run, calls: int = 10) -> dict:
+def _gpu_busy(run, calls: int = 10, flush: bool = False) -> dict:
     """What the GPU itself spent per call of ``run``: CUPTI's durations of every kernel, memset
-    and device copy of ``calls`` back-to-back calls (``profiling.cupti_ops``), per call.
-    ``{"gpu_ms": None, "gpu_ops": None}`` where PyTorch's profiler is missing."""
+    and device copy of ``calls`` calls (``profiling.cupti_ops``), per call. ``flush=True``
+    flushes L2 before each call, as the one-call timings do, and leaves the flush kernel out.
+    ``{"gpu_ms": None, "gpu_ops": None}`` where PyTorch's profiler is missing.
+
+    Launches right after a profiling session run slower for a while (an H200 measured a
+    v8 call's host time at about twice its earlier figure just after, and most of the way
+    back a second later): experiments call this after their event timings, never between
+    them."""
     def calls_then_wait():
         for _ in range(calls):
+            if flush:
+                bench.flush_l2()
             run()
         cuda.synchronize()
 
@@ -1552,9 +1569,16 @@ def _gpu_busy(run, calls: int = 10) -> dict:
         ops = profiling.cupti_ops(calls_then_wait)
     except RuntimeError:
         return {"gpu_ms": None, "gpu_ops": None}
-    work = [o for o in ops if o["kind"] in ("kernel", "memset", "d2d")]
+    flusher = bench._scribble_kernel().py_func.__name__
+    work = [o for o in ops if o["kind"] in ("kernel", "memset", "d2d") and o["name"] != flusher]
     return {"gpu_ms": sum(o["end_us"] - o["start_us"] for o in work) / 1000 / calls,
             "gpu_ops": len(work) / calls}
+
+
+def _at_posts_grid(row: dict) -> bool:
+    """Whether a ``reduce_prologue`` row ran at the step-by-step post's grid (16 x 256) rather
+    than at ours (its ``whose_grid`` column; one thread and one block are "both")."""
+    return row.get("whose_grid") == "post's"
 
 
 def atomics_per_call(version: str, grid: int, block: int) -> int:
@@ -1592,71 +1616,89 @@ def prologue_experiment(progress):
             if version == "single-thread" and n > 2**20:
                 continue  # one thread would take seconds per call
             if version in ("grid-atomic", "shared-atomic"):
-                configs.append((version, POST_GRID, "the post's"))
+                configs.append((version, POST_GRID, "post's"))
                 configs.append((version, None, "ours"))
             elif version in PROLOGUE:  # one thread, one block: the post's launch and ours
-                configs.append((version, None, "as the post's"))
+                configs.append((version, None, "both"))
             else:
                 configs.append((version, None, "ours"))
+        runs = []
         for version, blocks, whose in configs:
             p = plan(version, n, blocks=blocks)
             run, fetch = _plan_calls(p, d_x)
             run()
             value = fetch()
             t = _time_one_call(run, n, min_time=0.05)
-            post = (STEP_BY_STEP_MS.get(version)
-                    if n == 2**18 and whose in ("the post's", "as the post's") else None)
+            post = STEP_BY_STEP_MS.get(version) if n == 2**18 and whose != "ours" else None
             atomics = atomics_per_call(version, p.grid, p.block) if version in PROLOGUE else 0
             rows.append(_row(version, n, t, value, ref, device="GPU", blocks=p.grid,
-                             block=p.block, grid=f"{p.grid} x {p.block} ({whose})",
-                             atomics=atomics, post_ms=post,
-                             **_gpu_busy(run, calls=3 if version == "block-atomic" else 10)))
+                             block=p.block, grid=f"{p.grid} x {p.block}", whose_grid=whose,
+                             atomics=atomics, post_ms=post))
+            runs.append((rows[-1], run, 3 if version == "block-atomic" else 10))
             progress(f"n=2^{n.bit_length() - 1} {version} [{p.grid} x {p.block}] "
-                     f"{t.median_ms:.3f} ms (GPU busy {rows[-1]['gpu_ms']})")
+                     f"{t.median_ms:.3f} ms")
         cupy = _cupy_sum(d_x)
         if cupy is not None:
             run, fetch = cupy
             run()
             t = _time_one_call(run, n, min_time=0.05)
             rows.append(_row("cupy.sum", n, t, fetch(), ref, device="GPU", grid=None,
-                             post_ms=None, **_gpu_busy(run)))
+                             whose_grid=None, post_ms=None))
+            runs.append((rows[-1], run, 10))
+        # The GPU's own time after every event timing of this size (see _gpu_busy).
+        for row, run, calls in runs:
+            row.update(_gpu_busy(run, calls=calls, flush=_flushes_l2(n)))
     return rows
 
 
 def prologue_grids_summary(res) -> list[str]:
-    """One line per size: block-atomic, then grid-wide and shared-memory atomics at the
-    step-by-step post's grid and at ours, each with its atomics per call, its time per call
-    and (where recorded) the GPU's own busy time per call (CUPTI)."""
+    """The atomics of ``reduce_prologue``, one line per run: one block, then grid-wide and
+    shared-memory atomics at the step-by-step post's grid and at ours, each with its atomic
+    additions per call, its time per call and (where recorded) the GPU's own busy time."""
     validate.result(res, "res")
-    for c in ("version", "n", "ms", "grid", "atomics", "blocks", "block"):
+    for c in ("version", "n", "ms", "grid", "whose_grid", "atomics"):
         validate.column(res, c, "res column")
-
-    def timed(r):
-        gpu = f", GPU {r['gpu_ms'] * 1e3:,.1f} us" if r.get("gpu_ms") else ""
-        return f"{r['ms']:.3f} ms{gpu}"
-
     lines = []
     for n in res.values("n"):
-        found = {}
-        for r in res.select(n=n):
-            if r["version"] in ("grid-atomic", "shared-atomic") and r.get("grid"):
-                found[(r["version"], "post" if "(the post's)" in r["grid"] else "ours")] = r
-        if len(found) < 4:
+        chosen = [r for r in res.select(n=n)
+                  if r["version"] in ("block-atomic", "grid-atomic", "shared-atomic")]
+        chosen.sort(key=lambda r: (r["whose_grid"] == "ours", r["version"] == "shared-atomic"))
+        if not any(_at_posts_grid(r) for r in chosen):
             continue
-        block = res.select(n=n, version="block-atomic")
-        parts = [f"block-atomic ({block[0]['atomics']:,} atomics) {timed(block[0])}"] if block \
-            else []
-        for whose in ("post", "ours"):
-            g, sh = found[("grid-atomic", whose)], found[("shared-atomic", whose)]
-            label = "the post's grid" if whose == "post" else "our grid"
-            parts.append(f"{label} ({g['blocks']} x {g['block']}): grid-atomic "
-                         f"({g['atomics']:,} atomics) {timed(g)}, shared-atomic "
-                         f"({sh['atomics']:,}) {timed(sh)}")
-        lines.append(f"n = {n:,}: " + "; ".join(parts))
+        lines.append(f"n = {n:,}:")
+        for r in chosen:
+            gpu = f"GPU busy {r['gpu_ms']:8.4f} ms" if r.get("gpu_ms") else "GPU busy not recorded"
+            lines.append(f"  {r['version']:13s} {r['grid']:>10s} ({r['whose_grid']} grid) "
+                         f"{r['atomics']:>8,} atomics  {r['ms']:8.4f} ms per call, {gpu}")
     if not lines:
-        raise ValueError(f"res ({res.name}) has no rows of grid-atomic and shared-atomic at "
-                         "both grids: give reduce_prologue's result as recorded from this "
-                         "version of the package.")
+        raise ValueError(f"res ({res.name}) has no rows at the post's grid: give "
+                         "reduce_prologue's result as recorded from this version of the package.")
+    for line in lines:
+        print(line)
+    return lines
+
+
+def prologue_vs_numpy(res) -> list[str]:
+    """Each GPU method of ``reduce_prologue`` (at our grid) against ``numpy.sum`` on the CPU,
+    one line per size: its time per call and how many times faster or slower than numpy."""
+    validate.result(res, "res")
+    for c in ("version", "n", "ms"):
+        validate.column(res, c, "res column")
+    lines = []
+    for n in res.values("n"):
+        rows = {r["version"]: r for r in res.select(n=n) if not _at_posts_grid(r)}
+        if "numpy.sum (CPU)" not in rows:
+            continue
+        cpu = rows["numpy.sum (CPU)"]["ms"]
+        lines.append(f"n = {n:,}: numpy.sum {cpu:.3f} ms per call")
+        for v in PROLOGUE + ("v8", "cupy.sum"):
+            if v in rows:
+                ms = rows[v]["ms"]
+                than = (f"{cpu / ms:,.1f}x faster than numpy" if ms < cpu
+                        else f"{ms / cpu:,.1f}x slower than numpy")
+                lines.append(f"  {v:13s} {ms:9.3f} ms  ({than})")
+    if not lines:
+        raise ValueError(f"res ({res.name}) has no numpy.sum rows: give reduce_prologue's result.")
     for line in lines:
         print(line)
     return lines
@@ -1722,13 +1764,12 @@ def grid_sweep_experiment(progress):
 def size_sweep_experiment(progress):
     big, _ = _random_device(N_LADDER)
     host = _random_pair(N_LADDER, 3)[0]
-    l2 = device.info().l2_bytes or 0
     rows = []
     for log2_n in SIZE_LOG2:
         n = 2**log2_n
         d_x = big[:n]
         ref = float(np.sum(host[:n], dtype=np.float64))
-        flush = 4 * n < 4 * l2
+        flush = _flushes_l2(n)
         for version in ("v3", "v7", "v8", "cupy.sum"):
             if version == "cupy.sum":
                 cupy = _cupy_sum(d_x)
@@ -1747,7 +1788,7 @@ def size_sweep_experiment(progress):
 
 
 # The three ways the chapter's experiments time a call, and the sizes the comparison runs at.
-TIMING_METHODS = ("back to back (4 calls)", "one call", "one call, L2 flushed")
+TIMING_METHODS = ("back to back", "one call", "one call after a flush")
 TIMING_LOG2 = (18, 24, 28)
 
 
@@ -1756,13 +1797,15 @@ TIMING_LOG2 = (18, 24, 28)
             units={"ms": "ms", "gbps": "GB/s", "gpu_ms": "ms", "pct_peak": "% of peak",
                    "pct_copy": "% of copy"})
 def timing_methods_experiment(progress):
-    """v8 and cupy.sum at 2^18, 2^24 and 2^28 float32, each timed back to back (the ladder's
-    and the sweeps' method), one call at a time, and one call at a time after an L2 flush (the
-    size sweep's and the prologue's), beside CUPTI's sum of the GPU's own kernel durations per
-    call (``gpu_ms``): where an event time is far above ``gpu_ms``, the GPU waited for the host."""
+    """v8 and cupy.sum at 2^18, 2^24 and 2^28 float32, each timed per call three ways: four
+    calls back to back between two events (the ladder's and the block and grid sweeps'
+    method), one call between two events, and one call after an L2 flush (the size sweep's
+    and the prologue's). Beside each, ``gpu_ms``: CUPTI's sum of the GPU's own kernel
+    durations per call, measured the same way (flushed or not) after all the event timings.
+    Where an event time is far above ``gpu_ms``, the GPU waited for the host."""
     big, _ = _random_device(N_LADDER)
     host = _random_pair(N_LADDER, 3)[0]
-    rows = []
+    rows, runs = [], []
     for log2_n in TIMING_LOG2:
         n = 2**log2_n
         d_x = big[:n]
@@ -1777,23 +1820,28 @@ def timing_methods_experiment(progress):
                 run, fetch = _plan_calls(plan(version, n), d_x)
             run()
             value = fetch()
-            busy = _gpu_busy(run)
             for method in TIMING_METHODS:
-                if method.startswith("back to back"):
+                if method == "back to back":
                     t = _time_calls(run, min_time=0.05)
                 else:
-                    t = bench.time_kernel(run, min_time=0.03, flush=method.endswith("flushed"))
+                    t = bench.time_kernel(run, min_time=0.03, flush=method.endswith("flush"))
                 rows.append({**_row(version, n, t, value, ref), "log2_n": log2_n,
-                             "method": method, **busy})
+                             "method": method})
+                runs.append((rows[-1], run))
             progress(f"n=2^{log2_n} {version}: " + ", ".join(
-                f"{r['method']} {r['ms'] * 1e3:.1f} us" for r in rows[-3:])
-                + (f"; GPU busy {busy['gpu_ms'] * 1e3:.1f} us" if busy["gpu_ms"] else ""))
+                f"{r['method']} {r['ms'] * 1e3:.1f} us" for r in rows[-3:]))
+    busy = {}  # the GPU's own time, after every event timing (see _gpu_busy)
+    for row, run in runs:
+        key = (row["version"], row["n"], row["method"].endswith("flush"))
+        if key not in busy:
+            busy[key] = _gpu_busy(run, flush=key[2])
+        row.update(busy[key])
     return rows
 
 
 def timing_methods_summary(res) -> list[str]:
     """For each version and size of ``reduce_timing_methods``: each method's time per call
-    against the GPU's own busy time, and how many times longer the event time is."""
+    and how many times the GPU's own busy time (measured the same way) it is."""
     validate.result(res, "res")
     for c in ("version", "n", "method", "ms", "gpu_ms"):
         validate.column(res, c, "res column")
@@ -1803,16 +1851,15 @@ def timing_methods_summary(res) -> list[str]:
             rows = res.select(version=version, n=n)
             if not rows:
                 continue
-            busy = rows[0]["gpu_ms"]
-            parts = [f"{r['method']} {r['ms'] * 1e3:,.1f} us"
-                     + (f" ({r['ms'] / busy:.1f}x)" if busy else "") for r in rows]
-            gpu = f"GPU busy {busy * 1e3:,.1f} us" if busy else "GPU busy not recorded"
-            lines.append(f"{version}, n = 2^{int(math.log2(n))}: {gpu}; " + ", ".join(parts))
+            lines.append(f"{version}, n = 2^{int(math.log2(n))}, time per call:")
+            for r in rows:
+                busy = r["gpu_ms"]
+                gpu = (f"GPU busy {busy * 1e3:7.1f} us: {r['ms'] / busy:5.1f}x" if busy
+                       else "GPU busy not recorded")
+                lines.append(f"  {r['method']:24s} {r['ms'] * 1e3:7.1f} us   {gpu}")
     for line in lines:
         print(line)
     return lines
-
-
 
 
 @experiment("reduce_v8_ablation", chapter="reduce",
@@ -1870,18 +1917,17 @@ def ablation_summary(res) -> list[str]:
           if r["version"].startswith("(")}
     names = {"width": ("1 float", "4 floats"), "unroll": ("1 load", "4 loads"),
              "accumulators": ("1 sum", "4 sums")}
-    lines = []
+    lines = [f"{res.gpu}: bandwidth ratio when one ingredient changes, the other two fixed"]
     for k, factor in enumerate(ABLATION):
-        pairs = []
+        lo, hi = names[factor]
+        lines.append(f"  {factor}, {lo} -> {hi}:")
         for key, r in sorted(by.items()):
             if key[k] != 1:
                 continue
             other = key[:k] + (4,) + key[k + 1:]
             if other in by:
                 rest = ", ".join(f"{f} {key[j]}" for j, f in enumerate(ABLATION) if j != k)
-                pairs.append(f"{by[other]['gbps'] / r['gbps']:.2f}x at {rest}")
-        lo, hi = names[factor]
-        lines.append(f"{factor} {lo} -> {hi}: " + "; ".join(pairs))
+                lines.append(f"    {by[other]['gbps'] / r['gbps']:.2f}x  with {rest}")
     for line in lines:
         print(line)
     return lines
@@ -2436,7 +2482,7 @@ def show_order_effects(res) -> str:
     for c in ("version", "n", "rel_error"):
         validate.column(res, c, "res column")
     def label(r):  # the prologue runs two rungs at the post's grid as well as at ours
-        return r["version"] + (" (post's grid)" if "(the post's)" in str(r.get("grid")) else "")
+        return r["version"] + (" (post's grid)" if _at_posts_grid(r) else "")
 
     lines = []
     for n in res.values("n"):

@@ -294,7 +294,7 @@ def test_the_recorded_order_effects_the_chapter_prints(path, capsys):
     for n in res.values("n"):
         v8 = res.one(version="v8", n=n)["rel_error"]
         for r in res.select(version="grid-atomic", n=n):  # the post's grid and ours
-            assert r["rel_error"] > 10 * v8
+            assert r["rel_error"] > (10 if not red._at_posts_grid(r) else 1) * v8
     text = red.show_order_effects(res)
     assert "v8, n = " in text or len(records.available()) == 1
 
@@ -380,8 +380,10 @@ def test_recorded_prologue_runs_the_posts_grid_and_ours(path, capsys):
         g = next(r for r in post if r["version"] == "grid-atomic")
         assert g["atomics"] == red.POST_GRID * 256
     lines = red.prologue_grids_summary(res)
-    assert [ln for ln in lines if not ln.startswith(" ")] == [f"n = {n:,}:" for n in res.values("n")]
-    assert sum("16 x 256 (post's grid)" in ln for ln in lines) == 2 * len(res.values("n"))
+    assert [ln.split(":")[0] for ln in lines if not ln.startswith(" ")] == [
+        f"n = {n:,}" for n in res.values("n")]
+    assert sum("16 x 256  post's grid" in ln for ln in lines) == 2 * len(res.values("n"))
+    assert max(len(ln) for ln in lines) <= 84  # fits the book's column
     text = red.prologue_vs_numpy(res)
     assert "faster than numpy" in "\n".join(text) and "(post" not in "\n".join(text)
     # the GPU's own time (CUPTI) never exceeds the events around it by more than their noise
@@ -395,7 +397,9 @@ def test_recorded_timing_methods(path, capsys):
     res = records.recorded("reduce_timing_methods", path=path)
     assert set(res.values("method")) == set(red.TIMING_METHODS)
     lines = red.timing_methods_summary(res)
-    assert len(lines) == len(res.values("version")) * len(res.values("n"))
+    headers = [ln for ln in lines if not ln.startswith(" ")]
+    assert len(headers) == len(res.values("version")) * len(res.values("n"))
+    assert len(lines) == len(headers) * (1 + len(red.TIMING_METHODS))
 
 
 @pytest.mark.parametrize("path", _with("reduce_v8_ablation"), ids=lambda p: p.stem)
@@ -440,12 +444,19 @@ def test_the_prologue_lessons_hold_on_the_record(path):
     assert at("grid-atomic", small, True)["ms"] < block["ms"]
     assert at("grid-atomic", small, False)["ms"] > block["ms"]
     assert at("grid-atomic", small, False)["gpu_ms"] > block["gpu_ms"]
-    # one atomic per block is faster (GPU time) than one per thread at either grid
+    # at the post's size one atomic per block is faster (GPU time) than one per thread at
+    # either grid; at 64 times the size, on sixteen blocks, the two are within a few percent
     for post in (True, False):
         assert at("shared-atomic", small, post)["gpu_ms"] < at("grid-atomic", small, post)["gpu_ms"]
-    # at the post's size the GPU is busy for a small part of most calls
-    rows = [r for r in res.select(n=small) if r.get("gpu_ms")]
-    assert sum(r["gpu_ms"] < 0.5 * r["ms"] for r in rows) > len(rows) / 2
+    g, sh = at("grid-atomic", big, True)["gpu_ms"], at("shared-atomic", big, True)["gpu_ms"]
+    assert abs(g / sh - 1) < 0.05
+    # at the post's size the GPU is busy for a small part of each call of the short kernels
+    for r in [at("shared-atomic", small, False), res.one(version="v8", n=small)]:
+        assert r["gpu_ms"] < 0.5 * r["ms"], r["version"]
+    # a GPU busy time measured like its event time never exceeds it by more than noise
+    for r in res.rows:
+        if r.get("gpu_ms"):
+            assert r["gpu_ms"] <= 1.05 * r["ms"], r
     # sixteen blocks cannot read 64 times the data as fast as a full grid
     assert at("shared-atomic", big, True)["gpu_ms"] > 5 * at("shared-atomic", big, False)["gpu_ms"]
 
@@ -459,6 +470,7 @@ def test_the_ablation_sentences_hold_on_the_record(path):
     acc = [g[(w, u, 4)] / g[(w, u, 1)] for w, u in ((1, 4), (4, 1), (4, 4))]
     assert max(acc) < 1.05 and min(acc) < 1.0  # no help; ratios both ways
     assert abs(g[(4, 1, 1)] / g[(1, 1, 1)] - 1) < 0.05  # 16-byte loads alone barely move it
+    assert abs(g[(1, 4, 1)] / g[(1, 1, 1)] - 1) < 0.05  # four scalar loads per trip: nothing
     v7, v8 = ladder.one(version="v7")["gbps"], res.one(version="v8")["gbps"]
     if "h200" in path.stem:
         assert g[(1, 1, 1)] > v7 and v8 > g[(1, 1, 1)]
@@ -473,13 +485,18 @@ def test_the_timing_methods_sentences_hold_on_the_record(path):
     res = records.recorded("reduce_timing_methods", path=path)
     for version in res.values("version"):
         for n in res.values("n"):
-            rows = res.select(version=version, n=n)
-            busy = rows[0]["gpu_ms"]
-            if n <= 2**24:
-                assert all(r["ms"] >= 2 * busy for r in rows), (version, n)
-            else:
-                closest = min(rows, key=lambda r: r["ms"])
-                assert closest["method"].startswith("back to back")
+            rows = {r["method"]: r for r in res.select(version=version, n=n)}
+            assert set(rows) == set(red.TIMING_METHODS)
+            if n <= 2**18:  # every event time a multiple of the GPU's busy time
+                assert all(r["ms"] >= 2 * r["gpu_ms"] for r in rows.values()), (version, n)
+            if n <= 2**24:  # the flushed call is the lowest of the three, yet does more work
+                flushed = rows["one call after a flush"]
+                assert flushed["ms"] == min(r["ms"] for r in rows.values()), (version, n)
+                assert flushed["gpu_ms"] >= rows["one call"]["gpu_ms"]
+            if version == "v8" and n <= 2**24:
+                assert all(r["ms"] >= 2 * r["gpu_ms"] for r in rows.values()), (version, n)
+            if n == 2**28:  # every method within a third of the GPU's own time
+                assert all(r["ms"] < 4 / 3 * r["gpu_ms"] for r in rows.values()), (version, n)
     v8 = res.select(version="v8", n=2**28)[0]["gpu_ms"]
     cupy = res.select(version="cupy.sum", n=2**28)[0]["gpu_ms"]
     assert abs(v8 / cupy - 1) < 0.02

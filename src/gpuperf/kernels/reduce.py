@@ -1665,11 +1665,14 @@ def prologue_grids_summary(res) -> list[str]:
         chosen.sort(key=lambda r: (r["whose_grid"] == "ours", r["version"] == "shared-atomic"))
         if not any(_at_posts_grid(r) for r in chosen):
             continue
-        lines.append(f"n = {n:,}:")
+        lines.append(f"n = {n:,}: grid, atomic additions per call, time per call, GPU busy per "
+                     "call")
         for r in chosen:
-            gpu = f"GPU busy {r['gpu_ms']:8.4f} ms" if r.get("gpu_ms") else "GPU busy not recorded"
-            lines.append(f"  {r['version']:13s} {r['grid']:>10s} ({r['whose_grid']} grid) "
-                         f"{r['atomics']:>8,} atomics  {r['ms']:8.4f} ms per call, {gpu}")
+            whose = {"post's": "post's grid", "ours": "our grid"}.get(r["whose_grid"],
+                                                                   "either grid")
+            gpu = f"GPU {r['gpu_ms']:.4f} ms" if r.get("gpu_ms") else "GPU not recorded"
+            lines.append(f"  {r['version']:13s} {r['grid']:>10s}  {whose:11s} "
+                         f"{r['atomics']:>8,}  {r['ms']:8.4f} ms  {gpu}")
     if not lines:
         raise ValueError(f"res ({res.name}) has no rows at the post's grid: give "
                          "reduce_prologue's result as recorded from this version of the package.")

@@ -34,6 +34,7 @@ from gpuperf.kernels import debugging as dbg  # noqa: E402
 from gpuperf.kernels import dram as dr  # noqa: E402
 from gpuperf.kernels import gdn  # noqa: E402
 from gpuperf.kernels import gridstride as gs  # noqa: E402
+from gpuperf.kernels import launch as ln  # noqa: E402
 from gpuperf.kernels import matmul as mm  # noqa: E402
 from gpuperf.kernels import privatization as pv  # noqa: E402
 from gpuperf.kernels import reduce as rd  # noqa: E402
@@ -820,6 +821,23 @@ BAD = {
     "gpuperf.kernels.streams:check_pipeline": [B(st.check_pipeline, print, sizes=[(1, 2)],
                                                  err=TypeError, word="sizes[0]")],
     "gpuperf.kernels.streams:check_predict": [rep(st.check_predict, "f", word="")],
+    "gpuperf.kernels.launch:launch_cost_rows": [B(ln.launch_cost_rows, launches=0,
+                                                  word="launches"),
+                                                B(ln.launch_cost_rows, repeats="3",
+                                                  err=TypeError, word="repeats")],
+    "gpuperf.kernels.launch:launch_cost_summary": [
+        lazy(ln.launch_cost_summary, _rec("streams_pipeline"), word="method")],
+    "gpuperf.kernels.launch:show_launch_cost": [B(ln.show_launch_cost, 3, err=TypeError,
+                                                  word="res")],
+    "gpuperf.kernels.launch:queue_model": [B(ln.queue_model, 16, 0, "depth-first",
+                                             word="connections"),
+                                           B(ln.queue_model, 16, 1, "deep", word="order")],
+    "gpuperf.kernels.launch:issue_order": [B(ln.issue_order, 4, "sideways", word="order")],
+    "gpuperf.kernels.launch:hardware_queue_rows": [
+        B(ln.hardware_queue_rows, connections=[64], word="connections[0]"),
+        B(ln.hardware_queue_rows, connections=4, err=TypeError, word="connections")],
+    "gpuperf.kernels.launch:show_hardware_queues": [
+        B(ln.show_hardware_queues, None, err=TypeError, word="res")],
 }
 
 

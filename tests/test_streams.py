@@ -438,7 +438,8 @@ def test_experiments_are_registered_with_the_chapter_prefix():
                                     "streams_pipeline", "streams_timeline", "streams_default_stream",
                                     "streams_explore", "streams_pinned_and_streams",
                                     "streams_pageable_overlap", "streams_copy_overhead",
-                                    "streams_sync_calls", "streams_memory_kinds"])
+                                    "streams_sync_calls", "streams_memory_kinds",
+                                    "streams_launch_cost", "streams_hardware_queues"])
 
 
 def test_measuring_needs_a_gpu():

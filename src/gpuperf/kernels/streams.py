@@ -1515,6 +1515,7 @@ def _nonblocking_stream():
 
 
 WAIT_CASE = "stream 2 waits for an event of stream 1"
+PER_THREAD_CASE = "a per-thread default-stream launch in between"
 
 
 @experiment("streams_default_stream", chapter="streams",
@@ -1537,10 +1538,13 @@ def default_stream_experiment(progress):
     progress(f"long kernels: {blocks} blocks x {threads} threads, {iters} steps")
     legacy = cuda.legacy_default_stream()
     rows = []
-    cases = [("two streams", False, False, False),
-             ("a default-stream launch in between", True, False, False),
-             ("non-blocking streams, default-stream launch in between", True, True, False),
-             (WAIT_CASE, False, False, True)]
+    per_thread = cuda.per_thread_default_stream()
+    # (case, the stream of the tiny launch in between or None, non-blocking streams, wait)
+    cases = [("two streams", None, False, False),
+             ("a default-stream launch in between", legacy, False, False),
+             ("non-blocking streams, default-stream launch in between", legacy, True, False),
+             (PER_THREAD_CASE, per_thread, False, False),
+             (WAIT_CASE, None, False, True)]
     for case, middle, nonblocking, wait in cases:
         if nonblocking:
             streams = [_nonblocking_stream(), _nonblocking_stream()]
@@ -1553,8 +1557,8 @@ def default_stream_experiment(progress):
             ref = cuda.event()
             ref.record(legacy)
             ev = []
-            for s, who in ((streams[0], 1), (legacy, 0), (streams[1], 2)):
-                if who == 0 and not middle:
+            for s, who in ((streams[0], 1), (middle, 0), (streams[1], 2)):
+                if who == 0 and middle is None:
                     continue
                 e0, e1 = cuda.event(), cuda.event()
                 if wait and who == 2:
@@ -1570,7 +1574,8 @@ def default_stream_experiment(progress):
                 ev.append((who, e0, e1))
             cuda.synchronize()
         spans = [{"stream": who, "kind": "kernel",
-                  "label": "default-stream kernel" if who == 0 else f"long kernel {who}",
+                  "label": ("per-thread default-stream kernel" if middle is per_thread else
+                            "default-stream kernel") if who == 0 else f"long kernel {who}",
                   "start_ms": ref.elapsed_time(e0), "end_ms": ref.elapsed_time(e1)}
                  for who, e0, e1 in ev]
         makespan = max(s["end_ms"] for s in spans)
@@ -1958,7 +1963,7 @@ def plot_timeline(res, work: str | None = None, *, cases=None):
 
 
 def plot_default_stream(res):
-    """The three cases of ``streams_default_stream`` as timelines on one axis."""
+    """Each case of ``streams_default_stream`` as a timeline, one axis per case."""
     _check_res(res, "case")
     import matplotlib.pyplot as plt
 
@@ -1975,8 +1980,10 @@ def plot_default_stream(res):
             color = "#C44E52" if s["stream"] == 0 else KIND_COLORS["kernel"]
             ax.barh(s["stream"], max(s["end_ms"] - s["start_ms"], end * 0.004),
                     left=s["start_ms"], color=color, height=0.7)
+        middle = [sp["label"] for sp in spans if sp["stream"] == 0]
         ax.set_yticks([0, 1, 2])
-        ax.set_yticklabels(["default", "stream 1", "stream 2"])
+        ax.set_yticklabels(["per-thread" if middle and middle[0].startswith("per-thread")
+                            else "default", "stream 1", "stream 2"])
         ax.invert_yaxis()
         ax.set_title(f"{case}: {spans[0]['makespan_ms']:.2f} ms", fontsize=10)
     axes[-1, 0].set_xlim(0, end)

@@ -38,3 +38,8 @@ def test_timing_in_the_simulator_says_what_to_do():
         bench.time_kernel(lambda: None)
     with pytest.raises(bench.NeedsGPU):
         bench.ceilings()
+    with pytest.raises(bench.NeedsGPU):
+        bench.hold_gpu(50.0)
+    with pytest.raises(bench.NeedsGPU):
+        bench.time_kernel(lambda: None, hide_launch=True)
+

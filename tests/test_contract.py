@@ -100,7 +100,11 @@ BAD = {
     "gpuperf.bench:Timing.__init__": [B(bench.Timing, "12", err=TypeError, word="times_ms"),
                                       B(bench.Timing, [1.0, NAN], word="times_ms[1]")],
     "gpuperf.bench:time_kernel": [B(bench.time_kernel, "f", err=TypeError, word="fn"),
-                                  B(bench.time_kernel, print, min_repeat=0, word="min_repeat")],
+                                  B(bench.time_kernel, print, min_repeat=0, word="min_repeat"),
+                                  B(bench.time_kernel, print, hide_launch="yes",
+                                    err=TypeError, word="hide_launch")],
+    "gpuperf.bench:hold_gpu": [B(bench.hold_gpu, 0, word="us"),
+                               B(bench.hold_gpu, "5", err=TypeError, word="us")],
     "gpuperf.bench:gbps": [B(bench.gbps, 100, 0, word="ms"), B(bench.gbps, "1", 1, err=TypeError,
                                                                   word="nbytes")],
     "gpuperf.bench:tflops": [B(bench.tflops, 100, NAN, word="ms")],
@@ -821,6 +825,16 @@ BAD = {
     "gpuperf.kernels.streams:check_pipeline": [B(st.check_pipeline, print, sizes=[(1, 2)],
                                                  err=TypeError, word="sizes[0]")],
     "gpuperf.kernels.streams:check_predict": [rep(st.check_predict, "f", word="")],
+    "gpuperf.kernels.dram:launch_in_timing": [
+        lazy(dr.launch_in_timing, _rec("dram_latency"), word="ilp")],
+    "gpuperf.kernels.dram:loaded_latency_reading": [
+        lazy(dr.loaded_latency_reading, _rec("dram_littles_law"), None, word="loaded_ns")],
+    "gpuperf.kernels.dram:loaded_latency_summary": [
+        lazy(dr.loaded_latency_summary, _rec("dram_littles_law"), word="loaded_ns")],
+    "gpuperf.kernels.dram:show_loaded_latency": [B(dr.show_loaded_latency, 3, err=TypeError,
+                                                   word="res")],
+    "gpuperf.kernels.dram:plot_loaded_latency": [
+        lazy(dr.plot_loaded_latency, _rec("dram_littles_law"), word="loaded_ns")],
     "gpuperf.kernels.launch:launch_cost_rows": [B(ln.launch_cost_rows, launches=0,
                                                   word="launches"),
                                                 B(ln.launch_cost_rows, repeats="3",

@@ -359,7 +359,7 @@ def test_wrappers_reject_bad_input():
 def test_experiments_registered():
     exps = {n: e for n, e in records.experiments().items() if e.chapter == "dram"}
     assert set(exps) == {"dram_latency", "dram_littles_law", "dram_occupancy", "dram_strides",
-                         "dram_latency_index"}
+                         "dram_latency_index", "dram_loaded_latency"}
 
 
 def test_ptx_targets_cover_every_kernel():
@@ -423,3 +423,64 @@ def test_recorded_index_arithmetic_weighs_most_in_l1(path, capsys):
     assert share["L1"] > 0.25 and share["L1"] > 3 * max(share["L2"], share["DRAM"])
     assert max(share["L2"], share["DRAM"]) < 0.10
     assert "the signed chase" in capsys.readouterr().out
+
+
+def _fake_loaded():
+    rows = []
+    for ilp in (1, 16):
+        for warps in (1, 8, 32):
+            b = dram.bytes_in_flight(warps, ilp, 132)
+            loaded = 400.0 + 0.0001 * b  # latency grows with the load
+            gbps = min(0.8 * b / loaded, 4000.0)
+            rows.append({"ilp": ilp, "warps_per_sm": warps, "bytes_in_flight": b, "gbps": gbps,
+                         "idle_ns": 380.0, "loaded_ns": loaded, "little_gbps": b / loaded,
+                         "implied_in_flight": gbps * loaded, "covered": True})
+    return _fake("dram_loaded_latency", rows)
+
+
+def test_loaded_latency_summary_and_figure(capsys):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    rows = dram.show_loaded_latency(_fake_loaded())
+    assert "380 ns per step" in capsys.readouterr().out
+    for r in rows:
+        assert r["measured_over_little"] == pytest.approx(r["gbps"] / r["little_gbps"])
+        assert r["in_flight_pct"] == pytest.approx(100 * r["measured_over_little"])
+        assert r["x_idle"] > 1
+    assert rows[0]["in_flight_pct"] == pytest.approx(80.0)  # below the cap: 0.8 of the bytes
+    assert rows[-1]["in_flight_pct"] < 80.0  # at the cap the loads allow more than flows
+    fig = dram.plot_loaded_latency(_fake_loaded())
+    assert len(fig.axes) == 2
+
+
+def test_loaded_latency_refuses_other_results():
+    with pytest.raises(ValueError, match="loaded_ns"):
+        dram.loaded_latency_summary(_fake_little())
+
+
+def test_loaded_latency_needs_a_gpu():
+    with pytest.raises(gp.bench.NeedsGPU):
+        dram.dram_loaded_latency(print)
+
+
+def test_launch_in_timing_reads_both_columns(capsys):
+    rows = [dict(r, gbps_launch_counted=0.7 * r["gbps"]) for r in _fake_little().rows]
+    text = dram.launch_in_timing(_fake("dram_littles_law", rows))
+    assert text.count("(0.70x)") == 2
+    slowest = min(r["gbps"] for r in rows)
+    assert f"{slowest:.0f} GB/s with the launch left out" in text
+    with pytest.raises(ValueError, match="gbps_launch_counted"):
+        dram.launch_in_timing(_fake_little())
+
+
+def test_loaded_latency_reading_ties_the_two_experiments(capsys):
+    loaded = _fake_loaded()
+    text = dram.loaded_latency_reading(loaded, _fake_little())
+    assert "the probe alone: 380 ns" in text
+    # lightest point of 16 loads: 80% in flight; the fake's round for 16 loads is 600*(1.4) ns
+    assert " 1 load  per thread, lightest load: 80%" in text
+    assert "16 loads per thread, lightest load: 80% of the allowed bytes in flight" in text
+    other = _fake("dram_littles_law", _fake_little().rows, meta={"gpu": "Another GPU"})
+    with pytest.raises(ValueError, match="same GPU"):
+        dram.loaded_latency_reading(loaded, other)

@@ -130,8 +130,7 @@ def test_launch_cost_summary_without_a_graph_row():
 def test_hardware_queue_table(capsys):
     rows = [{"connections": c, "timing": t, "order": o, "n_streams": 16, "makespan_ms": 10.0,
              "kernel_ms": 5.0, "issue_ms": 0.5, "in_kernels": 2.0,
-             "model": launch.queue_model(16, c, o, events=t == launch.TIMINGS[1]),
-             "process": "a new process"}
+             "model": launch.queue_model(16, c, o, events=t == launch.TIMINGS[1])}
             for c in (1, 8) for t in launch.TIMINGS for o in launch.ORDERS]
     got = launch.show_hardware_queues(_result("streams_hardware_queues", rows))
     assert [r["model"] for r in got[:4]] == [17, 2, 32, 17]

@@ -123,29 +123,87 @@ def flush_l2() -> None:
     _scribble_kernel()[1024, 256](buf, np.float32(1.0))
 
 
+@functools.lru_cache(maxsize=1)
+def _hold_kernel():
+    from numba import cuda
+
+    @cuda.jit
+    def hold(cell, steps):
+        # One thread, a chain of dependent multiply-adds: a fixed time, no memory traffic.
+        if cuda.grid(1) == 0:
+            z = cell[0]
+            for _ in range(steps):
+                z = z * np.float32(0.5) + np.float32(0.5)
+            cell[0] = z
+
+    return hold
+
+
+@functools.lru_cache(maxsize=1)
+def _hold_rate():
+    """(the hold kernel's buffer, its steps per microsecond on this GPU)."""
+    from numba import cuda
+
+    cell = cuda.to_device(np.ones(1, np.float32))
+    hold = _hold_kernel()
+    steps = 1 << 20
+    hold[1, 1](cell, steps)  # compiles
+    cuda.synchronize()
+    start, end = cuda.event(), cuda.event()
+    start.record()
+    hold[1, 1](cell, steps)
+    end.record()
+    end.synchronize()
+    return cell, steps / (start.elapsed_time(end) * 1e3)
+
+
+def hold_gpu(us: float) -> None:
+    """Enqueue, on the default stream, a one-thread kernel that keeps the GPU busy for about
+    ``us`` microseconds. An event recorded after it completes only when it ends, so work
+    the host issues meanwhile is already queued when the event's clock starts."""
+    v.positive(us, "us")
+    _require_gpu("hold_gpu")
+    cell, rate = _hold_rate()
+    _hold_kernel()[1, 1](cell, max(1, int(us * rate)))
+
+
 @v.checks(fn=v.Fn("a callable that launches the GPU work, e.g. lambda: kern[g, b](x)"),
           warmup=v.Int(0), min_repeat=v.Int(1), min_time=v.Num(0), max_repeat=v.Int(1),
-          flush=v.Bool())
+          flush=v.Bool(), hide_launch=v.Bool())
 def time_kernel(fn, *, warmup: int = 2, min_repeat: int = 10, min_time: float = 0.2,
-                max_repeat: int = 1000, flush: bool = False) -> Timing:
+                max_repeat: int = 1000, flush: bool = False,
+                hide_launch: bool = False) -> Timing:
     """Time ``fn()``, a callable that enqueues GPU work on the default stream.
 
     Each run is bracketed by CUDA events; the function returns once at least
     ``min_repeat`` runs and ``min_time`` seconds of measured GPU time are collected
     (or ``max_repeat`` runs). ``flush=True`` evicts L2 before each run.
+
+    On an idle GPU the start event completes at once, and the kernel starts only when the
+    host has finished launching it: the time includes the host's launch work (tens of
+    microseconds in Numba), which matters for kernels shorter than a millisecond or so.
+    ``hide_launch=True`` leaves that out: before each start event it enqueues
+    :func:`hold_gpu` for twice the host time that ``fn()`` took in the warm-up, so the
+    event's clock starts when the work is already queued.
     """
     _require_gpu("time_kernel")
     from numba import cuda
 
+    host_s = 0.0
     for _ in range(max(warmup, 1)):
+        t = time.perf_counter()
         fn()
+        host_s = max(host_s, time.perf_counter() - t)
     cuda.synchronize()
+    hold_us = 2e6 * host_s + 20.0
     times: list[float] = []
     total = 0.0
     start, end = cuda.event(), cuda.event()
     while len(times) < max_repeat and (len(times) < min_repeat or total < min_time * 1e3):
         if flush:
             flush_l2()
+        if hide_launch:
+            hold_gpu(hold_us)
         start.record()
         fn()
         end.record()

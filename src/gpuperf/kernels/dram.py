@@ -43,7 +43,7 @@ import numpy as np
 from numba import cuda, uint32  # safe here: gpuperf/__init__ (which picks the mode) has already run
 
 from .. import bench, device, validate
-from ..records import experiment
+from ..records import Result, experiment
 
 WARP = 32
 FLOAT_BYTES = 4
@@ -721,7 +721,7 @@ def _round_ns(kernel, ilp: int, x, partial, stride: int) -> float:
     # One warp touches only a stride-th of x, which would stay in L2 from run to run:
     # flush it before each run, so that the loads go to DRAM as the full grid's do.
     t = bench.time_kernel(lambda: kernel[1, WARP](x, partial, stride), min_repeat=3,
-                          min_time=0.03, flush=True)
+                          min_time=0.03, flush=True, hide_launch=True)
     loads = math.ceil(x.size / stride)  # per thread (lane 0; the others differ by at most 1)
     return t.median_ms * 1e6 / (loads / ilp)
 
@@ -729,7 +729,8 @@ def _round_ns(kernel, ilp: int, x, partial, stride: int) -> float:
 @experiment("dram_littles_law", chapter="dram",
             title="Bandwidth against bytes in flight (resident warps x loads per thread)",
             units={"gbps": "GB/s", "predicted_gbps": "GB/s", "textbook_gbps": "GB/s",
-                   "bytes_in_flight": "B", "latency_ns": "ns", "round_ns": "ns"})
+                   "bytes_in_flight": "B", "latency_ns": "ns", "round_ns": "ns",
+                   "gbps_launch_counted": "GB/s"})
 def dram_littles_law(progress):
     sms = device.sm_count()
     latency = _dram_latency_ns("sequential")
@@ -751,8 +752,14 @@ def dram_littles_law(progress):
         for warps in LITTLE_WARPS:
             blocks, threads, resident = _persistent_launch(kernel, warps)
             launch = kernel[blocks, threads]
+            # hide_launch: a kernel of about 0.1 ms would otherwise be timed with the
+            # host's launch work in it, and read tens of percent slow near the ceiling.
             t = bench.time_kernel(lambda launch=launch, s=blocks * threads: launch(x, partial, s),
-                                  min_repeat=5, min_time=0.05)
+                                  min_repeat=5, min_time=0.05, hide_launch=True)
+            # The same launch timed the plain way, the host's launch work inside the events:
+            # what the hold before the start event leaves out.
+            plain = bench.time_kernel(lambda launch=launch, s=blocks * threads:
+                                      launch(x, partial, s), min_repeat=5, min_time=0.02)
             in_flight = bytes_in_flight(resident, ilp, sms)
             bw = bench.gbps(STREAM_ELEMENTS * FLOAT_BYTES, t.median_ms)
             pred = littles_law_gbps(in_flight, round_ns)
@@ -760,7 +767,9 @@ def dram_littles_law(progress):
                          "gbps": bw, "predicted_gbps": pred, "round_ns": round_ns,
                          "textbook_gbps": littles_law_gbps(in_flight, latency),
                          "latency_ns": latency, "latency_random_ns": latency_random,
-                         "spread": t.spread})
+                         "spread": t.spread,
+                         "gbps_launch_counted": bench.gbps(STREAM_ELEMENTS * FLOAT_BYTES,
+                                                           plain.median_ms)})
             progress(f"dram_littles_law warps/SM={resident:2d} ilp={ilp:2d} "
                      f"{in_flight / 1024:8.0f} KiB  {bw:7.0f} GB/s  (Little: {pred:7.0f})")
     linear = [r for r in littles_law_agreement(rows) if r["linear"]]
@@ -791,10 +800,204 @@ def measure_loads(ilp: int, warps_per_sm: int) -> dict:
     blocks, threads, resident = _persistent_launch(kernel, warps_per_sm)
     launch = kernel[blocks, threads]
     t = bench.time_kernel(lambda: launch(x, partial, blocks * threads), min_repeat=5,
-                          min_time=0.05)
+                          min_time=0.05, hide_launch=True)
     return {"gbps": bench.gbps(STREAM_ELEMENTS * FLOAT_BYTES, t.median_ms),
             "warps_per_sm": resident,
             "bytes_in_flight": bytes_in_flight(resident, ilp, device.sm_count())}
+
+
+LOADED_ILPS = (1, 4, 16)
+LOADED_WARPS = (1, 2, 4, 8, 16, 32)  # at most half an SM's warps: the probe's thread fits beside
+PROBE_STEPS = 2048
+
+
+def _probe_once(probe, d_nxt, pos, steps, stream, launches=()):
+    """One run of the probe (the unsigned chase) in ``stream``, issued before ``launches``
+    (callables issuing the load in another stream): probe and load spans, in ms, from events
+    recorded in their streams, and where the probe started and ended relative to the load."""
+    cuda.synchronize()
+    b0, b1 = cuda.event(), cuda.event()
+    b0.record(stream)
+    probe[1, 1, stream](d_nxt, steps, pos)
+    b1.record(stream)
+    a0 = a1 = None
+    if launches:
+        load_stream, fns = launches
+        a0, a1 = cuda.event(), cuda.event()
+        a0.record(load_stream)
+        for fn in fns:
+            fn()
+        a1.record(load_stream)
+    cuda.synchronize()
+    out = {"probe_ms": b0.elapsed_time(b1)}
+    if a0 is not None:
+        out.update(load_ms=a0.elapsed_time(a1), head_ms=b0.elapsed_time(a0),
+                   tail_ms=b1.elapsed_time(a1))
+    return out
+
+
+@experiment("dram_loaded_latency", chapter="dram",
+            title="Latency under load: a pointer chase running beside the bandwidth kernel",
+            units={"gbps": "GB/s", "bytes_in_flight": "B", "idle_ns": "ns", "loaded_ns": "ns",
+                   "little_gbps": "GB/s", "implied_in_flight": "B"})
+def dram_loaded_latency(progress):
+    """For points of ``dram_littles_law``'s sweep: the bandwidth kernel runs, launched back to
+    back in one stream, while a probe, the unsigned pointer chase over four times the L2 in
+    random order, runs in another stream. The probe's time per step is the latency a load sees
+    while the memory system carries that bandwidth (``loaded_ns``); the probe alone gives
+    ``idle_ns``. ``little_gbps``: the bytes in flight over the loaded latency; and the other
+    way round, ``implied_in_flight``: the measured bandwidth times the loaded latency, the
+    bytes that were on average in flight. The median of three runs after one more; ``covered``
+    says the load ran during the whole probe but its first ``head_ms``."""
+    bench._require_gpu("dram_loaded_latency")
+    sms = device.sm_count()
+    l2 = device.info().l2_bytes or 64 * 2**20
+    x, partial = _stream_buffers()
+    nxt = chase_chain(4 * l2 // (WARP * FLOAT_BYTES), order="random", seed=3)
+    d_nxt = cuda.to_device(nxt)
+    pos = cuda.to_device(np.zeros(1, dtype=np.int32))
+    probe = pointer_chase_unsigned
+    probe_stream, load_stream = cuda.stream(), cuda.stream()
+    probe[1, 1](d_nxt, 4 * l2 // (WARP * FLOAT_BYTES), pos)  # compiles, and goes round once
+    idle = [_probe_once(probe, d_nxt, pos, PROBE_STEPS, probe_stream)["probe_ms"]
+            for _ in range(4)][1:]
+    idle_ns = float(np.median(idle)) * 1e6 / PROBE_STEPS
+    progress(f"dram_loaded_latency: the probe alone, {idle_ns:.0f} ns per step")
+    rows = []
+    for ilp in LOADED_ILPS:
+        kernel = make_sum_loads(ilp)
+        kernel[sms, 32](x, partial, sms * 32)  # compile before asking for its occupancy
+        for warps in LOADED_WARPS:
+            blocks, threads, resident = _persistent_launch(kernel, warps)
+            stride = blocks * threads
+            alone = kernel[blocks, threads]
+            one = bench.time_kernel(lambda f=alone, s=stride: f(x, partial, s),
+                                    min_repeat=3, min_time=0.01).median_ms
+            # Enough launches to outlast the probe even if latency grows fourfold under load.
+            n = max(3, math.ceil(4 * PROBE_STEPS * idle_ns * 1e-6 / one) + 2)
+            launch = kernel[blocks, threads, load_stream]
+            fns = [lambda f=launch, s=stride: f(x, partial, s)] * n
+            runs = [_probe_once(probe, d_nxt, pos, PROBE_STEPS, probe_stream,
+                                (load_stream, fns)) for _ in range(4)][1:]
+            med = {k: float(np.median([r[k] for r in runs])) for k in runs[0]}
+            loaded_ns = med["probe_ms"] * 1e6 / PROBE_STEPS
+            gbps = bench.gbps(n * STREAM_ELEMENTS * FLOAT_BYTES, med["load_ms"])
+            in_flight = bytes_in_flight(resident, ilp, sms)
+            rows.append({"ilp": ilp, "warps_per_sm": resident, "bytes_in_flight": in_flight,
+                         "gbps": gbps, "idle_ns": idle_ns, "loaded_ns": loaded_ns,
+                         "little_gbps": littles_law_gbps(in_flight, loaded_ns),
+                         "implied_in_flight": gbps * loaded_ns,
+                         "head_ms": med["head_ms"], "probe_ms": med["probe_ms"],
+                         "covered": all(r["tail_ms"] >= 0 for r in runs),
+                         "launches": n})
+            progress(f"dram_loaded_latency ilp={ilp:2d} warps/SM={resident:2d}: {gbps:6.0f} GB/s, "
+                     f"probe {loaded_ns:5.0f} ns per step, Little {rows[-1]['little_gbps']:6.0f}")
+    return rows
+
+
+def loaded_latency_summary(res) -> list[dict]:
+    """``dram_loaded_latency`` per point: measured GB/s, latency idle and loaded, Little's law
+    with the loaded latency (``little_gbps``, and ``measured_over_little``), and the bytes in
+    flight the measurement implies as a share of those the loads allow (``in_flight_pct``)."""
+    _check_res(res, "ilp", "warps_per_sm", "gbps", "loaded_ns", "little_gbps",
+               "implied_in_flight", "bytes_in_flight")
+    return [{"ilp": r["ilp"], "warps_per_sm": r["warps_per_sm"],
+             "in_flight_kib": r["bytes_in_flight"] / 1024, "gbps": r["gbps"],
+             "loaded_ns": r["loaded_ns"], "x_idle": r["loaded_ns"] / r["idle_ns"],
+             "little_gbps": r["little_gbps"], "measured_over_little": r["gbps"] / r["little_gbps"],
+             "in_flight_pct": 100 * r["implied_in_flight"] / r["bytes_in_flight"],
+             "covered": r["covered"]} for r in res.rows]
+
+
+def show_loaded_latency(res) -> list[dict]:
+    """Show :func:`loaded_latency_summary` as a table; return its rows."""
+    rows = loaded_latency_summary(res)
+    print(f"On {res.gpu}: the probe alone takes {res.rows[0]['idle_ns']:.0f} ns per step; "
+          "beside the bandwidth kernel:")
+    Result("dram_loaded_latency (summary)", rows, res.meta, res.source).show(
+        note="x_idle: the loaded latency over the probe's alone. little_gbps: bytes in flight "
+             "/ loaded latency. in_flight_pct: measured GB/s x loaded latency, as a share of "
+             "the bytes in flight that the resident warps' loads allow. covered: the load "
+             "ran until the probe ended in every run.")
+    return rows
+
+
+def loaded_latency_reading(res, little) -> str:
+    """Two readings of ``dram_loaded_latency`` (``res``), printed and returned: how far the
+    probe's latency rose at the highest bandwidth, and, per loads per thread, the share of the
+    allowed bytes in flight at the lightest load against one load's latency over one warp's
+    round of loads alone (``round_ns`` of ``dram_littles_law``, ``little``, same GPU)."""
+    _check_res(res, "ilp", "gbps", "loaded_ns", "idle_ns", "implied_in_flight",
+               "bytes_in_flight")
+    _check_res(little, "ilp", "warps_per_sm", "round_ns")
+    if little.gpu != res.gpu:
+        raise ValueError(f"little was recorded on {little.gpu}, res on {res.gpu}: pass both "
+                         "experiments of the same GPU.")
+    top = max(res.rows, key=lambda r: r["gbps"])
+    copy = res.ceilings.get("copy_gbps")
+    share = f", {100 * top['gbps'] / copy:.0f}% of the device copy" if copy else ""
+    lines = [f"the probe alone: {top['idle_ns']:.0f} ns per load; beside {top['gbps']:.0f} GB/s"
+             f"{share}: {top['loaded_ns']:.0f} ns ({top['loaded_ns'] / top['idle_ns']:.1f}x)"]
+    for ilp in sorted(res.values("ilp")):
+        light = min(res.select(ilp=ilp), key=lambda r: r["gbps"])
+        rounds = [r["round_ns"] for r in little.rows if r["ilp"] == ilp]
+        pct = 100 * light["implied_in_flight"] / light["bytes_in_flight"]
+        line = (f"{ilp:2d} load{'s' if ilp > 1 else ' '} per thread, lightest load: {pct:.0f}% "
+                "of the allowed bytes in flight")
+        if rounds:
+            line += (f"; one load's latency over one warp's round alone: "
+                     f"{100 * light['idle_ns'] / rounds[0]:.0f}%")
+        lines.append(line)
+    lines.append(f"({res.label})")
+    text = "\n".join(lines)
+    print(text)
+    return text
+
+
+def plot_loaded_latency(res):
+    """Left: latency under load against the bandwidth carried, per loads per thread, with the
+    idle latency and the copy ceiling. Right: the bytes in flight the measurement implies
+    (bandwidth x loaded latency) against those the loads allow, with the line where they are
+    equal."""
+    _check_res(res, "ilp", "gbps", "loaded_ns", "idle_ns", "implied_in_flight",
+               "bytes_in_flight")
+    from .. import plots  # lazily: matplotlib only when drawing
+    fig = _figure(plots.COLUMN_INCHES, 7.6)
+    ax, rax = fig.subplots(2, 1)
+    ilps = sorted(res.values("ilp"))
+    for i, ilp in enumerate(ilps):
+        rows = sorted(res.select(ilp=ilp), key=lambda r: r["gbps"])
+        label = f"{ilp} load{'s' if ilp > 1 else ''}/thread"
+        ax.plot([r["gbps"] for r in rows], [r["loaded_ns"] for r in rows], "o-", ms=4, lw=1,
+                color=_CHANNEL_COLORS[i], label=label)
+        rax.plot([r["bytes_in_flight"] for r in rows], [r["implied_in_flight"] for r in rows],
+                 "o-", ms=4, lw=1, color=_CHANNEL_COLORS[i], label=label)
+    idle = res.rows[0]["idle_ns"]
+    ax.axhline(idle, color="k", lw=0.8, ls="--")
+    ax.text(ax.get_xlim()[0], idle * 1.03, f" the probe alone: {idle:.0f} ns", fontsize=8)
+    ceiling = res.ceilings.get("copy_gbps")
+    if ceiling:
+        ax.axvline(ceiling, color="#C44E52", lw=1, ls=":")
+        lo, hi = ax.get_ylim()
+        ax.text(ceiling, lo + 0.5 * (hi - lo), f"device copy\n{ceiling:.0f} GB/s ", fontsize=8,
+                color="#C44E52", ha="right", va="center")
+    ax.set_xlabel("bandwidth carried by the load (GB/s)")
+    ax.set_ylabel("probe's latency per load (ns)")
+    ax.legend(fontsize=7, loc="upper left")
+    _style(ax, res, "Latency grows with the load on the memory system")
+    lo = min(r["bytes_in_flight"] for r in res.rows)
+    hi = max(r["bytes_in_flight"] for r in res.rows)
+    rax.plot([lo, hi], [lo, hi], "k--", lw=0.8, label="all the loads' bytes in flight")
+    rax.set_xscale("log", base=2)
+    rax.set_yscale("log", base=2)
+    ticks = [2**k for k in range(14, 26, 2) if lo / 2 <= 2**k <= hi * 2]
+    rax.set_xticks(ticks, [_bytes_label(t) for t in ticks], fontsize=8)
+    rax.set_yticks(ticks, [_bytes_label(t) for t in ticks], fontsize=8)
+    rax.set_xlabel("bytes in flight the resident warps' loads allow")
+    rax.set_ylabel("bandwidth x loaded latency")
+    rax.legend(fontsize=7, loc="upper left")
+    rax.grid(alpha=0.3)
+    return fig
 
 
 OCC_BLOCKS = (32, 64, 128, 256, 384, 512)
@@ -830,7 +1033,7 @@ def dram_occupancy(progress):
                 warps = per_sm * block // WARP
                 launch = kernel[grid, block, 0, shared]
                 t = bench.time_kernel(lambda launch=launch: launch(x, out),
-                                      min_repeat=5, min_time=0.05)
+                                      min_repeat=5, min_time=0.05, hide_launch=True)
                 row = {"ilp": ilp, "block": block, "shared_bytes": shared,
                        "blocks_per_sm": per_sm, "warps_per_sm": warps,
                        "occupancy": 100 * warps / max_warps,
@@ -907,6 +1110,25 @@ def littles_law_agreement(res, *, linear_growth: float = 1.8) -> list[dict]:
                         "agrees": 1 / 1.2 <= r["predicted_gbps"] / r["gbps"] <= 1.2,
                         "growth": growth, "linear": growth >= linear_growth})
     return out
+
+
+def launch_in_timing(res) -> str:
+    """What counting the host's launch work would do to ``dram_littles_law``: at its slowest
+    and fastest points, the bandwidth timed with the launch left out (``gbps``) and with it
+    inside the events (``gbps_launch_counted``). Prints and returns the lines."""
+    _check_res(res, "ilp", "warps_per_sm", "gbps", "gbps_launch_counted")
+    rows = sorted(res.rows, key=lambda r: r["gbps"])
+    lines = []
+    for r in (rows[0], rows[-1]):
+        ms = STREAM_ELEMENTS * FLOAT_BYTES / (r["gbps"] * 1e6)
+        lines.append(f"{r['warps_per_sm']} warps/SM x {r['ilp']} loads (a kernel of "
+                     f"{ms:.2f} ms): {r['gbps']:.0f} GB/s with the launch left out, "
+                     f"{r['gbps_launch_counted']:.0f} GB/s with it counted "
+                     f"({r['gbps_launch_counted'] / r['gbps']:.2f}x)")
+    lines.append(f"({res.label})")
+    text = "\n".join(lines)
+    print(text)
+    return text
 
 
 def latency_levels(res, order: str = "random") -> dict:

@@ -4,7 +4,7 @@ A kernel launch is host work (Python, Numba's argument handling, the driver) and
 command in one of a few hardware work queues. Two experiments measure each part:
 
 ``streams_launch_cost``: ``LAUNCHES`` launches of a kernel that does almost nothing, in one
-stream, issued four ways: Numba's ``kernel[grid, block, stream](...)``; the same with the
+stream, issued four ways, taking turns: Numba's ``kernel[grid, block, stream](...)``; the same with the
 launch configuration made once; CuPy's launcher (where CuPy is installed); and one CUDA
 graph holding all of the launches, captured from Numba's launches and replayed with one
 driver call. For each: the host's time per kernel and the GPU's (CUDA events around all
@@ -60,7 +60,7 @@ extern "C" __global__ void bump(long long* counter) {
 """
 
 LAUNCHES = 200  # kernels per timed batch
-LAUNCH_REPEATS = 7  # timed batches per method; the median is kept
+LAUNCH_REPEATS = 21  # timed batches per method, taking turns; the median is kept
 METHODS = ("Numba: kernel[grid, block, stream](...)",
            "Numba: configuration made once",
            "CuPy: RawKernel",
@@ -146,66 +146,53 @@ def _cupy_bump():
         return None
 
 
-def _timed_batches(issue, stream, launches: int, repeats: int) -> dict:
-    """Time ``issue()`` (which launches ``launches`` kernels into ``stream``) ``repeats``
-    times after one untimed call: host time per kernel (the issuing call) and GPU time per
-    kernel (events in ``stream`` around it), the medians, in microseconds."""
-    issue()
+def _one_batch(issue, stream, launches: int) -> tuple[float, float]:
+    """(host, GPU) microseconds per kernel of one call of ``issue()``, which launches
+    ``launches`` kernels into ``stream``: the issuing call on the host clock, and events in
+    ``stream`` around it."""
+    start, end = cuda.event(), cuda.event()
     cuda.synchronize()
-    host, gpu = [], []
-    for _ in range(repeats):
-        start, end = cuda.event(), cuda.event()
-        cuda.synchronize()
-        start.record(stream)
-        t = time.perf_counter()
-        issue()
-        host.append(1e6 * (time.perf_counter() - t) / launches)
-        end.record(stream)
-        end.synchronize()
-        gpu.append(1e3 * start.elapsed_time(end) / launches)
-    return {"host_us": float(np.median(host)), "gpu_us": float(np.median(gpu)),
-            "host_spread": bench.Timing(host).spread,
-            "gpu_spread": bench.Timing(gpu).spread}
+    start.record(stream)
+    t = time.perf_counter()
+    issue()
+    host = 1e6 * (time.perf_counter() - t) / launches
+    end.record(stream)
+    end.synchronize()
+    return host, 1e3 * start.elapsed_time(end) / launches
 
 
 def launch_cost_rows(launches: int = LAUNCHES, repeats: int = LAUNCH_REPEATS,
                      progress=print) -> list[dict]:
     """The rows of ``streams_launch_cost`` (see the module's doc): one per method that runs
-    here, each checked to have run every kernel exactly once (``counted``)."""
+    here, each checked to have run every kernel exactly once (``counted``).
+
+    The methods take turns: each repeat times one batch of every method, so that a slow
+    moment of the host (another process, a clock change) falls on all of them alike; the
+    garbage collector is off while they run. Medians of ``repeats`` batches, after one
+    untimed batch of each."""
     validate.positive_int(launches, "launches")
     validate.positive_int(repeats, "repeats")
     bench._require_gpu("launch_cost_rows")
-    rows = []
-
-    def row(method, times, counted, **extra):
-        rows.append({"method": method, "launches": launches, **times, "counted": counted,
-                     **extra})
-        progress(f"{method}: host {times['host_us']:.1f} us, GPU {times['gpu_us']:.1f} us "
-                 "per kernel")
-
+    methods = []  # (name, issue(), stream, read the counter, extra columns)
     stream = cuda.stream()
-    counter = cuda.to_device(np.zeros(1, np.int64))
+
+    plain_count = cuda.to_device(np.zeros(1, np.int64))
 
     def numba_launches():
         for _ in range(launches):
-            bump[1, 32, stream](counter)
+            bump[1, 32, stream](plain_count)
 
-    def expect(arr_host, times_called):
-        return int(arr_host[0]) == times_called * launches
-
-    calls = repeats + 1
-    t = _timed_batches(numba_launches, stream, launches, repeats)
-    row(METHODS[0], t, expect(counter.copy_to_host(), calls))
-
-    counter = cuda.to_device(np.zeros(1, np.int64))
     configured = bump[1, 32, stream]
+    configured_count = cuda.to_device(np.zeros(1, np.int64))
 
     def configured_launches():
         for _ in range(launches):
-            configured(counter)
+            configured(configured_count)
 
-    t = _timed_batches(configured_launches, stream, launches, repeats)
-    row(METHODS[1], t, expect(counter.copy_to_host(), calls))
+    methods.append((METHODS[0], numba_launches, stream,
+                    lambda: int(plain_count.copy_to_host()[0]), {}))
+    methods.append((METHODS[1], configured_launches, stream,
+                    lambda: int(configured_count.copy_to_host()[0]), {}))
 
     cupy = _cupy_bump()
     if cupy is None:
@@ -214,37 +201,63 @@ def launch_cost_rows(launches: int = LAUNCHES, repeats: int = LAUNCH_REPEATS,
         cp, kernel = cupy
         c = cp.zeros(1, cp.int64)
         cp_stream = cp.cuda.Stream()
-        seen_by_numba = cuda.external_stream(cp_stream.ptr)  # the same stream, for the events
 
         def cupy_launches():
             with cp_stream:
                 for _ in range(launches):
                     kernel((1,), (32,), (c,))
 
-        t = _timed_batches(cupy_launches, seen_by_numba, launches, repeats)
-        row(METHODS[2], t, expect(c.get(), calls))
+        # the same stream seen by Numba, for the events
+        methods.append((METHODS[2], cupy_launches, cuda.external_stream(cp_stream.ptr),
+                        lambda: int(c.get()[0]), {}))
 
-    counter = cuda.to_device(np.zeros(1, np.int64))
-    bump[1, 32](counter)  # loads the kernel before the capture
+    graph_counter = cuda.to_device(np.zeros(1, np.int64))
+    bump[1, 32](graph_counter)  # loads the kernel before the capture
+    graph_counter = cuda.to_device(np.zeros(1, np.int64))
     cuda.synchronize()
-    counter = cuda.to_device(np.zeros(1, np.int64))
-    t0 = time.perf_counter()
 
     def capture(s):
         for _ in range(launches):
-            bump[1, 32, s](counter)
+            bump[1, 32, s](graph_counter)
 
+    graph = None
+    t0 = time.perf_counter()
     try:
         graph = _CapturedGraph(capture)
     except Exception as err:  # noqa: BLE001 - reported in the progress, the other rows stand
         progress(f"{METHODS[3]}: capture failed here, skipped: {type(err).__name__}: {err}")
-        return rows
-    build_ms = 1e3 * (time.perf_counter() - t0)
+    if graph is not None:
+        methods.append((METHODS[3], graph.launch, graph.stream,
+                        lambda: int(graph_counter.copy_to_host()[0]),
+                        {"build_ms": 1e3 * (time.perf_counter() - t0)}))
+
+    import gc
+
+    was_enabled = gc.isenabled()
+    samples = {name: [] for name, *_ in methods}
     try:
-        t = _timed_batches(graph.launch, graph.stream, launches, repeats)
-        cuda.synchronize()
-        row(METHODS[3], t, expect(counter.copy_to_host(), calls), build_ms=build_ms)
+        for _name, issue, s, _read, _extra in methods:
+            _one_batch(issue, s, launches)  # warms up
+        gc.disable()
+        for _ in range(repeats):
+            for name, issue, s, _read, _extra in methods:
+                samples[name].append(_one_batch(issue, s, launches))
     finally:
+        if was_enabled:
+            gc.enable()
+        cuda.synchronize()
+    rows = []
+    for name, _issue, _s, read, extra in methods:
+        host = [h for h, _ in samples[name]]
+        gpu = [g for _, g in samples[name]]
+        rows.append({"method": name, "launches": launches,
+                     "host_us": float(np.median(host)), "gpu_us": float(np.median(gpu)),
+                     "host_spread": bench.Timing(host).spread,
+                     "gpu_spread": bench.Timing(gpu).spread,
+                     "counted": read() == (repeats + 1) * launches, **extra})
+        progress(f"{name}: host {rows[-1]['host_us']:.1f} us, GPU {rows[-1]['gpu_us']:.1f} us "
+                 "per kernel")
+    if graph is not None:
         graph.close()
     return rows
 
@@ -296,6 +309,11 @@ def show_launch_cost(res) -> list[dict]:
     if numba and grf:
         ratios.append(f"the GPU's time per kernel, Numba's launches against the graph: "
                       f"{numba['gpu_us'] / grf['gpu_us']:.1f}x")
+        build = next((r["build_ms"] for r in res.rows if r.get("build_ms") is not None), None)
+        if build is not None:
+            batch_ms = numba["host_us"] * n / 1e3
+            ratios.append(f"capturing the graph cost as much as {build / batch_ms:.1f} batches "
+                          f"of {n} Numba launches")
     for line in ratios:
         print(line)
     return rows
@@ -304,7 +322,7 @@ def show_launch_cost(res) -> list[dict]:
 # --------------------------------------------------------------------------- hardware queues
 
 QUEUE_STREAMS = 16
-QUEUE_KERNEL_MS = 5.0  # long beside the time to issue the launches
+QUEUE_KERNEL_MS = 10.0  # long beside the time to issue the 32 launches (a few ms in Numba)
 QUEUE_REPEATS = 3
 ORDERS = ("depth-first", "breadth-first")
 DEFAULT_CONNECTIONS = 8  # CUDA's default for CUDA_DEVICE_MAX_CONNECTIONS
@@ -438,7 +456,7 @@ def _queue_iters(target_ms: float) -> int:
     out = cuda.device_array(n, np.float32)
     probe = 2**14
     t = bench.time_kernel(lambda: relax_kernel[1, n](a, b, out, probe), min_repeat=3,
-                          min_time=0.01)
+                          min_time=0.01, hide_launch=True)
     return int(min(2**26, max(probe, probe * target_ms / t.median_ms)))
 
 
@@ -447,8 +465,9 @@ def hardware_queue_rows(connections=QUEUE_CONNECTIONS, n_streams: int = QUEUE_ST
                         progress=print) -> list[dict]:
     """The rows of ``streams_hardware_queues``: per connection count and order, the measured
     makespan, one kernel alone, their ratio (``in_kernels``) and ``queue_model``'s
-    prediction. Each count runs in a new process, except the one this process already has
-    (``CUDA_DEVICE_MAX_CONNECTIONS`` as set here, else CUDA's default of 8)."""
+    prediction. Each count runs in a new process of its own: the driver reads the variable
+    when it creates the process's context, so this process's count is whatever it was then,
+    which the environment now need not say."""
     validate.positive_int(n_streams, "n_streams")
     validate.positive_int(repeats, "repeats")
     validate.positive(kernel_ms, "kernel_ms")
@@ -456,23 +475,18 @@ def hardware_queue_rows(connections=QUEUE_CONNECTIONS, n_streams: int = QUEUE_ST
     for i, c in enumerate(counts):  # the driver's range: 1 to 32
         validate.positive_int(c, f"connections[{i}]", maximum=32)
     bench._require_gpu("hardware_queue_rows")
-    here = os.environ.get(CONNECTIONS_VAR)
-    here = int(here) if here and here.strip().isdigit() else DEFAULT_CONNECTIONS
     iters = _queue_iters(kernel_ms)
     rows = []
     for c in counts:
-        how = "this process" if c == here else "a new process"
-        got = (_queue_rows_here(n_streams, iters, repeats) if c == here else
-               _queue_rows_in_new_process(c, n_streams, iters, repeats))
+        got = _queue_rows_in_new_process(c, n_streams, iters, repeats)
         for r in got:
             rows.append({"connections": c, "timing": r["timing"], "order": r["order"],
                          "n_streams": n_streams, "makespan_ms": r["makespan_ms"],
                          "kernel_ms": r["kernel_ms"], "issue_ms": r["issue_ms"],
                          "in_kernels": r["makespan_ms"] / r["kernel_ms"],
                          "model": queue_model(n_streams, c, r["order"],
-                                              events=r["timing"] == TIMINGS[1]),
-                         "process": how})
-        progress(f"{c} connections ({how}): " + ", ".join(
+                                              events=r["timing"] == TIMINGS[1])})
+        progress(f"{c} connections: " + ", ".join(
             f"{r['order']} {r['makespan_ms'] / r['kernel_ms']:.1f} kernel times "
             f"({r['timing']})" for r in got))
     return rows
@@ -490,15 +504,16 @@ def show_hardware_queues(res) -> list[dict]:
     """Show ``streams_hardware_queues`` as a table (measured against the model, in kernel
     times); return its rows."""
     _check_res(res, "connections", "timing", "order", "n_streams", "makespan_ms", "kernel_ms",
-               "in_kernels", "model")
+               "issue_ms", "in_kernels", "model")
     r0 = res.rows[0]
     print(f"On {res.gpu}: {r0['n_streams']} streams, two dependent one-block kernels in each "
           f"(one kernel alone: {r0['kernel_ms']:.2f} ms).")
     rows = [{"connections": r["connections"], "timing": r["timing"], "order": r["order"],
-             "makespan_ms": r["makespan_ms"], "in_kernels": r["in_kernels"],
-             "model": r["model"]} for r in res.rows]
+             "makespan_ms": r["makespan_ms"], "issue_ms": r["issue_ms"],
+             "in_kernels": r["in_kernels"], "model": r["model"]} for r in res.rows]
     Result("streams_hardware_queues (summary)", rows, res.meta, res.source).show(
-        note="in_kernels: the makespan over one kernel's time alone, both timed the same "
-             "way. model: queue_model's prediction in the same unit (with events=True for the "
-             "rows timed with an event in every stream).")
+        note="issue_ms: the host's time to issue the 32 launches. in_kernels: the makespan "
+             "over one kernel's time alone, both timed the same way. model: queue_model's "
+             "prediction in the same unit (with events=True for the rows timed with an event "
+             "in every stream).")
     return rows

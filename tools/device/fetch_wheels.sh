@@ -8,8 +8,9 @@
 #                       wheels (the machine has those).
 #   .colab1/ .colab2/ … the Colab-like bundle: Colab's preinstalled versions plus what the
 #                       course's first cell installs (numba-cuda[cu12]==0.30.4 with a CUDA 12.8
-#                       toolkit from pip), as one tar split into 60 MiB parts, one per folder, so
-#                       that each folder can be carried in one device call. tools/device/colab_run.sh
+#                       toolkit from pip), as one tar split into 40 MiB parts, one per folder, so
+#                       that each folder can be carried in one device call (a call carries at
+#                       most 64 MiB, the working tree's tracked files included). tools/device/colab_run.sh
 #                       puts them together on the machine.
 #
 # These folders are git-ignored through .git/info/exclude; see tools/device/README.md.
@@ -94,10 +95,10 @@ one_version_each "$tmp/colab"
 list_wheels "$tmp/colab"
 echo "  $(ls "$tmp/colab"/*.whl | wc -l) wheels, $(mib "$tmp/colab")"
 
-# One tar of the wheels (at its top level), split into 60 MiB parts, one part per folder.
+# One tar of the wheels (at its top level), split into 40 MiB parts, one part per folder.
 (cd "$tmp/colab" && tar -cf "$tmp/colab.tar" -- *.whl)
 mkdir "$tmp/parts"
-split -b 60M -d -a 2 "$tmp/colab.tar" "$tmp/parts/part."
+split -b 40M -d -a 2 "$tmp/colab.tar" "$tmp/parts/part."
 rm -rf .colab[0-9]*
 n=0
 for part in "$tmp/parts"/part.*; do

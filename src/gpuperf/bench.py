@@ -167,6 +167,9 @@ def hold_gpu(us: float) -> None:
     _hold_kernel()[1, 1](cell, max(1, int(us * rate)))
 
 
+HOLD_MAX_US = 10_000.0  # a hold longer than this would only slow the measurement down
+
+
 @v.checks(fn=v.Fn("a callable that launches the GPU work, e.g. lambda: kern[g, b](x)"),
           warmup=v.Int(0), min_repeat=v.Int(1), min_time=v.Num(0), max_repeat=v.Int(1),
           flush=v.Bool(), hide_launch=v.Bool())
@@ -183,8 +186,9 @@ def time_kernel(fn, *, warmup: int = 2, min_repeat: int = 10, min_time: float = 
     host has finished launching it: the time includes the host's launch work (tens of
     microseconds in Numba), which matters for kernels shorter than a millisecond or so.
     ``hide_launch=True`` leaves that out: before each start event it enqueues
-    :func:`hold_gpu` for twice the host time that ``fn()`` took in the warm-up, so the
-    event's clock starts when the work is already queued.
+    :func:`hold_gpu` for twice the host time that ``fn()`` took in the last warm-up call plus
+    20 us (at most ``HOLD_MAX_US``), so the event's clock starts when the work is already
+    queued.
     """
     _require_gpu("time_kernel")
     from numba import cuda
@@ -193,9 +197,9 @@ def time_kernel(fn, *, warmup: int = 2, min_repeat: int = 10, min_time: float = 
     for _ in range(max(warmup, 1)):
         t = time.perf_counter()
         fn()
-        host_s = max(host_s, time.perf_counter() - t)
+        host_s = time.perf_counter() - t  # the last call's: the first may have compiled
     cuda.synchronize()
-    hold_us = 2e6 * host_s + 20.0
+    hold_us = min(2e6 * host_s + 20.0, HOLD_MAX_US)
     times: list[float] = []
     total = 0.0
     start, end = cuda.event(), cuda.event()

@@ -807,33 +807,38 @@ def measure_loads(ilp: int, warps_per_sm: int) -> dict:
 
 
 LOADED_ILPS = (1, 4, 16)
-LOADED_WARPS = (1, 2, 4, 8, 16, 32)  # at most half an SM's warps: the probe's thread fits beside
+LOADED_WARPS = (1, 2, 4, 8, 16, 32)  # at most half an SM's warps: the probe's block fits beside
 PROBE_STEPS = 2048
 
 
-def _probe_once(probe, d_nxt, pos, steps, stream, launches=()):
-    """One run of the probe (the unsigned chase) in ``stream``, issued before ``launches``
-    (callables issuing the load in another stream): probe and load spans, in ms, from events
-    recorded in their streams, and where the probe started and ended relative to the load."""
+def _probe_once(probe, d_nxt, pos, steps, stream, launches):
+    """The probe (the unsigned chase) run for ``steps`` steps in ``stream`` inside a load:
+    ``launches`` = (load stream, callables issuing the load). The first half of the load is
+    issued, then the probe, made to wait on the GPU until that half has ended, then the
+    other half. The host has issued the probe long before the wait ends, so the probe's span
+    holds neither the host's launch work nor unloaded time. Returns the probe's nanoseconds
+    per step, the load's span (ms), and how far the probe started after the load
+    (``head_ms``) and ended before it (``tail_ms``)."""
+    load_stream, fns = launches
+    half = max(1, len(fns) // 2)
     cuda.synchronize()
+    a0, a1, started = cuda.event(), cuda.event(), cuda.event()
+    a0.record(load_stream)
+    for fn in fns[:half]:
+        fn()
+    started.record(load_stream)
+    started.wait(stream)  # the probe starts once the first half of the load has run
     b0, b1 = cuda.event(), cuda.event()
     b0.record(stream)
     probe[1, 1, stream](d_nxt, steps, pos)
     b1.record(stream)
-    a0 = a1 = None
-    if launches:
-        load_stream, fns = launches
-        a0, a1 = cuda.event(), cuda.event()
-        a0.record(load_stream)
-        for fn in fns:
-            fn()
-        a1.record(load_stream)
+    for fn in fns[half:]:
+        fn()
+    a1.record(load_stream)
     cuda.synchronize()
-    out = {"probe_ms": b0.elapsed_time(b1)}
-    if a0 is not None:
-        out.update(load_ms=a0.elapsed_time(a1), head_ms=b0.elapsed_time(a0),
-                   tail_ms=b1.elapsed_time(a1))
-    return out
+    return {"probe_ns": b0.elapsed_time(b1) * 1e6 / steps, "probe_ms": b0.elapsed_time(b1),
+            "load_ms": a0.elapsed_time(a1), "head_ms": a0.elapsed_time(b0),
+            "tail_ms": b1.elapsed_time(a1)}
 
 
 @experiment("dram_loaded_latency", chapter="dram",
@@ -846,9 +851,10 @@ def dram_loaded_latency(progress):
     random order, runs in another stream. The probe's time per step is the latency a load sees
     while the memory system carries that bandwidth (``loaded_ns``); the probe alone gives
     ``idle_ns``. ``little_gbps``: the bytes in flight over the loaded latency; and the other
-    way round, ``implied_in_flight``: the measured bandwidth times the loaded latency, the
-    bytes that were on average in flight. The median of three runs after one more; ``covered``
-    says the load ran during the whole probe but its first ``head_ms``."""
+    way round, ``implied_in_flight``: the measured bandwidth times the loaded latency, an
+    estimate of the bytes that were on average in flight. The median of three runs after one
+    more; ``covered``: in every run the probe started after the load's first kernel and ended
+    before its last (``_probe_once``)."""
     bench._require_gpu("dram_loaded_latency")
     sms = device.sm_count()
     l2 = device.info().l2_bytes or 64 * 2**20
@@ -859,9 +865,8 @@ def dram_loaded_latency(progress):
     probe = pointer_chase_unsigned
     probe_stream, load_stream = cuda.stream(), cuda.stream()
     probe[1, 1](d_nxt, 4 * l2 // (WARP * FLOAT_BYTES), pos)  # compiles, and goes round once
-    idle = [_probe_once(probe, d_nxt, pos, PROBE_STEPS, probe_stream)["probe_ms"]
-            for _ in range(4)][1:]
-    idle_ns = float(np.median(idle)) * 1e6 / PROBE_STEPS
+    # Alone: the difference of two chain lengths (the launch cancels), as dram_latency does.
+    idle_ns = _chase_latency_ns(nxt, steps=PROBE_STEPS, kernel=probe)["latency_ns"]
     progress(f"dram_loaded_latency: the probe alone, {idle_ns:.0f} ns per step")
     rows = []
     for ilp in LOADED_ILPS:
@@ -873,14 +878,15 @@ def dram_loaded_latency(progress):
             alone = kernel[blocks, threads]
             one = bench.time_kernel(lambda f=alone, s=stride: f(x, partial, s),
                                     min_repeat=3, min_time=0.01).median_ms
-            # Enough launches to outlast the probe even if latency grows fourfold under load.
-            n = max(3, math.ceil(4 * PROBE_STEPS * idle_ns * 1e-6 / one) + 2)
+            # The second half of the launches alone outlasts the probe, even if latency
+            # grows fourfold under load; the first half outlasts the host's issuing.
+            n = 2 * max(2, math.ceil(4 * PROBE_STEPS * idle_ns * 1e-6 / one) + 1)
             launch = kernel[blocks, threads, load_stream]
             fns = [lambda f=launch, s=stride: f(x, partial, s)] * n
             runs = [_probe_once(probe, d_nxt, pos, PROBE_STEPS, probe_stream,
                                 (load_stream, fns)) for _ in range(4)][1:]
             med = {k: float(np.median([r[k] for r in runs])) for k in runs[0]}
-            loaded_ns = med["probe_ms"] * 1e6 / PROBE_STEPS
+            loaded_ns = med["probe_ns"]
             gbps = bench.gbps(n * STREAM_ELEMENTS * FLOAT_BYTES, med["load_ms"])
             in_flight = bytes_in_flight(resident, ilp, sms)
             rows.append({"ilp": ilp, "warps_per_sm": resident, "bytes_in_flight": in_flight,
@@ -888,7 +894,7 @@ def dram_loaded_latency(progress):
                          "little_gbps": littles_law_gbps(in_flight, loaded_ns),
                          "implied_in_flight": gbps * loaded_ns,
                          "head_ms": med["head_ms"], "probe_ms": med["probe_ms"],
-                         "covered": all(r["tail_ms"] >= 0 for r in runs),
+                         "covered": all(r["tail_ms"] >= 0 and r["head_ms"] > 0 for r in runs),
                          "launches": n})
             progress(f"dram_loaded_latency ilp={ilp:2d} warps/SM={resident:2d}: {gbps:6.0f} GB/s, "
                      f"probe {loaded_ns:5.0f} ns per step, Little {rows[-1]['little_gbps']:6.0f}")
@@ -915,10 +921,10 @@ def show_loaded_latency(res) -> list[dict]:
     print(f"On {res.gpu}: the probe alone takes {res.rows[0]['idle_ns']:.0f} ns per step; "
           "beside the bandwidth kernel:")
     Result("dram_loaded_latency (summary)", rows, res.meta, res.source).show(
-        note="x_idle: the loaded latency over the probe's alone. little_gbps: bytes in flight "
-             "/ loaded latency. in_flight_pct: measured GB/s x loaded latency, as a share of "
-             "the bytes in flight that the resident warps' loads allow. covered: the load "
-             "ran until the probe ended in every run.")
+        note="x_idle: the loaded latency over the probe's alone. little_gbps: the allowed "
+             "bytes in flight (SMs x resident warps x 32 x loads per thread x 4 B) / loaded "
+             "latency. in_flight_pct: measured GB/s x loaded latency, as a share of the allowed "
+             "bytes. covered: the probe ran inside the load in every run.")
     return rows
 
 

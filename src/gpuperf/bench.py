@@ -175,7 +175,7 @@ HOLD_MAX_US = 10_000.0  # a hold longer than this would only slow the measuremen
           flush=v.Bool(), hide_launch=v.Bool())
 def time_kernel(fn, *, warmup: int = 2, min_repeat: int = 10, min_time: float = 0.2,
                 max_repeat: int = 1000, flush: bool = False,
-                hide_launch: bool = False) -> Timing:
+                hide_launch: bool = True) -> Timing:
     """Time ``fn()``, a callable that enqueues GPU work on the default stream.
 
     Each run is bracketed by CUDA events; the function returns once at least
@@ -183,12 +183,14 @@ def time_kernel(fn, *, warmup: int = 2, min_repeat: int = 10, min_time: float = 
     (or ``max_repeat`` runs). ``flush=True`` evicts L2 before each run.
 
     On an idle GPU the start event completes at once, and the kernel starts only when the
-    host has finished launching it: the time includes the host's launch work (tens of
-    microseconds in Numba), which matters for kernels shorter than a millisecond or so.
-    ``hide_launch=True`` leaves that out: before each start event it enqueues
-    :func:`hold_gpu` for twice the host time that ``fn()`` took in the last warm-up call plus
-    20 us (at most ``HOLD_MAX_US``), so the event's clock starts when the work is already
-    queued.
+    host has finished launching it, so a plain event span holds the host's launch work (tens
+    of microseconds in Numba): enough to make a kernel shorter than a millisecond or so read
+    slow. By default (``hide_launch=True``) that is left out: before each start event this
+    enqueues :func:`hold_gpu` for twice the host time that ``fn()`` took in the last warm-up
+    call plus 20 us (at most ``HOLD_MAX_US``), so the event's clock starts when the work is
+    already queued, and the time is the GPU's. Count the launch (``hide_launch=False``) to
+    time what an application that issues one call and waits for it sees, or a sequence of
+    launches each shorter than its launch, where the host, not the GPU, sets the pace.
     """
     _require_gpu("time_kernel")
     from numba import cuda

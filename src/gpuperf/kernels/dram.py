@@ -721,7 +721,7 @@ def _round_ns(kernel, ilp: int, x, partial, stride: int) -> float:
     # One warp touches only a stride-th of x, which would stay in L2 from run to run:
     # flush it before each run, so that the loads go to DRAM as the full grid's do.
     t = bench.time_kernel(lambda: kernel[1, WARP](x, partial, stride), min_repeat=3,
-                          min_time=0.03, flush=True, hide_launch=True)
+                          min_time=0.03, flush=True)
     loads = math.ceil(x.size / stride)  # per thread (lane 0; the others differ by at most 1)
     return t.median_ms * 1e6 / (loads / ilp)
 
@@ -752,14 +752,15 @@ def dram_littles_law(progress):
         for warps in LITTLE_WARPS:
             blocks, threads, resident = _persistent_launch(kernel, warps)
             launch = kernel[blocks, threads]
-            # hide_launch: a kernel of about 0.1 ms would otherwise be timed with the
-            # host's launch work in it, and read tens of percent slow near the ceiling.
+            # time_kernel hides the launch: a kernel of about 0.1 ms would otherwise be timed
+            # with the host's launch work in it, and read tens of percent slow near the ceiling.
             t = bench.time_kernel(lambda launch=launch, s=blocks * threads: launch(x, partial, s),
-                                  min_repeat=5, min_time=0.05, hide_launch=True)
+                                  min_repeat=5, min_time=0.05)
             # The same launch timed the plain way, the host's launch work inside the events:
             # what the hold before the start event leaves out.
             plain = bench.time_kernel(lambda launch=launch, s=blocks * threads:
-                                      launch(x, partial, s), min_repeat=5, min_time=0.02)
+                                      launch(x, partial, s), min_repeat=5, min_time=0.02,
+                                      hide_launch=False)
             in_flight = bytes_in_flight(resident, ilp, sms)
             bw = bench.gbps(STREAM_ELEMENTS * FLOAT_BYTES, t.median_ms)
             pred = littles_law_gbps(in_flight, round_ns)
@@ -800,7 +801,7 @@ def measure_loads(ilp: int, warps_per_sm: int) -> dict:
     blocks, threads, resident = _persistent_launch(kernel, warps_per_sm)
     launch = kernel[blocks, threads]
     t = bench.time_kernel(lambda: launch(x, partial, blocks * threads), min_repeat=5,
-                          min_time=0.05, hide_launch=True)
+                          min_time=0.05)
     return {"gbps": bench.gbps(STREAM_ELEMENTS * FLOAT_BYTES, t.median_ms),
             "warps_per_sm": resident,
             "bytes_in_flight": bytes_in_flight(resident, ilp, device.sm_count())}
@@ -1039,7 +1040,7 @@ def dram_occupancy(progress):
                 warps = per_sm * block // WARP
                 launch = kernel[grid, block, 0, shared]
                 t = bench.time_kernel(lambda launch=launch: launch(x, out),
-                                      min_repeat=5, min_time=0.05, hide_launch=True)
+                                      min_repeat=5, min_time=0.05)
                 row = {"ilp": ilp, "block": block, "shared_bytes": shared,
                        "blocks_per_sm": per_sm, "warps_per_sm": warps,
                        "occupancy": 100 * warps / max_warps,

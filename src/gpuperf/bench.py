@@ -191,6 +191,8 @@ def time_kernel(fn, *, warmup: int = 2, min_repeat: int = 10, min_time: float = 
     already queued, and the time is the GPU's. Count the launch (``hide_launch=False``) to
     time what an application that issues one call and waits for it sees, or a sequence of
     launches each shorter than its launch, where the host, not the GPU, sets the pace.
+    With ``flush=True`` and the launch counted, the flush is waited for before the start event:
+    a flush still running would hide the launch (in part or whole, as the two race).
     """
     _require_gpu("time_kernel")
     from numba import cuda
@@ -208,6 +210,10 @@ def time_kernel(fn, *, warmup: int = 2, min_repeat: int = 10, min_time: float = 
     while len(times) < max_repeat and (len(times) < min_repeat or total < min_time * 1e3):
         if flush:
             flush_l2()
+            if not hide_launch:
+                # The flush would otherwise still be running while the host launches, and
+                # hide part or all of the launch that this timing means to count.
+                cuda.synchronize()
         if hide_launch:
             hold_gpu(hold_us)
         start.record()

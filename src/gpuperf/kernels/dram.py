@@ -407,7 +407,6 @@ def make_strided_chunks(ilp: int):
         lane = cuda.threadIdx.x % 32
         warp = tid // 32
         warps = cuda.gridsize(1) // 32
-        cols = n_chunks // rows
         # Chunk c = col * rows + row. This warp starts at chunk `warp` and steps by
         # `warps` chunks: `step_cols` whole columns and `step_rows` rows (one division,
         # here, instead of one per load).
@@ -416,20 +415,25 @@ def make_strided_chunks(ilp: int):
         step_cols = warps // rows
         step_rows = warps - step_cols * rows
         acc = np.float32(0.0)
-        vals = cuda.local.array(ilp, np.float32)
-        while col < cols:
-            # All the loads first, then the sum: an add right after each load would stall
-            # the warp on that load before it could issue the next (in-order issue), and
-            # leave one load in flight per thread whatever ilp says.
-            for k in range(ilp):
-                vals[k] = x[row * pitch + col * 32 + lane] if col < cols else np.float32(0.0)
+        c = warp
+        # Whole trips need no bounds test, and the wrap of the row is arithmetic, not a
+        # branch: with nothing but arithmetic between them, the compiler issues the ilp
+        # loads of a trip before the first add waits for its load.
+        while c + (ilp - 1) * warps < n_chunks:
+            for _ in range(ilp):
+                acc += x[row * pitch + col * 32 + lane]
                 row += step_rows
-                col += step_cols
-                if row >= rows:
-                    row -= rows
-                    col += 1
-            for k in range(ilp):
-                acc += vals[k]
+                wrap = np.int64(row >= rows)
+                row -= wrap * rows
+                col += step_cols + wrap
+            c += ilp * warps
+        while c < n_chunks:  # the tail: fewer than ilp chunks left for this warp
+            acc += x[row * pitch + col * 32 + lane]
+            row += step_rows
+            wrap = np.int64(row >= rows)
+            row -= wrap * rows
+            col += step_cols + wrap
+            c += warps
         partial[tid] = acc
 
     return strided_chunks

@@ -396,43 +396,54 @@ def make_strided_chunks(ilp: int):
     Row ``r`` starts at element ``r * pitch``, so warps that run at the same time
     (consecutive ``c``) read addresses ``4 * pitch`` bytes apart. Every chunk is read
     once; each thread leaves its partial sum in ``partial``. Blocks must be whole warps.
-    The (row, column) cursor advances by additions only: a 64-bit division per load
-    would cost more than the load and turn the experiment into an arithmetic benchmark.
+    The cursor advances by additions only, in 32-bit unsigned arithmetic (arrays of up to
+    2^31 floats, as ``chunk_geometry`` enforces): a division per load, or 64-bit index
+    arithmetic, would cost more than the effect measured and turn the experiment into an
+    arithmetic benchmark.
     """
     ilp = validate.positive_int(ilp, "ilp", maximum=64)
+
+    u32 = np.uint32
 
     @cuda.jit
     def strided_chunks(x, partial, n_chunks, rows, pitch):
         tid = cuda.grid(1)
-        lane = cuda.threadIdx.x % 32
-        warp = tid // 32
-        warps = cuda.gridsize(1) // 32
-        # Chunk c = col * rows + row. This warp starts at chunk `warp` and steps by
-        # `warps` chunks: `step_cols` whole columns and `step_rows` rows (one division,
-        # here, instead of one per load).
+        lane = u32(cuda.threadIdx.x % 32)
+        warp = u32(tid // 32)
+        warps = u32(cuda.gridsize(1) // 32)
+        n_chunks, rows, pitch = u32(n_chunks), u32(rows), u32(pitch)
+        # Chunk c = col * rows + row starts at element row * pitch + col * 32. This warp
+        # starts at chunk `warp` and steps by `warps` chunks: `step_cols` whole columns and
+        # `step_rows` rows. The offset advances by additions (two divisions here instead of
+        # one per load), in 32-bit unsigned arithmetic: with 64-bit index arithmetic the
+        # instructions between loads, not DRAM, set this kernel's pace.
         row = warp % rows
-        col = warp // rows
         step_cols = warps // rows
         step_rows = warps - step_cols * rows
+        off = row * pitch + (warp // rows) * u32(32)
+        step = step_rows * pitch + step_cols * u32(32)
+        row_span = rows * pitch  # a row wrap: back by rows rows, on by one column
         acc = np.float32(0.0)
         c = warp
-        # Whole trips need no bounds test, and the wrap of the row is arithmetic, not a
-        # branch: with nothing but arithmetic between them, the compiler issues the ilp
-        # loads of a trip before the first add waits for its load.
-        while c + (ilp - 1) * warps < n_chunks:
+        # Whole trips need no bounds test, and the wrap is arithmetic, not a branch: with
+        # nothing but arithmetic between them, the compiler issues the ilp loads of a trip
+        # before the first add waits for its load.
+        while c + u32(ilp - 1) * warps < n_chunks:
             for _ in range(ilp):
-                acc += x[row * pitch + col * 32 + lane]
+                acc += x[off + lane]
+                off += step
                 row += step_rows
-                wrap = np.int64(row >= rows)
+                wrap = u32(row >= rows)
                 row -= wrap * rows
-                col += step_cols + wrap
-            c += ilp * warps
+                off = off - wrap * row_span + wrap * u32(32)
+            c += u32(ilp) * warps
         while c < n_chunks:  # the tail: fewer than ilp chunks left for this warp
-            acc += x[row * pitch + col * 32 + lane]
+            acc += x[off + lane]
+            off += step
             row += step_rows
-            wrap = np.int64(row >= rows)
+            wrap = u32(row >= rows)
             row -= wrap * rows
-            col += step_cols + wrap
+            off = off - wrap * row_span + wrap * u32(32)
             c += warps
         partial[tid] = acc
 
@@ -557,7 +568,8 @@ def chunk_geometry(n_elements: int, stride_bytes: int, *, padded: bool = False) 
     ``padded``); the chunks tile ``n_elements`` floats, every one read once.
     """
     validate.boolean(padded, "padded")
-    n_elements = validate.positive_int(n_elements, "n_elements")
+    # The kernel's cursor is 32-bit unsigned: 2^31 floats leave room for its last step.
+    n_elements = validate.positive_int(n_elements, "n_elements", maximum=2**31)
     stride_bytes = validate.positive_int(stride_bytes, "stride_bytes", minimum=WARP * FLOAT_BYTES)
     chunk_bytes = WARP * FLOAT_BYTES
     if stride_bytes % chunk_bytes:

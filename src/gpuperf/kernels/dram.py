@@ -1075,6 +1075,7 @@ def dram_occupancy(progress):
 STRIDES = [128 << k for k in range(0, 19)]  # 128 B .. 32 MiB
 STRIDE_ELEMENTS = 1 << 28  # 1 GiB: rows = 1 GiB / stride, enough for every warp in flight
 STRIDE_ILPS = (2, 4, 8, 16)  # loads in flight per thread tried before the sweep
+STRIDE_RETIME_SPREAD = 0.10  # repeats further apart than this: the point is timed again
 
 
 @experiment("dram_strides", chapter="dram",
@@ -1109,9 +1110,19 @@ def dram_strides(progress):
             args = (x, partial, geo["n_chunks"], geo["rows"], geo["pitch"])
             t = bench.time_kernel(lambda args=args: kernel[blocks, block](*args),
                                   min_repeat=5, min_time=0.05)
+            timings = 1
+            # A point whose repeats disagree was disturbed (one H100 run read a single
+            # stride at 0.6x with its fastest repeat as fast as its neighbours): time it
+            # again, at most twice, and keep the steadiest timing.
+            while t.spread > STRIDE_RETIME_SPREAD and timings < 3:
+                again = bench.time_kernel(lambda args=args: kernel[blocks, block](*args),
+                                          min_repeat=5, min_time=0.05)
+                timings += 1
+                t = min(t, again, key=lambda tt: tt.spread)
             row = {"stride_bytes": stride, "padded": padded,
                    "pitch_bytes": geo["pitch"] * FLOAT_BYTES, "rows": geo["rows"],
-                   "ilp": ilp, **bench.bandwidth_row(geo["bytes_read"], t)}
+                   "ilp": ilp, "timings": timings,
+                   **bench.bandwidth_row(geo["bytes_read"], t)}
             rows.append(row)
             progress(f"dram_strides stride={stride:9d} padded={padded!s:5s} "
                      f"{row['gbps']:7.0f} GB/s")

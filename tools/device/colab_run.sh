@@ -116,7 +116,11 @@ except Exception as err:  # no GPU, or no toolkit: say so and go on
 EOF
 
 rc=0
-if [ "${COPIES_AT_ONCE:-0}" = 1 ]; then
+if [ "${GPUS:-1}" != 1 ]; then
+    # The notebooks dealt to the machine's GPUs, one share per GPU, both copies of each
+    # (tools/device/selfcheck_gpus.sh), merged into $C/colab.json.
+    OUT= bash tools/device/selfcheck_gpus.sh "$C/colab.json" "$REGEX" "$@" || rc=$?
+elif [ "${COPIES_AT_ONCE:-0}" = 1 ]; then
     # The chapter and student copies in two processes at once, merged as --append merges
     # (about half the device time; with MEASURE = False the GPU only runs kernels and
     # checkers, so the two do not disturb a measurement).
@@ -126,22 +130,8 @@ if [ "${COPIES_AT_ONCE:-0}" = 1 ]; then
         > "$C/student.log" 2>&1 || rc2=$?
     wait "$pid" || rc=$?
     tail -n 20 "$C/chapter.log" "$C/student.log"
-    python3 - "$C/chapter.json" "$C/student.json" "$C/colab.json" <<'PY' || rc=1
-import json, sys
-from pathlib import Path
-parts = [json.loads(Path(p).read_text()) for p in sys.argv[1:3]]
-out = Path(sys.argv[3])
-docs = parts + ([json.loads(out.read_text())] if out.exists() else [])
-for key in ("gpu", "commit", "versions", "budget_s", "mode", "measure", "simulated"):
-    if len({json.dumps(d.get(key), sort_keys=True) for d in docs}) != 1:
-        sys.exit(f"colab_run: the runs differ in {key}; remove {out} or run again")
-rows = {(r["notebook"], r["copy"]): r for d in docs[::-1] for r in d["notebooks"]}
-doc = parts[0]
-doc["notebooks"] = sorted(rows.values(), key=lambda e: (e["copy"] != "chapter", e["notebook"]))
-doc["passed"] = bool(rows) and all(r.get("ok") for r in rows.values())
-out.write_text(json.dumps(doc, indent=1) + "\n")
-print(f"colab_run: merged {len(rows)} rows into {out}; passed: {doc['passed']}")
-PY
+    python3 tools/device/merge_selfchecks.py "$C/colab.json" "$C/chapter.json" "$C/student.json" \
+        || rc=1
 else
     python3 -m gpuperf.selfcheck --only "$REGEX" --copies chapter --out "$C/colab.json" --append "$@" || rc=$?
     python3 -m gpuperf.selfcheck --only "$REGEX" --copies student --out "$C/colab.json" --append "$@" || rc2=$?

@@ -468,7 +468,7 @@ def test_the_ablation_sentences_hold_on_the_record(path):
     g = {(r["width"], r["unroll"], r["accumulators"]): r["gbps"] for r in res.rows
          if r["version"].startswith("(")}
     acc = [g[(w, u, 4)] / g[(w, u, 1)] for w, u in ((1, 4), (4, 1), (4, 4))]
-    assert max(acc) < 1.05 and min(acc) < 1.0  # no help; ratios both ways
+    assert max(acc) < 1.05 and min(acc) > 0.97  # they matter little: a few percent at most
     assert abs(g[(4, 1, 1)] / g[(1, 1, 1)] - 1) < 0.05  # 16-byte loads alone barely move it
     assert abs(g[(1, 4, 1)] / g[(1, 1, 1)] - 1) < 0.05  # four scalar loads per trip: nothing
     v7, v8 = ladder.one(version="v7")["gbps"], res.one(version="v8")["gbps"]
@@ -489,12 +489,14 @@ def test_the_timing_methods_sentences_hold_on_the_record(path):
             assert set(rows) == set(red.TIMING_METHODS)
             if n <= 2**18:  # every event time a multiple of the GPU's busy time
                 assert all(r["ms"] >= 2 * r["gpu_ms"] for r in rows.values()), (version, n)
-            if n <= 2**24:  # the flushed call is the lowest of the three, yet does more work
-                flushed = rows["one call after a flush"]
-                assert flushed["ms"] == min(r["ms"] for r in rows.values()), (version, n)
-                assert flushed["gpu_ms"] >= rows["one call"]["gpu_ms"]
+            if n == 2**24:  # with some GPU work, back to back is the lowest; a flushed call
+                # counts the whole launch as one call does, plus a cold L2
+                flushed, one = rows["one call after a flush"], rows["one call"]
+                assert rows["back to back"]["ms"] == min(r["ms"] for r in rows.values()), (
+                    version, n)
+                assert flushed["ms"] >= one["ms"] and flushed["gpu_ms"] >= one["gpu_ms"]
             if version == "v8" and n <= 2**24:
-                assert all(r["ms"] >= 2 * r["gpu_ms"] for r in rows.values()), (version, n)
+                assert all(r["ms"] >= 3 * r["gpu_ms"] for r in rows.values()), (version, n)
             if n == 2**28:  # every method within a third of the GPU's own time
                 assert all(r["ms"] < 4 / 3 * r["gpu_ms"] for r in rows.values()), (version, n)
     v8 = res.select(version="v8", n=2**28)[0]["gpu_ms"]

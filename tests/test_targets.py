@@ -108,6 +108,25 @@ def test_the_bundle_carries_closures_constants_and_device_functions():
     assert targets.compile_for_targets(kernel, ARGS) == {"7.5": None, "9.0": None}
 
 
+# A notebook variable named like an attribute the kernel uses (a result table called grid).
+grid = {"a table": 1}
+
+
+@cuda.jit
+def _copy_beside_a_global_named_grid(x, out):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        out[i] = x[i]
+
+
+def test_a_global_named_like_an_attribute_stays_out_of_the_bundle():
+    # cuda.grid is an attribute, not the global grid: the kernel compiles.
+    text = targets.bundle(_copy_beside_a_global_named_grid)
+    assert "grid =" not in text and "a table" not in text
+    assert targets.compile_for_targets(_copy_beside_a_global_named_grid, ARGS[:2]) == {
+        "7.5": None, "9.0": None}
+
+
 def test_a_kernel_no_gpu_compiles_fails_in_plain_words():
     result = targets.compile_for_targets(_shape_from_block, (np.zeros(4, np.float32),))
     assert all(result.values())

@@ -18,6 +18,7 @@ skipped with a note, never failed.
 from __future__ import annotations
 
 import builtins
+import dis
 import inspect
 import json
 import sys
@@ -105,7 +106,11 @@ def _numba_type(spec):
 
 
 def _referenced_names(code) -> set:
-    names = set(code.co_names)
+    """The global names ``code`` (and code nested in it) reads. Not ``co_names``: that also
+    holds attribute names, so ``cuda.grid(1)`` would drag in a notebook variable that
+    happens to be called ``grid``."""
+    names = {ins.argval for ins in dis.get_instructions(code)
+             if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
     for const in code.co_consts:
         if isinstance(const, pytypes.CodeType):
             names |= _referenced_names(const)

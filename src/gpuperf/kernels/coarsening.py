@@ -20,7 +20,7 @@ banks, no bounds tests for tiles inside the matrices (but correct tails), and wi
 Experiments (``matmul_*``)
 --------------------------
 ``matmul_coarsen_sweep``: factor x size, with blocks, waves and occupancy.
-``matmul_vecadd_coarsen``: vector add against factor (no gain).
+``matmul_vecadd_coarsen``: vector add against factor (little gain, none from reuse).
 ``matmul_regtile_sweep``: block tile and TM x TN against TFLOP/s and occupancy.
 ``matmul_resources``: registers, shared memory, local memory and occupancy of every variant.
 ``matmul_ladder``: every step at 4096^3 with its % of cuBLAS.

@@ -12,7 +12,7 @@ Experiments
 -----------
 ``gridstride_timing``: what the wall clock, the first call and CUDA events report.
 ``gridstride_launch_sweep``: blocks per SM x threads per block -> GB/s.
-``gridstride_size_sweep``: array size -> GB/s, where launch overhead gives way.
+``gridstride_size_sweep``: array size -> GB/s, timed with the launch left out and counted.
 ``gridstride_ceilings``: the two ceilings of this GPU (copy and cuBLAS).
 """
 
@@ -124,7 +124,7 @@ def _device_vectors(n: int, count: int):
 
 
 @experiment("gridstride_timing", chapter="measuring",
-            title="Four ways to time one copy of 2^28 float32",
+            title="Five ways to time one copy of 2^28 float32",
             units={"ms": "ms", "gbps": "GB/s"})
 def timing_experiment(progress):
     n = N_BIG
@@ -150,11 +150,13 @@ def timing_experiment(progress):
     cuda.synchronize()
     sync_ms = (time.perf_counter() - t) * 1e3 / reps
     ev = bench.time_kernel(lambda: fresh[grid, block](x, out))
+    counted = bench.time_kernel(lambda: fresh[grid, block](x, out), hide_launch=False)
     rows = [
         {"method": "wall clock, first call (includes compilation)", "ms": first_ms},
         {"method": "wall clock, no synchronize (launch only)", "ms": no_sync_ms},
         {"method": "wall clock around 20 calls + synchronize", "ms": sync_ms},
         {"method": "CUDA events, median of repeats", "ms": ev.median_ms},
+        {"method": "CUDA events, launch inside the span", "ms": counted.median_ms},
     ]
     for r in rows:
         r["gbps"] = bench.gbps(nbytes, r["ms"])
@@ -207,7 +209,8 @@ def launch_sweep_experiment(progress):
 
 @experiment("gridstride_size_sweep", chapter="measuring",
             title="Grid-stride copy: GB/s against array size (2^12 to 2^28 float32)",
-            units={"ms": "ms", "gbps": "GB/s", "bytes": "B"})
+            units={"ms": "ms", "gbps": "GB/s", "bytes": "B", "ms_launch_counted": "ms",
+                   "gbps_launch_counted": "GB/s"})
 def size_sweep_experiment(progress):
     big_x, big_out = _cached_vectors(N_BIG)
 
@@ -215,9 +218,16 @@ def size_sweep_experiment(progress):
         n = 2**log2_n
         x, out = big_x[:n], big_out[:n]
         grid, block = launch_config(n, method="grid_stride", block=256, blocks_per_sm=8)
+        flush = n * 8 < 4 * (device.info().l2_bytes or 0)
         t = bench.time_kernel(lambda: copy_grid_stride[grid, block](x, out), min_time=0.05,
-                              flush=n * 8 < 4 * (device.info().l2_bytes or 0))
-        return {"n": n, "bytes": 8 * n, **bench.bandwidth_row(8 * n, t)}
+                              flush=flush)
+        # The same call with the host's launch work inside the events: what one call costs
+        # an application that waits for it.
+        counted = bench.time_kernel(lambda: copy_grid_stride[grid, block](x, out),
+                                    min_time=0.05, flush=flush, hide_launch=False)
+        return {"n": n, "bytes": 8 * n, **bench.bandwidth_row(8 * n, t),
+                "ms_launch_counted": counted.median_ms,
+                "gbps_launch_counted": bench.gbps(8 * n, counted.median_ms)}
 
     return bench.sweep(measure, {"log2_n": list(range(12, 29, 2))}, label="size",
                        progress=progress)
@@ -238,6 +248,27 @@ def ceilings_experiment(progress):
         {"ceiling": "cuBLAS SGEMM (CuPy, FP32)", "value": c["matmul_tflops"], "unit": "TFLOP/s",
          "how": "4096 x 4096 x 4096, 2 n^3 operations"},
     ]
+
+
+def plot_size_sweep(result):
+    """``gridstride_size_sweep``: GB/s against bytes moved, timed two ways (the GPU's time,
+    launch left out; one call as an application waits for it, launch counted), with the
+    copy ceilings."""
+    validate.result(result, "result")
+    for c in ("bytes", "gbps", "gbps_launch_counted"):
+        validate.column(result, c, "result column")
+    from .. import plots
+
+    fig = plots.lines(result, x="bytes", y="gbps", ceilings=plots.copy_ceilings(result),
+                      logx=True, xlabel="bytes moved (read + written)", ylabel="GB/s",
+                      title=f"grid-stride copy: bandwidth against size ({result.gpu})")
+    ax = fig.axes[0]
+    ax.lines[0].set_label("GPU time (launch left out)")
+    pts = sorted((r["bytes"], r["gbps_launch_counted"]) for r in result.rows)
+    ax.plot(*zip(*pts), marker="s", linestyle="--", color=plots.COLORS[1],
+            label="one call, launch counted")
+    plots.legend_if_labelled(ax, fontsize=8, loc="upper left")
+    return fig
 
 
 # --------------------------------------------------------------------------- diagrams
@@ -347,5 +378,5 @@ def check_bandwidth_formula(fn) -> ex.Report:
 
 __all__ = [
     "copy_one_per_thread", "copy_grid_stride", "saxpy_grid_stride", "copy", "launch_config",
-    "check_saxpy", "check_bandwidth_formula", "SIMULATOR",
+    "check_saxpy", "check_bandwidth_formula", "plot_size_sweep", "SIMULATOR",
 ]

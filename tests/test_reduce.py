@@ -502,3 +502,32 @@ def test_the_timing_methods_sentences_hold_on_the_record(path):
     v8 = res.select(version="v8", n=2**28)[0]["gpu_ms"]
     cupy = res.select(version="cupy.sum", n=2**28)[0]["gpu_ms"]
     assert abs(v8 / cupy - 1) < 0.02
+
+
+def test_host_copies_are_counted_while_kernel_threads_read_elements(monkeypatch):
+    """The simulator's kernel threads read elements through __getitem__ while the watcher
+    is on. A read still in progress on another thread must not hide the host's own copy back
+    (a shared 'inside a counted call' flag once did, and let a solution that finished half the
+    reduction on the host pass)."""
+    import threading
+
+    d = cuda.to_device(np.arange(1000, dtype=np.float32))
+    cls = type(cuda.device_array(1, dtype=np.float32))
+    plain_getitem = cls.__getitem__
+    entered, release = threading.Event(), threading.Event()
+
+    def slow_getitem(arr, index):
+        if threading.current_thread() is not threading.main_thread():
+            entered.set()
+            release.wait(10)
+        return plain_getitem(arr, index)
+
+    monkeypatch.setattr(cls, "__getitem__", slow_getitem)
+    with red._device_to_host_bytes() as back:
+        reader = threading.Thread(target=lambda: d[3])
+        reader.start()
+        assert entered.wait(10)
+        d.copy_to_host()  # while the other thread is inside an element read
+        release.set()
+        reader.join(10)
+    assert back[0] == 4 * 1000

@@ -2214,24 +2214,30 @@ def _device_to_host_bytes():
     import threading
 
     counted = [0]
-    inside = [False]  # a copy back made by a counted call is not counted again
-    host = threading.get_ident()  # the simulator's kernel threads read elements too
+    # A copy back made by a counted call is not counted again. Per thread: the simulator's
+    # kernel threads read elements through __getitem__ concurrently, and one shared flag,
+    # set and restored by them in interleaved order, could stay set and hide the host's
+    # copies from the count.
+    state = threading.local()
+    host = threading.get_ident()  # only the host's reads cross to the host
 
     def copy_to_host(arr, *args, **kw):
-        if not inside[0]:
+        outer = getattr(state, "inside", False)
+        if not outer and threading.get_ident() == host:
             counted[0] += int(arr.size) * arr.dtype.itemsize
-        inside[0], outer = True, inside[0]
+        state.inside = True
         try:
             return copy_back(arr, *args, **kw)
         finally:
-            inside[0] = outer
+            state.inside = outer
 
     def element(arr, index):
-        inside[0], outer = True, inside[0]
+        outer = getattr(state, "inside", False)
+        state.inside = True
         try:
             got = getitem(arr, index)
         finally:
-            inside[0] = outer
+            state.inside = outer
         if (not outer and not hasattr(got, "copy_to_host")  # a value, not a device view
                 and threading.get_ident() == host):
             counted[0] += int(np.asarray(got).nbytes)

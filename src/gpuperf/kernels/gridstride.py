@@ -322,9 +322,49 @@ def _launch_configs(n: int):
     return [(1, 1), (2, 4), (1, 32), (3, 64), ((n + 127) // 128, 128)]
 
 
+# The SAXPY exercise's speed bar on a GPU: this share of the device-to-device copy measured in
+# the same check, on 2^26 elements (768 MiB moved: beyond any L2). A plain grid-stride SAXPY
+# launched as launch_config gives it reads 72-81% of the copy ceiling for the copy kernel
+# (gridstride_launch_sweep, H200 and H100); a kernel whose threads each walk a contiguous
+# chunk (uncoalesced) reads far below.
+SAXPY_SPEED_N = 2**26
+SAXPY_SPEED_TARGET = 0.6
+
+
+def _saxpy_speed(chk, kernel) -> None:
+    """Time the student's SAXPY against the copy ceiling of this GPU, measured now: best of
+    two interleaved rounds each, so one noisy window does not decide."""
+    n = SAXPY_SPEED_N
+    x, y, out = _device_vectors(n, 3)
+    y.copy_to_device(x)  # any finite numbers do
+    grid, block = launch_config(n)
+    a = np.float32(2.0)
+    mine_ms = copy_ms = float("inf")
+    for _ in range(2):
+        mine_ms = min(mine_ms, bench.time_kernel(lambda: kernel[grid, block](a, x, y, out),
+                                                 min_time=0.05).median_ms)
+        # 4n bytes copied: 8n bytes read and written, past any L2 as SAXPY's 12n are
+        copy_ms = min(copy_ms, bench.measure_copy(nbytes=4 * n).median_ms)
+    mine, ceiling = bench.gbps(12 * n, mine_ms), bench.gbps(8 * n, copy_ms)
+    with chk.case(f"speed on this GPU (n = 2^{n.bit_length() - 1}, launch [{grid}, {block}])"):
+        chk.note(f"on this GPU your SAXPY moves {mine:.0f} GB/s, {mine / ceiling:.0%} of the "
+                 f"device-to-device copy measured now ({ceiling:.0f} GB/s); the bar is "
+                 f"{SAXPY_SPEED_TARGET:.0%}.")
+        chk.expect(mine >= SAXPY_SPEED_TARGET * ceiling,
+                   f"your SAXPY reaches {mine / ceiling:.0%} of the copy ceiling, under the "
+                   f"{SAXPY_SPEED_TARGET:.0%} bar: in every pass of the loop, consecutive "
+                   "threads must touch consecutive elements (i = cuda.grid(1), then "
+                   "i += cuda.gridsize(1)), so that each warp's loads coalesce; a thread that "
+                   "walks its own contiguous chunk does not.")
+
+
 @ex.refuses_stubs
 def check_saxpy(kernel) -> ex.Report:
-    """Check a grid-stride SAXPY kernel ``kernel(a, x, y, out)``: out = a * x + y."""
+    """Check a grid-stride SAXPY kernel ``kernel(a, x, y, out)``: out = a * x + y.
+
+    Correct under many launch configurations (``[1, 1]`` and grids much smaller than the
+    data) at awkward sizes; on a GPU also at least ``SAXPY_SPEED_TARGET`` of the
+    device-to-device copy's bandwidth, measured in the same check, at 2^26 elements."""
     chk = ex.Checker("grid-stride SAXPY")
     if not chk.is_kernel(kernel):
         return chk.report()
@@ -347,6 +387,12 @@ def check_saxpy(kernel) -> ex.Report:
                     kernel[grid, block](a, x, y, out)
                     ref = a * x.astype(np.float64) + y.astype(np.float64)
                     chk.compare(out, ref, rtol=1e-5, atol=1e-5)
+    if not SIMULATOR and chk.report_.ok:
+        _saxpy_speed(chk, kernel)
+    elif SIMULATOR:
+        chk.note(f"speed not measured: this runs on the simulator. On a GPU the check also asks "
+                 f"for {SAXPY_SPEED_TARGET:.0%} of the device-to-device copy's bandwidth at "
+                 f"2^{SAXPY_SPEED_N.bit_length() - 1} elements.")
     return chk.report()
 
 

@@ -120,9 +120,6 @@ def test_each_checker_refuses_the_course_answer(capsys):
         return dram.loads_per_thread_needed(ceiling_gbps, latency_ns, warps_per_sm, sm_count,
                                             bytes_per_load)
 
-    def place(index, element_bytes, burst_bytes, channels, banks):
-        return dram.DramLayout(burst_bytes, channels, banks).locate_element(index, element_bytes)
-
     def intensity_and_bound(M, N, K, tile, bw_gbps, peak_tflops):
         ai = mm.intensity("tiled", M, N, K, tile)
         return ai, min(peak_tflops, bw_gbps * ai / 1e3)
@@ -140,7 +137,6 @@ def test_each_checker_refuses_the_course_answer(capsys):
              (st.check_predict, predict_ms, "ideal_ms"),
              (g.check_moved_bytes, must_move, "moved_bytes"),
              (dram.check_loads_needed, loads_needed, "loads_per_thread_needed"),
-             (dram.check_channel_bank, place, "DramLayout"),
              (mm.check_intensity, intensity_and_bound, "intensity"),
              (mm.check_tiled, make_my_tiled, "make_tiled"),
              (cz.check_coarsened, make_my_coarsened, "make_coarsened"),

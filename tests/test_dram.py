@@ -375,7 +375,7 @@ def test_ptx_targets_cover_every_kernel():
 
 
 def test_checkers_refuse_non_functions(capsys):
-    assert not dram.check_channel_bank(None)
+    assert not dram.check_bank_queue(None)
     assert not dram.check_loads_needed(3)
 
 
@@ -393,7 +393,7 @@ def test_checker_rejects_known_wrong_solution(path, capsys):
 
 def test_wrong_folder_is_not_empty():
     assert len(WRONG_FILES) >= 10
-    assert {load_answer(p).CHECKER for p in WRONG_FILES} == {"check_channel_bank", "check_loads_needed",
+    assert {load_answer(p).CHECKER for p in WRONG_FILES} == {"check_bank_queue", "check_loads_needed",
                                                              "check_blocks_per_sm"}
 
 

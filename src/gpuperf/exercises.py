@@ -545,6 +545,76 @@ def race_times(mine, reference, *, rounds: int = 5, min_time: float = 0.04,
     return best_mine, best_ref
 
 
+def speed_against_copy(chk: Checker, run, nbytes: int, *, target: float, advice: str,
+                       what: str = "your kernel", rounds: int = 2) -> float:
+    """On a GPU, one case of ``chk``: ``run()`` (the student's launch, moving ``nbytes``) must
+    reach ``target`` times the bandwidth of a device-to-device copy measured now, on this
+    GPU: the ceiling of the student's own GPU, not a number recorded elsewhere. Best of
+    ``rounds`` interleaved rounds on each side, so one noisy window does not decide. The
+    copy moves about as many bytes (never under 256 MiB, past any L2). Returns the fraction
+    reached; ``advice`` follows a miss."""
+    from . import bench
+
+    if not isinstance(chk, Checker):
+        raise TypeError(f"chk must be an exercises.Checker, not {type(chk).__name__}.")
+    v.function(run, "run", what="a callable that launches the student's kernel")
+    v.positive_int(nbytes, "nbytes")
+    v.number(target, "target", positive=True, maximum=1.5)
+    v.string(advice, "advice")
+    v.string(what, "what")
+    v.integer(rounds, "rounds", minimum=1)
+    copy_bytes = max(nbytes // 2, 2**27)  # a copy of b bytes moves 2b
+    mine_ms = copy_ms = float("inf")
+    for _ in range(rounds):
+        mine_ms = min(mine_ms, bench.time_kernel(run, min_time=0.05).median_ms)
+        copy_ms = min(copy_ms, bench.measure_copy(nbytes=copy_bytes).median_ms)
+    mine, ceiling = bench.gbps(nbytes, mine_ms), bench.gbps(2 * copy_bytes, copy_ms)
+    with chk.case(f"speed on this GPU: at least {target:.0%} of a device-to-device copy"):
+        chk.note(f"on this GPU {what} moves {mine:.0f} GB/s, {mine / ceiling:.0%} of the "
+                 f"device-to-device copy measured now ({ceiling:.0f} GB/s); the bar is "
+                 f"{target:.0%}.")
+        chk.expect(mine >= target * ceiling,
+                   f"{what} reaches {mine / ceiling:.0%} of the copy ceiling, under the "
+                   f"{target:.0%} bar: {advice}")
+    return mine / ceiling
+
+
+def speed_against_cublas(chk: Checker, run, n: int, *, target: float, advice: str,
+                         what: str = "your kernel", rounds: int = 2) -> float | None:
+    """On a GPU, one case of ``chk``: ``run()`` (the student's n x n x n float32 product)
+    must reach ``target`` times the FLOP rate of cuBLAS SGEMM (CuPy) at the same size,
+    measured now, on this GPU. Best of ``rounds`` interleaved rounds on each side. Without
+    CuPy there is no ceiling to measure: a note says so and the result is None."""
+    from . import bench
+
+    if not isinstance(chk, Checker):
+        raise TypeError(f"chk must be an exercises.Checker, not {type(chk).__name__}.")
+    v.function(run, "run", what="a callable that launches the student's kernel")
+    v.positive_int(n, "n")
+    v.number(target, "target", positive=True, maximum=1.5)
+    v.string(advice, "advice")
+    v.string(what, "what")
+    v.integer(rounds, "rounds", minimum=1)
+    mine_ms = blas_ms = float("inf")
+    for _ in range(rounds):
+        mine_ms = min(mine_ms, bench.time_kernel(run, min_time=0.05).median_ms)
+        blas = bench.measure_cublas_sgemm(n)
+        if blas is None:
+            chk.note("speed against cuBLAS not measured: CuPy is not installed here.")
+            return None
+        blas_ms = min(blas_ms, blas.median_ms)
+    flop = 2 * n**3
+    mine, ceiling = flop / mine_ms / 1e9, flop / blas_ms / 1e9
+    with chk.case(f"speed on this GPU: at least {target:.0%} of cuBLAS"):
+        chk.note(f"on this GPU {what} runs at {mine:.2f} TFLOP/s, {mine / ceiling:.0%} of "
+                 f"cuBLAS SGEMM measured now at the same size ({ceiling:.1f} TFLOP/s); the "
+                 f"bar is {target:.0%}.")
+        chk.expect(mine >= target * ceiling,
+                   f"{what} reaches {mine / ceiling:.0%} of cuBLAS, under the {target:.0%} "
+                   f"bar: {advice}")
+    return mine / ceiling
+
+
 def bandwidth_line(student_ms: float, reference_ms: float, nbytes: float, *,
                    reference_name: str = "the chapter's kernel") -> str:
     """A one-line GPU speed report: the student's GB/s against the reference's."""

@@ -1248,6 +1248,11 @@ PTX_TARGETS.append((fill_pseudorandom, "void(float64[::1], int64)"))
 # =========================================================================== exercises
 
 REMAP_BLOCK = 128  # the launch the remap exercise uses: 1-D, ceil(rows * cols / 128) blocks
+# The remap exercise's speed bar on a GPU: this share of a device-to-device copy measured in
+# the same check. One element per thread and a division each keep even the right answer
+# well below a plain copy: on an H100 the chapter's solution read 55% of the copy and the
+# uncoalesced kernel 11% (one run, 2026-11-26); a GPU with more bandwidth per SM reads less.
+REMAP_SPEED_TARGET = 0.35
 
 
 @cuda.jit
@@ -1284,7 +1289,9 @@ def check_remap(kernel) -> ex.Report:
     thread per element. First a dry run in the thread emulator (a kernel that would fault
     is never launched), then correct at awkward shapes, then, traced warp by warp in the
     emulator (with or without a GPU), the loads of ``x`` and the stores to ``out`` must be
-    coalesced: 4 sectors per warp request. On a GPU it also times the kernel.
+    coalesced: 4 sectors per warp request. On a GPU it also times the kernel at 4096 x 4096:
+    clearly faster than the uncoalesced one, and at least ``REMAP_SPEED_TARGET`` of a
+    device-to-device copy measured in the same check.
     """
     chk = ex.Checker("remap threads to data (scale rows, coalesced)")
     if not chk.is_kernel(kernel):
@@ -1330,6 +1337,11 @@ def check_remap(kernel) -> ex.Report:
                                        reference_name="the uncoalesced kernel"))
             chk.expect(mine < 0.6 * slow, "your kernel is not clearly faster than the "
                        "uncoalesced one: are consecutive threads reading consecutive elements?")
+        ex.speed_against_copy(
+            chk, lambda: _remap_launch(kernel, x, w, out), 2 * 4 * 4096 * 4096,
+            target=REMAP_SPEED_TARGET, what="your kernel (4096 x 4096)",
+            advice="number the threads along the rows, and keep the index arithmetic per "
+                   "element small (one division by the row length, no more).")
     return chk.report()
 
 

@@ -1035,7 +1035,9 @@ def check_coarsened(make_kernel, tile: int = 8, factor: int = 3, *,
     (ceil(N / (tile * factor)), ceil(M / tile)) blocks, each thread computing ``factor``
     outputs of one row, ``tile`` columns apart. ``along="rows"``: a grid of
     (ceil(N / tile), ceil(M / (tile * factor))) blocks, each thread computing ``factor``
-    outputs of one column, ``tile`` rows apart.
+    outputs of one column, ``tile`` rows apart. On a GPU, ``make_kernel(SPEED_TILE,
+    SPEED_FACTOR)`` must also pass ``matmul._speed_bar``: a share of cuBLAS measured in the
+    same check.
     """
     validate.function(make_kernel, "make_kernel", what="a function make_kernel(tile, factor)")
     mm._check_tile(tile)
@@ -1072,7 +1074,22 @@ def check_coarsened(make_kernel, tile: int = 8, factor: int = 3, *,
     chk.calls(make_kernel, "numba.cuda:local.array",
               why="keep the factor running sums in a cuda.local.array (registers).")
     _check_coarsened_reuse(chk, make_kernel, tile, factor, along)
+    if SIMULATOR:
+        chk.note(f"speed not measured: this runs on the simulator. On a GPU the check also "
+                 f"asks for {mm.TILED_SPEED_TARGET:.0%} of cuBLAS at {mm.TILED_SPEED_N}^3 "
+                 f"with tile {SPEED_TILE}, factor {SPEED_FACTOR}.")
+    elif chk.report_.ok:
+        n, t, f = mm.TILED_SPEED_N, SPEED_TILE, SPEED_FACTOR
+        grid = ((_cdiv(n, t * f), _cdiv(n, t)) if along == "columns"
+                else (_cdiv(n, t), _cdiv(n, t * f)))
+        mm._speed_bar(chk, make_kernel(t, f), grid, (t, t),
+                     f"your kernel (along {along}, tile {t}, factor {f})")
     return chk.report()
+
+
+# The coarsening exercise's speed bar on a GPU (mm._speed_bar): with these, the chapter's
+# kernels read 15-16% of cuBLAS at 1024 and 4096 (matmul_coarsen_sweep, H200 and H100).
+SPEED_TILE, SPEED_FACTOR = 16, 2
 
 
 def _check_coarsened_reuse(chk, make_kernel, tile: int, factor: int, along: str) -> None:

@@ -1654,65 +1654,135 @@ def _sample_layouts():
             DramLayout(256, 16, 16)]
 
 
-def _without_the_answer(fn, *args):
-    """``fn(*args)`` with DramLayout's answering methods watched: returns ``(result, name)``,
-    ``name`` the first method ``fn`` called (the source check cannot see a method read off an
-    object the code makes at run time, such as ``dataclasses.replace(dr.TEXTBOOK, ...)``)."""
-    called = []
-    originals = {m: vars(DramLayout)[m] for m in ("burst_of", "locate", "locate_element", "table")}
+def _bank_queues(indices, element_bytes: int, layout: DramLayout) -> dict:
+    """Accesses per (channel, bank) when concurrent threads load ``indices``: elements in one
+    burst arrive in one access, so each burst counts once."""
+    from collections import Counter
 
-    def watched(name, method):
-        def spy(self, *a, **k):
-            called.append(name)
-            return method(self, *a, **k)
-        return spy
-
-    for name, method in originals.items():
-        setattr(DramLayout, name, watched(name, method))
-    try:
-        result = fn(*args)
-    finally:
-        for name, method in originals.items():
-            setattr(DramLayout, name, method)
-    return result, (called[0] if called else None)
+    bursts = {int(i) * element_bytes // layout.burst_bytes for i in indices}
+    return Counter(layout.locate(b * layout.burst_bytes) for b in bursts)
 
 
-@_exercises.refuses_stubs(solved_by=("DramLayout", "DramLayout.locate_element", "DramLayout.locate"))
-def check_channel_bank(fn):
-    """Exercise: ``fn(index, element_bytes, burst_bytes, channels, banks) -> (channel, bank)``."""
+def _bank_queue_cases(layout: DramLayout, element_bytes: int, rng) -> list[tuple[str, list]]:
+    """Index sets that tell the wrong answers apart, each named so that a student can rebuild
+    it: walks whose stride is one element, one burst, one round of the channels and one round
+    of every bank; a tile's rows; random sets with repeats (listed whole); a single element."""
+    per_burst = max(1, layout.burst_bytes // element_bytes)
+    per_round = per_burst * layout.channels
+    cases = []
+    for name, stride in (("consecutive", 1), ("one burst apart", per_burst),
+                         ("one round of the channels apart", per_round),
+                         ("one round of every bank apart", per_round * layout.banks_per_channel),
+                         ("a random stride", int(rng.integers(2, 3 * per_round)))):
+        count = int(rng.integers(8, 40))
+        start = int(rng.integers(0, 1000))
+        cases.append((f"{count} loads from element {start}, {_plural(stride, 'element')} "
+                      f"apart ({name})",
+                      [start + k * stride for k in range(count)]))
+    width = 4 * per_burst
+    cases.append((f"a 4 x {width} tile at the start of a row-major array {3 * width} elements "
+                  "wide", [r * 3 * width + c for r in range(4) for c in range(width)]))
+    for _ in range(3):
+        picks = rng.integers(0, 50 * per_round, int(rng.integers(5, 60)))
+        indices = [int(i) for i in np.concatenate([picks, picks[:3]])]
+        cases.append((f"the loads {indices}", indices))
+    one = int(rng.integers(0, 10**6))
+    cases.append((f"one load, element {one}", [one]))
+    return cases
+
+
+def _bank_queue_mistakes(indices, element_bytes: int, layout: DramLayout) -> list[tuple]:
+    """(value, why) for each known mistake: what it returns for ``indices``, and the advice."""
+    from collections import Counter
+
+    queues = _bank_queues(indices, element_bytes, layout)
+    bursts = {i * element_bytes // layout.burst_bytes for i in indices}
+    ch, banks = layout.channels, layout.banks_per_channel
+
+    def longest(keys):
+        return max(Counter(keys).values())
+
+    return [
+        (longest(layout.locate(i * element_bytes) for i in indices),
+         "that is what counting elements (or repeats) gives: elements in one burst arrive in "
+         "one access, so count each burst once"),
+        (longest(b % ch for b in bursts), "that is what counting per channel gives: a channel "
+         "has several banks, and only accesses to the same bank wait for each other"),
+        (longest((b // ch) % banks for b in bursts), "that is what counting per bank number "
+         "gives: bank b of channel 0 and bank b of channel 1 are different banks; a bank is "
+         "the pair (channel, bank)"),
+        (len(queues), "that is how many banks are busy; the question is the longest queue, "
+         "the most accesses any one bank serves"),
+        (len(bursts), "that is how many bursts the loads touch, not how many one bank serves"),
+        (longest(layout.locate(b * layout.burst_bytes)
+                 for b in {i // layout.burst_bytes for i in indices}),
+         "that is what taking the index for the byte address gives: element i starts at "
+         "byte i * element_bytes"),
+        (longest((b % ch, b // ch) for b in bursts), "that is what banks that never wrap "
+         "give: after every bank of a channel has had a burst, the next round starts again "
+         "at bank 0"),
+    ]
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+@_exercises.refuses_stubs
+def check_bank_queue(fn):
+    """Exercise: the longest bank queue of a set of loads.
+
+    ``fn(indices, element_bytes, burst_bytes, channels, banks) -> int``: the most accesses
+    any one (channel, bank) serves when concurrent threads load elements ``indices`` of an
+    array that starts at address 0 (``banks`` per channel). A hint names a mistake only
+    where that mistake gives every answer the student's code gave on a system."""
+    import inspect
+
     from .. import exercises as ex
 
-    chk = ex.Checker("channel and bank of an array element")
+    chk = ex.Checker("the longest bank queue of a set of loads")
     if not callable(fn):
         chk.fail(f"expected a function, got {type(fn).__name__}.")
         return chk.report()
+    try:
+        inspect.signature(fn).bind(0, 0, 0, 0, 0)
+    except TypeError:
+        chk.fail(f"{getattr(fn, '__name__', 'your function')} must take five arguments: "
+                 "(indices, element_bytes, burst_bytes, channels, banks).")
+        return chk.report()
+    except ValueError:  # no signature to read (a builtin): let the calls tell
+        pass
     rng = ex.case_rng(4)
     for layout in _sample_layouts():
         for element_bytes in (4, 8, 2):
-            idx = sorted(set(range(20)) | set(int(i) for i in rng.integers(0, 10**6, 12)))
-            name = (f"{layout.burst_bytes}-byte bursts, {layout.channels} channels x "
-                    f"{layout.banks_per_channel} banks, {element_bytes}-byte elements")
-            with chk.case(name):
-                for i in idx:
-                    want = layout.locate_element(i, element_bytes)
-                    got, borrowed = _without_the_answer(fn, i, element_bytes, layout.burst_bytes,
-                                                        layout.channels, layout.banks_per_channel)
-                    if borrowed:
-                        chk.fail(f"your code calls DramLayout.{borrowed} (on a layout it made "
-                                 "or copied), the course's own answer to this exercise: compute "
-                                 "the burst, the channel and the bank yourself.")
-                        return chk.report()
-                    if not isinstance(got, (tuple, list)) or len(got) != 2:
-                        chk.fail(f"returned {got!r} for element {i}; return a pair "
-                                 "(channel, bank).")
+            system = (f"{layout.burst_bytes}-byte bursts, {_plural(layout.channels, 'channel')} "
+                      f"x {_plural(layout.banks_per_channel, 'bank')}, {element_bytes}-byte "
+                      "elements")
+            with chk.case(system):
+                answers = []  # (what, got, want, mistakes)
+                for what, indices in _bank_queue_cases(layout, element_bytes, rng):
+                    got = fn(list(indices), element_bytes, layout.burst_bytes, layout.channels,
+                             layout.banks_per_channel)
+                    whole = isinstance(got, (int, np.integer)) or (
+                        isinstance(got, (float, np.floating)) and float(got).is_integer())
+                    if isinstance(got, bool) or not whole:
+                        chk.fail(f"{what}: returned {got!r}; return the number of accesses, "
+                                 "a whole number.")
                         break
-                    if tuple(int(v) for v in got) != want:
-                        hint = ""
-                        if tuple(got) == want[::-1]:
-                            hint = " (the pair is reversed: channel first, then bank)"
-                        chk.fail(f"element {i}: got (channel, bank) = {tuple(got)}, expected "
-                                 f"{want}{hint}.")
-                        break
+                    answers.append((what, int(got),
+                                    max(_bank_queues(indices, element_bytes, layout).values()),
+                                    _bank_queue_mistakes(indices, element_bytes, layout)))
+                else:
+                    wrong = [a for a in answers if a[1] != a[2]]
+                    if wrong:
+                        what, got, want, _ = wrong[0]
+                        # A mistake is named only if it explains every answer on this system:
+                        # one coincidence on a single index set names nothing.
+                        explains = [k for k in range(len(answers[0][3]))
+                                    if all(a[1] == a[3][k][0] for a in answers)]
+                        hint = f" ({answers[0][3][explains[0]][1]})" if len(explains) == 1 else ""
+                        chk.fail(f"{what}: got {got}, expected {want}{hint}; "
+                                 f"{len(wrong)} of {len(answers)} index sets wrong here.")
     return chk.report()
 
 

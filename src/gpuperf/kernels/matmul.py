@@ -714,7 +714,9 @@ def check_tiled(make_kernel, tile: int = 16, *, a_transposed: bool = False) -> e
     (ceil(N / tile), ceil(M / tile)) blocks: x covers the columns of C, y the rows.
     With ``a_transposed`` the kernel is ``k(At, B, C)``: ``At`` is A's transpose (K x M),
     C is still A @ B, and the loads of ``At`` must be coalesced (traced in the emulator for
-    16 x 16 tiles: at most ``COALESCED_SECTORS`` sectors per warp request).
+    16 x 16 tiles: at most ``COALESCED_SECTORS`` sectors per warp request). On a GPU,
+    ``make_kernel(TILED_SPEED_TILE)`` must also reach ``TILED_SPEED_TARGET`` of cuBLAS SGEMM
+    measured in the same check at ``TILED_SPEED_N``^3.
     """
     _check_tile(tile)
     validate.boolean(a_transposed, "a_transposed")
@@ -745,7 +747,45 @@ def check_tiled(make_kernel, tile: int = 16, *, a_transposed: bool = False) -> e
     _check_reuse(chk, make_kernel, tile, a_transposed)
     if a_transposed:
         _check_coalesced_first_operand(chk, make_kernel)
+    if SIMULATOR:
+        chk.note(f"speed not measured: this runs on the simulator. On a GPU the check also "
+                 f"asks for {TILED_SPEED_TARGET:.0%} of cuBLAS at {TILED_SPEED_N}^3 with "
+                 f"{TILED_SPEED_TILE} x {TILED_SPEED_TILE} tiles.")
+    elif chk.report_.ok:
+        _tiled_speed(chk, make_kernel, a_transposed)
     return chk.report()
+
+
+# The tiled exercise's speed bar on a GPU: this share of cuBLAS SGEMM measured in the same
+# check at TILED_SPEED_N^3, with TILED_SPEED_TILE x TILED_SPEED_TILE tiles. The chapter's tiled
+# kernels read 15-16% of cuBLAS at 2048 (tile 16 or 32), tile 8 10% and the naive ones under
+# 3% (matmul_naive_vs_tiled, H200 and H100).
+TILED_SPEED_N = 2048
+TILED_SPEED_TILE = 16
+TILED_SPEED_TARGET = 0.08
+
+
+def _tiled_speed(chk, make_kernel, a_transposed: bool) -> None:
+    tile = TILED_SPEED_TILE
+    grid = (_cdiv(TILED_SPEED_N, tile), _cdiv(TILED_SPEED_N, tile))
+    _speed_bar(chk, make_kernel(tile), grid, (tile, tile),
+              f"your kernel ({'At' if a_transposed else 'A'}, tile {tile})")
+
+
+def _speed_bar(chk, kernel, grid, block, what: str) -> None:
+    """The matmul exercises' speed bar on a GPU: ``kernel[grid, block](A, B, C)`` on
+    ``TILED_SPEED_N``-square float32 matrices must reach ``TILED_SPEED_TARGET`` of cuBLAS
+    SGEMM measured in the same check (``exercises.speed_against_cublas``)."""
+    n = TILED_SPEED_N
+    rng = np.random.default_rng(3)
+    A = cuda.to_device(rng.random((n, n), dtype=np.float32) - 0.5)
+    B = cuda.to_device(rng.random((n, n), dtype=np.float32) - 0.5)
+    C = cuda.device_array((n, n), np.float32)
+    ex.speed_against_cublas(
+        chk, lambda: kernel[grid, block](A, B, C), n, target=TILED_SPEED_TARGET,
+        what=f"{what}, n = {n}",
+        advice="each element of a tile should be loaded from global memory once and then "
+               "read many times from shared memory, with coalesced global loads.")
 
 
 def _check_reuse(chk, make_kernel, tile: int, a_transposed: bool) -> None:

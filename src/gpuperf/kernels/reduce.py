@@ -1884,14 +1884,12 @@ def v8_ablation_experiment(progress):
     d_int, exact = _integer_pair(n, 5)
     rows = []
 
-    cc = cuda.get_current_device().compute_capability
-
     def add(label, p, width, unroll, accumulators):
         value, t = _measure_plan(p, d_x)
         got = float(p(d_int).copy_to_host()[0])
         kernel = (make_v8(p.block, V8_UNROLL) if label == "v8"
                   else make_v8_ablation(p.block, width, unroll, accumulators))
-        text, _ = cuda.compile_ptx(kernel.py_func, _SIG4, cc=cc)
+        text = _compiled_ptx(kernel.compile(_SIG4))  # the launch's compilation, not a new one
         rows.append(_row(label, n, t, value, ref, width=width, unroll=unroll,
                          accumulators=accumulators, block=p.block, blocks=p.grid,
                          correct=got == exact, ptx_v4_loads=text.count("ld.global.v4.f32"),

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# One part of the measuring GPU self-check, in one device call (carry [".whl"]):
+#
+#   bash tools/device/selfcheck_part.sh <commit> '<--only regex>' [more selfcheck arguments]
+#
+# installs the course bundle, compiles the bytecode of the installed packages once (see below),
+# runs `python -m gpuperf.selfcheck --only <regex>` on both copies and copies the JSON to
+# $OUT/part.json. Merge the parts here with tools/device/merge_selfchecks.py.
+#
+# Why the bytecode step: the machine's image sets PYTHONDONTWRITEBYTECODE=1 and ships PyTorch,
+# numba and the rest without __pycache__, and the course bundle is installed with --no-compile,
+# so every Python process there compiled every module it imported from source: about 4 s for
+# `import gpuperf, numba.cuda, cupy` and 4-5 s more for `import torch.profiler` (the CUPTI
+# timings), in every notebook, on top of the notebook's own work. A normally installed package
+# (pip byte-compiles at install, as on Colab) has that bytecode already. So the script lets
+# Python write bytecode to a cache folder (PYTHONPYCACHEPREFIX) and imports those packages once
+# before the timed notebooks, as an installation would have.
+set -uo pipefail
+commit=${1:?usage: selfcheck_part.sh <commit> <only-regex> [selfcheck args]}
+only=${2:?usage: selfcheck_part.sh <commit> <only-regex> [selfcheck args]}
+shift 2
+python3 -m pip install -q --no-index --no-deps --no-compile --target .site .whl/*.whl || exit 1
+export PYTHONPATH=$PWD/.site:$PWD/src GPUPERF_COMMIT=$commit
+unset PYTHONDONTWRITEBYTECODE
+export PYTHONPYCACHEPREFIX=${PYTHONPYCACHEPREFIX:-/tmp/pycache}
+t0=$(date +%s.%N)
+python3 -c "import gpuperf, numba.cuda, cupy, matplotlib.pyplot, ipykernel.kernelapp, ipywidgets, nbclient
+try:
+    import torch.profiler
+except ImportError:
+    pass" 2>/dev/null
+echo "bytecode compiled in $(echo "$(date +%s.%N) - $t0" | bc) s (once per machine)"
+python3 -m gpuperf.selfcheck --only "$only" --out /tmp/part.json "$@"
+rc=$?
+cp /tmp/part.json "${OUT:-/tmp}/part.json" 2>/dev/null
+exit $rc

@@ -198,7 +198,7 @@ def test_corner_turning_unpadded_and_tile_16():
 
 
 def test_corner_turning_coalesces_b():
-    # B column-major, 32 x 32, one tile: the chapter-5 mapping reads Bt with stride K
+    # B column-major, 32 x 32, one tile: the chapter-4 mapping reads Bt with stride K
     A, Bt = ex.random_array((16, 32), 10), ex.random_array((16, 32), 11)
     C = ex.poisoned((16, 16))
     bad = co.trace(co.make_matmul_bcol(16, "uncoalesced", 0), (1, 1), (16, 16), A, Bt, C)

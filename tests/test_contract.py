@@ -331,6 +331,9 @@ BAD = {
           word="n"),
         B(ex.speed_against_cublas, "chk", print, 64, target=0.5, advice="a",
           err=TypeError, word="chk")],
+    "gpuperf.exercises:speed_not_measured": [
+        B(ex.speed_not_measured, "chk", "60% of a copy", err=TypeError, word="chk"),
+        B(ex.speed_not_measured, ex.Checker("t"), 0.6, err=TypeError, word="bar")],
     "gpuperf.exercises:race_times": [B(ex.race_times, "f", print, err=TypeError, word="mine"),
                                      B(ex.race_times, print, print, rounds=0, word="rounds"),
                                      B(ex.race_times, print, print, hide_launch="yes",

@@ -545,6 +545,41 @@ def race_times(mine, reference, *, rounds: int = 5, min_time: float = 0.04,
     return best_mine, best_ref
 
 
+def _speed_case(chk: Checker, run, ceiling, rate, *, target: float, advice: str, what: str,
+                rounds: int, unit: str, digits: int, verb: str, ceiling_name: str,
+                bar_name: str) -> float | None:
+    """The engine of the speed bars: ``run()`` (the student's launch) against ``ceiling()``,
+    the reference measured now on this GPU (``(bench.Timing, its rate)``, or None where it
+    cannot be measured), best of ``rounds`` interleaved rounds on each side, so that one noisy
+    window does not decide. ``rate(ms)`` turns the student's time into the unit the bar is
+    stated in. One case of ``chk``: the student's rate must reach ``target`` times the
+    reference's. Returns the fraction reached, or None without a reference."""
+    from . import bench
+
+    if not isinstance(chk, Checker):
+        raise TypeError(f"chk must be an exercises.Checker, not {type(chk).__name__}.")
+    v.function(run, "run", what="a callable that launches the student's kernel")
+    v.number(target, "target", positive=True, maximum=1.5)
+    v.string(advice, "advice")
+    v.string(what, "what")
+    v.integer(rounds, "rounds", minimum=1)
+    mine_ms, best = float("inf"), 0.0
+    for _ in range(rounds):
+        mine_ms = min(mine_ms, bench.time_kernel(run, min_time=0.05).median_ms)
+        reference = ceiling()
+        if reference is None:
+            return None
+        best = max(best, reference)
+    mine = rate(mine_ms)
+    with chk.case(f"speed on this GPU: at least {target:.0%} of {bar_name}"):
+        chk.note(f"on this GPU {what} {verb} {mine:.{digits}f} {unit}, {mine / best:.0%} of "
+                 f"{ceiling_name} ({best:.{digits}f} {unit}); the bar is {target:.0%}.")
+        chk.expect(mine >= target * best,
+                   f"{what} reaches {mine / best:.0%} of {bar_name}, under the {target:.0%} "
+                   f"bar: {advice}")
+    return mine / best
+
+
 def speed_against_copy(chk: Checker, run, nbytes: int, *, target: float, advice: str,
                        what: str = "your kernel", rounds: int = 2) -> float:
     """On a GPU, one case of ``chk``: ``run()`` (the student's launch, moving ``nbytes``) must
@@ -555,28 +590,15 @@ def speed_against_copy(chk: Checker, run, nbytes: int, *, target: float, advice:
     reached; ``advice`` follows a miss."""
     from . import bench
 
-    if not isinstance(chk, Checker):
-        raise TypeError(f"chk must be an exercises.Checker, not {type(chk).__name__}.")
-    v.function(run, "run", what="a callable that launches the student's kernel")
     v.positive_int(nbytes, "nbytes")
-    v.number(target, "target", positive=True, maximum=1.5)
-    v.string(advice, "advice")
-    v.string(what, "what")
-    v.integer(rounds, "rounds", minimum=1)
     copy_bytes = max(nbytes // 2, 2**27)  # a copy of b bytes moves 2b
-    mine_ms = copy_ms = float("inf")
-    for _ in range(rounds):
-        mine_ms = min(mine_ms, bench.time_kernel(run, min_time=0.05).median_ms)
-        copy_ms = min(copy_ms, bench.measure_copy(nbytes=copy_bytes).median_ms)
-    mine, ceiling = bench.gbps(nbytes, mine_ms), bench.gbps(2 * copy_bytes, copy_ms)
-    with chk.case(f"speed on this GPU: at least {target:.0%} of a device-to-device copy"):
-        chk.note(f"on this GPU {what} moves {mine:.0f} GB/s, {mine / ceiling:.0%} of the "
-                 f"device-to-device copy measured now ({ceiling:.0f} GB/s); the bar is "
-                 f"{target:.0%}.")
-        chk.expect(mine >= target * ceiling,
-                   f"{what} reaches {mine / ceiling:.0%} of the copy ceiling, under the "
-                   f"{target:.0%} bar: {advice}")
-    return mine / ceiling
+    return _speed_case(
+        chk, run, lambda: bench.gbps(2 * copy_bytes,
+                                     bench.measure_copy(nbytes=copy_bytes).median_ms),
+        lambda ms: bench.gbps(nbytes, ms), target=target, advice=advice, what=what,
+        rounds=rounds, unit="GB/s", digits=0, verb="moves",
+        ceiling_name="the device-to-device copy measured now",
+        bar_name="a device-to-device copy")
 
 
 def speed_against_cublas(chk: Checker, run, n: int, *, target: float, advice: str,
@@ -587,32 +609,31 @@ def speed_against_cublas(chk: Checker, run, n: int, *, target: float, advice: st
     CuPy there is no ceiling to measure: a note says so and the result is None."""
     from . import bench
 
-    if not isinstance(chk, Checker):
-        raise TypeError(f"chk must be an exercises.Checker, not {type(chk).__name__}.")
-    v.function(run, "run", what="a callable that launches the student's kernel")
     v.positive_int(n, "n")
-    v.number(target, "target", positive=True, maximum=1.5)
-    v.string(advice, "advice")
-    v.string(what, "what")
-    v.integer(rounds, "rounds", minimum=1)
-    mine_ms = blas_ms = float("inf")
-    for _ in range(rounds):
-        mine_ms = min(mine_ms, bench.time_kernel(run, min_time=0.05).median_ms)
-        blas = bench.measure_cublas_sgemm(n)
-        if blas is None:
+    flop = 2 * n**3
+
+    def cublas():
+        t = bench.measure_cublas_sgemm(n)
+        if t is None:
             chk.note("speed against cuBLAS not measured: CuPy is not installed here.")
             return None
-        blas_ms = min(blas_ms, blas.median_ms)
-    flop = 2 * n**3
-    mine, ceiling = flop / mine_ms / 1e9, flop / blas_ms / 1e9
-    with chk.case(f"speed on this GPU: at least {target:.0%} of cuBLAS"):
-        chk.note(f"on this GPU {what} runs at {mine:.2f} TFLOP/s, {mine / ceiling:.0%} of "
-                 f"cuBLAS SGEMM measured now at the same size ({ceiling:.1f} TFLOP/s); the "
-                 f"bar is {target:.0%}.")
-        chk.expect(mine >= target * ceiling,
-                   f"{what} reaches {mine / ceiling:.0%} of cuBLAS, under the {target:.0%} "
-                   f"bar: {advice}")
-    return mine / ceiling
+        return flop / t.median_ms / 1e9
+
+    return _speed_case(
+        chk, run, cublas, lambda ms: flop / ms / 1e9, target=target, advice=advice, what=what,
+        rounds=rounds, unit="TFLOP/s", digits=2, verb="runs at",
+        ceiling_name="cuBLAS SGEMM measured now at the same size", bar_name="cuBLAS")
+
+
+def speed_not_measured(chk: Checker, bar: str) -> None:
+    """The note a checker with a speed bar leaves where it cannot measure (the simulator):
+    ``bar`` says what a GPU would also ask, e.g. "60% of a device-to-device copy at 2^26
+    elements"."""
+    if not isinstance(chk, Checker):
+        raise TypeError(f"chk must be an exercises.Checker, not {type(chk).__name__}.")
+    v.string(bar, "bar")
+    chk.note(f"speed not measured: this runs on the simulator. On a GPU the check also asks "
+             f"for {bar}.")
 
 
 def bandwidth_line(student_ms: float, reference_ms: float, nbytes: float, *,

@@ -25,7 +25,7 @@ Kernels
 ``matmul_naive`` / ``matmul_naive_bcol``: the textbook's traversals, B[k, col] against B stored
 column-major (element ``col * K + k``).
 ``make_matmul_bcol(tile, mode, pad)``: tiled matmul with B column-major: ``"uncoalesced"``
-(the chapter-5 loading), ``"corner"`` (corner turning), and ``"rowmajor"`` (B row-major, the
+(the chapter-4 loading), ``"corner"`` (corner turning), and ``"rowmajor"`` (B row-major, the
 reference).
 ``transpose_naive``, ``make_transpose(tile, block_rows, pad)``: the transpose ladder.
 
@@ -690,9 +690,9 @@ MATMUL_MODES = ("rowmajor", "uncoalesced", "corner")
 def make_matmul_bcol(tile: int = 32, mode: str = "corner", pad: int = 0):
     """Tiled C = A @ B (``tile`` x ``tile`` blocks) with B's tiles loaded by ``mode``.
 
-    ``"rowmajor"``: B given row-major (``B[k, j]``), the chapter-5 kernel, the reference.
+    ``"rowmajor"``: B given row-major (``B[k, j]``), the chapter-4 kernel, the reference.
     ``"uncoalesced"``: B given column-major as ``Bt`` (``Bt[j, k]`` is B[k, j]) and loaded
-    with the chapter-5 mapping: thread (ty, tx) loads B[k0+ty, col], so consecutive tx
+    with the chapter-4 mapping: thread (ty, tx) loads B[k0+ty, col], so consecutive tx
     read addresses K apart.
     ``"corner"``: corner turning: thread (ty, tx) loads B[k0+tx, j0+ty] = Bt[j0+ty, k0+tx],
     so consecutive tx read consecutive addresses; it stores into the tile transposed.
@@ -739,7 +739,7 @@ def make_matmul_bcol(tile: int = 32, mode: str = "corner", pad: int = 0):
                 else:
                     Bs[tx, ty] = 0.0
             else:
-                # The chapter-5 mapping on column-major B: tx walks along a row of B,
+                # The chapter-4 mapping on column-major B: tx walks along a row of B,
                 # and B's rows are strided by K in memory.
                 if k0 + ty < K and col < N:
                     Bs[ty, tx] = B[col, k0 + ty]
@@ -1065,7 +1065,7 @@ def traversal_experiment(progress):
 
 MATMUL_VARIANTS = (
     # label, mode, pad
-    ("B row-major (chapter 5)", "rowmajor", 0),
+    ("B row-major (chapter 4)", "rowmajor", 0),
     ("B column-major, uncoalesced", "uncoalesced", 0),
     ("corner turning", "corner", 0),
     ("corner turning + padding", "corner", 1),
@@ -1342,6 +1342,10 @@ def check_remap(kernel) -> ex.Report:
             target=REMAP_SPEED_TARGET, what="your kernel (4096 x 4096)",
             advice="number the threads along the rows, and keep the index arithmetic per "
                    "element small (one division by the row length, no more).")
+    else:
+        ex.speed_not_measured(chk, f"a clear lead over the uncoalesced kernel and "
+                                   f"{REMAP_SPEED_TARGET:.0%} of a device-to-device copy at "
+                                   f"4096 x 4096")
     return chk.report()
 
 

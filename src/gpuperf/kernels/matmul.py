@@ -748,9 +748,8 @@ def check_tiled(make_kernel, tile: int = 16, *, a_transposed: bool = False) -> e
     if a_transposed:
         _check_coalesced_first_operand(chk, make_kernel)
     if SIMULATOR:
-        chk.note(f"speed not measured: this runs on the simulator. On a GPU the check also "
-                 f"asks for {TILED_SPEED_TARGET:.0%} of cuBLAS at {TILED_SPEED_N}^3 with "
-                 f"{TILED_SPEED_TILE} x {TILED_SPEED_TILE} tiles.")
+        ex.speed_not_measured(chk, f"{TILED_SPEED_TARGET:.0%} of cuBLAS at {TILED_SPEED_N}^3 "
+                                   f"with {TILED_SPEED_TILE} x {TILED_SPEED_TILE} tiles")
     elif chk.report_.ok:
         _tiled_speed(chk, make_kernel, a_transposed)
     return chk.report()

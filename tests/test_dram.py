@@ -394,7 +394,8 @@ def test_checker_rejects_known_wrong_solution(path, capsys):
 def test_wrong_folder_is_not_empty():
     assert len(WRONG_FILES) >= 10
     assert {load_answer(p).CHECKER for p in WRONG_FILES} == {"check_bank_queue", "check_loads_needed",
-                                                             "check_blocks_per_sm"}
+                                                             "check_blocks_per_sm",
+                                                             "check_copy_in_flight"}
 
 
 def test_gp_attribute_reaches_the_module():
@@ -484,3 +485,29 @@ def test_loaded_latency_reading_ties_the_two_experiments(capsys):
     other = _fake("dram_littles_law", _fake_little().rows, meta={"gpu": "Another GPU"})
     with pytest.raises(ValueError, match="same GPU"):
         dram.loaded_latency_reading(loaded, other)
+
+
+def test_the_copy_exercise_launch_and_bar(capsys):
+    # On the simulator the launch is small and the speed bar is only announced.
+    assert dram.in_flight_launch() == (2, 32)
+    report = dram.check_copy_in_flight(dram.make_copy(4))  # the chapter's own kernel
+    assert not report
+    out = capsys.readouterr().out
+    assert "course's own code" in out and "Traceback" not in out
+    mod = load_answer(WRONG / "in_flight_one_pass.py")  # one pass: too few elements covered
+    assert not dram.check_copy_in_flight(mod.student)
+    out = capsys.readouterr().out
+    assert "expected src[" in out and "speed not measured" in out
+
+
+def test_the_copy_exercise_names_a_missing_tail(capsys):
+    mod = load_answer(WRONG / "in_flight_no_tail.py")
+    assert not dram.check_copy_in_flight(mod.student)
+    assert "left over after the last whole trip" in capsys.readouterr().out
+
+
+def test_the_copy_exercise_names_writes_past_the_end(capsys):
+    mod = load_answer(WRONG / "in_flight_trip_unguarded.py")
+    assert not dram.check_copy_in_flight(mod.student)
+    out = capsys.readouterr().out
+    assert "past the end" in out or "out of bounds" in out.lower(), out

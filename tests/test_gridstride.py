@@ -50,7 +50,8 @@ def test_bad_input_is_explained(kwargs, err, words):
 
 @pytest.mark.parametrize("name,mod", load_wrong("measuring"), ids=lambda v: v if isinstance(v, str) else "")
 def test_checkers_reject_known_wrong_solutions(name, mod, capsys):
-    checker = gs.check_saxpy if name.startswith("saxpy") else gs.check_bandwidth_formula
+    checker = (gs.check_saxpy if name.startswith("saxpy") else
+               gs.check_call_time if name.startswith("call") else gs.check_bandwidth_formula)
     report = checker(mod.kernel)
     assert not report, f"{name} should be rejected"
     text = capsys.readouterr().out
@@ -70,3 +71,24 @@ def test_grid_stride_diagram_draws():
     assert len(fig.axes[0].patches) == 20
     with pytest.raises(ValueError):
         gs.draw_grid_stride(0, 2, 4)
+
+
+@pytest.mark.parametrize("wrong,hint", [
+    (lambda n, L, B: max(L, 8 * n / (B * 1e3)), "add them"),
+    (lambda n, L, B: L + 4 * n / (B * 1e3), "8 bytes per element"),
+    (lambda n, L, B: (L + 8 * n / (B * 1e3)) / 1e3, "not milliseconds"),
+])
+def test_call_time_checker_names_the_mistake(wrong, hint, capsys):
+    assert not gs.check_call_time(wrong)
+    assert hint in capsys.readouterr().out
+
+
+def test_the_call_model_is_set_beside_every_recorded_size(capsys):
+    from gpuperf import records
+
+    sizes = records.run("gridstride_size_sweep", live=False)
+    rows = gs.compare_call_model(lambda n, L, B: L + 8 * n / (B * 1e3), sizes)
+    assert [r["n"] for r in rows] == sorted(r["n"] for r in sizes.rows)
+    assert rows[0]["ratio"] == pytest.approx(1.0, rel=0.01)  # anchored at the smallest size
+    assert rows[-1]["ratio"] == pytest.approx(1.0, rel=0.1)  # and at the largest, but for the launch
+    assert "largest miss" in capsys.readouterr().out

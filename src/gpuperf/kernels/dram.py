@@ -1995,6 +1995,115 @@ def check_blocks_per_sm(fn):
     return chk.report()
 
 
+# The performance exercise: a copy with one block of IN_FLIGHT_THREADS threads per SM (4 warps,
+# 6% of an H100's or H200's warp slots) must reach IN_FLIGHT_SPEED_TARGET of the device-to-device
+# copy measured in the same check, at IN_FLIGHT_SPEED_N float32. On an H100 (one run, best of
+# three), a grid-stride copy with k loads in flight per thread at this launch read 12% (k = 1),
+# 32% (4), 47% (8) and 63% (16) of the copy; each thread loading 4 consecutive elements, 34%.
+IN_FLIGHT_THREADS = 128
+IN_FLIGHT_SPEED_N = 2**26
+IN_FLIGHT_SPEED_TARGET = 0.4
+_IN_FLIGHT_SIMULATED = (2, 32)  # the simulator runs every thread in Python: a small launch
+
+
+def in_flight_launch() -> tuple[int, int]:
+    """``(blocks, threads)`` of the copy exercise: one block of ``IN_FLIGHT_THREADS`` threads
+    per SM of this GPU (on the simulator, 2 blocks of 32)."""
+    from .. import SIMULATOR
+
+    if SIMULATOR:
+        return _IN_FLIGHT_SIMULATED
+    return device.sm_count(default=2), IN_FLIGHT_THREADS
+
+
+_GUARD = 64  # elements after the end of dst that a correct copy never writes
+
+
+def _only_partial_trips(missed, n: int, total: int) -> bool:
+    """Whether the elements ``missed`` are exactly those that a grid-stride loop of batches
+    of ``u`` loads (some u up to 64), with no loop for the rest, leaves out: the elements of
+    each thread's last, partial batch."""
+    if missed.size == 0:
+        return False
+    idx = np.arange(n)
+    for u in range(2, 65):
+        start = idx % total + (idx // total) // u * u * total  # the batch each element is in
+        partial = idx[start + (u - 1) * total >= n]
+        if partial.size == missed.size and np.array_equal(partial, missed):
+            return True
+    return False
+
+
+@_exercises.refuses_stubs(solved_by=("make_copy", "make_sum_loads"))
+def check_copy_in_flight(kernel):
+    """Exercise: a copy with few threads, ``kernel(src, dst)``.
+
+    The kernel copies float32 ``src`` into ``dst`` (same length, any length), launched with
+    ``in_flight_launch()``: few threads, so it must keep several loads in flight per thread.
+    Every element copied exactly, nothing written past the
+    end of ``dst`` (guard cells after it), ``src`` untouched; sizes around multiples of the
+    grid's thread count, so that whole trips and tails both run. On a GPU, also at least
+    ``IN_FLIGHT_SPEED_TARGET`` of a device-to-device copy measured in the same check, at
+    ``IN_FLIGHT_SPEED_N`` elements."""
+    from .. import SIMULATOR
+    from .. import exercises as ex
+
+    chk = ex.Checker("a copy with few threads: loads in flight")
+    if not chk.is_kernel(kernel):
+        return chk.report()
+    blocks, threads = in_flight_launch()
+    total = blocks * threads  # threads in the grid
+    if not ex.preflight(chk, kernel, 2, 32, ex.random_array(200, 3), ex.poisoned(200)):
+        return chk.report()
+    sizes = sorted({1, 2, 31, 33, 100, total - 1, total, total + 1, 3 * total + 5,
+                    8 * total - 1, 8 * total + 3, 16 * total, 17 * total + 1, 40 * total + 7,
+                    *ex.hidden_sizes(1, 40 * total)})
+    for seed in ex.seeds():
+        for n in sizes if seed == 0 else sizes[::3]:
+            with chk.case(f"n={n}, launch [{blocks}, {threads}]", seed=seed):
+                src_host = ex.random_array(n, seed * 7919 + n)
+                src = cuda.to_device(src_host)
+                whole = cuda.to_device(ex.poisoned(n + _GUARD))
+                kernel[blocks, threads](src, whole[:n])
+                got = whole.copy_to_host()
+                missed = np.flatnonzero(got[:n] != src_host)
+                if missed.size:
+                    i = int(missed[0])
+                    tail = _only_partial_trips(missed, n, total)
+                    chk.fail(f"dst[{i}] is {float(got[i]):g}, expected src[{i}] = "
+                             f"{float(src_host[i]):g} ({missed.size} of {n} elements wrong"
+                             + ((", each in its thread's last, partial batch: the elements "
+                                 "left over after the last whole trip need their own loop)"
+                                 if missed.size < n else
+                                 "; if your loop copies whole batches only, this n is smaller "
+                                 "than one batch: the elements left over after the last whole "
+                                 "trip need their own loop)") if tail else ")"))
+                written = np.flatnonzero(~np.isnan(got[n:]))
+                if written.size:
+                    chk.fail(f"wrote past the end of dst (dst[{n + int(written[0])}] of a "
+                             f"dst of {n} elements): test every index against n before "
+                             "loading or storing.")
+                if not np.array_equal(src.copy_to_host(), src_host):
+                    chk.fail("src changed: the copy must only read it.")
+    if SIMULATOR:
+        ex.speed_not_measured(chk, f"{IN_FLIGHT_SPEED_TARGET:.0%} of a device-to-device copy "
+                                   f"at 2^{IN_FLIGHT_SPEED_N.bit_length() - 1} elements, "
+                                   f"launched with one block of {IN_FLIGHT_THREADS} threads "
+                                   "per SM")
+    elif chk.report_.ok:
+        n = IN_FLIGHT_SPEED_N
+        src = cuda.to_device(ex.random_array(n, 5))
+        dst = cuda.device_array(n, np.float32)
+        ex.speed_against_copy(
+            chk, lambda: kernel[blocks, threads](src, dst), 8 * n,
+            target=IN_FLIGHT_SPEED_TARGET,
+            what=f"your copy ({blocks} blocks of {threads} threads, n = 2^{n.bit_length() - 1})",
+            advice="with this few threads, Little's law asks for several loads in flight per "
+                   "thread: load a batch of elements (each a grid's width apart, so that each "
+                   "warp's loads stay coalesced) into registers before storing any of them.")
+    return chk.report()
+
+
 def verify_prediction(loads: int, warps_per_sm: int, res=None) -> dict:
     """Look up the measured bandwidth at ``loads`` per thread and ``warps_per_sm`` warps/SM.
 

@@ -18,6 +18,7 @@ Experiments
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -408,7 +409,88 @@ def check_bandwidth_formula(fn) -> ex.Report:
     return chk.report()
 
 
+def _call_us(n, launch_us: float, gbps: float) -> float:
+    """The model of ``ex-measuring-call-time``: one call of the copy of ``n`` float32 costs
+    the launch, then its 8n bytes (read and written) at ``gbps``."""
+    return launch_us + 8 * n / (gbps * 1e3)  # bytes / (GB/s) = ns; / 1e3 = us
+
+
+# Mistakes the call-time exercise names, each as the answer it gives.
+_CALL_MISTAKES = {
+    "the copy also writes: count 8 bytes per element (4 read, 4 written)":
+        lambda n, L, B: L + 4 * n / (B * 1e3),
+    "the launch and the transfer follow each other: add them, do not take the larger":
+        lambda n, L, B: max(L, 8 * n / (B * 1e3)),
+    "GB/s here means 1e9 bytes per second, not 2**30":
+        lambda n, L, B: L + 8 * n / (B * 2**30 / 1e6),
+    "return microseconds: the launch is given in microseconds, and bytes / (GB/s) is in "
+    "nanoseconds": lambda n, L, B: L + 8 * n / B,
+    "return microseconds, not milliseconds": lambda n, L, B: (L + 8 * n / (B * 1e3)) / 1e3,
+    "a call costs its launch too: add launch_us": lambda n, L, B: 8 * n / (B * 1e3),
+}
+
+
+@ex.refuses_stubs
+def check_call_time(fn) -> ex.Report:
+    """Check ``fn(n, launch_us, gbps)``: microseconds for one call of the copy of ``n`` float32."""
+    chk = ex.Checker("the time of one call, predicted")
+    if not callable(fn):
+        chk.fail(f"expected a function fn(n, launch_us, gbps), got {type(fn).__name__}.")
+        return chk.report()
+    rng = ex.case_rng(11)
+    cases = [(2**12, 9.5, 2500.0), (2**20, 9.5, 2500.0), (2**28, 9.5, 2500.0),
+             (10**6, 20.0, 300.0), (1, 5.0, 1000.0), (3 * 10**7, 12.0, 700.0),
+             (int(rng.integers(10**3, 10**9)), float(rng.uniform(2, 40)),
+              float(rng.uniform(100, 5000)))]
+    for n, launch_us, gbps in cases:
+        with chk.case(f"n={n:,}, launch {launch_us:.4g} us, {gbps:.4g} GB/s"):
+            got = fn(n, launch_us, gbps)
+            want = _call_us(n, launch_us, gbps)
+            if isinstance(got, bool) or not isinstance(got, (int, float, np.integer, np.floating)):
+                chk.fail(f"returned {type(got).__name__}; return the time as a number of "
+                         "microseconds.")
+                continue
+            if abs(got / want - 1) > 1e-6:
+                # A mistake is named only where it alone gives this answer (at n = 1 several
+                # mistakes differ from each other by less than a part in a million).
+                named = [h for h, f in _CALL_MISTAKES.items()
+                         if abs(got / f(n, launch_us, gbps) - 1) < 1e-9]
+                hint = named[0] if len(named) == 1 else None
+                chk.fail(f"got {got:.6g} us, expected {want:.6g}" + (f": {hint}." if hint else "."))
+    return chk.report()
+
+
+def compare_call_model(fn, sizes) -> list[dict]:
+    """Set ``fn(n, launch_us, gbps)`` (the call-time exercise's model) beside every size of
+    ``sizes`` (``gridstride_size_sweep``, timed as one call with its launch), with the two
+    numbers taken from the sweep itself: the smallest size's time as ``launch_us`` and the
+    largest size's bandwidth as ``gbps``. Prints one line per size and the largest miss;
+    returns the rows (``n``, ``measured_us``, ``predicted_us``, ``ratio`` = measured /
+    predicted)."""
+    validate.function(fn, "fn", what="your model fn(n, launch_us, gbps)")
+    validate.result(sizes, "sizes")
+    for c in ("n", "ms_launch_counted", "gbps_launch_counted"):
+        validate.column(sizes, c, "sizes column")
+    ordered = sorted(sizes.rows, key=lambda r: r["n"])
+    launch_us = ordered[0]["ms_launch_counted"] * 1e3
+    gbps = ordered[-1]["gbps_launch_counted"]
+    print(f"{sizes.gpu}: launch_us = {launch_us:.1f} (the smallest size as one call), "
+          f"gbps = {gbps:,.0f} (the largest size as one call)")
+    print(f"{'n':>13s} {'measured us':>12s} {'predicted us':>13s} {'measured / predicted':>21s}")
+    rows = []
+    for r in ordered:
+        predicted = float(fn(r["n"], launch_us, gbps))
+        measured = r["ms_launch_counted"] * 1e3
+        rows.append({"n": r["n"], "measured_us": measured, "predicted_us": predicted,
+                     "ratio": measured / predicted})
+        print(f"{r['n']:13,d} {measured:12.1f} {predicted:13.1f} {measured / predicted:21.2f}")
+    worst = max(rows, key=lambda q: abs(math.log(q["ratio"])))
+    print(f"largest miss: n = {worst['n']:,}, measured {worst['ratio']:.2f}x the prediction")
+    return rows
+
+
 __all__ = [
     "copy_one_per_thread", "copy_grid_stride", "saxpy_grid_stride", "copy", "launch_config",
-    "check_saxpy", "check_bandwidth_formula", "plot_size_sweep", "SIMULATOR",
+    "check_saxpy", "check_bandwidth_formula", "check_call_time", "compare_call_model",
+    "plot_size_sweep", "SIMULATOR",
 ]

@@ -483,6 +483,10 @@ BAD = {
     "gpuperf.kernels.coarsening:explore_coarsening": [B(cs.explore_coarsening, y="gbs",
                                                         word="y")],
     "gpuperf.kernels.coarsening:explore_regtile": [B(cs.explore_regtile, R, word="res")],
+    "gpuperf.kernels.coarsening:compare_tile_reuse": [
+        B(cs.compare_tile_reuse, "f", R, err=TypeError, word="fn"),
+        B(cs.compare_tile_reuse, print, "rt", err=TypeError, word="res"),
+        B(cs.compare_tile_reuse, print, R, word="kind")],
     "gpuperf.kernels.coarsening:check_tile_reuse": [rep(cs.check_tile_reuse, 3, word="function")],
     "gpuperf.kernels.coarsening:check_coarsened": [B(cs.check_coarsened, "k", err=TypeError,
                                                      word="make_kernel")],

@@ -1242,12 +1242,55 @@ def check_best_factor(answer: dict, res=None) -> ex.Report:
     return chk.report()
 
 
+def compare_tile_reuse(fn, res) -> list[dict]:
+    """The predict-then-measure half of ``ex-coarsening-tile-reuse``: ``fn(bm, bn, tm, tn)``'s
+    predictions for every configuration of the register-tiling sweep ``res``
+    (``matmul_regtile_sweep``) beside the TFLOP/s it measured for each kernel form. Prints
+    one line per configuration, then, for each form, in how many pairs of configurations with
+    different multiply-adds per shared load the one with more was also faster. Returns the
+    rows (the predictions and the measured TFLOP/s by form)."""
+    validate.function(fn, "fn", what="your tile_reuse(bm, bn, tm, tn)")
+    validate.result(res, "res")
+    for c in ("kind", "bm", "bn", "tm", "tn", "tflops", "blocks_per_sm"):
+        validate.column(res, c, "res column")
+    kinds = res.values("kind")
+    configs = sorted({(r["bm"], r["bn"], r["tm"], r["tn"]) for r in res.rows})
+    rows = []
+    for bm, bn, tm, tn in configs:
+        threads, ai, reuse = fn(bm, bn, tm, tn)
+        measured = {k: max((r["tflops"] for r in res.select(kind=k, bm=bm, bn=bn, tm=tm, tn=tn)),
+                           default=None) for k in kinds}
+        rows.append({"config": f"{bm}x{bn}, {tm}x{tn}", "threads": threads,
+                     "flop_per_byte": float(ai), "fma_per_shared_load": float(reuse),
+                     **{f"tflops {k}": v for k, v in measured.items()}})
+    head = f"{'block, thread tile':20s} {'threads':>7s} {'FLOP/B':>7s} {'FMA/load':>8s}"
+    print(f"your predictions beside the TFLOP/s measured on {res.gpu} (best BK of each form):")
+    print(head + "".join(f" {k:>11s}" for k in kinds))
+    for r in rows:
+        print(f"{r['config']:20s} {r['threads']:7d} {r['flop_per_byte']:7.1f} "
+              f"{r['fma_per_shared_load']:8.2f}"
+              + "".join(f" {r[f'tflops {k}']:11.1f}" if r[f"tflops {k}"] is not None
+                        else f" {'-':>11s}" for k in kinds))
+    for k in kinds:
+        pairs = agree = 0
+        for a in rows:
+            for b in rows:
+                ta, tb = a[f"tflops {k}"], b[f"tflops {k}"]
+                if (a["fma_per_shared_load"] > b["fma_per_shared_load"] + 1e-9
+                        and ta is not None and tb is not None):
+                    pairs += 1
+                    agree += ta > tb
+        print(f"{k}: more multiply-adds per shared load was also faster in {agree} of {pairs} "
+              "pairs of configurations")
+    return rows
+
+
 __all__ = [
     "make_coarsened", "vecadd", "make_vecadd_coarsened", "make_regtile_scalar", "make_regtile",
     "coarsened_variant", "regtile_variant", "variant", "matmul", "vector_add", "resources",
     "waves", "grid_blocks", "ladder_variants", "measure_point", "measure_regtile_point",
     "explore_coarsening", "explore_regtile", "check_coarsened", "check_best_factor",
-    "check_tile_reuse", "make_regtile_double", "make_regtile_1d", "regtile_1d_variant",
+    "check_tile_reuse", "compare_tile_reuse", "make_regtile_double", "make_regtile_1d", "regtile_1d_variant",
     "REGTILE_1D_CONFIGS", "regtile_1d_summary", "tuning_table", "show_tuning", "sass_count", "cap_summary",
     "double_buffer_summary", "VERSIONS", "FACTORS", "REGTILE_CONFIGS", "CAP_FACTORS",
     "DOUBLE_CONFIGS",

@@ -13,8 +13,10 @@
 # `import gpuperf, numba.cuda, cupy` and 4-5 s more for `import torch.profiler` (the CUPTI
 # timings), in every notebook, on top of the notebook's own work. A normally installed package
 # (pip byte-compiles at install, as on Colab) has that bytecode already. So the script lets
-# Python write bytecode to a cache folder (PYTHONPYCACHEPREFIX) and imports those packages once
-# before the timed notebooks, as an installation would have.
+# Python write bytecode to a cache folder (PYTHONPYCACHEPREFIX) and compiles those packages once
+# before the timed notebooks, as an installation would have. Importing them was not enough: on a
+# fresh machine the first notebook to compile register-tiled kernels spent 22 s in one cell that
+# took 13 s in the next notebook that ran it (numba imports modules lazily as it compiles).
 set -uo pipefail
 commit=${1:?usage: selfcheck_part.sh <commit> <only-regex> [selfcheck args]}
 only=${2:?usage: selfcheck_part.sh <commit> <only-regex> [selfcheck args]}
@@ -24,11 +26,22 @@ export PYTHONPATH=$PWD/.site:$PWD/src GPUPERF_COMMIT=$commit
 unset PYTHONDONTWRITEBYTECODE
 export PYTHONPYCACHEPREFIX=${PYTHONPYCACHEPREFIX:-/tmp/pycache}
 t0=$(date +%s.%N)
-python3 -c "import gpuperf, numba.cuda, cupy, matplotlib.pyplot, ipykernel.kernelapp, ipywidgets, nbclient
+python3 - <<'PY' 2>/dev/null
+# Imports alone leave out the modules numba imports lazily (while it types and lowers a kernel):
+# compile every module of the packages the notebooks use, as pip does when it installs them.
+import compileall, importlib, os
+for name in ("gpuperf", "numba", "numba_cuda", "llvmlite", "numpy", "cupy", "matplotlib",
+             "ipykernel", "IPython", "ipywidgets", "nbclient", "jupyter_client", "zmq", "tornado"):
+    try:
+        module = importlib.import_module(name)
+    except ImportError:
+        continue
+    compileall.compile_dir(os.path.dirname(module.__file__), quiet=2, workers=0)
 try:
-    import torch.profiler
+    import torch.profiler  # the CUPTI timings; compiling all of torch would take minutes
 except ImportError:
-    pass" 2>/dev/null
+    pass
+PY
 echo "bytecode compiled in $(echo "$(date +%s.%N) - $t0" | bc) s (once per machine)"
 python3 -m gpuperf.selfcheck --only "$only" --out /tmp/part.json "$@"
 rc=$?

@@ -151,6 +151,20 @@ def test_strided_copy_touches_only_its_elements(dtype):
     assert np.isnan(np.delete(y, np.arange(0, 100, 4))).all()
 
 
+def test_the_strided_copys_halves_touch_what_the_copy_touches():
+    """The profiler's ablation: the loads alone sum exactly the copied elements (tails
+    included); the stores alone write exactly them, nothing between."""
+    x = ex.random_array(100, 7)
+    sums = ex.poisoned(16)
+    co.make_read_strided(2)[2, 8](x, sums, 25, 4)
+    mine = [x[4 * np.arange(i, 25, 16)].sum(dtype=np.float64) for i in range(16)]
+    np.testing.assert_allclose(sums, mine, rtol=1e-6)
+    y = ex.poisoned(100)
+    co.write_strided[2, 8](y, 25, 4)
+    np.testing.assert_array_equal(y[::4], np.arange(25, dtype=np.float32))
+    assert np.isnan(np.delete(y, np.arange(0, 100, 4))).all()
+
+
 @pytest.mark.parametrize("kwargs,err,words", [
     ({"src": [1.0]}, TypeError, "NumPy array"),
     ({"src": np.ones(4)}, TypeError, "float32"),

@@ -140,7 +140,11 @@ def test_the_launch_functions_run_under_the_simulator(monkeypatch):
     profiling._launch_from_argv(["stride", "2", "64"])
     profiling._launch_from_argv(["transpose", "-1", "32"])
     profiling._launch_from_argv(["reduce", "v2", "64", "256"])
-    assert len(calls) == 3
+    profiling._launch_from_argv(["stride_part", "loads", "2", "64"])
+    profiling._launch_from_argv(["stride_part", "stores", "2", "64"])
+    assert len(calls) == 5
+    with pytest.raises(ValueError, match="part='both'"):
+        profiling._stride_part_launch("both", 2, 64)
 
 
 def test_the_recorded_metrics_back_what_chapters_2_to_5_now_say():
@@ -310,3 +314,24 @@ def test_the_recorded_cupti_timeline_backs_chapter_7(path, capsys):
         assert s["h2d"]["events_sum_ms"] > s["h2d"]["gpu_busy_ms"]
         assert s["kernel"]["events_sum_ms"] > s["kernel"]["gpu_busy_ms"]
     assert res.gpu in capsys.readouterr().out
+
+
+def test_the_strided_copys_dram_reads_are_its_loads_plus_its_stores():
+    """Chapter 2's ablation (recorded on an H100): the loads alone read what the sector model
+    says up to stride 8 and twice that from stride 16 (sectors fetched in pairs); the stores
+    alone make DRAM read about the model's bytes from stride 2 on (partial sectors filled),
+    none at stride 1; the copy reads the two added up."""
+    parts = profiling.stride_parts_table(records.run("profiling_stride_parts"))
+    assert [r["stride"] for r in parts.rows] == list(profiling.PROFILED_STRIDES)
+    for r in parts.rows:
+        model, loads, stores = r["sector model"], r["loads only"], r["stores only"]
+        assert loads == pytest.approx(model * (2 if r["stride"] >= 16 else 1), rel=0.01)
+        if r["stride"] == 1:
+            assert stores < 0.01
+        else:
+            assert 0.9 * model <= stores <= 1.01 * model
+        assert r["copy"] == pytest.approx(r["loads + stores"], rel=0.02)
+    res = records.run("profiling_stride_parts")
+    gap = [r for r in res.rows if not (r["stride"] == 2 and r["kernel"] == "stores only")]
+    with pytest.raises(ValueError, match="stride 2 has no row for stores only"):
+        profiling.stride_parts_table(records.Result(res.name, gap, res.meta, res.source))

@@ -17,8 +17,9 @@ Captured real output is in ``tests/fixtures/profiling/``.
 
 The experiments run the tools like any other experiment (``python -m gpuperf.record --only
 profiling_`` on a GPU with the tools; replayed from the record elsewhere), each on the chapter's
-own kernel and launch: ``profiling_stride`` and ``profiling_transpose`` (chapter 2: sectors per
-request, DRAM bytes, bank conflicts), ``profiling_latency`` (chapter 3: DRAM throughput and
+own kernel and launch: ``profiling_stride``, ``profiling_stride_parts`` (the strided copy's
+loads and stores profiled apart) and ``profiling_transpose`` (chapter 2: sectors per request,
+DRAM bytes, bank conflicts), ``profiling_latency`` (chapter 3: DRAM throughput and
 stall reasons as bytes in flight grow), ``profiling_matmul`` (chapters 4 and 5: DRAM bytes
 against the traffic model, shared loads per FMA, occupancy, stall reasons) and
 ``profiling_reduce_shared`` (chapter 6: wavefronts and bank conflicts of the first rungs).
@@ -206,6 +207,25 @@ def _stride_launch(stride: int, count: int) -> None:
     _launch_twice(lambda: kernel[grid, block](src, dst, count, stride))
 
 
+def _stride_part_launch(part: str, stride: int, count: int) -> None:
+    """Chapter 2: one half of the strided copy, on ``coalescing_stride``'s launch: its loads
+    (``part="loads"``, ``read_strided``) or its stores (``part="stores"``, ``write_strided``)."""
+    from numba import cuda
+
+    from .kernels import coalescing as co
+
+    data = co._device_data(count * stride)
+    grid, block = co.copy_launch(count, version="ilp", ilp=4)
+    if part == "loads":
+        sums = cuda.device_array(grid * block, dtype=data.dtype)
+        kernel = co.make_read_strided(4)
+        _launch_twice(lambda: kernel[grid, block](data, sums, count, stride))
+    elif part == "stores":
+        _launch_twice(lambda: co.write_strided[grid, block](data, count, stride))
+    else:
+        raise ValueError(f"part={part!r}: give \"loads\" or \"stores\".")
+
+
 def _transpose_launch(pad: int, n: int) -> None:
     """Chapter 2: the naive transpose (``pad`` < 0) or the 32 x 32 tiled one with ``pad``
     words of padding per shared row, on an n x n float32 matrix."""
@@ -312,6 +332,7 @@ def _matmul_early_return_launch(n: int) -> None:
 
 
 _LAUNCHES = {"reduce": _reduce_launch, "stride": _stride_launch,
+             "stride_part": _stride_part_launch,
              "transpose": _transpose_launch, "sum_loads": _sum_loads_launch,
              "matmul": _matmul_launch, "smooth": _smooth_launch,
              "copy_unguarded": _copy_unguarded_launch,
@@ -470,6 +491,66 @@ def stride_experiment(progress) -> list[dict]:
             "duration_ns": m["gpu__time_duration.sum"],
         })
     return rows
+
+
+# (label, launch name and its first argument, kernel name): the copy and its two halves.
+STRIDE_PARTS = (("copy", ("stride",), "copy_strided"),
+                ("loads only", ("stride_part", "loads"), "read_strided"),
+                ("stores only", ("stride_part", "stores"), "write_strided"))
+
+
+@records.experiment(
+    "profiling_stride_parts", chapter="profiling",
+    title="Whose DRAM reads? The strided copy, its loads alone and its stores alone (Nsight Compute)",
+    units={"duration_ns": "ns"})
+def stride_parts_experiment(progress) -> list[dict]:
+    """Nsight Compute on chapter 2's strided copy and on its two halves, profiled one after
+    the other at each of ``PROFILED_STRIDES`` (float32, the ``coalescing_stride`` launch and
+    element count): the copy; its loads alone (``read_strided``: one contiguous store of a
+    sum per thread); its stores alone (``write_strided``: no loads). DRAM bytes read and
+    written per byte the copy uses, against the sector model's bytes per useful byte."""
+    from .kernels import coalescing as co
+
+    count, size = co.N_STRIDE, 4
+    useful = count * size
+    rows = []
+    for stride in PROFILED_STRIDES:
+        model = len(co.warp_access(stride=stride, elem_bytes=size).sectors) * 32 / (32 * size)
+        for label, (launch, *first), kernel in STRIDE_PARTS:
+            progress(f"ncu on the strided {label}, stride {stride}")
+            m = profile(launch, *first, stride, count, kernel=kernel, metrics=STRIDE_METRICS)
+            rows.append({
+                "stride": stride, "kernel": label, "n": count,
+                "model_bytes_per_useful": model,
+                "dram_read_per_useful": round(m["dram__bytes_read.sum"] / useful, 3),
+                "dram_write_per_useful": round(m["dram__bytes_write.sum"] / useful, 3),
+                "duration_ns": m["gpu__time_duration.sum"],
+            })
+    return rows
+
+
+def stride_parts_table(result) -> records.Result:
+    """``profiling_stride_parts`` as one row per stride: the DRAM bytes read per byte the
+    copy uses by the copy, by its loads alone, by its stores alone and by the two halves
+    added up, beside the sector model's bytes per useful byte."""
+    if not isinstance(result, records.Result) or result.name != "profiling_stride_parts":
+        raise TypeError(f"result: give gp.records.run(\"profiling_stride_parts\"), not "
+                        f"{getattr(result, 'name', type(result).__name__)!r}.")
+    rows = []
+    for stride in result.values("stride"):
+        read = {r["kernel"]: r["dram_read_per_useful"] for r in result.select(stride=stride)}
+        missing = [label for label, *_ in STRIDE_PARTS if label not in read]
+        if missing:
+            raise ValueError(f"result: stride {stride} has no row for {', '.join(missing)}; "
+                             "record the experiment again.")
+        rows.append({
+            "stride": stride,
+            "sector model": result.select(stride=stride)[0]["model_bytes_per_useful"],
+            "loads only": read["loads only"], "stores only": read["stores only"],
+            "loads + stores": round(read["loads only"] + read["stores only"], 3),
+            "copy": read["copy"],
+        })
+    return records.Result(result.name, rows, result.meta, result.source)
 
 
 TRANSPOSE_METRICS = SHARED_METRICS + (

@@ -589,6 +589,51 @@ def make_copy_strided(ilp: int = 4, dtype: str = "float32"):
     return copy_strided
 
 
+# The strided copy's two halves, for the profiler: which DRAM reads the loads cause and
+# which the strided stores cause (a store that covers part of a sector may make the L2 read
+# the rest of it from DRAM). Each touches exactly the elements copy_strided touches.
+@functools.lru_cache(maxsize=None)
+def make_read_strided(ilp: int = 4):
+    """The loads of ``make_copy_strided(ilp)`` alone: each thread sums the float32 elements
+    ``src[j * stride]`` it would copy and writes its sum to ``sums[thread]`` (one contiguous
+    store per thread, whole sectors: no store covers part of a sector)."""
+    ilp = validate.positive_int(ilp, "ilp", maximum=16)
+    ILP = ilp
+
+    @cuda.jit
+    def read_strided(src, sums, count, stride):
+        threads = cuda.gridsize(1)
+        i = cuda.grid(1)
+        regs = cuda.local.array(ILP, float32)
+        acc = float32(0)
+        base = 0
+        while base + threads * ILP <= count:
+            for k in range(ILP):
+                regs[k] = src[(base + k * threads + i) * stride]
+            for k in range(ILP):
+                acc += regs[k]
+            base += threads * ILP
+        for k in range(ILP):
+            j = base + k * threads + i
+            if j < count:
+                acc += src[j * stride]
+        if i < sums.shape[0]:
+            sums[i] = acc
+
+    return read_strided
+
+
+@cuda.jit
+def write_strided(dst, count, stride):
+    """The stores of the strided copy alone: ``dst[j * stride] = j`` for ``j < count``, in
+    the elements each thread of the copy stores, with no loads from memory."""
+    threads = cuda.gridsize(1)
+    j = cuda.grid(1)
+    while j < count:
+        dst[j * stride] = j
+        j += threads
+
+
 COPY_VERSIONS = ("one_per_thread", "grid_stride", "ilp", "vec4")
 
 
@@ -932,6 +977,8 @@ PTX_TARGETS = [
     (make_copy_ilp(4), f"void({_V}, {_V})"),
     (make_copy_strided(4), f"void({_V}, {_V}, int64, int64)"),
     (make_copy_strided(4, "float64"), "void(float64[::1], float64[::1], int64, int64)"),
+    (make_read_strided(4), f"void({_V}, {_V}, int64, int64)"),
+    (write_strided, f"void({_V}, int64, int64)"),
     (make_copy_vec4(2), f"void({_V}, {_V})"),
     (matmul_naive, f"void({_M}, {_M}, {_M})"),
     (matmul_naive_bcol, f"void({_M}, {_M}, {_M})"),

@@ -213,3 +213,25 @@ def test_uses_sees_intrinsics_imported_by_name_on_the_real_target():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=300, env=env)
     assert done.stdout.strip().splitlines()[-1] == "True None", done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("student_ms,passes", [(2.0, True), (4.0, False)])
+def test_a_speed_bar_compares_the_students_rate_with_the_ceiling_measured_now(
+        monkeypatch, capsys, student_ms, passes):
+    """The speed bars' engine, with the timings faked (no GPU here): a kernel that moves
+    1 GB in 2 ms (500 GB/s) against a copy measured at 800 GB/s reaches 62% and passes a
+    60% bar; at 4 ms (250 GB/s, 31%) it fails it, and the message names both rates."""
+    from types import SimpleNamespace
+
+    from gpuperf import bench
+
+    monkeypatch.setattr(bench, "time_kernel", lambda run, **kw: SimpleNamespace(median_ms=student_ms))
+    monkeypatch.setattr(bench, "measure_copy", lambda nbytes: SimpleNamespace(
+        median_ms=2 * nbytes / 800e9 * 1e3))
+    chk = ex.Checker("speed")
+    got = ex.speed_against_copy(chk, lambda: None, 10**9, target=0.6, advice="keep loads in flight")
+    assert got == pytest.approx((1e9 / student_ms / 1e6) / 800)
+    assert bool(chk.report()) is passes
+    out = capsys.readouterr().out
+    assert "800 GB/s" in out and "of the device-to-device copy measured now" in out
+    assert passes or "under the 60% bar: keep loads in flight" in out

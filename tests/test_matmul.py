@@ -1,6 +1,8 @@
 """Chapter "Shared-memory tiling": kernels, models, the Numba article's bugs, checkers
 (simulator)."""
 
+import re
+
 import numpy as np
 import pytest
 from conftest import load_wrong
@@ -239,3 +241,21 @@ def test_tile_reuse_predictions_are_set_beside_every_swept_configuration(path, c
         assert f"{kind}: more multiply-adds per shared load was also faster in" in out
     assert "pipelined: more multiply-adds per shared load was also faster in 3 of 3" in out
     assert "scalar: more multiply-adds per shared load was also faster in 3 of 3" not in out
+
+
+@pytest.mark.parametrize("answer,err,words", [
+    (lambda bm, bn, tm, tn: 64, TypeError, "return three numbers"),
+    (lambda bm, bn, tm, tn: (64.5, 1.0, 2.0), ValueError, "threads = 64.5"),
+    (lambda bm, bn, tm, tn: ("64", 1.0, 2.0), ValueError, "threads = '64'"),
+    (lambda bm, bn, tm, tn: (64, float("nan"), 2.0), ValueError, "FLOP per byte = nan"),
+    (lambda bm, bn, tm, tn: (64, 1.0, None), ValueError, "multiply-adds per shared load = None"),
+])
+def test_tile_reuse_comparison_names_an_answer_it_cannot_use(answer, err, words):
+    """compare_tile_reuse validates the answer itself (it may run before the checker passes)."""
+    res = gp.records.recorded("matmul_regtile_sweep")
+    with pytest.raises(err, match=re.escape(words)):
+        gp.coarsening.compare_tile_reuse(answer, res)
+    # A float thread count that is whole is accepted, as are NumPy numbers.
+    rows = gp.coarsening.compare_tile_reuse(lambda bm, bn, tm, tn: (
+        float((bm // tm) * (bn // tn)), np.float32(1.0), np.int64(2)), res)
+    assert all(isinstance(r["threads"], int) for r in rows)

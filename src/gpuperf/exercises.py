@@ -545,15 +545,33 @@ def race_times(mine, reference, *, rounds: int = 5, min_time: float = 0.04,
     return best_mine, best_ref
 
 
-def _speed_case(chk: Checker, run, ceiling, rate, *, target: float, advice: str, what: str,
-                rounds: int, unit: str, digits: int, verb: str, ceiling_name: str,
-                bar_name: str) -> float | None:
+@dataclass(frozen=True)
+class _Bar:
+    """How a speed bar is worded: the rate's ``unit`` and ``digits``, the ``verb`` before it
+    ("moves", "runs at"), the reference measured now (``ceiling_name``) and, shorter, what
+    the bar is a fraction of (``bar_name``)."""
+
+    unit: str
+    digits: int
+    verb: str
+    ceiling_name: str
+    bar_name: str
+
+
+_COPY_BAR = _Bar("GB/s", 0, "moves", "the device-to-device copy measured now",
+                 "a device-to-device copy")
+_CUBLAS_BAR = _Bar("TFLOP/s", 2, "runs at", "cuBLAS SGEMM measured now at the same size",
+                   "cuBLAS")
+
+
+def _speed_case(chk: Checker, run, ceiling, rate, bar: _Bar, *, target: float, advice: str,
+                what: str, rounds: int) -> float | None:
     """The engine of the speed bars: ``run()`` (the student's launch) against ``ceiling()``,
-    the reference measured now on this GPU (``(bench.Timing, its rate)``, or None where it
-    cannot be measured), best of ``rounds`` interleaved rounds on each side, so that one noisy
-    window does not decide. ``rate(ms)`` turns the student's time into the unit the bar is
-    stated in. One case of ``chk``: the student's rate must reach ``target`` times the
-    reference's. Returns the fraction reached, or None without a reference."""
+    the reference's rate measured now on this GPU (a number in ``bar.unit``, or None where
+    it cannot be measured), best of ``rounds`` interleaved rounds on each side, so that one
+    noisy window does not decide. ``rate(ms)`` turns the student's time into the same unit.
+    One case of ``chk``: the student's rate must reach ``target`` times the reference's.
+    Returns the fraction reached, or None without a reference."""
     from . import bench
 
     if not isinstance(chk, Checker):
@@ -571,12 +589,13 @@ def _speed_case(chk: Checker, run, ceiling, rate, *, target: float, advice: str,
             return None
         best = max(best, reference)
     mine = rate(mine_ms)
-    with chk.case(f"speed on this GPU: at least {target:.0%} of {bar_name}"):
-        chk.note(f"on this GPU {what} {verb} {mine:.{digits}f} {unit}, {mine / best:.0%} of "
-                 f"{ceiling_name} ({best:.{digits}f} {unit}); the bar is {target:.0%}.")
+    unit, digits = bar.unit, bar.digits
+    with chk.case(f"speed on this GPU: at least {target:.0%} of {bar.bar_name}"):
+        chk.note(f"on this GPU {what} {bar.verb} {mine:.{digits}f} {unit}, {mine / best:.0%} "
+                 f"of {bar.ceiling_name} ({best:.{digits}f} {unit}); the bar is {target:.0%}.")
         chk.expect(mine >= target * best,
-                   f"{what} reaches {mine / best:.0%} of {bar_name}, under the {target:.0%} "
-                   f"bar: {advice}")
+                   f"{what} reaches {mine / best:.0%} of {bar.bar_name}, under the "
+                   f"{target:.0%} bar: {advice}")
     return mine / best
 
 
@@ -595,10 +614,8 @@ def speed_against_copy(chk: Checker, run, nbytes: int, *, target: float, advice:
     return _speed_case(
         chk, run, lambda: bench.gbps(2 * copy_bytes,
                                      bench.measure_copy(nbytes=copy_bytes).median_ms),
-        lambda ms: bench.gbps(nbytes, ms), target=target, advice=advice, what=what,
-        rounds=rounds, unit="GB/s", digits=0, verb="moves",
-        ceiling_name="the device-to-device copy measured now",
-        bar_name="a device-to-device copy")
+        lambda ms: bench.gbps(nbytes, ms), _COPY_BAR, target=target, advice=advice,
+        what=what, rounds=rounds)
 
 
 def speed_against_cublas(chk: Checker, run, n: int, *, target: float, advice: str,
@@ -620,9 +637,8 @@ def speed_against_cublas(chk: Checker, run, n: int, *, target: float, advice: st
         return flop / t.median_ms / 1e9
 
     return _speed_case(
-        chk, run, cublas, lambda ms: flop / ms / 1e9, target=target, advice=advice, what=what,
-        rounds=rounds, unit="TFLOP/s", digits=2, verb="runs at",
-        ceiling_name="cuBLAS SGEMM measured now at the same size", bar_name="cuBLAS")
+        chk, run, cublas, lambda ms: flop / ms / 1e9, _CUBLAS_BAR, target=target,
+        advice=advice, what=what, rounds=rounds)
 
 
 def speed_not_measured(chk: Checker, bar: str) -> None:

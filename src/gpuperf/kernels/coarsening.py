@@ -1242,6 +1242,29 @@ def check_best_factor(answer: dict, res=None) -> ex.Report:
     return chk.report()
 
 
+def _tile_reuse_answer(fn, bm, bn, tm, tn) -> tuple[int, float, float]:
+    """``fn(bm, bn, tm, tn)``, checked to be (a whole number of threads, two real numbers)."""
+    answer = fn(bm, bn, tm, tn)
+    call = f"fn({bm}, {bn}, {tm}, {tn})"
+    if not isinstance(answer, (tuple, list)) or len(answer) != 3:
+        raise TypeError(f"{call} returned {answer!r}: return three numbers, (threads, "
+                        "FLOP per byte, multiply-adds per shared load); check it with "
+                        "co.check_tile_reuse first.")
+    def real(value):  # the number, or None for anything that is not a finite real number
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+            return None
+        return float(value) if np.isfinite(float(value)) else None
+
+    threads, ai, reuse = answer
+    if real(threads) is None or not real(threads).is_integer():
+        raise ValueError(f"{call} gave threads = {threads!r}: a block has a whole number of "
+                         "threads.")
+    for name, value in (("FLOP per byte", ai), ("multiply-adds per shared load", reuse)):
+        if real(value) is None:
+            raise ValueError(f"{call} gave {name} = {value!r}: give a finite number.")
+    return int(real(threads)), real(ai), real(reuse)
+
+
 def compare_tile_reuse(fn, res) -> list[dict]:
     """The predict-then-measure half of ``ex-coarsening-tile-reuse``: ``fn(bm, bn, tm, tn)``'s
     predictions for every configuration of the register-tiling sweep ``res``
@@ -1251,13 +1274,13 @@ def compare_tile_reuse(fn, res) -> list[dict]:
     rows (the predictions and the measured TFLOP/s by form)."""
     validate.function(fn, "fn", what="your tile_reuse(bm, bn, tm, tn)")
     validate.result(res, "res")
-    for c in ("kind", "bm", "bn", "tm", "tn", "tflops", "blocks_per_sm"):
+    for c in ("kind", "bm", "bn", "tm", "tn", "tflops"):
         validate.column(res, c, "res column")
     kinds = res.values("kind")
     configs = sorted({(r["bm"], r["bn"], r["tm"], r["tn"]) for r in res.rows})
     rows = []
     for bm, bn, tm, tn in configs:
-        threads, ai, reuse = fn(bm, bn, tm, tn)
+        threads, ai, reuse = _tile_reuse_answer(fn, bm, bn, tm, tn)
         measured = {k: max((r["tflops"] for r in res.select(kind=k, bm=bm, bn=bn, tm=tm, tn=tn)),
                            default=None) for k in kinds}
         rows.append({"config": f"{bm}x{bn}, {tm}x{tn}", "threads": threads,

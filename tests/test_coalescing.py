@@ -165,6 +165,57 @@ def test_the_strided_copys_halves_touch_what_the_copy_touches():
     assert np.isnan(np.delete(y, np.arange(0, 100, 4))).all()
 
 
+@pytest.mark.parametrize("layout", co.AOS_LAYOUTS)
+@pytest.mark.parametrize("used", [1, 3, co.AOS_FIELDS])
+def test_sum_fields_adds_the_first_fields_of_every_particle(layout, used):
+    particles = ex.random_array((37, co.AOS_FIELDS), 8)
+    stored = particles if layout == "AoS" else np.ascontiguousarray(particles.T)
+    out = ex.poisoned(37)
+    co.make_sum_fields(layout, used)[2, 32](stored, out)
+    np.testing.assert_allclose(out, particles[:, :used].sum(axis=1), rtol=1e-6)
+
+
+def test_a_transpose_too_tall_for_the_grid_is_refused_by_name():
+    """2^24 x 8 needs 262,144 blocks in y at tile 64: the launch would fail inside CUDA."""
+    tall = cuda.device_array((co.MAX_GRID_Y * 64 + 1, 8), np.float32)
+    with pytest.raises(ValueError, match=r"a has 4194241 rows: .* at most 65535 blocks"):
+        co.transpose(tall, cuda.device_array((8, co.MAX_GRID_Y * 64 + 1), np.float32))
+    with pytest.raises(ValueError, match="one block per 8 rows"):
+        co.transpose(cuda.device_array((co.MAX_GRID_Y * 8 + 1, 8), np.float32),
+                     version="naive")
+
+
+def test_the_aos_model_moves_the_whole_struct_and_soa_only_the_fields_read():
+    assert co.aos_model_bytes("AoS", 1) == co.aos_model_bytes("AoS", co.AOS_FIELDS) == 36
+    assert [co.aos_model_bytes("SoA", u) for u in (1, 2, 8)] == [8, 12, 36]
+    with pytest.raises(ValueError, match="used"):
+        co.aos_model_bytes("SoA", co.AOS_FIELDS + 1)
+    with pytest.raises(ValueError, match="layout"):
+        co.make_sum_fields("AoSoA", 1)
+
+
+def test_the_aos_soa_experiment_measures_every_layout_and_field_count(monkeypatch):
+    """The experiment's own code under the simulator: small, with the timing faked (one
+    launch each), so that its rows, its correctness check and its model columns run."""
+    from gpuperf import bench
+
+    monkeypatch.setattr(co, "N_AOS", 4096)
+
+    def once(kernel, grid, block, *args, **options):
+        kernel[grid, block](*args)
+        return bench.Timing([1.0])
+
+    monkeypatch.setattr(co, "_time_launch", once)
+    monkeypatch.setattr(bench, "ceilings", lambda: {"copy_gbps": 100.0, "peak_gbps": 200.0})
+    rows = co.aos_soa_experiment(lambda status: None)
+    assert [(r["layout"], r["used"]) for r in rows] == [
+        (layout, used) for layout in co.AOS_LAYOUTS for used in co.AOS_USED]
+    for r in rows:
+        useful = 4096 * (4 * r["used"] + 4)
+        assert r["gbps"] == pytest.approx(useful / 1e6)
+        assert r["moved_gbps"] == pytest.approx(4096 * r["model_bytes"] / 1e6)
+
+
 @pytest.mark.parametrize("kwargs,err,words", [
     ({"src": [1.0]}, TypeError, "NumPy array"),
     ({"src": np.ones(4)}, TypeError, "float32"),
@@ -273,14 +324,16 @@ def test_ptx_targets_cover_the_kernels():
     names = {getattr(k, "py_func", k).__name__ for k, _ in co.PTX_TARGETS}
     assert {"copy_ilp", "copy_vec4", "copy_strided", "matmul_naive", "matmul_naive_bcol",
             "matmul_tiled_bcol", "transpose_naive", "transpose_tiled", "fill_pseudorandom",
-            "scale_rows_uncoalesced"} <= names
+            "scale_rows_uncoalesced", "read_strided", "write_strided", "sum_fields_aos",
+            "sum_fields_soa"} <= names
 
 
 def test_experiments_registered():
     names = [n for n in gp.records.experiments() if n.startswith("coalescing_")]
     assert set(names) == {"coalescing_stride", "coalescing_offset", "coalescing_traversal",
                           "coalescing_matmul_bcol", "coalescing_transpose",
-                          "coalescing_copy_ladder", "coalescing_copy_tuning"}
+                          "coalescing_copy_ladder", "coalescing_copy_tuning",
+                          "coalescing_aos_soa"}
 
 
 # --------------------------------------------------------------------------- exercises
@@ -344,12 +397,13 @@ WRONG = load_wrong("coalescing")
 
 @pytest.mark.parametrize("name,mod", WRONG, ids=[n for n, _ in WRONG])
 def test_checkers_reject_known_wrong_solutions(name, mod, capsys):
-    checker = {"remap": co.check_remap, "inplace": co.check_inplace_transpose}.get(
-        name.split("_")[0], co.check_padded_transpose)
+    checker = {"remap": co.check_remap, "inplace": co.check_inplace_transpose,
+               "layout": co.check_layout_bytes}.get(name.split("_")[0], co.check_padded_transpose)
     report = checker(mod.kernel)
     assert not report, f"{name} should be rejected"
     text = capsys.readouterr().out
     assert "Traceback" not in text and "\u2717" in text
+    assert getattr(mod, "HINT", "") in text  # where the file names the hint it must get
 
 
 def test_checker_names_the_bank_conflict(capsys):
@@ -377,3 +431,38 @@ def test_swizzled_transpose_is_right_and_conflict_free(tile, rows):
     assert tr.max_bank_conflict() == 1
     top = max(max(r.access.addresses) for r in tr.select(space="shared")) + 4
     assert top == 4 * tile * tile  # the tile and nothing more: no padding column
+
+
+def test_the_aos_soa_record_backs_what_chapter_2_says():
+    """The chapter's sentences beside coalescing_aos_soa: AoS takes the same time whatever it
+    reads; SoA is faster while a kernel reads some fields, by no more than the sector model's
+    factor and by at least half of it; the two meet when every field is read; at one field
+    the SoA kernel runs further below the copy ceiling than at any other count."""
+    res = gp.records.run("coalescing_aos_soa")
+    assert res.values("used") == list(co.AOS_USED) and res.values("layout") == list(co.AOS_LAYOUTS)
+    aos_ms = [r["ms"] for r in res.select(layout="AoS")]
+    assert max(aos_ms) <= 1.05 * min(aos_ms)
+    for used in co.AOS_USED:
+        a, s = res.one(layout="AoS", used=used), res.one(layout="SoA", used=used)
+        model = co.aos_model_bytes("AoS", used) / co.aos_model_bytes("SoA", used)
+        if used < co.AOS_FIELDS:
+            assert 1 + (model - 1) / 2 <= a["ms"] / s["ms"] <= 1.05 * model
+        else:
+            assert a["ms"] / s["ms"] == pytest.approx(1, abs=0.05)
+    soa = res.select(layout="SoA")
+    assert min(soa, key=lambda r: r["pct_copy"])["used"] == 1
+
+
+def test_the_layout_prediction_is_set_beside_the_recorded_times(capsys):
+    res = gp.records.run("coalescing_aos_soa")
+    rows = co.compare_layout_bytes(
+        lambda layout, F, u, E: co._layout_read_bytes(layout, F, u, E), res)
+    assert [r["used"] for r in rows] == list(co.AOS_USED)
+    for r in rows:  # the model's ratio is the chapter's, the times the record's
+        assert r["predicted"] == pytest.approx(co.aos_model_bytes("AoS", r["used"])
+                                               / co.aos_model_bytes("SoA", r["used"]))
+        assert r["measured"] == pytest.approx(res.one(layout="AoS", used=r["used"])["ms"]
+                                              / res.one(layout="SoA", used=r["used"])["ms"])
+    assert "predicted 4.50x" in capsys.readouterr().out
+    with pytest.raises(ValueError, match=r'fn\("AoS", 8, 1, 4\) returned None'):
+        co.compare_layout_bytes(lambda *a: None, res)

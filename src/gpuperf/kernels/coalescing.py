@@ -634,6 +634,69 @@ def write_strided(dst, count, stride):
         j += threads
 
 
+# ------------------------------------------------------------------ arrays of structures
+# A particle of AOS_FIELDS float32 fields is a 32-byte struct: one sector. Stored as an array
+# of structures (AoS, shape (n, AOS_FIELDS)), field f of consecutive particles is AOS_FIELDS
+# elements apart: a strided access. Stored as a structure of arrays (SoA, shape
+# (AOS_FIELDS, n)), each field is contiguous.
+AOS_FIELDS = 8
+AOS_USED = (1, 2, 4, 8)  # fields a kernel reads
+N_AOS = 2**24  # particles
+AOS_LAYOUTS = ("AoS", "SoA")
+
+
+@functools.lru_cache(maxsize=None)
+def make_sum_fields(layout: str, used: int):
+    """A kernel that adds up the first ``used`` fields of each particle into ``out[i]``, one
+    thread per particle, for particles stored as ``layout``: "AoS" (``particles[i, f]``,
+    shape (n, AOS_FIELDS)) or "SoA" (``particles[f, i]``, shape (AOS_FIELDS, n))."""
+    validate.choice(layout, "layout", AOS_LAYOUTS)
+    USED = validate.positive_int(used, "used", maximum=AOS_FIELDS)
+
+    if layout == "AoS":
+        @cuda.jit
+        def sum_fields_aos(particles, out):
+            i = cuda.grid(1)
+            if i < out.shape[0]:
+                acc = float32(0)
+                for f in range(USED):
+                    acc += particles[i, f]  # lanes 32 bytes apart: one sector each
+                out[i] = acc
+
+        return sum_fields_aos
+
+    @cuda.jit
+    def sum_fields_soa(particles, out):
+        i = cuda.grid(1)
+        if i < out.shape[0]:
+            acc = float32(0)
+            for f in range(USED):
+                acc += particles[f, i]  # lanes 4 bytes apart: 4 sectors per warp
+            out[i] = acc
+
+    return sum_fields_soa
+
+
+def _layout_read_bytes(layout: str, fields: int, used: int, elem_bytes: int) -> int:
+    """The sector model's DRAM bytes per particle when a warp's 32 threads read fields
+    0 to used - 1 of 32 consecutive particles of ``fields`` fields of ``elem_bytes`` bytes
+    (every array starts on a sector). The answer to ``ex-coalescing-layout-bytes``."""
+    if layout == "SoA":  # each field: 32 contiguous elements, whole sectors
+        return used * elem_bytes
+    sectors = {(lane * fields + f) * elem_bytes // SECTOR_BYTES
+               for lane in range(WARP) for f in range(used)}
+    return len(sectors) * SECTOR_BYTES // WARP
+
+
+def aos_model_bytes(layout: str, used: int) -> int:
+    """The sector model's DRAM bytes per particle for ``make_sum_fields(layout, used)``: AoS
+    moves the whole 32-byte struct whatever it uses (every sector holds fields of one
+    particle only); SoA moves only the fields it reads. Both write 4 bytes of output."""
+    validate.choice(layout, "layout", AOS_LAYOUTS)
+    used = validate.positive_int(used, "used", maximum=AOS_FIELDS)
+    return _layout_read_bytes(layout, AOS_FIELDS, used, 4) + 4
+
+
 COPY_VERSIONS = ("one_per_thread", "grid_stride", "ilp", "vec4")
 
 
@@ -947,6 +1010,9 @@ TRANSPOSE_VERSIONS = {
 }
 
 
+MAX_GRID_Y = 65535  # blocks in a grid's y (and z) dimension, on every CUDA GPU
+
+
 def transpose(a, out=None, *, version: str = "tiled_padded_64"):
     """``a.T`` as a new C-contiguous float32 matrix, with one of ``TRANSPOSE_VERSIONS``."""
     validate.choice(version, "version", TRANSPOSE_VERSIONS)
@@ -960,6 +1026,13 @@ def transpose(a, out=None, *, version: str = "tiled_padded_64"):
         raise ValueError(f"out must have shape {(cols, rows)} (a's shape reversed), "
                          f"not {tuple(out.shape)}.")
     params = TRANSPOSE_VERSIONS[version]
+    rows_per_block = 8 if params is None else params[0]
+    if -(-rows // rows_per_block) > MAX_GRID_Y:
+        raise ValueError(
+            f"a has {rows} rows: version {version!r} launches one block per {rows_per_block} "
+            f"rows in the grid's y dimension, which allows at most {MAX_GRID_Y} blocks "
+            f"({MAX_GRID_Y * rows_per_block} rows). Transpose it in slabs of rows, or give "
+            f"a wide matrix ({cols} columns go in x, which has no such limit).")
     if params is None:
         transpose_naive[(-(-cols // 32), -(-rows // 8)), (32, 8)](a, out)
     else:
@@ -979,6 +1052,8 @@ PTX_TARGETS = [
     (make_copy_strided(4, "float64"), "void(float64[::1], float64[::1], int64, int64)"),
     (make_read_strided(4), f"void({_V}, {_V}, int64, int64)"),
     (write_strided, f"void({_V}, int64, int64)"),
+    (make_sum_fields("AoS", 4), f"void({_M}, {_V})"),
+    (make_sum_fields("SoA", 4), f"void({_M}, {_V})"),
     (make_copy_vec4(2), f"void({_V}, {_V})"),
     (matmul_naive, f"void({_M}, {_M}, {_M})"),
     (matmul_naive_bcol, f"void({_M}, {_M}, {_M})"),
@@ -1086,6 +1161,49 @@ def offset_experiment(progress):
 
     return bench.sweep(measure, {"misaligned": ["both", "source"], "offset": list(OFFSETS)},
                        label="offset", progress=progress)
+
+
+@cuda.jit
+def _aos_to_soa(aos, soa):
+    """soa[f, i] = aos[i, f], one grid-stride pass over the particles (set-up, not timed)."""
+    i = cuda.grid(1)
+    while i < aos.shape[0]:
+        for f in range(aos.shape[1]):
+            soa[f, i] = aos[i, f]
+        i += cuda.gridsize(1)
+
+
+@experiment("coalescing_aos_soa", chapter="coalescing",
+            title="Reading some fields of 2^24 particles of eight float32 fields: AoS against SoA",
+            units={**_BW_UNITS, "model_gbps": "GB/s", "moved_gbps": "GB/s"})
+def aos_soa_experiment(progress):
+    """Each layout, each number of fields read: the useful GB/s (bytes of the fields read
+    and of the output, over the time), the bytes the sector model says moved per particle,
+    and the GB/s the model says the memory system carried (``moved_gbps``)."""
+    data = _device_data(N_AOS * AOS_FIELDS, seed=3)
+    aos = data.reshape(N_AOS, AOS_FIELDS)
+    soa = cuda.device_array((AOS_FIELDS, N_AOS), np.float32)
+    _aos_to_soa[4 * device.sm_count(default=2), 256](aos, soa)  # the same particles
+    head = aos[:4096].copy_to_host().astype(np.float64)
+    out = cuda.device_array(N_AOS, np.float32)
+    block = 256
+    grid = -(-N_AOS // block)
+
+    def measure(layout, used):
+        kernel = make_sum_fields(layout, used)
+        t = _time_launch(kernel, grid, block, aos if layout == "AoS" else soa, out,
+                         min_time=0.05)
+        if not np.allclose(out[:4096].copy_to_host(), head[:, :used].sum(axis=1), rtol=1e-5):
+            raise AssertionError(f"the {layout} kernel reading {used} fields is wrong")
+        useful = N_AOS * (4 * used + 4)
+        row = _copy_row(useful, t)
+        moved = N_AOS * aos_model_bytes(layout, used)
+        row.update(model_bytes=aos_model_bytes(layout, used),
+                   moved_gbps=row["gbps"] * moved / useful)
+        return row
+
+    return bench.sweep(measure, {"layout": list(AOS_LAYOUTS), "used": list(AOS_USED)},
+                       label="fields", progress=progress)
 
 
 @experiment("coalescing_traversal", chapter="coalescing",
@@ -1326,6 +1444,89 @@ def _remap_launch(kernel, x, w, out):
 
 def _time_on_gpu(kernel, grid, block, *args) -> float:
     return _time_launch(kernel, grid, block, *args, min_time=0.05).median_ms
+
+
+_LAYOUT_MISTAKES = {  # (layout, fields, used, elem_bytes) -> a slip's answer, and its name
+    "an array of structures is fetched in sectors, not in the bytes a warp uses: count the "
+    "distinct 32-byte sectors that hold a field the warp reads":
+        lambda lay, F, u, E: u * E if lay == "AoS" else None,
+    "only the sectors that hold a field the warp reads are fetched: a struct larger than a "
+    "sector is not read whole":
+        lambda lay, F, u, E: F * E if lay == "AoS" else None,
+    "a structure of arrays reads only the fields used, each one contiguous":
+        lambda lay, F, u, E: F * E if lay == "SoA" else None,
+    "that is the warp's bytes: divide by its 32 particles":
+        lambda lay, F, u, E: WARP * _layout_read_bytes(lay, F, u, E),
+    "lanes whose fields share a sector share its fetch: count each of the warp's sectors once":
+        lambda lay, F, u, E: SECTOR_BYTES * len({(f * E) // SECTOR_BYTES for f in range(u)})
+        if lay == "AoS" else None,
+}
+
+
+@ex.refuses_stubs(solved_by=("_layout_read_bytes", "aos_model_bytes"))
+def check_layout_bytes(fn) -> ex.Report:
+    """Check ``fn(layout, fields, used, elem_bytes)``: the sector model's DRAM bytes per
+    particle when a warp reads fields 0 to used - 1 of 32 consecutive particles stored as
+    ``layout`` ("AoS" or "SoA"), for structs smaller than, equal to and larger than a sector."""
+    chk = ex.Checker("bytes per particle that a layout moves, by the sector model")
+    if not callable(fn):
+        chk.fail(f"expected a function fn(layout, fields, used, elem_bytes), got "
+                 f"{type(fn).__name__}.")
+        return chk.report()
+    rng = ex.case_rng(12)
+    cases = [("AoS", 8, 1, 4), ("AoS", 8, 8, 4), ("SoA", 8, 3, 4), ("AoS", 16, 1, 4),
+             ("AoS", 16, 9, 4), ("AoS", 2, 1, 4), ("AoS", 3, 2, 4), ("SoA", 4, 2, 8),
+             ("AoS", 4, 3, 8), ("AoS", 64, 1, 2), ("SoA", 5, 5, 1), ("AoS", 5, 5, 1)]
+    fields = int(rng.integers(1, 40))
+    cases.append((str(rng.choice(AOS_LAYOUTS)), fields, int(rng.integers(1, fields + 1)),
+                  int(rng.choice([1, 2, 4, 8]))))
+    for layout, F, u, E in cases:
+        with chk.case(f'layout="{layout}", fields={F}, used={u}, elem_bytes={E}'):
+            got = fn(layout, F, u, E)
+            want = _layout_read_bytes(layout, F, u, E)
+            if isinstance(got, (bool, np.bool_)) or not isinstance(
+                    got, (int, float, np.integer, np.floating)):
+                chk.fail(f"returned {type(got).__name__}; return a number of bytes.")
+                continue
+            if abs(got - want) > 1e-9 * want:
+                named = [h for h, f in _LAYOUT_MISTAKES.items()
+                         if f(layout, F, u, E) is not None and f(layout, F, u, E) != want
+                         and abs(got - f(layout, F, u, E)) <= 1e-9 * want]
+                hint = named[0] if len(named) == 1 else None
+                chk.fail(f"got {got:g} bytes per particle, expected {want:g}"
+                         + (f": {hint}." if hint else "."))
+    return chk.report()
+
+
+def compare_layout_bytes(fn, res) -> list[dict]:
+    """The predict-then-measure half of ``ex-coalescing-layout-bytes``: for every field
+    count of ``res`` (``coalescing_aos_soa``), the AoS-to-SoA ratio of bytes per particle
+    that ``fn(layout, fields, used, elem_bytes)`` predicts (plus the 4-byte output both
+    write) beside the ratio of the times measured. Prints one line per count; returns the
+    rows."""
+    validate.function(fn, "fn", what="your model fn(layout, fields, used, elem_bytes)")
+    validate.result(res, "res")
+    for c in ("layout", "used", "ms"):
+        validate.column(res, c, "res column")
+    print(f"AoS against SoA on {res.gpu}: the ratio your model predicts (bytes per particle, "
+          "with the 4-byte output), and the ratio of the times")
+    rows = []
+    for used in res.values("used"):
+        nbytes = {}
+        for layout in AOS_LAYOUTS:
+            got = fn(layout, AOS_FIELDS, used, 4)
+            if isinstance(got, (bool, np.bool_)) or not isinstance(
+                    got, (int, float, np.integer, np.floating)) or not got >= 0:
+                raise ValueError(f'fn("{layout}", {AOS_FIELDS}, {used}, 4) returned {got!r}: '
+                                 "return a number of bytes (check it with "
+                                 "co.check_layout_bytes first).")
+            nbytes[layout] = float(got) + 4
+        predicted = nbytes["AoS"] / nbytes["SoA"]
+        measured = res.one(layout="AoS", used=used)["ms"] / res.one(layout="SoA", used=used)["ms"]
+        rows.append({"used": used, "predicted": predicted, "measured": measured})
+        print(f"{used} of {AOS_FIELDS} fields: predicted {predicted:.2f}x, measured {measured:.2f}x "
+              f"(measured / predicted {measured / predicted:.2f})")
+    return rows
 
 
 @ex.refuses_stubs

@@ -140,5 +140,6 @@ rc=$(( rc > ${rc2:-0} ? rc : ${rc2:-0} ))
 
 if [ -n "${OUT:-}" ] && [ -f "$C/colab.json" ]; then
     cp "$C/colab.json" "$OUT/"
+    python3 tools/device/tree_hash.py > "$OUT/colab.tree"  # for merge_selfchecks.py
 fi
 exit "$rc"

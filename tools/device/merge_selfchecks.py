@@ -7,6 +7,11 @@ another GPU of the same machine, or another copy). OUT, where it exists, is merg
 ``--append`` would: a row of a PART replaces OUT's row for the same notebook and copy. Refuses
 parts that differ in the GPU, commit, versions, budget, mode or measuring, so that one table
 never mixes two runs' conditions. Prints one line per notebook and exits 1 unless all passed.
+
+A PART with a ``.tree`` file beside it (``part.json`` and ``part.tree``, from tree_hash.py on
+the device) is checked against the commit it names: the device runs the working tree it was
+sent, whatever commit the caller exported, and a self-check of one tree must never be recorded
+under another commit. A PART without one is merged with a warning.
 """
 
 from __future__ import annotations
@@ -18,6 +23,26 @@ from pathlib import Path
 SAME = ("gpu", "commit", "versions", "budget_s", "mode", "measure", "simulated")
 
 
+def _check_tree(part: Path, commit: str | None) -> None:
+    """Refuse ``part`` if the notebooks and kernels it ran are not those of ``commit``."""
+    tree = part.with_suffix(".tree")
+    if not tree.is_file():
+        print(f"merge_selfchecks: warning: no {tree.name} beside {part}: cannot confirm it ran "
+              f"commit {commit}'s notebooks and kernels", file=sys.stderr)
+        return
+    sys.path.insert(0, str(Path(__file__).parent))
+    from tree_hash import at_commit
+
+    ran = dict(reversed(line.split(" ", 1)) for line in tree.read_text().splitlines() if line)
+    named = dict(reversed(line.split(" ", 1)) for line in at_commit(str(commit)))
+    differ = sorted(p for p in set(ran) | set(named) if ran.get(p) != named.get(p))
+    if differ:
+        raise SystemExit(f"merge_selfchecks: {part} ran notebooks or kernels that are not commit "
+                         f"{commit}'s ({len(differ)} files differ, e.g. {', '.join(differ[:3])}): "
+                         "check out that commit before the device calls, or record the run "
+                         "under the commit it ran")
+
+
 def merge(out: Path, parts: list[Path]) -> dict:
     docs = [json.loads(p.read_text()) for p in parts]
     if out.exists():
@@ -26,6 +51,8 @@ def merge(out: Path, parts: list[Path]) -> dict:
         if len({json.dumps(d.get(key), sort_keys=True) for d in docs}) != 1:
             raise SystemExit(f"merge_selfchecks: the runs differ in {key!r}; rerun them on one "
                              f"machine at one commit, or remove {out}")
+    for part, doc in zip(parts, docs):
+        _check_tree(part, doc.get("commit"))
     rows = {}
     for d in reversed(docs):  # OUT first, then the parts in order: later ones win
         for r in d["notebooks"]:

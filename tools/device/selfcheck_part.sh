@@ -5,7 +5,9 @@
 #
 # installs the course bundle, compiles the bytecode of the installed packages once (see below),
 # runs `python -m gpuperf.selfcheck --only <regex>` on both copies and copies the JSON to
-# $OUT/part.json. Merge the parts here with tools/device/merge_selfchecks.py.
+# $OUT/part.json, with $OUT/part.tree (tools/device/tree_hash.py: the notebooks and kernels it
+# ran). Merge the parts here with tools/device/merge_selfchecks.py, which checks the tree
+# against the commit.
 #
 # Why the bytecode step: the machine's image sets PYTHONDONTWRITEBYTECODE=1 and ships PyTorch,
 # numba and the rest without __pycache__, and the course bundle is installed with --no-compile,
@@ -43,6 +45,9 @@ except ImportError:
     pass
 PY
 echo "bytecode compiled in $(echo "$(date +%s.%N) - $t0" | bc) s (once per machine)"
+# What this machine was sent, before the run writes anything: merge_selfchecks.py refuses a
+# part whose notebooks and kernels are not those of the commit it is recorded under.
+python3 tools/device/tree_hash.py > "${OUT:-/tmp}/part.tree" || exit 1
 python3 -m gpuperf.selfcheck --only "$only" --out /tmp/part.json "$@"
 rc=$?
 cp /tmp/part.json "${OUT:-/tmp}/part.json" 2>/dev/null

@@ -515,7 +515,7 @@ def stride_parts_experiment(progress) -> list[dict]:
     useful = count * size
     rows = []
     for stride in PROFILED_STRIDES:
-        model = len(co.warp_access(stride=stride, elem_bytes=size).sectors) * 32 / (32 * size)
+        model = 1 / co.stride_efficiency(stride, size)  # bytes moved per useful byte
         for label, (launch, *first), kernel in STRIDE_PARTS:
             progress(f"ncu on the strided {label}, stride {stride}")
             m = profile(launch, *first, stride, count, kernel=kernel, metrics=STRIDE_METRICS)

@@ -51,6 +51,7 @@ import numpy as np
 from numba import cuda, float32, float64  # noqa: E402,I001  (after gpuperf: the mode is chosen first)
 
 from .. import SIMULATOR, bench, device, emulator, validate
+from ..simwarp import MAX_GRID_DIM
 from .. import exercises as ex
 from ..records import experiment
 from ..vector import load_float4, store_float4
@@ -1012,7 +1013,7 @@ TRANSPOSE_VERSIONS = {
 }
 
 
-MAX_GRID_Y = 65535  # blocks in a grid's y (and z) dimension, on every CUDA GPU
+MAX_GRID_Y = MAX_GRID_DIM[1]  # blocks in a grid's y dimension, on every CUDA GPU
 
 
 def transpose(a, out=None, *, version: str = "tiled_padded_64"):

@@ -51,9 +51,9 @@ import numpy as np
 from numba import cuda, float32, float64  # noqa: E402,I001  (after gpuperf: the mode is chosen first)
 
 from .. import SIMULATOR, bench, device, emulator, validate
-from ..simwarp import MAX_GRID_DIM
 from .. import exercises as ex
 from ..records import experiment
+from ..simwarp import MAX_GRID_DIM
 from ..vector import load_float4, store_float4
 
 SECTOR_BYTES = 32  # the unit DRAM and L2 deliver to an SM

@@ -53,6 +53,7 @@ from numba import cuda, float32, float64  # noqa: E402,I001  (after gpuperf: the
 from .. import SIMULATOR, bench, device, emulator, validate
 from .. import exercises as ex
 from ..records import experiment
+from ..simwarp import MAX_GRID_DIM
 from ..vector import load_float4, store_float4
 
 SECTOR_BYTES = 32  # the unit DRAM and L2 deliver to an SM
@@ -657,7 +658,7 @@ def make_sum_fields(layout: str, used: int):
         @cuda.jit
         def sum_fields_aos(particles, out):
             i = cuda.grid(1)
-            if i < out.shape[0]:
+            if i < out.shape[0] and i < particles.shape[0]:
                 acc = float32(0)
                 for f in range(USED):
                     acc += particles[i, f]  # lanes 32 bytes apart: one sector each
@@ -668,7 +669,7 @@ def make_sum_fields(layout: str, used: int):
     @cuda.jit
     def sum_fields_soa(particles, out):
         i = cuda.grid(1)
-        if i < out.shape[0]:
+        if i < out.shape[0] and i < particles.shape[1]:
             acc = float32(0)
             for f in range(USED):
                 acc += particles[f, i]  # lanes 4 bytes apart: 4 sectors per warp
@@ -681,6 +682,8 @@ def _layout_read_bytes(layout: str, fields: int, used: int, elem_bytes: int) -> 
     """The sector model's DRAM bytes per particle when a warp's 32 threads read fields
     0 to used - 1 of 32 consecutive particles of ``fields`` fields of ``elem_bytes`` bytes
     (every array starts on a sector). The answer to ``ex-coalescing-layout-bytes``."""
+    if elem_bytes not in (1, 2, 4, 8):  # an element then never straddles two sectors
+        raise ValueError(f"elem_bytes={elem_bytes!r}: the model takes 1, 2, 4 or 8.")
     if layout == "SoA":  # each field: 32 contiguous elements, whole sectors
         return used * elem_bytes
     sectors = {(lane * fields + f) * elem_bytes // SECTOR_BYTES
@@ -1010,7 +1013,7 @@ TRANSPOSE_VERSIONS = {
 }
 
 
-MAX_GRID_Y = 65535  # blocks in a grid's y (and z) dimension, on every CUDA GPU
+MAX_GRID_Y = MAX_GRID_DIM[1]  # blocks in a grid's y dimension, on every CUDA GPU
 
 
 def transpose(a, out=None, *, version: str = "tiled_padded_64"):
@@ -1185,6 +1188,7 @@ def aos_soa_experiment(progress):
     soa = cuda.device_array((AOS_FIELDS, N_AOS), np.float32)
     _aos_to_soa[4 * device.sm_count(default=2), 256](aos, soa)  # the same particles
     head = aos[:4096].copy_to_host().astype(np.float64)
+    tail = aos[-4096:].copy_to_host().astype(np.float64)
     out = cuda.device_array(N_AOS, np.float32)
     block = 256
     grid = -(-N_AOS // block)
@@ -1193,7 +1197,9 @@ def aos_soa_experiment(progress):
         kernel = make_sum_fields(layout, used)
         t = _time_launch(kernel, grid, block, aos if layout == "AoS" else soa, out,
                          min_time=0.05)
-        if not np.allclose(out[:4096].copy_to_host(), head[:, :used].sum(axis=1), rtol=1e-5):
+        if not (np.allclose(out[:4096].copy_to_host(), head[:, :used].sum(axis=1), rtol=1e-5)
+                and np.allclose(out[-4096:].copy_to_host(), tail[:, :used].sum(axis=1),
+                                rtol=1e-5)):
             raise AssertionError(f"the {layout} kernel reading {used} fields is wrong")
         useful = N_AOS * (4 * used + 4)
         row = _copy_row(useful, t)
@@ -1450,8 +1456,8 @@ _LAYOUT_MISTAKES = {  # (layout, fields, used, elem_bytes) -> a slip's answer, a
     "an array of structures is fetched in sectors, not in the bytes a warp uses: count the "
     "distinct 32-byte sectors that hold a field the warp reads":
         lambda lay, F, u, E: u * E if lay == "AoS" else None,
-    "only the sectors that hold a field the warp reads are fetched: a struct larger than a "
-    "sector is not read whole":
+    "the sector model counts only the sectors that hold a field the warp reads: a struct "
+    "larger than a sector is not read whole":
         lambda lay, F, u, E: F * E if lay == "AoS" else None,
     "a structure of arrays reads only the fields used, each one contiguous":
         lambda lay, F, u, E: F * E if lay == "SoA" else None,

@@ -1250,6 +1250,7 @@ def _tile_reuse_answer(fn, bm, bn, tm, tn) -> tuple[int, float, float]:
         raise TypeError(f"{call} returned {answer!r}: return three numbers, (threads, "
                         "FLOP per byte, multiply-adds per shared load); check it with "
                         "co.check_tile_reuse first.")
+
     def real(value):  # the number, or None for anything that is not a finite real number
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
             return None

@@ -741,6 +741,8 @@ BAD = {
     "gpuperf.kernels.reduce:prologue_vs_numpy": [
         B(rd.prologue_vs_numpy, "r", err=TypeError, word="res"),
         lazy(rd.prologue_vs_numpy, _rec("reduce_ladder"), word="numpy")],
+    "gpuperf.kernels.reduce:show_host_cost": [B(rd.show_host_cost, "r", err=TypeError,
+                                                 word="ladder")],
     "gpuperf.kernels.reduce:timing_methods_summary": [
         B(rd.timing_methods_summary, "r", err=TypeError, word="res"),
         lazy(rd.timing_methods_summary, _rec("reduce_ladder"), word="method")],
@@ -890,6 +892,7 @@ BAD = {
                                              word="connections"),
                                            B(ln.queue_model, 16, 1, "deep", word="order")],
     "gpuperf.kernels.launch:issue_order": [B(ln.issue_order, 4, "sideways", word="order")],
+    "gpuperf.kernels.launch:kernel_params": [B(ln.kernel_params, (), (1,), word="parameters")],
     "gpuperf.kernels.launch:hardware_queue_rows": [
         B(ln.hardware_queue_rows, connections=[64], word="connections[0]"),
         B(ln.hardware_queue_rows, connections=4, err=TypeError, word="connections")],

@@ -162,3 +162,49 @@ def test_bump_counts_launches_in_the_simulator():
     for _ in range(3):
         launch.bump[2, 32](c)
     assert c.copy_to_host()[0] == 3
+
+
+# --------------------------------------------------------------------------- packed arguments
+
+
+class _FakeDeviceArray:
+    """Just the CUDA Array Interface a packed launch reads (no GPU needed)."""
+
+    def __init__(self, shape, typestr="<f4", strides=None, ptr=0x7F0000001000):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "strides": strides,
+                                         "data": (ptr, False), "version": 3}
+
+
+def test_kernel_params_lay_out_arrays_and_integers_as_numbas_array_model():
+    import ctypes
+
+    from numba.core import types
+
+    a = _FakeDeviceArray((3, 5), ptr=4096)
+    params = launch.kernel_params((types.Array(types.float32, 2, "C"), types.int64, types.uint32),
+                              (a, -7, 9))
+    values = [p.value for p in params]
+    # meminfo, parent, items, item size, data, shape (2), strides (2) in bytes; then the ints
+    assert values == [None, None, 15, 4, 4096, 3, 5, 20, 4, -7, 9]
+    assert isinstance(params[-2], ctypes.c_int64) and isinstance(params[-1], ctypes.c_uint32)
+
+
+def test_kernel_params_refuse_what_numba_would_convert_differently():
+    from numba.core import types
+
+    f32 = types.Array(types.float32, 1, "C")
+    with pytest.raises(launch.NotPackable, match="strides"):
+        launch.kernel_params((f32,), (_FakeDeviceArray((4,), strides=(8,)),))
+    with pytest.raises(launch.NotPackable, match="C-contiguous"):
+        launch.kernel_params((types.Array(types.float32, 1, "A"),), (_FakeDeviceArray((4,)),))
+    with pytest.raises(launch.NotPackable, match="float64"):
+        launch.kernel_params((types.float64,), (1.5,))
+    with pytest.raises(launch.NotPackable, match="C-contiguous device array"):
+        launch.kernel_params((f32,), (np.zeros(4, np.float32),))  # host memory: not packed
+    with pytest.raises(launch.NotPackable, match="2 arguments for 1 parameters"):
+        launch.kernel_params((f32,), (1, 2))
+
+
+def test_packed_launch_is_refused_under_the_simulator():
+    with pytest.raises(launch.NotPackable, match="simulator"):
+        launch.PackedLaunch(launch.bump, 1, 32, np.zeros(1, np.int64))

@@ -495,8 +495,6 @@ def test_the_timing_methods_sentences_hold_on_the_record(path):
                 assert rows["back to back"]["ms"] == min(r["ms"] for r in rows.values()), (
                     version, n)
                 assert flushed["ms"] >= one["ms"] and flushed["gpu_ms"] >= one["gpu_ms"]
-            if version == "v8" and n <= 2**24:
-                assert all(r["ms"] >= 3 * r["gpu_ms"] for r in rows.values()), (version, n)
             if n == 2**28:  # every method within a third of the GPU's own time
                 assert all(r["ms"] < 4 / 3 * r["gpu_ms"] for r in rows.values()), (version, n)
     v8 = res.select(version="v8", n=2**28)[0]["gpu_ms"]
@@ -531,3 +529,28 @@ def test_host_copies_are_counted_while_kernel_threads_read_elements(monkeypatch)
         release.set()
         reader.join(10)
     assert back[0] == 4 * 1000
+
+
+@pytest.mark.parametrize("path", _with("reduce_ladder"), ids=lambda p: p.stem)
+def test_show_host_cost_prints_the_record_or_says_it_is_missing(path, capsys):
+    ladder = records.recorded("reduce_ladder", path=path)
+    costs = red.show_host_cost(ladder)
+    out = capsys.readouterr().out
+    has = [r for r in ladder.rows if r["version"] in ("v8", "cupy.sum") and "host_us" in r]
+    if len(has) == 2:
+        assert set(costs) == {"v8", "cupy.sum"} and all(c > 0 for c in costs.values())
+        assert f"{costs['v8']:5.1f} us" in out and "% of cupy.sum" in out
+    else:
+        assert costs == {} and "no host time per call" in out
+
+
+def test_show_host_cost_refuses_what_is_not_a_record():
+    with pytest.raises(TypeError, match="ladder"):
+        red.show_host_cost([{"version": "v8"}])
+
+
+def test_plans_launch_through_numba_under_the_simulator():
+    x = np.arange(1, 101, dtype=np.float32)
+    p = red.plan("v8", 100)
+    assert float(p(cuda.to_device(x)).copy_to_host()[0]) == 5050.0
+    assert p.packed is False  # packing needs the driver; the GPU self-check runs the packed path

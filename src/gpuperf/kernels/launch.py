@@ -127,6 +127,104 @@ class _CapturedGraph:
         self._exec = self._graph = None
 
 
+# --------------------------------------------------------------------------- packed arguments
+# Numba's kernel[grid, block](*args) types every argument and converts it to the kernel's
+# parameters at every launch, in Python: most of the host time per launch that
+# streams_launch_cost measures. Where the arguments never change, that can be done once.
+
+
+class NotPackable(ValueError):
+    """The launch cannot be packed here (the simulator, or an argument that is not a
+    C-contiguous device array or an integer): launch through Numba instead."""
+
+
+def _array_params(ty, arg) -> list:
+    """The parameters of one array argument as Numba's array model lays them out:
+    meminfo, parent, number of items, item size, data pointer, shape, strides."""
+    import ctypes
+
+    cai = getattr(arg, "__cuda_array_interface__", None)
+    if cai is None or ty.layout != "C":
+        raise NotPackable(f"an array argument of type {ty} is not a C-contiguous device array")
+    shape = tuple(int(d) for d in cai["shape"])
+    if len(shape) != ty.ndim:
+        raise NotPackable(f"the array's shape {shape} does not match its type {ty}")
+    itemsize = np.dtype(cai["typestr"]).itemsize
+    strides, step = [], itemsize
+    for d in reversed(shape):
+        strides.append(step)
+        step *= d
+    strides = tuple(reversed(strides))
+    if cai.get("strides") not in (None, strides):
+        raise NotPackable(f"the array's strides {cai['strides']} are not C-contiguous")
+    size = math.prod(shape)
+    return ([ctypes.c_void_p(0), ctypes.c_void_p(0), ctypes.c_ssize_t(size),
+             ctypes.c_ssize_t(itemsize), ctypes.c_void_p(int(cai["data"][0]))]
+            + [ctypes.c_ssize_t(d) for d in shape] + [ctypes.c_ssize_t(s) for s in strides])
+
+
+def kernel_params(argtypes, args) -> list:
+    """The ctypes values a compiled Numba kernel of parameter types ``argtypes`` receives for
+    ``args``, in order (what Numba builds at each launch). Device arrays and integers only;
+    anything else raises :class:`NotPackable`."""
+    import ctypes
+
+    from numba.core import types
+
+    if len(argtypes) != len(args):
+        raise NotPackable(f"{len(args)} arguments for {len(argtypes)} parameters")
+    params = []
+    for ty, arg in zip(argtypes, args):
+        if isinstance(ty, types.Array):
+            params.extend(_array_params(ty, arg))
+        elif isinstance(ty, types.Integer):
+            params.append(getattr(ctypes, f"c_{ty}")(int(arg)))
+        else:
+            raise NotPackable(f"an argument of type {ty} is not packed (arrays and integers only)")
+    return params
+
+
+class PackedLaunch:
+    """``kernel[grid, block](*args)`` on the default stream, its arguments converted to the
+    kernel's parameters once: each call is then one driver call (``cuLaunchKernel``).
+
+    The kernel is compiled (not run) when this is built. Raises :class:`NotPackable` under
+    the simulator or for arguments it does not pack; the caller then launches through Numba.
+    The arrays must outlive the object only as long as it is called: it keeps their
+    addresses, not the arrays.
+    """
+
+    def __init__(self, kernel, grid: int, block: int, *args):
+        import ctypes
+
+        if SIMULATOR:
+            raise NotPackable("the simulator has no driver")
+        try:
+            argtypes = tuple(kernel.typeof_pyval(a) for a in args)
+            compiled = kernel.compile(argtypes)
+            if getattr(compiled, "debug", False) or getattr(compiled, "cooperative", False) \
+                    or getattr(compiled, "extensions", None):
+                raise NotPackable("a debug, cooperative or extended kernel")
+            cufunc = compiled._codelibrary.get_cufunc()
+        except (AttributeError, TypeError) as err:  # another numba-cuda's internals
+            raise NotPackable(f"this numba-cuda's kernels cannot be packed: {err}") from err
+        b = _binding()
+        handle = cufunc.handle
+        if type(handle).__name__ == "CUkernel":  # cuda.core loads kernels from a library
+            handle = _ok(b.cuKernelGetFunction(handle), "cuKernelGetFunction")
+        self._function = handle
+        self._values = kernel_params(compiled.argument_types, args)
+        self._pointers = (ctypes.c_void_p * max(1, len(self._values)))(
+            *[ctypes.addressof(v) for v in self._values])
+        self._address = ctypes.addressof(self._pointers)
+        self._stream = b.CUstream(0)  # the legacy default stream, as Numba's default
+        self.grid, self.block = int(grid), int(block)
+
+    def __call__(self) -> None:
+        _ok(_binding().cuLaunchKernel(self._function, self.grid, 1, 1, self.block, 1, 1, 0,
+                                      self._stream, self._address, 0), "cuLaunchKernel")
+
+
 # --------------------------------------------------------------------------- launch cost
 
 

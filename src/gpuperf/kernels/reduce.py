@@ -819,6 +819,12 @@ SECOND_STAGE_SPLIT = 8192
 SECOND_STAGE_PER_BLOCK = 4 * 256 * 8  # partials per block of that pass: 8 vectors a thread
 
 
+# Stand-ins in a Plan's launch arguments for what each call supplies: the input array and
+# v8's head (elements before the input's first 16-byte boundary).
+_INPUT, _HEAD = "input", "head"
+_PACKED_KEEP = 8  # packed launches kept per plan, one set per input array seen last
+
+
 class Plan:
     """One reduction, launches and scratch buffers fixed, ready to run many times.
 
@@ -827,6 +833,12 @@ class Plan:
     timing sees only GPU work. ``launches`` lists ``(name, grid, block)``.
     ``kernel`` (v8 only) launches another kernel of v8's signature in v8's place, named
     ``name`` in ``launches``: the ablation's loops (:func:`ablation_plan`).
+
+    On a GPU the launches' arguments are converted once per input array
+    (:class:`~gpuperf.kernels.launch.PackedLaunch`): a call is then one driver call per
+    kernel, not Numba's typing and conversion of every argument at every launch, which
+    costs the host more than the GPU work of a small reduction. ``packed`` says whether
+    the last call went that way (False under the simulator, where Numba launches).
     """
 
     def __init__(self, version: str, n: int, block: int, blocks: int | None,
@@ -841,22 +853,22 @@ class Plan:
         self.version, self.n, self.block = version, n, block
         self.unroll = (V8_UNROLL if unroll is None else unroll) if version == "v8" else None
         self.per_thread = None
+        self.packed = False
+        self._packed = {}  # input array's (address, shape, strides) -> its packed launches
         self.out = cuda.device_array(1, dtype=np.float32)
-        self._steps = []  # callables taking the input array
+        self._steps = []  # (kernel, grid, block, arguments), or ("copy", source)
+        self.launches = []
         if version == "single-thread":
             self.grid = 1
-            self._steps.append(lambda d_x: reduce_single_thread[1, 1](d_x, self.out, n))
-            self.launches = [("single-thread", 1, 1)]
+            self._launch("single-thread", reduce_single_thread, 1, 1, _INPUT, self.out, n)
             return
         if kernel is not None and version != "v8":
             raise ValueError(f"kernel= replaces v8's kernel only, not {version!r}'s.")
         kernel = kernel or kernel_for(version, block, self.unroll)
         if version in PROLOGUE:
             self.grid = 1 if version == "block-atomic" else min(blocks, _ceil_div(n, block))
-            grid = self.grid
-            self._steps.append(lambda d_x: _zero[1, 1](self.out))
-            self._steps.append(lambda d_x: kernel[grid, block](d_x, self.out, n))
-            self.launches = [("zero", 1, 1), (version, grid, block)]
+            self._launch("zero", _zero, 1, 1, self.out)
+            self._launch(version, kernel, self.grid, block, _INPUT, self.out, n)
             return
         if version in ("v6", "v7"):
             self.per_thread = max(1, _ceil_div(n, blocks * block))
@@ -867,20 +879,15 @@ class Plan:
             self.grid = _ceil_div(n, block)
         else:  # v3, v4, v4.1, v4.2, v5: two elements per thread
             self.grid = _ceil_div(n, 2 * block)
-        grid, per_thread = self.grid, self.per_thread
-        partial = cuda.device_array(grid, dtype=np.float32)
-        if version in ("v6", "v7"):
-            self._steps.append(lambda d_x: kernel[grid, block](d_x, partial, n, per_thread))
-        elif version == "v8":
-            self._steps.append(lambda d_x: kernel[grid, block](d_x, partial, n, head_elements(d_x, n)))
-        else:
-            self._steps.append(lambda d_x: kernel[grid, block](d_x, partial, n))
-        self.launches = [(name or version, grid, block)]
-        self._add_second_stage(partial, grid)
+        partial = cuda.device_array(self.grid, dtype=np.float32)
+        extra = ((self.per_thread,) if version in ("v6", "v7")
+                 else (_HEAD,) if version == "v8" else ())
+        self._launch(name or version, kernel, self.grid, block, _INPUT, partial, n, *extra)
+        self._add_second_stage(partial, self.grid)
 
     def _launch(self, name: str, kernel, grid: int, block: int, *args) -> None:
-        """Queue ``kernel[grid, block](d_x or args...)``; arguments are bound now, not later."""
-        self._steps.append(lambda d_x: kernel[grid, block](*args))
+        """Queue ``kernel[grid, block](*args)``, ``_INPUT`` and ``_HEAD`` filled in at each call."""
+        self._steps.append((kernel, grid, block, args))
         self.launches.append((name, grid, block))
 
     def _add_second_stage(self, partial, m: int) -> None:
@@ -892,12 +899,54 @@ class Plan:
             partial, m = mid, grid
         if m == 1:
             # One block already produced the sum: copy it (device to device, no host trip).
-            out = self.out
-            self._steps.append(lambda d_x: out.copy_to_device(partial))
+            self._steps.append(("copy", partial))
             self.launches.append(("copy", 0, 0))
             return
         last_block = 32 if m <= 256 else 256 if m <= 8192 else 1024
         self._launch("second stage", make_v8(last_block), 1, last_block, partial, self.out, m, 0)
+
+    def _arguments(self, args, d_x):
+        head = head_elements(d_x, self.n) if _HEAD in args else None
+        return tuple(d_x if a is _INPUT else head if a is _HEAD else a for a in args)
+
+    def _numba_calls(self, d_x) -> list:
+        """The steps as calls through Numba's own launch (arguments converted every time)."""
+        calls = []
+        for step in self._steps:
+            if isinstance(step[0], str):
+                calls.append(self._copy_call(step[1]))
+            else:
+                kernel, grid, block, args = step
+                args = self._arguments(args, d_x)
+                calls.append(lambda k=kernel, g=grid, b=block, a=args: k[g, b](*a))
+        return calls
+
+    def _packed_calls(self, d_x, key) -> list | None:
+        """The steps packed for ``d_x`` (kept under ``key``), or None where they cannot be."""
+        from .launch import NotPackable, PackedLaunch
+
+        calls = self._packed.get(key)
+        if calls is not None:
+            return calls
+        calls = []
+        try:
+            for step in self._steps:
+                if isinstance(step[0], str):
+                    calls.append(self._copy_call(step[1]))
+                else:
+                    kernel, grid, block, args = step
+                    calls.append(PackedLaunch(kernel, grid, block, *self._arguments(args, d_x)))
+        except NotPackable:
+            return None
+        if len(self._packed) >= _PACKED_KEEP:
+            self._packed.pop(next(iter(self._packed)))
+        self._packed[key] = calls
+        return calls
+
+    def _copy_call(self, source):
+        """The one-block case's last step: the sum, device to device (no host trip)."""
+        out = self.out
+        return lambda: out.copy_to_device(source)
 
     def __call__(self, d_x):
         # Cheap checks only: this runs inside timed loops.
@@ -908,8 +957,15 @@ class Plan:
         if shape[0] < self.n:
             raise ValueError(f"d_x has {shape[0]} elements, but this plan sums {self.n}; build "
                              f"one with plan(version, {shape[0]}).")
-        for step in self._steps:
-            step(d_x)
+        calls = None
+        cai = None if SIMULATOR else getattr(d_x, "__cuda_array_interface__", None)
+        if cai is not None:
+            # The address fixes everything packed (v8's head included), so an array freed and
+            # another made at the same place with the same shape reuses the launches rightly.
+            calls = self._packed_calls(d_x, (cai["data"][0], cai["shape"], cai["strides"]))
+        self.packed = calls is not None
+        for call in calls if calls is not None else self._numba_calls(d_x):
+            call()
         return self.out
 
     def __repr__(self) -> str:
@@ -1294,6 +1350,20 @@ def _time_calls(fn, reps: int = 4, min_time: float = 0.1):
     return bench.Timing([ms / reps for ms in t.times_ms])
 
 
+def _host_us(run, calls: int = 20, batches: int = 3) -> float:
+    """Host microseconds to enqueue one call of ``run()`` (median of ``batches`` batches of
+    ``calls`` calls, each batch started on an idle GPU and waited for after the clock stops)."""
+    times = []
+    for _ in range(batches):
+        cuda.synchronize()
+        t = time.perf_counter()
+        for _ in range(calls):
+            run()
+        times.append(1e6 * (time.perf_counter() - t) / calls)
+    cuda.synchronize()
+    return float(np.median(times))
+
+
 def _plan_calls(p: Plan, d_x):
     """``run()`` enqueues the plan on ``d_x``; ``fetch()`` returns its result as a float."""
     return (lambda: p(d_x)), (lambda: float(p.out.copy_to_host()[0]))
@@ -1353,7 +1423,7 @@ def measure_point(version: str, *, block: int | None = None, blocks: int | None 
             title="Every rung of the reduce ladder at 2^28 float32, with cupy.sum and the "
                   "study notes' V100",
             units={"ms": "ms", "gbps": "GB/s", "pct_peak": "% of peak", "pct_copy": "% of copy",
-                   "v100_us": "us", "v100_gbps": "GB/s"})
+                   "host_us": "us", "v100_us": "us", "v100_gbps": "GB/s"})
 def ladder_experiment(progress):
     n = N_LADDER
     d_x, ref = _random_device(n)
@@ -1365,6 +1435,7 @@ def ladder_experiment(progress):
         theirs = STUDY_NOTES_V100[version]
         got = float(p(d_int).copy_to_host()[0])
         rows.append(_row(version, n, t, value, ref, block=p.block, blocks=p.grid,
+                         host_us=_host_us(lambda p=p: p(d_x)),
                          correct=got == exact, integer_sum_error=got - exact,
                          v100_us=theirs[0], v100_gbps=theirs[1],
                          v100_pct_peak=100 * theirs[1] / V100_PEAK_GBPS, v100_speedup=theirs[2]))
@@ -1378,7 +1449,7 @@ def ladder_experiment(progress):
         t = _time_calls(run)
         got = _cupy_exact(d_int)
         rows.append(_row("cupy.sum", n, t, value, ref, block=None, blocks=None,
-                         correct=got == exact, integer_sum_error=got - exact, v100_us=None,
+                         host_us=_host_us(run), correct=got == exact, integer_sum_error=got - exact, v100_us=None,
                          v100_gbps=None, v100_pct_peak=None, v100_speedup=None))
         progress(f"cupy.sum {t.median_ms:8.3f} ms  {rows[-1]['gbps']:7.0f} GB/s")
     v0 = rows[0]["ms"]
@@ -1869,6 +1940,25 @@ def timing_methods_summary(res) -> list[str]:
     for line in lines:
         print(line)
     return lines
+
+
+def show_host_cost(ladder) -> dict:
+    """Print the host's time to issue one call (``host_us``) for v8 and ``cupy.sum`` from
+    ``reduce_ladder``, with v8's share of ``cupy.sum``'s bandwidth; return them by version.
+    A record made before the ladder timed the host says so and returns ``{}``."""
+    validate.result(ladder, "ladder")
+    validate.column(ladder, "version", "ladder column")
+    rows = {r["version"]: r for r in ladder.rows if r["version"] in ("v8", "cupy.sum")}
+    costs = {v: r["host_us"] for v, r in rows.items() if r.get("host_us") is not None}
+    if len(costs) < len(rows) or not costs:
+        print(f"This record ({ladder.gpu}) has no host time per call (host_us): it was made "
+              "before the ladder measured it.")
+        return {}
+    for version, us in costs.items():
+        share = rows[version].get("pct_cupy")
+        tail = f"; {share:.1f}% of cupy.sum's GB/s in the ladder" if share is not None else ""
+        print(f"{version:9s} the host issues one call in {us:5.1f} us{tail}")
+    return costs
 
 
 @experiment("reduce_v8_ablation", chapter="reduce",

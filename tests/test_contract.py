@@ -716,7 +716,8 @@ BAD = {
     # ------------------------------------------------------------------ reduce
     "gpuperf.kernels.reduce:reduce_sum": [B(rd.reduce_sum, X, "v9", word="v9"),
                                           B(rd.reduce_sum, X, "v2", block=100, word="block")],
-    "gpuperf.kernels.reduce:plan": [B(rd.plan, "v2", 0, word="n")],
+    "gpuperf.kernels.reduce:plan": [B(rd.plan, "v2", 0, word="n"),
+                                   B(rd.plan, "v8", 64, pack="no", err=TypeError, word="pack")],
     "gpuperf.kernels.reduce:tree_sum_f32": [B(rd.tree_sum_f32, [1.0, 2.0], 3, word="block"),
                                             B(rd.tree_sum_f32, [], word="empty")],
     "gpuperf.kernels.reduce:sequential_sum_f32": [B(rd.sequential_sum_f32, [], word="empty")],

@@ -554,3 +554,10 @@ def test_plans_launch_through_numba_under_the_simulator():
     p = red.plan("v8", 100)
     assert float(p(cuda.to_device(x)).copy_to_host()[0]) == 5050.0
     assert p.packed is False  # packing needs the driver; the GPU self-check runs the packed path
+
+
+def test_a_plan_made_with_pack_false_keeps_numbas_launch():
+    x = np.arange(1, 65, dtype=np.float32)
+    p = red.plan("v8", 64, pack=False)
+    assert float(p(cuda.to_device(x)).copy_to_host()[0]) == 2080.0 and p.packed is False
+    assert not p._pack and red.plan("v8", 64)._pack

@@ -199,6 +199,10 @@ def test_kernel_params_refuse_what_numba_would_convert_differently():
         launch.kernel_params((types.Array(types.float32, 1, "A"),), (_FakeDeviceArray((4,)),))
     with pytest.raises(launch.NotPackable, match="float64"):
         launch.kernel_params((types.float64,), (1.5,))
+    with pytest.raises(launch.NotPackable, match="does not match"):  # float64 into float32
+        launch.kernel_params((f32,), (_FakeDeviceArray((4,), typestr="<f8"),))
+    with pytest.raises(launch.NotPackable, match="does not match"):  # 2-D into 1-D
+        launch.kernel_params((f32,), (_FakeDeviceArray((2, 2)),))
     with pytest.raises(launch.NotPackable, match="C-contiguous device array"):
         launch.kernel_params((f32,), (np.zeros(4, np.float32),))  # host memory: not packed
     with pytest.raises(launch.NotPackable, match="2 arguments for 1 parameters"):

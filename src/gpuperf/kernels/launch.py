@@ -25,6 +25,7 @@ exactly once) and the streams chapter's ``relax_kernel`` on one block (a fixed t
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -64,7 +65,8 @@ LAUNCH_REPEATS = 21  # timed batches per method, taking turns; the median is kep
 METHODS = ("Numba: kernel[grid, block, stream](...)",
            "Numba: configuration made once",
            "CuPy: RawKernel",
-           "CUDA graph of the Numba launches")
+           "CUDA graph of the Numba launches",
+           "Numba's kernel, arguments packed once")  # launch.PackedLaunch: one driver call
 
 # --------------------------------------------------------------------------- CUDA graphs
 # Numba has no API for graphs; the driver has. Numba's launches into a stream that is
@@ -138,6 +140,13 @@ class NotPackable(ValueError):
     C-contiguous device array or an integer): launch through Numba instead."""
 
 
+@functools.lru_cache(maxsize=None)
+def _numpy_dtype(ty) -> np.dtype:
+    from numba.np.numpy_support import as_dtype
+
+    return as_dtype(ty.dtype)
+
+
 def _array_params(ty, arg) -> list:
     """The parameters of one array argument as Numba's array model lays them out:
     meminfo, parent, number of items, item size, data pointer, shape, strides."""
@@ -147,10 +156,10 @@ def _array_params(ty, arg) -> list:
     if cai is None or ty.layout != "C":
         raise NotPackable(f"an array argument of type {ty} is not a C-contiguous device array")
     shape = tuple(int(d) for d in cai["shape"])
-    if len(shape) != ty.ndim:
-        raise NotPackable(f"the array's shape {shape} does not match its type {ty}")
-    itemsize = np.dtype(cai["typestr"]).itemsize
-    strides, step = [], itemsize
+    dtype = np.dtype(cai["typestr"])
+    if len(shape) != ty.ndim or dtype != _numpy_dtype(ty):
+        raise NotPackable(f"an array of {dtype} and shape {shape} does not match the type {ty}")
+    strides, step = [], dtype.itemsize
     for d in reversed(shape):
         strides.append(step)
         step *= d
@@ -159,42 +168,43 @@ def _array_params(ty, arg) -> list:
         raise NotPackable(f"the array's strides {cai['strides']} are not C-contiguous")
     size = math.prod(shape)
     return ([ctypes.c_void_p(0), ctypes.c_void_p(0), ctypes.c_ssize_t(size),
-             ctypes.c_ssize_t(itemsize), ctypes.c_void_p(int(cai["data"][0]))]
+             ctypes.c_ssize_t(dtype.itemsize), ctypes.c_void_p(int(cai["data"][0]))]
             + [ctypes.c_ssize_t(d) for d in shape] + [ctypes.c_ssize_t(s) for s in strides])
 
 
-def kernel_params(argtypes, args) -> list:
-    """The ctypes values a compiled Numba kernel of parameter types ``argtypes`` receives for
-    ``args``, in order (what Numba builds at each launch). Device arrays and integers only;
-    anything else raises :class:`NotPackable`."""
+def _params_of(ty, arg) -> list:
     import ctypes
 
     from numba.core import types
 
+    if isinstance(ty, types.Array):
+        return _array_params(ty, arg)
+    if isinstance(ty, types.Integer):
+        return [getattr(ctypes, f"c_{ty}")(int(arg))]
+    raise NotPackable(f"an argument of type {ty} is not packed (arrays and integers only)")
+
+
+def kernel_params(argtypes, args) -> list:
+    """The ctypes values a compiled Numba kernel of parameter types ``argtypes`` receives for
+    ``args``, in order (what Numba builds at each launch). Device arrays of the parameter's
+    dtype, dimensions and C layout, and integers; anything else raises :class:`NotPackable`."""
     if len(argtypes) != len(args):
         raise NotPackable(f"{len(args)} arguments for {len(argtypes)} parameters")
-    params = []
-    for ty, arg in zip(argtypes, args):
-        if isinstance(ty, types.Array):
-            params.extend(_array_params(ty, arg))
-        elif isinstance(ty, types.Integer):
-            params.append(getattr(ctypes, f"c_{ty}")(int(arg)))
-        else:
-            raise NotPackable(f"an argument of type {ty} is not packed (arrays and integers only)")
-    return params
+    return [v for ty, arg in zip(argtypes, args) for v in _params_of(ty, arg)]
 
 
 class PackedLaunch:
-    """``kernel[grid, block](*args)`` on the default stream, its arguments converted to the
-    kernel's parameters once: each call is then one driver call (``cuLaunchKernel``).
+    """``kernel[grid, block, stream](*args)``, its arguments converted to the kernel's
+    parameters once: each call is then one driver call (``cuLaunchKernel``). ``stream``:
+    a Numba stream, or None for the default stream. ``set_argument(i, value)`` points one
+    argument elsewhere (another array of the same type, another integer) in place.
 
     The kernel is compiled (not run) when this is built. Raises :class:`NotPackable` under
     the simulator or for arguments it does not pack; the caller then launches through Numba.
-    The arrays must outlive the object only as long as it is called: it keeps their
-    addresses, not the arrays.
+    It keeps the arrays' addresses, not the arrays: they must stay alive while it is called.
     """
 
-    def __init__(self, kernel, grid: int, block: int, *args):
+    def __init__(self, kernel, grid: int, block: int, *args, stream=None):
         import ctypes
 
         if SIMULATOR:
@@ -206,6 +216,7 @@ class PackedLaunch:
                     or getattr(compiled, "extensions", None):
                 raise NotPackable("a debug, cooperative or extended kernel")
             cufunc = compiled._codelibrary.get_cufunc()
+            self._argtypes = tuple(compiled.argument_types)
         except (AttributeError, TypeError) as err:  # another numba-cuda's internals
             raise NotPackable(f"this numba-cuda's kernels cannot be packed: {err}") from err
         b = _binding()
@@ -213,12 +224,25 @@ class PackedLaunch:
         if type(handle).__name__ == "CUkernel":  # cuda.core loads kernels from a library
             handle = _ok(b.cuKernelGetFunction(handle), "cuKernelGetFunction")
         self._function = handle
-        self._values = kernel_params(compiled.argument_types, args)
-        self._pointers = (ctypes.c_void_p * max(1, len(self._values)))(
-            *[ctypes.addressof(v) for v in self._values])
+        if len(self._argtypes) != len(args):
+            raise NotPackable(f"{len(args)} arguments for {len(self._argtypes)} parameters")
+        self._slots = [_params_of(ty, a) for ty, a in zip(self._argtypes, args)]
+        values = [v for slot in self._slots for v in slot]
+        self._pointers = (ctypes.c_void_p * max(1, len(values)))(
+            *[ctypes.addressof(v) for v in values])
         self._address = ctypes.addressof(self._pointers)
-        self._stream = b.CUstream(0)  # the legacy default stream, as Numba's default
+        # None: Numba's default stream, so that events recorded the usual way bracket these
+        # launches. A handle is a driver object in some numba-cuda versions, a ctypes pointer
+        # in others.
+        handle = (cuda.default_stream() if stream is None else stream).handle
+        self._stream = b.CUstream(int(getattr(handle, "value", handle) or 0))
         self.grid, self.block = int(grid), int(block)
+
+    def set_argument(self, index: int, value) -> None:
+        """Make argument ``index`` ``value`` for the next launches (same type as before)."""
+        new = _params_of(self._argtypes[index], value)
+        for slot, v in zip(self._slots[index], new):
+            slot.value = v.value
 
     def __call__(self) -> None:
         _ok(_binding().cuLaunchKernel(self._function, self.grid, 1, 1, self.block, 1, 1, 0,
@@ -291,6 +315,19 @@ def launch_cost_rows(launches: int = LAUNCHES, repeats: int = LAUNCH_REPEATS,
                     lambda: int(plain_count.copy_to_host()[0]), {}))
     methods.append((METHODS[1], configured_launches, stream,
                     lambda: int(configured_count.copy_to_host()[0]), {}))
+
+    packed_count = cuda.to_device(np.zeros(1, np.int64))
+    try:
+        packed = PackedLaunch(bump, 1, 32, packed_count, stream=stream)
+    except NotPackable as err:
+        progress(f"{METHODS[4]}: not available here, skipped: {err}")
+    else:
+        def packed_launches():
+            for _ in range(launches):
+                packed()
+
+        methods.append((METHODS[4], packed_launches, stream,
+                        lambda: int(packed_count.copy_to_host()[0]), {}))
 
     cupy = _cupy_bump()
     if cupy is None:
@@ -398,9 +435,12 @@ def show_launch_cost(res) -> list[dict]:
                  f"{graph[0]['build_ms']:.1f} ms, once.")
     Result("streams_launch_cost (summary)", rows, res.meta, res.source).show(note=note)
     by = {r["method"]: r for r in rows}
-    numba, once, cupy, grf = (by.get(m) for m in METHODS)
+    numba, once, cupy, grf, packed = (by.get(m) for m in METHODS)
     ratios = [f"the configuration made once: {once['host_us'] / numba['host_us']:.2f}x "
               "Numba's host time per launch"] if numba and once else []
+    if numba and packed:
+        ratios.append(f"the arguments packed once: {packed['host_us'] / numba['host_us']:.2f}x "
+                      "Numba's host time per launch")
     if numba and cupy:
         ratios.append(f"Numba's host time per launch: {numba['host_us'] / cupy['host_us']:.1f}x "
                       "CuPy's")

@@ -822,7 +822,6 @@ SECOND_STAGE_PER_BLOCK = 4 * 256 * 8  # partials per block of that pass: 8 vecto
 # Stand-ins in a Plan's launch arguments for what each call supplies: the input array and
 # v8's head (elements before the input's first 16-byte boundary).
 _INPUT, _HEAD = "input", "head"
-_PACKED_KEEP = 8  # packed launches kept per plan, one set per input array seen last
 
 
 class Plan:
@@ -857,7 +856,8 @@ class Plan:
         self.per_thread = None
         self.packed = False
         self._pack = bool(pack)
-        self._packed = {}  # input array's (address, shape, strides) -> its packed launches
+        self._packed = None  # the steps' packed launches, made at the first call
+        self._bound = None  # the input (address, shape, strides) they are pointed at
         self.out = cuda.device_array(1, dtype=np.float32)
         self._steps = []  # (kernel, grid, block, arguments), or ("copy", source)
         self.launches = []
@@ -909,7 +909,7 @@ class Plan:
         self._launch("second stage", make_v8(last_block), 1, last_block, partial, self.out, m, 0)
 
     def _arguments(self, args, d_x):
-        head = head_elements(d_x, self.n) if _HEAD in args else None
+        head = head_elements(d_x, self.n) if any(a is _HEAD for a in args) else None
         return tuple(d_x if a is _INPUT else head if a is _HEAD else a for a in args)
 
     def _numba_calls(self, d_x) -> list:
@@ -925,26 +925,33 @@ class Plan:
         return calls
 
     def _packed_calls(self, d_x, key) -> list | None:
-        """The steps packed for ``d_x`` (kept under ``key``), or None where they cannot be."""
+        """The steps as packed launches pointed at ``d_x`` (its address, shape and strides are
+        ``key``): made at the first call, pointed at another input in place (and v8's head
+        recomputed) only when the input changes. None where they cannot be packed."""
         from .launch import NotPackable, PackedLaunch
 
-        calls = self._packed.get(key)
-        if calls is not None:
-            return calls
-        calls = []
-        try:
-            for step in self._steps:
-                if isinstance(step[0], str):
-                    calls.append(self._copy_call(step[1]))
-                else:
-                    kernel, grid, block, args = step
-                    calls.append(PackedLaunch(kernel, grid, block, *self._arguments(args, d_x)))
-        except NotPackable:
-            return None
-        if len(self._packed) >= _PACKED_KEEP:
-            self._packed.pop(next(iter(self._packed)))
-        self._packed[key] = calls
-        return calls
+        if self._packed is None:
+            try:
+                self._packed = [
+                    self._copy_call(step[1]) if isinstance(step[0], str)
+                    else PackedLaunch(step[0], step[1], step[2], *self._arguments(step[3], d_x))
+                    for step in self._steps]
+            except NotPackable:
+                self._pack = False  # not here (or not this input): Numba launches from now on
+                return None
+        elif key != self._bound:
+            self._bound = None
+            try:
+                for step, call in zip(self._steps, self._packed):
+                    if isinstance(step[0], str):
+                        continue
+                    for index, value in enumerate(self._arguments(step[3], d_x)):
+                        if step[3][index] is _INPUT or step[3][index] is _HEAD:
+                            call.set_argument(index, value)
+            except NotPackable:  # say a strided view: this call goes through Numba
+                return None
+        self._bound = key
+        return self._packed
 
     def _copy_call(self, source):
         """The one-block case's last step: the sum, device to device (no host trip)."""
@@ -965,7 +972,7 @@ class Plan:
                else None)
         if cai is not None:
             # The address fixes everything packed (v8's head included), so an array freed and
-            # another made at the same place with the same shape reuses the launches rightly.
+            # another made at the same place with the same shape needs no new packing.
             calls = self._packed_calls(d_x, (cai["data"][0], cai["shape"], cai["strides"]))
         self.packed = calls is not None
         for call in calls if calls is not None else self._numba_calls(d_x):

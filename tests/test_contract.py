@@ -894,6 +894,9 @@ BAD = {
                                            B(ln.queue_model, 16, 1, "deep", word="order")],
     "gpuperf.kernels.launch:issue_order": [B(ln.issue_order, 4, "sideways", word="order")],
     "gpuperf.kernels.launch:kernel_params": [B(ln.kernel_params, (), (1,), word="parameters")],
+    # Packing needs the driver: here (the simulator) it refuses, and a Plan launches through Numba.
+    "gpuperf.kernels.launch:PackedLaunch.__init__": [
+        B(ln.PackedLaunch, ln.bump, 1, 32, np.zeros(1, np.int64), word="simulator")],
     "gpuperf.kernels.launch:hardware_queue_rows": [
         B(ln.hardware_queue_rows, connections=[64], word="connections[0]"),
         B(ln.hardware_queue_rows, connections=4, err=TypeError, word="connections")],

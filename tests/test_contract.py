@@ -55,6 +55,18 @@ CHAIN = dr.chase_chain(4)
 REPORT, CLI, ANSWER = "report", "cli", "answer"
 
 
+def _packed_stand_in():
+    """A PackedLaunch of one int64 parameter, built without the driver (the simulator has none):
+    enough for set_argument's checks."""
+    import ctypes
+
+    from numba.core import types
+
+    p = ln.PackedLaunch.__new__(ln.PackedLaunch)
+    p._argtypes, p._slots = (types.int64,), [[ctypes.c_int64(0)]]
+    return p
+
+
 def B(fn, *args, err=ValueError, word="", **kw):  # noqa: N802 - one bad call
     return (lambda: fn(*args, **kw), err, word)
 
@@ -896,7 +908,12 @@ BAD = {
     "gpuperf.kernels.launch:kernel_params": [B(ln.kernel_params, (), (1,), word="parameters")],
     # Packing needs the driver: here (the simulator) it refuses, and a Plan launches through Numba.
     "gpuperf.kernels.launch:PackedLaunch.__init__": [
-        B(ln.PackedLaunch, ln.bump, 1, 32, np.zeros(1, np.int64), word="simulator")],
+        B(ln.PackedLaunch, ln.bump, 1, 32, np.zeros(1, np.int64), word="simulator"),
+        B(ln.PackedLaunch, ln.bump, 0, 32, np.zeros(1, np.int64), word="grid"),
+        B(ln.PackedLaunch, ln.bump, 1, 2048, np.zeros(1, np.int64), word="block"),
+        B(ln.PackedLaunch, "bump", 1, 32, err=TypeError, word="kernel")],
+    "gpuperf.kernels.launch:PackedLaunch.set_argument": [
+        lazy(ln.PackedLaunch.set_argument, _packed_stand_in, 3, 0, word="index")],
     "gpuperf.kernels.launch:hardware_queue_rows": [
         B(ln.hardware_queue_rows, connections=[64], word="connections[0]"),
         B(ln.hardware_queue_rows, connections=4, err=TypeError, word="connections")],

@@ -212,3 +212,16 @@ def test_kernel_params_refuse_what_numba_would_convert_differently():
 def test_packed_launch_is_refused_under_the_simulator():
     with pytest.raises(launch.NotPackable, match="simulator"):
         launch.PackedLaunch(launch.bump, 1, 32, np.zeros(1, np.int64))
+
+
+def test_launch_cost_prints_the_packed_ratio_where_the_record_has_the_row(capsys):
+    def row(method, host):
+        return {"method": method, "launches": 200, "host_us": host, "gpu_us": host,
+                "host_spread": 0.0, "gpu_spread": 0.0, "counted": True}
+
+    launch.show_launch_cost(_result("streams_launch_cost",
+                                    [row(launch.METHODS[0], 20.0), row(launch.METHODS[4], 5.0)]))
+    assert "the arguments packed once: 0.25x Numba's host time per launch" in (
+        capsys.readouterr().out)
+    launch.show_launch_cost(_result("streams_launch_cost", [row(launch.METHODS[0], 20.0)]))
+    assert "packed" not in capsys.readouterr().out

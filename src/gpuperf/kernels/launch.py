@@ -207,6 +207,9 @@ class PackedLaunch:
     def __init__(self, kernel, grid: int, block: int, *args, stream=None):
         import ctypes
 
+        validate.kernel(kernel, "kernel")
+        grid = validate.positive_int(grid, "grid", maximum=2**31 - 1)
+        block = validate.positive_int(block, "block", maximum=1024)
         if SIMULATOR:
             raise NotPackable("the simulator has no driver")
         try:
@@ -236,10 +239,12 @@ class PackedLaunch:
         # in others.
         handle = (cuda.default_stream() if stream is None else stream).handle
         self._stream = b.CUstream(int(getattr(handle, "value", handle) or 0))
-        self.grid, self.block = int(grid), int(block)
+        self.grid, self.block = grid, block
 
     def set_argument(self, index: int, value) -> None:
         """Make argument ``index`` ``value`` for the next launches (same type as before)."""
+        index = validate.positive_int(index, "index", minimum=0,
+                                      maximum=len(self._argtypes) - 1)
         new = _params_of(self._argtypes[index], value)
         for slot, v in zip(self._slots[index], new):
             slot.value = v.value

@@ -142,6 +142,8 @@ BAD = {
     "gpuperf.device:show_occupancy": [B(device.show_occupancy, 64, 32, 0, "r", err=TypeError,
                                         word="res")],
     "gpuperf.device:describe": [B(device.describe, "x", err=TypeError, word="d")],
+    "gpuperf.device:fp32_peak_tflops": [B(device.fp32_peak_tflops, "x", err=TypeError, word="d"),
+                                        B(device.fp32_peak_tflops, None, 0, word="clock_khz")],
     "gpuperf.exercises:sizes_around": [B(ex.sizes_around, 0, word="block")],
     "gpuperf.exercises:random_array": [B(ex.random_array, -1, word="shape"),
                                        B(ex.random_array, 3, rng="seed", err=TypeError,

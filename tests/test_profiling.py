@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+import gpuperf as gp
 from gpuperf import profiling, records
 
 FIXTURES = Path(__file__).parent / "fixtures" / "profiling"
@@ -335,3 +336,42 @@ def test_the_strided_copys_dram_reads_are_its_loads_plus_its_stores():
     gap = [r for r in res.rows if not (r["stride"] == 2 and r["kernel"] == "stores only")]
     with pytest.raises(ValueError, match="stride 2 has no row for stores only"):
         profiling.stride_parts_table(records.Result(res.name, gap, res.meta, res.source))
+
+
+def _device_like(cc, sms):
+    from dataclasses import replace
+
+    return replace(gp.device.info(), compute_capability=cc, sm_count=sms, simulated=False)
+
+
+def test_fp32_peak_counts_lanes_by_compute_capability():
+    # A T4: 40 SMs of 64 FP32 lanes at 1590 MHz is its 8.1 TFLOP/s datasheet figure; an H100
+    # SXM: 132 SMs of 128 lanes at 1980 MHz, 66.9 TFLOP/s.
+    assert gp.device.fp32_peak_tflops(_device_like((7, 5), 40), 1_590_000) == pytest.approx(8.141, 1e-3)
+    assert gp.device.fp32_peak_tflops(_device_like((9, 0), 132), 1_980_000) == pytest.approx(66.9, 1e-3)
+    assert gp.device.fp32_peak_tflops(_device_like((1, 0), 4), 1_000_000) is None  # not in the table
+    assert gp.device.fp32_peak_tflops() is None  # the simulator: no clock, no SMs
+    assert gp.device.sm_clock_khz() is None
+
+
+@pytest.mark.parametrize("path", [p for p in records.available()
+                                  if "profiling_matmul_roofline" in records.load(p)["experiments"]],
+                         ids=lambda p: p.stem)
+def test_recorded_matmul_roofline_points_sit_under_their_roofs(path):
+    res = records.recorded("profiling_matmul_roofline", path=path)
+    rows = {r["version"]: r for r in res.rows}
+    assert set(rows) == {label for label, *_ in profiling.ROOFLINE_MATMULS}
+    n = rows["tiled 32"]["n"]
+    for r in rows.values():
+        assert r["dram_bytes"] >= 3 * 4 * n * n  # A and B read and C written at least once
+        assert r["pct_of_roof"] <= 105, r  # measured bytes: no point above its memory roof
+        assert r["tflops"] <= r["fp32_peak_tflops"]
+    # the caches serve most of the naive kernels' repeated reads: DRAM moves a small part of
+    # what the no-cache model counts, and not even the tiled kernels' modelled bytes all reach it
+    for label in ("naive (row from x)", "naive (col from x)"):
+        assert rows[label]["model_bytes"] > 10 * rows[label]["dram_bytes"]
+    assert all(rows[f"tiled {t}"]["dram_bytes"] < rows[f"tiled {t}"]["model_bytes"]
+               for t in (8, 16, 32))
+    # tiling raises the intensity DRAM sees, tile by tile
+    assert rows["tiled 8"]["ai_measured"] < rows["tiled 16"]["ai_measured"] < rows["tiled 32"][
+        "ai_measured"]

@@ -109,6 +109,45 @@ def info() -> DeviceInfo:
     )
 
 
+# FP32 results per clock per SM (a fused multiply-add counts as one), by compute capability:
+# the arithmetic-instruction throughput table of NVIDIA's CUDA C++ Programming Guide.
+FP32_LANES_PER_SM = {(5, 0): 128, (5, 2): 128, (5, 3): 128, (6, 0): 64, (6, 1): 128,
+                     (6, 2): 128, (7, 0): 64, (7, 2): 64, (7, 5): 64, (8, 0): 64, (8, 6): 128,
+                     (8, 7): 128, (8, 9): 128, (9, 0): 128}
+
+
+def sm_clock_khz() -> int | None:
+    """The SMs' maximum clock as the driver reports it (kHz); None without a GPU or where the
+    driver does not report it. A GPU under load may run below it (power and heat)."""
+    if info().simulated:
+        return None
+    from numba import cuda
+
+    try:
+        return int(cuda.get_current_device().CLOCK_RATE) or None
+    except Exception:  # an attribute this driver does not report
+        return None
+
+
+def fp32_peak_tflops(d: DeviceInfo | None = None, clock_khz: int | None = None) -> float | None:
+    """Theoretical FP32 peak: SMs x FP32 lanes per SM x 2 (a multiply-add is two operations)
+    x the SM clock (by default this GPU's maximum, :func:`sm_clock_khz`), TFLOP/s. None where a
+    fact is missing (the simulator, a compute capability not in ``FP32_LANES_PER_SM``)."""
+    if d is not None and not isinstance(d, DeviceInfo):
+        raise TypeError(f"d must be a DeviceInfo (gp.device.info()) or None, not "
+                        f"{type(d).__name__}.")
+    if clock_khz is not None:
+        from . import validate as v
+
+        v.positive_int(clock_khz, "clock_khz")
+    d = d or info()
+    lanes = FP32_LANES_PER_SM.get(tuple(d.compute_capability or ()))
+    clock = clock_khz if clock_khz is not None else (sm_clock_khz() if d is info() else None)
+    if not (lanes and d.sm_count and clock):
+        return None
+    return d.sm_count * lanes * 2 * clock * 1e3 / 1e12
+
+
 def sm_count(default: int = 1) -> int:
     """SMs on this GPU; ``default`` under the simulator (keep simulated grids small)."""
     from . import validate as v

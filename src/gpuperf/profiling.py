@@ -265,6 +265,8 @@ def _matmul_variant(version: str, tile: int, factor: int):
 
     if version == "tiled":
         return mm.variant("tiled", tile=tile)
+    if version.startswith("naive"):  # chapter 4's naive mappings take no tile
+        return mm.variant(version)
     if version == "coarsened":
         return cz.variant("coarsened", tile=tile, factor=factor)
     return cz.variant(version)
@@ -699,6 +701,57 @@ def matmul_experiment(progress) -> list[dict]:
             **{f"stall_{r}": round(m[x], 3) for r, x in zip(STALL_REASONS, STALL_METRICS)},
             "tflops": round(2 * n**3 / m["gpu__time_duration.sum"] / 1e3, 2),
             "duration_ns": m["gpu__time_duration.sum"],
+        })
+    return rows
+
+
+# Chapter 4's roofline beyond the L2: each version of the chapter at PROFILED_MATMUL_N, where
+# operands and output are several times the L2, with the bytes DRAM moved measured instead of
+# modelled, so that a point's intensity is FLOPs per byte DRAM really served.
+ROOFLINE_MATMULS = (("naive (row from x)", "naive_row_x", 0),
+                    ("naive (col from x)", "naive_col_x", 0),
+                    ("tiled 8", "tiled", 8), ("tiled 16", "tiled", 16), ("tiled 32", "tiled", 32))
+DRAM_METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum")
+
+
+@records.experiment(
+    "profiling_matmul_roofline", chapter="profiling",
+    title="Chapter 4's matmul versions at 4096^3 on a roofline of measured DRAM bytes, with the "
+          "FP32 peak",
+    units={"dram_bytes": "B", "model_bytes": "B", "ai_measured": "FLOP/B", "ai_model": "FLOP/B",
+           "tflops": "TFLOP/s", "memory_roof_tflops": "TFLOP/s", "fp32_peak_tflops": "TFLOP/s",
+           "cublas_tflops": "TFLOP/s", "pct_of_roof": "%", "sm_clock_khz": "kHz"})
+def matmul_roofline_experiment(progress) -> list[dict]:
+    """Each of chapter 4's versions at 4096^3 float32: the DRAM bytes it moved (Nsight Compute,
+    caches flushed before the kernel), hence its measured intensity, beside the traffic
+    model's; its rate timed outside the profiler; the memory roof at the measured intensity
+    (the copy bandwidth times it), the theoretical FP32 peak (``device.fp32_peak_tflops``) and
+    cuBLAS's rate; and the rate as a % of the lower roof."""
+    from . import bench, device
+    from .kernels import matmul as mm
+
+    n = PROFILED_MATMUL_N
+    ceilings = bench.ceilings()
+    peak, clock = device.fp32_peak_tflops(), device.sm_clock_khz()
+    flops = mm.flops(n, n, n)
+    rows = []
+    for label, version, tile in ROOFLINE_MATMULS:
+        progress(f"ncu and timing: {label} (n = {n})")
+        v = _matmul_variant(version, tile, 1)
+        kernel = getattr(v.kernel, "py_func", v.kernel).__name__
+        m = profile("matmul", version, tile, 1, n, kernel=kernel, metrics=DRAM_METRICS)
+        dram = m["dram__bytes_read.sum"] + m["dram__bytes_write.sum"]
+        timed = mm.measure_variant(v, n, min_repeat=5, min_time=0.2)
+        model = mm.traffic_bytes(v.model, n, n, n, *v.params)
+        memory_roof = ceilings["copy_gbps"] * (flops / dram) / 1e3
+        roof = min(memory_roof, peak) if peak else memory_roof
+        rows.append({
+            "version": label, "n": n, "kernel": kernel, "dram_bytes": dram,
+            "model_bytes": model, "ai_measured": flops / dram, "ai_model": flops / model,
+            "tflops": timed["tflops"], "spread": timed["spread"],
+            "memory_roof_tflops": memory_roof, "fp32_peak_tflops": peak,
+            "cublas_tflops": ceilings.get("matmul_tflops"), "sm_clock_khz": clock,
+            "pct_of_roof": 100 * timed["tflops"] / roof,
         })
     return rows
 

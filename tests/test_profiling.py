@@ -372,6 +372,22 @@ def test_recorded_matmul_roofline_points_sit_under_their_roofs(path):
         assert rows[label]["model_bytes"] > 10 * rows[label]["dram_bytes"]
     assert all(rows[f"tiled {t}"]["dram_bytes"] < rows[f"tiled {t}"]["model_bytes"]
                for t in (8, 16, 32))
+    # chapter 4's reading: the naive kernels far below the memory roof, no version near either
+    # roof, tile 8 the nearest to its own
+    assert all(rows[label]["pct_of_roof"] < 20 for label in ("naive (row from x)",
+                                                             "naive (col from x)"))
+    assert max(r["pct_of_roof"] for r in rows.values()) == rows["tiled 8"]["pct_of_roof"] < 50
     # tiling raises the intensity DRAM sees, tile by tile
     assert rows["tiled 8"]["ai_measured"] < rows["tiled 16"]["ai_measured"] < rows["tiled 32"][
         "ai_measured"]
+
+
+def test_dram_roofline_table_and_plot_read_the_record(capsys):
+    res = records.run("profiling_matmul_roofline", live=False)
+    lines = profiling.dram_roofline_summary(res)
+    assert len(lines) == len(res.rows) + 1 and "FP32 peak" in lines[-1]
+    assert "of the model's" in capsys.readouterr().out
+    fig = profiling.plot_dram_roofline(res)
+    assert fig.axes[0].get_xlabel().startswith("arithmetic intensity")
+    with pytest.raises(TypeError, match="profiling_matmul_roofline"):
+        profiling.dram_roofline_summary(records.run("profiling_matmul", live=False))

@@ -564,8 +564,11 @@ def roofline(points, *, bw_gbps: float, peak_tflops: float, label: str | None = 
     ridge = peak_tflops * 1e3 / bw_gbps
     ax.annotate(f"memory roof {bw_gbps:,.0f} GB/s", xy=(xlim[0] * 1.3, xlim[0] * 1.3 * bw_gbps / 1e3),
                 fontsize=8, rotation=0, va="bottom")
+    # Right-aligned at the plot's edge: from the ridge it ran off the axes when the ridge sat
+    # within a few octaves of the right end.
     ax.annotate(f"compute roof {peak_tflops:.1f} TFLOP/s (ridge at {ridge:.1f} FLOP/B)",
-                xy=(ridge, peak_tflops), xytext=(0, 4), textcoords="offset points", fontsize=8)
+                xy=(xlim[1], peak_tflops), xytext=(-4, 4), textcoords="offset points",
+                fontsize=8, ha="right")
     color_of = {}
     for i, p in enumerate(points):
         color_of.setdefault(p["name"], COLORS[i % len(COLORS)])

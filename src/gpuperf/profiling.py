@@ -756,6 +756,53 @@ def matmul_roofline_experiment(progress) -> list[dict]:
     return rows
 
 
+def _dram_roofline_arg(res):
+    if not isinstance(res, records.Result) or res.name != "profiling_matmul_roofline":
+        raise TypeError(f"res: give gp.records.run(\"profiling_matmul_roofline\"), not "
+                        f"{getattr(res, 'name', type(res).__name__)!r}.")
+    return res
+
+
+def dram_roofline_summary(res) -> list[str]:
+    """One line per version of ``profiling_matmul_roofline``: the DRAM bytes it moved as a
+    fraction of the no-cache model's, its measured intensity, and its rate as a % of the lower
+    roof at that intensity; then the roofs. Printed and returned."""
+    res = _dram_roofline_arg(res)
+    lines = []
+    for r in res.rows:
+        lines.append(f"{r['version']:20s} DRAM moved {r['dram_bytes'] / 1e9:6.2f} GB, "
+                     f"{r['dram_bytes'] / r['model_bytes']:6.1%} of the model's "
+                     f"{r['model_bytes'] / 1e9:6.1f} GB: {r['ai_measured']:5.1f} FLOP/B "
+                     f"(model {r['ai_model']:.2f}); {r['tflops']:5.2f} TFLOP/s, "
+                     f"{r['pct_of_roof']:4.1f}% of its roof")
+    first = res.rows[0]
+    peak = first.get("fp32_peak_tflops")
+    roofs = f"Roofs: the copy bandwidth {res.ceilings['copy_gbps']:,.0f} GB/s"
+    roofs += (f" and the FP32 peak {peak:.1f} TFLOP/s ({first['sm_clock_khz'] / 1e3:.0f} MHz)"
+              if peak else " (no FP32 peak: this GPU's lanes or clock are unknown)")
+    if first.get("cublas_tflops"):
+        roofs += f"; cuBLAS reached {first['cublas_tflops']:.1f} TFLOP/s in the same run"
+    lines.append(roofs + ".")
+    for line in lines:
+        print(line)
+    return lines
+
+
+def plot_dram_roofline(res, *, title: str = "Chapter 4's matmuls: intensity from measured "
+                                            "DRAM bytes"):
+    """``profiling_matmul_roofline`` on its GPU's roofline: measured intensity against the
+    timed rate, under the copy bandwidth and the theoretical FP32 peak."""
+    from . import plots
+
+    res = _dram_roofline_arg(res)
+    validate.string(title, "title")
+    peak = res.rows[0].get("fp32_peak_tflops") or res.rows[0].get("cublas_tflops")
+    points = [{"name": r["version"], "intensity": r["ai_measured"], "tflops": r["tflops"]}
+              for r in res.rows]
+    return plots.roofline(points, bw_gbps=res.ceilings["copy_gbps"], peak_tflops=peak,
+                          label=res.label, title=title, xlim=(1 / 2, 64))
+
+
 def top_stalls(row: dict, n: int = 2) -> list[tuple[str, float]]:
     """The ``n`` stall reasons with the most warps stalled per issued instruction in a row of
     ``profiling_latency`` or ``profiling_matmul``, largest first: [("long scoreboard", 5.1), ...].

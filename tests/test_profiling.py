@@ -364,6 +364,8 @@ def test_recorded_matmul_roofline_points_sit_under_their_roofs(path):
     n = rows["tiled 32"]["n"]
     for r in rows.values():
         assert r["dram_bytes"] >= 3 * 4 * n * n  # A and B read and C written at least once
+        assert r["l2_bytes"] >= r["dram_bytes"] * 0.9  # what DRAM serves passes through the L2
+        assert (r["shared_bytes"] > 0) == r["version"].startswith("tiled")
         assert r["pct_of_roof"] <= 105, r  # measured bytes: no point above its memory roof
         assert r["tflops"] <= r["fp32_peak_tflops"]
     # the caches serve most of the naive kernels' repeated reads: DRAM moves a small part of

@@ -711,7 +711,10 @@ def matmul_experiment(progress) -> list[dict]:
 ROOFLINE_MATMULS = (("naive (row from x)", "naive_row_x", 0),
                     ("naive (col from x)", "naive_col_x", 0),
                     ("tiled 8", "tiled", 8), ("tiled 16", "tiled", 16), ("tiled 32", "tiled", 32))
-DRAM_METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum")
+# DRAM's bytes, and for a hierarchical view the bytes the L2 and L1 were asked for and the
+# shared-memory bytes the kernel's loads and stores needed.
+ROOFLINE_METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum",
+                    "lts__t_bytes.sum", "l1tex__t_bytes.sum", "sm__sass_data_bytes_mem_shared.sum")
 
 
 @records.experiment(
@@ -720,13 +723,15 @@ DRAM_METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_dura
           "FP32 peak",
     units={"dram_bytes": "B", "model_bytes": "B", "ai_measured": "FLOP/B", "ai_model": "FLOP/B",
            "tflops": "TFLOP/s", "memory_roof_tflops": "TFLOP/s", "fp32_peak_tflops": "TFLOP/s",
-           "cublas_tflops": "TFLOP/s", "pct_of_roof": "%", "sm_clock_khz": "kHz"})
+           "cublas_tflops": "TFLOP/s", "pct_of_roof": "%", "sm_clock_khz": "kHz",
+           "l2_bytes": "B", "l1_bytes": "B", "shared_bytes": "B"})
 def matmul_roofline_experiment(progress) -> list[dict]:
     """Each of chapter 4's versions at 4096^3 float32: the DRAM bytes it moved (Nsight Compute,
     caches flushed before the kernel), hence its measured intensity, beside the traffic
     model's; its rate timed outside the profiler; the memory roof at the measured intensity
     (the copy bandwidth times it), the theoretical FP32 peak (``device.fp32_peak_tflops``) and
-    cuBLAS's rate; and the rate as a % of the lower roof."""
+    cuBLAS's rate; the rate as a % of the lower roof; and, for a roofline of the whole memory
+    hierarchy, the bytes the L2 and the L1 were asked for and the shared-memory bytes."""
     from . import bench, device
     from .kernels import matmul as mm
 
@@ -739,7 +744,7 @@ def matmul_roofline_experiment(progress) -> list[dict]:
         progress(f"ncu and timing: {label} (n = {n})")
         v = _matmul_variant(version, tile, 1)
         kernel = getattr(v.kernel, "py_func", v.kernel).__name__
-        m = profile("matmul", version, tile, 1, n, kernel=kernel, metrics=DRAM_METRICS)
+        m = profile("matmul", version, tile, 1, n, kernel=kernel, metrics=ROOFLINE_METRICS)
         dram = m["dram__bytes_read.sum"] + m["dram__bytes_write.sum"]
         timed = mm.measure_variant(v, n, min_repeat=5, min_time=0.2)
         model = mm.traffic_bytes(v.model, n, n, n, *v.params)
@@ -752,6 +757,8 @@ def matmul_roofline_experiment(progress) -> list[dict]:
             "memory_roof_tflops": memory_roof, "fp32_peak_tflops": peak,
             "cublas_tflops": ceilings.get("matmul_tflops"), "sm_clock_khz": clock,
             "pct_of_roof": 100 * timed["tflops"] / roof,
+            "l2_bytes": m["lts__t_bytes.sum"], "l1_bytes": m["l1tex__t_bytes.sum"],
+            "shared_bytes": m["sm__sass_data_bytes_mem_shared.sum"],
         })
     return rows
 

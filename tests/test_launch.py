@@ -205,6 +205,10 @@ def test_kernel_params_refuse_what_numba_would_convert_differently():
         launch.kernel_params((f32,), (_FakeDeviceArray((2, 2)),))
     with pytest.raises(launch.NotPackable, match="C-contiguous device array"):
         launch.kernel_params((f32,), (np.zeros(4, np.float32),))  # host memory: not packed
+    with pytest.raises(launch.NotPackable, match="does not fit"):  # ctypes would wrap it
+        launch.kernel_params((types.int32,), (2**31,))
+    with pytest.raises(launch.NotPackable, match="does not fit"):
+        launch.kernel_params((types.uint64,), (-1,))
     with pytest.raises(launch.NotPackable, match="2 arguments for 1 parameters"):
         launch.kernel_params((f32,), (1, 2))
 

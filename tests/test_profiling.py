@@ -376,8 +376,17 @@ def test_recorded_matmul_roofline_points_sit_under_their_roofs(path):
                for t in (8, 16, 32))
     # chapter 4's reading: the naive kernels far below the memory roof, no version near either
     # roof, tile 8 the nearest to its own
-    assert all(rows[label]["pct_of_roof"] < 20 for label in ("naive (row from x)",
-                                                             "naive (col from x)"))
+    naive = [rows["naive (row from x)"], rows["naive (col from x)"]]
+    tiled = [rows[f"tiled {t}"] for t in (8, 16, 32)]
+
+    def l2_rate(r):
+        return r["l2_bytes"] * r["tflops"] * 1e12 / (2 * r["n"] ** 3)
+
+    assert all(r["pct_of_roof"] < 10 for r in naive)  # a few percent of the copy bandwidth
+    assert max(map(l2_rate, naive)) < 0.25 * l2_rate(rows["tiled 8"])  # nor is it the L2
+    row, col = naive
+    assert row["l1_bytes"] > 2 * col["l1_bytes"] and row["tflops"] < col["tflops"]
+    assert all(0.35 < r["dram_bytes"] / r["model_bytes"] < 0.65 for r in tiled)  # about half
     assert max(r["pct_of_roof"] for r in rows.values()) == rows["tiled 8"]["pct_of_roof"] < 50
     # tiling raises the intensity DRAM sees, tile by tile
     assert rows["tiled 8"]["ai_measured"] < rows["tiled 16"]["ai_measured"] < rows["tiled 32"][

@@ -775,18 +775,29 @@ def dram_roofline_summary(res) -> list[str]:
     fraction of the no-cache model's, its measured intensity, and its rate as a % of the lower
     roof at that intensity; then the roofs. Printed and returned."""
     res = _dram_roofline_arg(res)
+    copy = res.ceilings["copy_gbps"]
     lines = []
     for r in res.rows:
+        seconds = 2 * r["n"] ** 3 / (r["tflops"] * 1e12)
+
+        def rate(nbytes, seconds=seconds):
+            return nbytes / seconds / 1e9
+
         lines.append(f"{r['version']:20s} DRAM moved {r['dram_bytes'] / 1e9:6.2f} GB, "
                      f"{r['dram_bytes'] / r['model_bytes']:6.1%} of the model's "
                      f"{r['model_bytes'] / 1e9:6.1f} GB: {r['ai_measured']:5.1f} FLOP/B "
                      f"(model {r['ai_model']:.2f}); {r['tflops']:5.2f} TFLOP/s, "
-                     f"{r['pct_of_roof']:4.1f}% of its roof")
+                     f"{r['pct_of_roof']:4.1f}% of its roof"
+                     + (f"; L2 {rate(r['l2_bytes']):5.0f} GB/s, L1 {rate(r['l1_bytes']):5.0f} GB/s"
+                        if r.get("l2_bytes") else ""))
     first = res.rows[0]
     peak = first.get("fp32_peak_tflops")
-    roofs = f"Roofs: the copy bandwidth {res.ceilings['copy_gbps']:,.0f} GB/s"
-    roofs += (f" and the FP32 peak {peak:.1f} TFLOP/s ({first['sm_clock_khz'] / 1e3:.0f} MHz)"
-              if peak else " (no FP32 peak: this GPU's lanes or clock are unknown)")
+    roofs = f"Roofs: the copy bandwidth {copy:,.0f} GB/s"
+    roofs += (f" and the FP32 peak {peak:.1f} TFLOP/s at the SMs' maximum clock "
+              f"({first['sm_clock_khz'] / 1e3:.0f} MHz; an upper bound: under load the clock "
+              "can be lower)" if peak else
+              " (no FP32 peak: this GPU's lanes or clock are unknown; the plot's compute roof "
+              "is cuBLAS's rate)")
     if first.get("cublas_tflops"):
         roofs += f"; cuBLAS reached {first['cublas_tflops']:.1f} TFLOP/s in the same run"
     lines.append(roofs + ".")

@@ -4,9 +4,10 @@ A kernel launch is host work (Python, Numba's argument handling, the driver) and
 command in one of a few hardware work queues. Two experiments measure each part:
 
 ``streams_launch_cost``: ``LAUNCHES`` launches of a kernel that does almost nothing, in one
-stream, issued four ways, taking turns: Numba's ``kernel[grid, block, stream](...)``; the same with the
-launch configuration made once; CuPy's launcher (where CuPy is installed); and one CUDA
-graph holding all of the launches, captured from Numba's launches and replayed with one
+stream, issued five ways, taking turns: Numba's ``kernel[grid, block, stream](...)``; the same with the
+launch configuration made once; the same compiled kernel with its arguments packed once
+(``PackedLaunch``: one driver call per launch); CuPy's launcher (where CuPy is installed); and
+one CUDA graph holding all of the launches, captured from Numba's launches and replayed with one
 driver call. For each: the host's time per kernel and the GPU's (CUDA events around all
 of them, divided by their number). When the host is slower than the GPU, the GPU waits
 between kernels, and its time per kernel is the host's.
@@ -180,6 +181,9 @@ def _params_of(ty, arg) -> list:
     if isinstance(ty, types.Array):
         return _array_params(ty, arg)
     if isinstance(ty, types.Integer):
+        info = np.iinfo(f"{'' if ty.signed else 'u'}int{ty.bitwidth}")
+        if not info.min <= int(arg) <= info.max:  # ctypes would wrap it around silently
+            raise NotPackable(f"{arg} does not fit the parameter's type {ty}")
         return [getattr(ctypes, f"c_{ty}")(int(arg))]
     raise NotPackable(f"an argument of type {ty} is not packed (arrays and integers only)")
 
@@ -214,14 +218,18 @@ class PackedLaunch:
             raise NotPackable("the simulator has no driver")
         try:
             argtypes = tuple(kernel.typeof_pyval(a) for a in args)
+            # compile() of a kernel compiled ahead from a signature raises RuntimeError for
+            # types it was not compiled for, where Numba's own launch would convert them.
             compiled = kernel.compile(argtypes)
             if getattr(compiled, "debug", False) or getattr(compiled, "cooperative", False) \
-                    or getattr(compiled, "extensions", None):
-                raise NotPackable("a debug, cooperative or extended kernel")
+                    or getattr(compiled, "extensions", None) \
+                    or getattr(compiled, "launch_config_sensitive", False):
+                raise NotPackable("a debug, cooperative, extended or launch-configuration-"
+                                  "sensitive kernel (Numba's launch does more for these)")
             cufunc = compiled._codelibrary.get_cufunc()
             self._argtypes = tuple(compiled.argument_types)
-        except (AttributeError, TypeError) as err:  # another numba-cuda's internals
-            raise NotPackable(f"this numba-cuda's kernels cannot be packed: {err}") from err
+        except (AttributeError, TypeError, RuntimeError) as err:
+            raise NotPackable(f"this kernel cannot be packed here: {err}") from err
         b = _binding()
         handle = cufunc.handle
         if type(handle).__name__ == "CUkernel":  # cuda.core loads kernels from a library
@@ -237,7 +245,8 @@ class PackedLaunch:
         # None: Numba's default stream, so that events recorded the usual way bracket these
         # launches. A handle is a driver object in some numba-cuda versions, a ctypes pointer
         # in others.
-        handle = (cuda.default_stream() if stream is None else stream).handle
+        self._numba_stream = cuda.default_stream() if stream is None else stream  # kept alive
+        handle = self._numba_stream.handle
         self._stream = b.CUstream(int(getattr(handle, "value", handle) or 0))
         self.grid, self.block = grid, block
 

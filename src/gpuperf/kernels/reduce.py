@@ -1351,7 +1351,10 @@ def integer_input(n: int, seed: int = 5):
     return small.astype(np.float32), int(small.sum(dtype=np.int64))
 
 
-def _time_calls(fn, reps: int = 4, min_time: float = 0.1):
+BACK_TO_BACK = 4  # calls per timed run in the ladder and the sweeps (see _time_calls)
+
+
+def _time_calls(fn, reps: int = BACK_TO_BACK, min_time: float = 0.1):
     """Median ms per call of ``fn`` called ``reps`` times back to back.
 
     Back to back, the launches of call k+1 are queued while call k runs, so the
@@ -1364,9 +1367,10 @@ def _time_calls(fn, reps: int = 4, min_time: float = 0.1):
     return bench.Timing([ms / reps for ms in t.times_ms])
 
 
-def _host_us(run, calls: int = 20, batches: int = 3) -> float:
-    """Host microseconds to enqueue one call of ``run()`` (median of ``batches`` batches of
-    ``calls`` calls, each batch started on an idle GPU and waited for after the clock stops)."""
+def _host_us(run, calls: int = 20, batches: int = 9) -> dict:
+    """The host's microseconds to enqueue one call of ``run()``: ``host_us``, the median of
+    ``batches`` batches of ``calls`` calls (each started on an idle GPU and waited for after
+    the clock stops), and ``host_spread``, their interquartile range over the median."""
     times = []
     for _ in range(batches):
         cuda.synchronize()
@@ -1375,7 +1379,7 @@ def _host_us(run, calls: int = 20, batches: int = 3) -> float:
             run()
         times.append(1e6 * (time.perf_counter() - t) / calls)
     cuda.synchronize()
-    return float(np.median(times))
+    return {"host_us": float(np.median(times)), "host_spread": bench.Timing(times).spread}
 
 
 def _plan_calls(p: Plan, d_x):
@@ -1449,7 +1453,7 @@ def ladder_experiment(progress):
         theirs = STUDY_NOTES_V100[version]
         got = float(p(d_int).copy_to_host()[0])
         rows.append(_row(version, n, t, value, ref, block=p.block, blocks=p.grid,
-                         host_us=_host_us(lambda p=p: p(d_x)),
+                         **_host_us(lambda p=p: p(d_x)),
                          correct=got == exact, integer_sum_error=got - exact,
                          v100_us=theirs[0], v100_gbps=theirs[1],
                          v100_pct_peak=100 * theirs[1] / V100_PEAK_GBPS, v100_speedup=theirs[2]))
@@ -1463,7 +1467,7 @@ def ladder_experiment(progress):
         t = _time_calls(run)
         got = _cupy_exact(d_int)
         rows.append(_row("cupy.sum", n, t, value, ref, block=None, blocks=None,
-                         host_us=_host_us(run), correct=got == exact, integer_sum_error=got - exact, v100_us=None,
+                         **_host_us(run), correct=got == exact, integer_sum_error=got - exact, v100_us=None,
                          v100_gbps=None, v100_pct_peak=None, v100_speedup=None))
         progress(f"cupy.sum {t.median_ms:8.3f} ms  {rows[-1]['gbps']:7.0f} GB/s")
     v0 = rows[0]["ms"]
@@ -1957,9 +1961,11 @@ def timing_methods_summary(res) -> list[str]:
 
 
 def show_host_cost(ladder) -> dict:
-    """Print the host's time to issue one call (``host_us``) for v8 and ``cupy.sum`` from
-    ``reduce_ladder``, with v8's share of ``cupy.sum``'s bandwidth; return them by version.
-    A record made before the ladder timed the host says so and returns ``{}``."""
+    """For v8 and ``cupy.sum`` in ``reduce_ladder``: the host's time to issue one call
+    (``host_us``), the most of it the ladder's timing can count per call (the first of
+    ``BACK_TO_BACK`` calls waits for its launch; the others' launches overlap the GPU's work),
+    as a share of the call's time, and the timing's spread. Printed; returns ``host_us`` by
+    version. A record made before the ladder timed the host says so and returns ``{}``."""
     validate.result(ladder, "ladder")
     validate.column(ladder, "version", "ladder column")
     rows = {r["version"]: r for r in ladder.rows if r["version"] in ("v8", "cupy.sum")}
@@ -1969,9 +1975,14 @@ def show_host_cost(ladder) -> dict:
               "before the ladder measured it.")
         return {}
     for version, us in costs.items():
-        share = rows[version].get("pct_cupy")
-        tail = f"; {share:.1f}% of cupy.sum's GB/s in the ladder" if share is not None else ""
-        print(f"{version:9s} the host issues one call in {us:5.1f} us{tail}")
+        r = rows[version]
+        exposed = 100 * us / BACK_TO_BACK / (1e3 * r["ms"])
+        spread = f" (spread {100 * r['host_spread']:.0f}%)" if r.get("host_spread") else ""
+        print(f"{version:9s} issues a call in {us:5.1f} us{spread}: at most {exposed:.1f}% of its "
+              f"time per call in the ladder; the ladder's own spread {100 * r['spread']:.1f}%")
+    if len(rows) == 2:
+        ratio = rows["cupy.sum"]["ms"] / rows["v8"]["ms"]
+        print(f"v8 against cupy.sum in the ladder: {100 * ratio:.1f}%")
     return costs
 
 

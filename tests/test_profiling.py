@@ -359,14 +359,19 @@ def test_fp32_peak_counts_lanes_by_compute_capability():
                          ids=lambda p: p.stem)
 def test_recorded_matmul_roofline_points_sit_under_their_roofs(path):
     res = records.recorded("profiling_matmul_roofline", path=path)
-    rows = {r["version"]: r for r in res.rows}
+    rows = {r["version"]: r for r in res.rows if r.get("chapter", "tiling") == "tiling"}
     assert set(rows) == {profiling._matmul_variant(version, tile, 1).name
                          for version, tile in profiling.ROOFLINE_MATMULS}
+    # chapter 5's ladder, where recorded: its steps beyond chapter 4's, each once
+    ladder = [r["version"] for r in res.rows if r.get("chapter") == "coarsening"]
+    if ladder:
+        from gpuperf.kernels import coarsening
+        assert ladder == [v.name for v in coarsening.ladder_variants() if v.name not in rows]
     n = rows["tiled 32"]["n"]
-    for r in rows.values():
+    for r in res.rows:
         assert r["dram_bytes"] >= 3 * 4 * n * n  # A and B read and C written at least once
         assert r["l2_bytes"] >= r["dram_bytes"] * 0.9  # what DRAM serves passes through the L2
-        assert (r["shared_bytes"] > 0) == r["version"].startswith("tiled")
+        assert (r["shared_bytes"] > 0) == (not r["version"].startswith("naive"))
         assert r["pct_of_roof"] <= 105, r  # measured bytes: no point above its memory roof
         assert r["tflops"] <= r["fp32_peak_tflops"]
     # the caches serve most of the naive kernels' repeated reads: DRAM moves a small part of
@@ -397,9 +402,72 @@ def test_recorded_matmul_roofline_points_sit_under_their_roofs(path):
 def test_dram_roofline_table_and_plot_read_the_record(capsys):
     res = records.run("profiling_matmul_roofline", live=False)
     lines = profiling.dram_roofline_summary(res)
-    assert len(lines) == len(res.rows) + 1 and "FP32 peak" in lines[-1]
+    chapter4 = [r for r in res.rows if r.get("chapter", "tiling") == "tiling"]
+    assert len(lines) == len(chapter4) + 1 and "FP32 peak" in lines[-1]
     assert "of the model's" in capsys.readouterr().out
     fig = profiling.plot_dram_roofline(res)
     assert fig.axes[0].get_xlabel().startswith("arithmetic intensity")
     with pytest.raises(TypeError, match="profiling_matmul_roofline"):
         profiling.dram_roofline_summary(records.run("profiling_matmul", live=False))
+
+
+def test_l2_read_kernel_reads_every_element_each_pass():
+    # under the simulator: a buffer that is not a multiple of four loads per thread, so both the
+    # four-load loop and the tail run; every element is one, the sums count the elements read
+    import numpy as np
+    from numba import cuda
+
+    from gpuperf.kernels.gridstride import read_passes as kernel
+    for n, passes, grid, block in ((16 * 7, 3, 2, 4), (16, 1, 1, 8), (16 * 33, 2, 3, 5)):
+        x = cuda.to_device(np.ones(n, dtype=np.float32))
+        out = cuda.to_device(np.zeros(grid * block, dtype=np.float32))
+        kernel[grid, block](x, passes, out)
+        assert out.copy_to_host().sum() == n * passes, (n, passes, grid, block)
+
+
+def test_l2_read_gbps_takes_the_best_footprint_that_fits_half_the_l2():
+    rows = [{"fraction_of_l2": f, "gbps": g} for f, g in ((0.125, 9000.0), (0.5, 9500.0),
+                                                         (1, 12000.0), (8, 3000.0))]
+    res = records.Result("profiling_l2_bandwidth", rows, {"gpu": "G", "ceilings": {}}, "recorded")
+    assert profiling.l2_read_gbps(res) == 9500.0  # the full-L2 row is not an L2-resident read
+    with pytest.raises(ValueError, match="half the L2"):
+        profiling.l2_read_gbps(records.Result("profiling_l2_bandwidth", rows[2:], res.meta,
+                                              "recorded"))
+    with pytest.raises(TypeError, match="profiling_l2_bandwidth"):
+        profiling.l2_read_gbps(records.Result("demo", rows, res.meta, "recorded"))
+
+
+@pytest.mark.parametrize("path", [p for p in records.available()
+                                  if "profiling_l2_bandwidth" in records.load(p)["experiments"]],
+                         ids=lambda p: p.stem)
+def test_recorded_l2_bandwidth_is_served_by_the_l2(path):
+    res = records.recorded("profiling_l2_bandwidth", path=path)
+    rows = {r["fraction_of_l2"]: r for r in res.rows}
+    assert set(rows) == set(profiling.L2_FRACTIONS)
+    small, big = rows[profiling.L2_PROFILED_FRACTION], rows[max(profiling.L2_FRACTIONS)]
+    # where the bytes came from: the small buffer from the L2 (DRAM served almost none of it),
+    # the large one from DRAM; and the L2 read is faster than the copy's DRAM rate
+    assert small["dram_bytes"] < 0.02 * small["bytes_read"] and small["l2_hit_pct"] > 95
+    assert big["dram_bytes"] > 0.8 * big["bytes_read"]
+    assert profiling.l2_read_gbps(res) > 1.5 * res.ceilings["copy_gbps"] > big["gbps"] * 1.0
+
+
+def test_course_roofline_takes_every_point_and_roof_from_one_gpu(capsys):
+    roof = profiling.course_roofline()
+    where = profiling._course_roofline_record()
+    assert roof["gpu"] == records.load(where)["gpu"]
+    mm = records.recorded("profiling_matmul_roofline", path=where)
+    assert roof["copy_gbps"] == mm.ceilings["copy_gbps"]
+    matmuls = [p for p in roof["points"] if p["name"].startswith("matmul ")]
+    assert [p["intensity"] for p in matmuls] == [r["ai_measured"] for r in mm.rows]
+    # with the bytes DRAM moved, no point sits far above the memory roof
+    lines = profiling.course_roofline_summary(roof)
+    assert "far above the memory roof, so their bytes are overcounted: none" in lines
+    assert "ridge at" in capsys.readouterr().out
+    fig = profiling.plot_course_roofline(roof)
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()] if fig.axes[0].get_legend() \
+        else []
+    assert any("FP32 peak" in t for t in legend)
+    with pytest.raises(ValueError, match=r"more_roofs\[0\]"):
+        gp.plots.roofline(roof["points"], bw_gbps=1000, peak_tflops=10,
+                          more_roofs=[("L2", 5000, "GB")])

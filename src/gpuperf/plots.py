@@ -535,13 +535,16 @@ def _points_arg(points, name="points"):
 
 def roofline(points, *, bw_gbps: float, peak_tflops: float, label: str | None = None,
              title: str = "Roofline", ax=None, xlim=(1 / 16, 256), height: float = 4.5,
-             references=None):
+             references=None, more_roofs=()):
     """Attainable TFLOP/s against arithmetic intensity (FLOP/byte), with kernels placed on it.
 
     ``points``: dicts ``{"name", "intensity" (FLOP/byte), "tflops"}``. The figure is as wide
     as the book's column and ``height`` inches tall (more room for many names).
     ``references``: ``{gpu name: points}`` of other GPUs, drawn as open markers in the colour
     of the point of the same name (one legend entry per GPU), beside a live measurement.
+    ``more_roofs``: further roofs drawn dashed, each ``(label, value, unit)`` with ``unit``
+    "GB/s" (a memory roof: a slope) or "TFLOP/s" (a compute roof: a level), e.g. an L2 roof or
+    a theoretical peak beside the measured ones.
     """
     import numpy as np
 
@@ -552,6 +555,14 @@ def roofline(points, *, bw_gbps: float, peak_tflops: float, label: str | None = 
         _points_arg(theirs, f"references[{gpu!r}]")
     v.positive(bw_gbps, "bw_gbps")
     v.positive(peak_tflops, "peak_tflops")
+    more_roofs = v.sequence(more_roofs, "more_roofs", empty=True)
+    for i, roof_ in enumerate(more_roofs):
+        if (not isinstance(roof_, (tuple, list)) or len(roof_) != 3
+                or roof_[2] not in ("GB/s", "TFLOP/s")):
+            raise ValueError(f"more_roofs[{i}] must be (label, value, unit) with unit 'GB/s' or "
+                             f"'TFLOP/s', not {roof_!r}.")
+        v.string(roof_[0], f"more_roofs[{i}][0]")
+        v.positive(roof_[1], f"more_roofs[{i}][1]")
     xlim = v.sequence(xlim, "xlim")
     if len(xlim) != 2 or not 0 < v.positive(xlim[0], "xlim[0]") < v.positive(xlim[1], "xlim[1]"):
         raise ValueError(f"xlim must be (low, high) with 0 < low < high, not {xlim!r}.")
@@ -560,15 +571,28 @@ def roofline(points, *, bw_gbps: float, peak_tflops: float, label: str | None = 
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(COLUMN_INCHES, height))
     xs = np.logspace(np.log2(xlim[0]), np.log2(xlim[1]), 200, base=2)
     roof = np.minimum(xs * bw_gbps / 1e3, peak_tflops)
-    ax.plot(xs, roof, color="0.2", linewidth=1.5)
     ridge = peak_tflops * 1e3 / bw_gbps
-    ax.annotate(f"memory roof {bw_gbps:,.0f} GB/s", xy=(xlim[0] * 1.3, xlim[0] * 1.3 * bw_gbps / 1e3),
-                fontsize=8, rotation=0, va="bottom")
-    # Right-aligned at the plot's edge: from the ridge it ran off the axes when the ridge sat
-    # within a few octaves of the right end.
-    ax.annotate(f"compute roof {peak_tflops:.1f} TFLOP/s (ridge at {ridge:.1f} FLOP/B)",
-                xy=(xlim[1], peak_tflops), xytext=(-4, 4), textcoords="offset points",
-                fontsize=8, ha="right")
+    memory_text = f"memory roof {bw_gbps:,.0f} GB/s"
+    compute_text = f"compute roof {peak_tflops:.1f} TFLOP/s (ridge at {ridge:.1f} FLOP/B)"
+    tops = [peak_tflops] + [r[1] for r in more_roofs if r[2] == "TFLOP/s"]
+    if more_roofs:
+        # Several roofs: named in a legend in the upper left, where no point can sit (above
+        # the memory roof), rather than along lines that cross the points.
+        ax.plot(xs, roof, color="0.2", linewidth=1.5, label=f"{memory_text}; {compute_text}")
+        for (name, value, unit), style in zip(more_roofs, ("--", ":", "-.", (0, (5, 1)))):
+            line = (np.minimum(xs * value / 1e3, max(tops)) if unit == "GB/s"
+                    else np.full_like(xs, value))
+            ax.plot(xs, line, color="0.4", linewidth=1, linestyle=style,
+                    label=f"{name} {value:,.0f} GB/s" if unit == "GB/s"
+                    else f"{name} {value:.1f} TFLOP/s")
+    else:
+        ax.plot(xs, roof, color="0.2", linewidth=1.5)
+        ax.annotate(memory_text, xy=(xlim[0] * 1.3, xlim[0] * 1.3 * bw_gbps / 1e3),
+                    fontsize=8, rotation=0, va="bottom")
+        # Right-aligned at the plot's edge: from the ridge it ran off the axes when the ridge
+        # sat within a few octaves of the right end.
+        ax.annotate(compute_text, xy=(xlim[1], peak_tflops), xytext=(-4, 4),
+                    textcoords="offset points", fontsize=8, ha="right")
     color_of = {}
     for i, p in enumerate(points):
         color_of.setdefault(p["name"], COLORS[i % len(COLORS)])
@@ -585,17 +609,23 @@ def roofline(points, *, bw_gbps: float, peak_tflops: float, label: str | None = 
     ax.set_yscale("log")
     ax.set_xlim(xlim[0], xlim[1])
     low = min([p["tflops"] for p in points] + drawn + [xlim[0] * bw_gbps / 1e3])
-    ax.set_ylim(low / 1.6, max([peak_tflops] + drawn) * 2.2)
+    ax.set_ylim(low / 1.6, max(tops + drawn) * 2.2)
     ax.set_xlabel("arithmetic intensity (FLOP per byte of DRAM traffic)")
     ax.set_ylabel("TFLOP/s")
     ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3, which="both")
+    if more_roofs:
+        lines = [line for line in ax.get_lines() if not line.get_label().startswith("_")]
+        ax.add_artist(ax.legend(lines, [line.get_label() for line in lines], fontsize=7,
+                                loc="upper left"))
     if drawn:
-        ax.legend(fontsize=7, loc="lower right")
+        marks = [c for c in ax.collections if not c.get_label().startswith("_")]
+        ax.legend(marks, [c.get_label() for c in marks], fontsize=7, loc="lower right")
     source_label(fig, label)
     fig.tight_layout()
+    legends = [a for a in ax.get_children() if isinstance(a, plt.matplotlib.legend.Legend)]
     _place_labels(ax, [(p["name"], p["intensity"], p["tflops"]) for p in points],
-                  obstacles=list(ax.texts))
+                  obstacles=list(ax.texts) + legends)
     return fig
 
 

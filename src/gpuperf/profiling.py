@@ -281,6 +281,16 @@ def _matmul_launch(version: str, tile: int, factor: int, n: int) -> None:
     _launch_twice(lambda: v.launch(A, B, C))
 
 
+def _matmul_ladder_launch(index: int, n: int) -> None:
+    """Chapter 5's ladder (``coarsening.ladder_variants()[index]``) on n x n float32 operands."""
+    from .kernels import coarsening as cz
+    from .kernels import matmul as mm
+
+    v = cz.ladder_variants()[index]
+    A, B, C = mm.device_operands(n, n, n)
+    _launch_twice(lambda: v.launch(A, B, C))
+
+
 def _print_result(got, want) -> None:
     """For a tool's log: whether the launch computed the right thing (a line the tools ignore)."""
     import json
@@ -336,7 +346,8 @@ def _matmul_early_return_launch(n: int) -> None:
 _LAUNCHES = {"reduce": _reduce_launch, "stride": _stride_launch,
              "stride_part": _stride_part_launch,
              "transpose": _transpose_launch, "sum_loads": _sum_loads_launch,
-             "matmul": _matmul_launch, "smooth": _smooth_launch,
+             "matmul": _matmul_launch, "matmul_ladder": _matmul_ladder_launch,
+             "smooth": _smooth_launch,
              "copy_unguarded": _copy_unguarded_launch,
              "matmul_early_return": _matmul_early_return_launch}
 
@@ -719,14 +730,15 @@ ROOFLINE_METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_
 
 @records.experiment(
     "profiling_matmul_roofline", chapter="profiling",
-    title="Chapter 4's matmul versions at 4096^3 on a roofline of measured DRAM bytes, with the "
-          "FP32 peak",
+    title="The matmul versions of chapters 4 and 5 at 4096^3 on a roofline of measured DRAM "
+          "bytes, with the FP32 peak",
     units={"dram_bytes": "B", "model_bytes": "B", "ai_measured": "FLOP/B", "ai_model": "FLOP/B",
            "tflops": "TFLOP/s", "memory_roof_tflops": "TFLOP/s", "fp32_peak_tflops": "TFLOP/s",
            "cublas_tflops": "TFLOP/s", "pct_of_roof": "%", "sm_clock_khz": "kHz",
            "l2_bytes": "B", "l1_bytes": "B", "shared_bytes": "B"})
 def matmul_roofline_experiment(progress) -> list[dict]:
-    """Each of chapter 4's versions at 4096^3 float32: the DRAM bytes it moved (Nsight Compute,
+    """Each of chapter 4's versions, then each step of chapter 5's ladder (``chapter``: "tiling"
+    or "coarsening"), at 4096^3 float32: the DRAM bytes it moved (Nsight Compute,
     caches flushed before the kernel), hence its measured intensity, beside the traffic
     model's; its rate timed outside the profiler; the memory roof at the measured intensity
     (the copy bandwidth times it), the theoretical FP32 peak (``device.fp32_peak_tflops``) and
@@ -740,19 +752,26 @@ def matmul_roofline_experiment(progress) -> list[dict]:
     peak, clock = device.fp32_peak_tflops(), device.sm_clock_khz()
     flops = mm.flops(n, n, n)
     rows = []
-    for version, tile in ROOFLINE_MATMULS:
-        v = _matmul_variant(version, tile, 1)
+    from .kernels import coarsening as cz
+
+    # chapter 4's versions, then chapter 5's ladder beyond them (one launch per profiled process)
+    todo = [("tiling", _matmul_variant(version, tile, 1), ("matmul", version, tile, 1, n))
+            for version, tile in ROOFLINE_MATMULS]
+    names = {v.name for _, v, _ in todo}
+    todo += [("coarsening", v, ("matmul_ladder", i, n))
+             for i, v in enumerate(cz.ladder_variants()) if v.name not in names]
+    for chapter, v, launch in todo:
         label = v.name
         progress(f"ncu and timing: {label} (n = {n})")
         kernel = getattr(v.kernel, "py_func", v.kernel).__name__
-        m = profile("matmul", version, tile, 1, n, kernel=kernel, metrics=ROOFLINE_METRICS)
+        m = profile(*launch, kernel=kernel, metrics=ROOFLINE_METRICS)
         dram = m["dram__bytes_read.sum"] + m["dram__bytes_write.sum"]
         timed = mm.measure_variant(v, n, min_repeat=5, min_time=0.2)
         model = mm.traffic_bytes(v.model, n, n, n, *v.params)
         memory_roof = ceilings["copy_gbps"] * (flops / dram) / 1e3
         roof = min(memory_roof, peak) if peak else memory_roof
         rows.append({
-            "version": label, "n": n, "kernel": kernel, "dram_bytes": dram,
+            "version": label, "chapter": chapter, "n": n, "kernel": kernel, "dram_bytes": dram,
             "model_bytes": model, "ai_measured": flops / dram, "ai_model": flops / model,
             "tflops": timed["tflops"], "spread": timed["spread"],
             "memory_roof_tflops": memory_roof, "fp32_peak_tflops": peak,
@@ -764,11 +783,101 @@ def matmul_roofline_experiment(progress) -> list[dict]:
     return rows
 
 
+# The L2's read bandwidth, for an L2 roof: a buffer a fraction of the L2 read again and again
+# by one launch (after a warm-up that leaves it in the L2), and, for contrast, buffers larger
+# than the L2, which DRAM must serve. Nsight Compute confirms where the bytes came from.
+L2_FRACTIONS = (1 / 8, 1 / 4, 1 / 2, 1, 2, 8)
+L2_PROFILED_FRACTION = 1 / 4
+L2_BYTES_PER_LAUNCH = 2**31   # bytes read per timed launch: passes x footprint
+L2_METRICS = ("dram__bytes_read.sum", "lts__t_bytes.sum", "lts__t_sector_hit_rate.pct",
+              "gpu__time_duration.sum")
+
+
+def _l2_setup(footprint: int):
+    """The buffer (``footprint`` bytes, ones), the output, the launch and its passes."""
+    import numpy as np
+    from numba import cuda
+
+    from . import device
+
+    n = footprint // 4 // 16 * 16
+    x = cuda.to_device(np.ones(n, dtype=np.float32))
+    passes = max(1, L2_BYTES_PER_LAUNCH // (4 * n))
+    grid, block = device.sm_count() * 8, 256
+    out = cuda.device_array(grid * block, dtype=np.float32)
+    from .kernels.gridstride import read_passes as kernel
+    return x, out, passes, (lambda: kernel[grid, block](x, passes, out))
+
+
+def _l2_read_launch(footprint: int) -> None:
+    """For Nsight Compute: the read of a ``footprint``-byte buffer, passes and all."""
+    _x, _out, _passes, launch = _l2_setup(footprint)
+    _launch_twice(launch)
+
+
+_LAUNCHES["l2_read"] = _l2_read_launch
+
+
+@records.experiment(
+    "profiling_l2_bandwidth", chapter="profiling",
+    title="The L2's read bandwidth: a buffer that fits in the L2 read again and again, beside "
+          "buffers DRAM must serve",
+    units={"footprint_bytes": "B", "bytes_read": "B", "gbps": "GB/s", "pct_copy": "%",
+           "dram_bytes": "B", "l2_bytes": "B", "l2_hit_pct": "%"})
+def l2_bandwidth_experiment(progress) -> list[dict]:
+    """For each footprint (a fraction of the L2's size): one launch reads the buffer ``passes``
+    times (about ``L2_BYTES_PER_LAUNCH`` bytes in all), timed without flushing, after a warm-up
+    that leaves what fits in the L2; GB/s counts the bytes the kernel read. The launch at
+    ``L2_PROFILED_FRACTION`` and the largest one also go through Nsight Compute: the bytes
+    DRAM served, the L2's bytes and its hit rate, which say where the bytes came from."""
+    import numpy as np
+
+    from . import bench, device
+
+    l2 = device.info().l2_bytes
+    if not l2:
+        raise RuntimeError("profiling_l2_bandwidth needs the GPU's L2 size (device.info().l2_bytes).")
+    rows = []
+    for fraction in L2_FRACTIONS:
+        footprint = int(l2 * fraction) // 64 * 64
+        progress(f"L2 read: {footprint / 2**20:.1f} MiB ({fraction:g} of the L2)")
+        x, out, passes, launch = _l2_setup(footprint)
+        t = bench.time_kernel(launch, min_repeat=10, min_time=0.2)
+        got = out.copy_to_host()
+        nbytes = 4 * x.size * passes
+        # every element is 1: the threads' sums add up to the elements read
+        if not np.isclose(got.astype(np.float64).sum(), x.size * passes, rtol=1e-3):
+            raise AssertionError(f"the L2 read kernel read the wrong elements at {footprint} bytes")
+        row = {"fraction_of_l2": fraction, "footprint_bytes": 4 * x.size, "passes": passes,
+               "bytes_read": nbytes, **bench.bandwidth_row(nbytes, t)}
+        if fraction in (L2_PROFILED_FRACTION, max(L2_FRACTIONS)):
+            m = profile("l2_read", footprint, kernel="read_passes", metrics=L2_METRICS)
+            row.update(dram_bytes=m["dram__bytes_read.sum"], l2_bytes=m["lts__t_bytes.sum"],
+                       l2_hit_pct=m["lts__t_sector_hit_rate.pct"])
+        rows.append(row)
+    return rows
+
+
+def l2_read_gbps(res) -> float:
+    """The L2's read bandwidth from ``profiling_l2_bandwidth``: the best rate of the footprints
+    that fit in half the L2 (the L2 of an H100 is two halves; data in the far one costs more)."""
+    if not isinstance(res, records.Result) or res.name != "profiling_l2_bandwidth":
+        raise TypeError(f"res: give gp.records.run(\"profiling_l2_bandwidth\"), not "
+                        f"{getattr(res, 'name', type(res).__name__)!r}.")
+    fits = [r["gbps"] for r in res.rows if r["fraction_of_l2"] <= 0.5 and r.get("gbps")]
+    if not fits:
+        raise ValueError("res has no footprint of at most half the L2 with a rate.")
+    return max(fits)
+
+
 def _dram_roofline_arg(res):
+    """``res`` with chapter 4's rows only (a record made before chapter 5's were added has
+    no ``chapter`` column: all its rows are chapter 4's)."""
     if not isinstance(res, records.Result) or res.name != "profiling_matmul_roofline":
         raise TypeError(f"res: give gp.records.run(\"profiling_matmul_roofline\"), not "
                         f"{getattr(res, 'name', type(res).__name__)!r}.")
-    return res
+    rows = [r for r in res.rows if r.get("chapter", "tiling") == "tiling"]
+    return records.Result(res.name, rows, res.meta, res.source)
 
 
 def dram_roofline_summary(res) -> list[str]:
@@ -1241,3 +1350,141 @@ def show_cupti_timeline(res) -> dict:
     records.Result("profiling_streams_timeline (summary)", table, res.meta, res.source).show(
         note=" ".join(notes))
     return by_work
+
+
+# The course's kernels on one roofline (chapter 10): every point, roof and label from one GPU's
+# record, the one that has the matmuls' measured DRAM bytes.
+def _course_roofline_record(path=None):
+    if path is not None:
+        return records._path_arg(path)
+    here = records.record_path()
+    ordered = [here] + [p for p in records.available() if p != here]
+    return next((p for p in ordered if "profiling_matmul_roofline" in records.load(p)["experiments"]),
+                here)
+
+
+def course_roofline(path=None) -> dict:
+    """Every kernel of the course that does floating-point arithmetic, placed on the roofline
+    of one recorded GPU: ``{"gpu", "label", "points", "copy_gbps", "cublas_tflops",
+    "fp32_peak_tflops", "l2_gbps", "matmul", "missing"}``. ``path``: a record; by default the
+    replayed record if it has ``profiling_matmul_roofline`` (the matmuls' intensity from the
+    bytes DRAM moved), else a shipped record that has it, so that no point or roof comes from
+    another GPU. Other kernels' intensities count the bytes they must move (read once, written
+    once), which at their sizes is what DRAM moves. ``matmul``: the matmul rows, with the L2's
+    bytes for reading them against an L2 roof."""
+    from .kernels import gdn, streams
+
+    where = _course_roofline_record(path)
+    have = records.load(where)["experiments"]
+    points, missing = [], []
+
+    def get(name):
+        if name not in have:
+            missing.append((name, "not in this GPU's record"))
+            return None
+        return records.recorded(name, path=where)
+
+    def add(name, intensity, tflops):
+        if intensity and tflops:
+            points.append({"name": name, "intensity": intensity, "tflops": tflops})
+
+    mm = get("profiling_matmul_roofline")
+    for r in mm.rows if mm else ():
+        add(f"matmul {r['version']}", r["ai_measured"], r["tflops"])
+    res = get("reduce_ladder")
+    for version in ("v0", "v2", "v8"):   # one addition per 4-byte element read
+        for r in res.select(version=version) if res else ():
+            add(f"reduce {version}", 0.25, r["gbps"] * 0.25 / 1e3)
+    res = get("matmul_vecadd_coarsen")
+    if res:   # one addition per 12 bytes: two reads, one write
+        for r in res.select(factor=1)[:1]:
+            add("vector add", 1 / 12, r["gbps"] / 12 / 1e3)
+    res = get("streams_pipeline")
+    if res:   # the compute-heavy relaxation kernel alone (reads a and b, writes out)
+        r = next((r for r in res.rows if r["iters"] > 0), None)
+        if r is not None:
+            flops = streams.N_PIPE * streams.flops_per_element(r["iters"])
+            add(f"streams relaxation ({r['iters']} steps)", streams.arithmetic_intensity(r["iters"]),
+                flops / (r["kernel_ms"] * 1e-3) / 1e12)
+    res = get("gdn_algorithms")
+    for r in res.select(n_ch=gdn.HEADLINE["n_ch"], side=gdn.HEADLINE["side"]) if res else ():
+        if r.get("total_ms"):   # 2 N^2 S multiply-adds for dgamma, whatever the organization
+            flops = 2 * r["n_ch"] ** 2 * r["samples"]
+            moved = gdn.moved_bytes(r["method"], r["n_ch"], r["samples"])
+            if r.get("reduce_ms") is not None:
+                moved += gdn.moved_bytes("reduce", r["n_ch"], r["samples"])
+            add(f"GDN {r['method']}", flops / moved, flops / (r["total_ms"] * 1e-3) / 1e12)
+    # The roofs: the ceilings measured with the matmuls (else with another of these results).
+    source = mm or next((records.recorded(n, path=where) for n in
+                         ("reduce_ladder", "gdn_algorithms", "streams_pipeline") if n in have), None)
+    ceilings = source.ceilings if source else {}
+    l2 = get("profiling_l2_bandwidth")
+    first = mm.rows[0] if mm else {}
+    return {"gpu": records.load(where).get("gpu"),
+            "label": source.label if source else f"nothing recorded in {where.name}",
+            "points": points, "copy_gbps": ceilings.get("copy_gbps"),
+            "cublas_tflops": ceilings.get("matmul_tflops"),
+            "fp32_peak_tflops": first.get("fp32_peak_tflops"),
+            "l2_gbps": l2_read_gbps(l2) if l2 else None,
+            "matmul": list(mm.rows) if mm else [], "missing": missing}
+
+
+def plot_course_roofline(roof: dict, *, title: str = "Every kernel of the course against the "
+                                                     "roofs of one GPU"):
+    """``course_roofline``'s points under the measured copy bandwidth and cuBLAS's FP32 rate
+    (solid), with the theoretical FP32 peak and the L2's measured read bandwidth (dashed)
+    where recorded."""
+    from . import plots
+
+    if not isinstance(roof, dict) or "points" not in roof:
+        raise TypeError("roof: give the dict gp.profiling.course_roofline() returns.")
+    validate.string(title, "title")
+    if not roof["points"] or not roof["copy_gbps"] or not roof["cublas_tflops"]:
+        raise ValueError("roof has no points or no recorded ceilings: record the chapters' "
+                         "experiments on a GPU (python -m gpuperf.record).")
+    more = []
+    if roof["fp32_peak_tflops"]:
+        more.append(("FP32 peak (theoretical)", roof["fp32_peak_tflops"], "TFLOP/s"))
+    if roof["l2_gbps"]:
+        more.append(("L2 read (measured)", roof["l2_gbps"], "GB/s"))
+    return plots.roofline(roof["points"], bw_gbps=roof["copy_gbps"],
+                          peak_tflops=roof["cublas_tflops"], label=roof["label"], title=title,
+                          xlim=(1 / 32, 512), height=6, more_roofs=more)
+
+
+def course_roofline_summary(roof: dict) -> list[str]:
+    """What ``course_roofline`` says, printed and returned: what is missing, the ridge points,
+    any point above the memory roof (its bytes overcounted, or the copy not quite the memory's
+    limit), and, with an L2 roof, each matmul's rate against the L2 at its intensity in L2 bytes."""
+    if not isinstance(roof, dict) or "points" not in roof:
+        raise TypeError("roof: give the dict gp.profiling.course_roofline() returns.")
+    lines = [f"{name}: not on this roofline ({why})" for name, why in roof["missing"]]
+    copy, cublas, peak, l2 = (roof["copy_gbps"], roof["cublas_tflops"], roof["fp32_peak_tflops"],
+                              roof["l2_gbps"])
+    if not (roof["points"] and copy and cublas):
+        lines.append("No recorded points or ceilings yet: record the chapters' experiments on a "
+                     "GPU (python -m gpuperf.record).")
+    else:
+        lines.append(f"{roof['gpu']}: ridge at {cublas * 1e3 / copy:.1f} FLOP/B for cuBLAS's "
+                     f"FP32 rate ({cublas:.1f} TFLOP/s) over the copy ({copy:,.0f} GB/s)"
+                     + (f"; at {peak * 1e3 / copy:.1f} FLOP/B for the theoretical FP32 peak "
+                        f"({peak:.1f} TFLOP/s)" if peak else "") + ".")
+        ratio = {p["name"]: p["tflops"] / (p["intensity"] * copy / 1e3) for p in roof["points"]}
+        over = [f"{k} ({v:.0%} of the roof)" for k, v in ratio.items() if v > 1.1]
+        at = [f"{k} ({v:.0%})" for k, v in ratio.items() if 1.0 < v <= 1.1]
+        lines.append("far above the memory roof, so their bytes are overcounted: "
+                     + (", ".join(over) or "none"))
+        lines.append("just above it (the measured copy is not quite the memory's limit): "
+                     + (", ".join(at) or "none"))
+    if l2 and roof["matmul"]:
+        lines.append(f"Against the L2 ({l2:,.0f} GB/s read, measured), at each matmul's "
+                     "intensity in the bytes the L2 served:")
+        for r in roof["matmul"]:
+            ai_l2 = 2 * r["n"] ** 3 / r["l2_bytes"]
+            bound = min(l2 * ai_l2 / 1e3, peak or cublas or float("inf"))
+            lines.append(f"  {r['version']:45s} {ai_l2:6.2f} FLOP per L2 byte; "
+                         f"{r['tflops']:5.2f} TFLOP/s is {r['tflops'] / bound:4.0%} of "
+                         f"{bound:5.1f}")
+    for line in lines:
+        print(line)
+    return lines

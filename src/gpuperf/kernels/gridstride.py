@@ -22,9 +22,10 @@ import math
 import time
 
 import numpy as np
-from numba import cuda  # gpuperf/__init__ has already chosen the mode
+from numba import cuda, float32  # gpuperf/__init__ has already chosen the mode
 
 from .. import SIMULATOR, bench, device, validate
+from ..vector import load_float4
 from .. import exercises as ex
 from ..records import experiment
 
@@ -206,6 +207,37 @@ def launch_sweep_experiment(progress):
     if not np.array_equal(x.copy_to_host(), out.copy_to_host()):
         raise AssertionError("the copy kernels produced a wrong result during the sweep")
     return rows
+
+
+@cuda.jit
+def read_passes(x, passes, out):
+    """Every thread reads its grid-stride share of ``x`` (float32, a multiple of 16 elements)
+    ``passes`` times with 16-byte loads, four loads in flight, and writes its sum to
+    ``out[thread]`` so that no load can be dropped. The L2's read bandwidth
+    (``profiling_l2_bandwidth``): a buffer that fits in the L2, read again and again."""
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    quads = x.size // 4
+    acc = float32(0.0)
+    for _ in range(passes):
+        i = start
+        while i + 3 * stride < quads:   # four independent loads per iteration
+            a = load_float4(x, 4 * i)
+            b = load_float4(x, 4 * (i + stride))
+            c = load_float4(x, 4 * (i + 2 * stride))
+            d = load_float4(x, 4 * (i + 3 * stride))
+            acc += ((a[0] + a[1] + a[2] + a[3]) + (b[0] + b[1] + b[2] + b[3])
+                    + (c[0] + c[1] + c[2] + c[3]) + (d[0] + d[1] + d[2] + d[3]))
+            i += 4 * stride
+        while i < quads:
+            a = load_float4(x, 4 * i)
+            acc += a[0] + a[1] + a[2] + a[3]
+            i += stride
+    if start < out.size:
+        out[start] = acc
+
+
+PTX_TARGETS.append((read_passes, "void(float32[::1], int64, float32[::1])"))
 
 
 @experiment("gridstride_size_sweep", chapter="measuring",
@@ -492,5 +524,5 @@ def compare_call_model(fn, sizes) -> list[dict]:
 __all__ = [
     "copy_one_per_thread", "copy_grid_stride", "saxpy_grid_stride", "copy", "launch_config",
     "check_saxpy", "check_bandwidth_formula", "check_call_time", "compare_call_model",
-    "plot_size_sweep", "SIMULATOR",
+    "plot_size_sweep", "read_passes", "SIMULATOR",
 ]

@@ -155,6 +155,8 @@ BAD = {
                                                B(profiling.plot_course_roofline,
                                                  {"points": [], "copy_gbps": None,
                                                   "cublas_tflops": None}, word="record")],
+    "gpuperf.kernels.gridstride:read_step": [B(gs.read_step, 0, word="quads"),
+                                              B(gs.read_step, 2.5, err=TypeError, word="quads")],
     "gpuperf.profiling:l2_read_gbps": [B(profiling.l2_read_gbps, "r", err=TypeError,
                                          word="res")],
     "gpuperf.device:fp32_peak_tflops": [B(device.fp32_peak_tflops, "x", err=TypeError, word="d"),

@@ -412,17 +412,27 @@ def test_dram_roofline_table_and_plot_read_the_record(capsys):
 
 
 def test_l2_read_kernel_reads_every_element_each_pass():
-    # under the simulator: a buffer that is not a multiple of four loads per thread, so both the
-    # four-load loop and the tail run; every element is one, the sums count the elements read
+    # under the simulator: groups of four passes and leftover passes, shifts that wrap around
+    # the buffer, a thread's share from zero quads to several; every element is one, and each
+    # thread's sum counts what it read, so the element counts of the passes add up
     import numpy as np
     from numba import cuda
 
-    from gpuperf.kernels.gridstride import read_passes as kernel
-    for n, passes, grid, block in ((16 * 7, 3, 2, 4), (16, 1, 1, 8), (16 * 33, 2, 3, 5)):
-        x = cuda.to_device(np.ones(n, dtype=np.float32))
-        out = cuda.to_device(np.zeros(grid * block, dtype=np.float32))
-        kernel[grid, block](x, passes, out)
-        assert out.copy_to_host().sum() == n * passes, (n, passes, grid, block)
+    from gpuperf.kernels.gridstride import read_passes, read_step
+
+    for n, passes, grid, block in ((16 * 7, 3, 2, 4), (16, 1, 1, 8), (16 * 33, 6, 3, 5),
+                                   (4 * 97, 9, 2, 3), (4 * 40, 4, 1, 1)):
+        quads = n // 4
+        for step in {0, 1, quads - 1, read_step(quads)}:
+            data = np.arange(n, dtype=np.float32) % 7 + 1
+            x = cuda.to_device(data)
+            out = cuda.to_device(np.zeros(grid * block, dtype=np.float32))
+            read_passes[grid, block](x, passes, step, out)
+            assert out.copy_to_host().sum() == data.sum() * passes, (n, passes, grid, block, step)
+    assert read_step(10**6) % 32 == 0 and 0 < read_step(10**6) < 10**6
+    assert read_step(5) == 0   # too small for a 512-byte-aligned shift: every pass in place
+    with pytest.raises(ValueError, match="quads"):
+        read_step(0)
 
 
 def test_l2_read_gbps_takes_the_best_footprint_that_fits_half_the_l2():

@@ -790,7 +790,7 @@ L2_FRACTIONS = (1 / 8, 1 / 4, 1 / 2, 1, 2, 8)
 L2_PROFILED_FRACTION = 1 / 4
 L2_BYTES_PER_LAUNCH = 2**31   # bytes read per timed launch: passes x footprint
 L2_METRICS = ("dram__bytes_read.sum", "lts__t_bytes.sum", "lts__t_sector_hit_rate.pct",
-              "gpu__time_duration.sum")
+              "l1tex__t_sector_hit_rate.pct", "gpu__time_duration.sum")
 
 
 def _l2_setup(footprint: int):
@@ -799,14 +799,15 @@ def _l2_setup(footprint: int):
     from numba import cuda
 
     from . import device
+    from .kernels.gridstride import read_passes, read_step
 
     n = footprint // 4 // 16 * 16
     x = cuda.to_device(np.ones(n, dtype=np.float32))
-    passes = max(1, L2_BYTES_PER_LAUNCH // (4 * n))
+    passes = max(4, L2_BYTES_PER_LAUNCH // (4 * n) // 4 * 4)   # whole groups of four passes
+    step = read_step(n // 4)
     grid, block = device.sm_count() * 8, 256
     out = cuda.device_array(grid * block, dtype=np.float32)
-    from .kernels.gridstride import read_passes as kernel
-    return x, out, passes, (lambda: kernel[grid, block](x, passes, out))
+    return x, out, passes, (lambda: read_passes[grid, block](x, passes, step, out))
 
 
 def _l2_read_launch(footprint: int) -> None:
@@ -823,13 +824,15 @@ _LAUNCHES["l2_read"] = _l2_read_launch
     title="The L2's read bandwidth: a buffer that fits in the L2 read again and again, beside "
           "buffers DRAM must serve",
     units={"footprint_bytes": "B", "bytes_read": "B", "gbps": "GB/s", "pct_copy": "%",
-           "dram_bytes": "B", "l2_bytes": "B", "l2_hit_pct": "%"})
+           "dram_bytes": "B", "l2_bytes": "B", "l2_hit_pct": "%", "l1_hit_pct": "%"})
 def l2_bandwidth_experiment(progress) -> list[dict]:
     """For each footprint (a fraction of the L2's size): one launch reads the buffer ``passes``
     times (about ``L2_BYTES_PER_LAUNCH`` bytes in all), timed without flushing, after a warm-up
-    that leaves what fits in the L2; GB/s counts the bytes the kernel read. The launch at
-    ``L2_PROFILED_FRACTION`` and the largest one also go through Nsight Compute: the bytes
-    DRAM served, the L2's bytes and its hit rate, which say where the bytes came from."""
+    that leaves what fits in the L2; GB/s counts the bytes the kernel read. Each pass shifts
+    every thread's share (``gridstride.read_passes``), so that the L1 cannot serve them. The
+    launch at ``L2_PROFILED_FRACTION`` and the largest one also go through Nsight Compute (which
+    flushes the caches first): the bytes DRAM served, the L2's bytes and the L2's and the
+    L1's hit rates, which say where the bytes came from."""
     import numpy as np
 
     from . import bench, device
@@ -853,7 +856,8 @@ def l2_bandwidth_experiment(progress) -> list[dict]:
         if fraction in (L2_PROFILED_FRACTION, max(L2_FRACTIONS)):
             m = profile("l2_read", footprint, kernel="read_passes", metrics=L2_METRICS)
             row.update(dram_bytes=m["dram__bytes_read.sum"], l2_bytes=m["lts__t_bytes.sum"],
-                       l2_hit_pct=m["lts__t_sector_hit_rate.pct"])
+                       l2_hit_pct=m["lts__t_sector_hit_rate.pct"],
+                       l1_hit_pct=m["l1tex__t_sector_hit_rate.pct"])
         rows.append(row)
     return rows
 

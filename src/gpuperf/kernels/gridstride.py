@@ -210,34 +210,71 @@ def launch_sweep_experiment(progress):
 
 
 @cuda.jit
-def read_passes(x, passes, out):
-    """Every thread reads its grid-stride share of ``x`` (float32, a multiple of 16 elements)
-    ``passes`` times with 16-byte loads, four loads in flight, and writes its sum to
-    ``out[thread]`` so that no load can be dropped. The L2's read bandwidth
-    (``profiling_l2_bandwidth``): a buffer that fits in the L2, read again and again."""
+def read_passes(x, passes, step, out):
+    """Read ``x`` (float32, a multiple of 4 elements) ``passes`` times with 16-byte loads and
+    write each thread's sum to ``out[thread]``, so that no load can be dropped. The L2's read
+    bandwidth (``profiling_l2_bandwidth``): a buffer that fits in the L2, read again and again.
+
+    Pass ``p`` moves every thread's grid-stride share ``p * step`` quads along (mod the buffer):
+    without it each SM would read the same addresses in every pass, and its L1, not the L2,
+    would serve them. Four passes go together, so four loads are in flight even when a pass
+    gives a thread one quad."""
     start = cuda.grid(1)
     stride = cuda.gridsize(1)
     quads = x.size // 4
     acc = float32(0.0)
-    for _ in range(passes):
-        i = start
-        while i + 3 * stride < quads:   # four independent loads per iteration
-            a = load_float4(x, 4 * i)
-            b = load_float4(x, 4 * (i + stride))
-            c = load_float4(x, 4 * (i + 2 * stride))
-            d = load_float4(x, 4 * (i + 3 * stride))
+    shift = 0   # p * step mod quads, for the group's first pass
+    for _ in range(passes // 4):
+        s1 = shift + step
+        if s1 >= quads:
+            s1 -= quads
+        s2 = s1 + step
+        if s2 >= quads:
+            s2 -= quads
+        s3 = s2 + step
+        if s3 >= quads:
+            s3 -= quads
+        k = start
+        while k < quads:
+            q0, q1, q2, q3 = k + shift, k + s1, k + s2, k + s3
+            q0 = q0 - quads if q0 >= quads else q0
+            q1 = q1 - quads if q1 >= quads else q1
+            q2 = q2 - quads if q2 >= quads else q2
+            q3 = q3 - quads if q3 >= quads else q3
+            a = load_float4(x, 4 * q0)
+            b = load_float4(x, 4 * q1)
+            c = load_float4(x, 4 * q2)
+            d = load_float4(x, 4 * q3)
             acc += ((a[0] + a[1] + a[2] + a[3]) + (b[0] + b[1] + b[2] + b[3])
                     + (c[0] + c[1] + c[2] + c[3]) + (d[0] + d[1] + d[2] + d[3]))
-            i += 4 * stride
-        while i < quads:
-            a = load_float4(x, 4 * i)
+            k += stride
+        shift = s3 + step
+        if shift >= quads:
+            shift -= quads
+    for _ in range(passes % 4):
+        k = start
+        while k < quads:
+            q = k + shift
+            q = q - quads if q >= quads else q
+            a = load_float4(x, 4 * q)
             acc += a[0] + a[1] + a[2] + a[3]
-            i += stride
+            k += stride
+        shift += step
+        if shift >= quads:
+            shift -= quads
     if start < out.size:
         out[start] = acc
 
 
-PTX_TARGETS.append((read_passes, "void(float32[::1], int64, float32[::1])"))
+def read_step(quads: int) -> int:
+    """``read_passes``'s shift between passes for a buffer of ``quads`` 16-byte quads: about
+    0.618 of the buffer (successive passes land far from each other), a multiple of 32 quads
+    (a warp's loads stay 512-byte aligned), less than ``quads``."""
+    quads = validate.positive_int(quads, "quads")
+    return int(quads * 0.6180339887) // 32 * 32 % quads
+
+
+PTX_TARGETS.append((read_passes, "void(float32[::1], int64, int64, float32[::1])"))
 
 
 @experiment("gridstride_size_sweep", chapter="measuring",
@@ -524,5 +561,5 @@ def compare_call_model(fn, sizes) -> list[dict]:
 __all__ = [
     "copy_one_per_thread", "copy_grid_stride", "saxpy_grid_stride", "copy", "launch_config",
     "check_saxpy", "check_bandwidth_formula", "check_call_time", "compare_call_model",
-    "plot_size_sweep", "read_passes", "SIMULATOR",
+    "plot_size_sweep", "read_passes", "read_step", "SIMULATOR",
 ]

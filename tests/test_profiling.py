@@ -458,6 +458,7 @@ def test_recorded_l2_bandwidth_is_served_by_the_l2(path):
     # where the bytes came from: the small buffer from the L2 (DRAM served almost none of it),
     # the large one from DRAM; and the L2 read is faster than the copy's DRAM rate
     assert small["dram_bytes"] < 0.02 * small["bytes_read"] and small["l2_hit_pct"] > 95
+    assert small["l1_hit_pct"] < 5   # each pass moved along: the L1 served almost nothing
     assert big["dram_bytes"] > 0.8 * big["bytes_read"]
     assert profiling.l2_read_gbps(res) > 1.5 * res.ceilings["copy_gbps"] > big["gbps"] * 1.0
 
@@ -469,7 +470,8 @@ def test_course_roofline_takes_every_point_and_roof_from_one_gpu(capsys):
     mm = records.recorded("profiling_matmul_roofline", path=where)
     assert roof["copy_gbps"] == mm.ceilings["copy_gbps"]
     matmuls = [p for p in roof["points"] if p["name"].startswith("matmul ")]
-    assert [p["intensity"] for p in matmuls] == [r["ai_measured"] for r in mm.rows]
+    assert [p["intensity"] for p in matmuls] == [r["ai_measured"] for r in
+                                                 profiling._course_matmuls(mm.rows)]
     # with the bytes DRAM moved, no point sits far above the memory roof
     lines = profiling.course_roofline_summary(roof)
     assert "far above the memory roof, so their bytes are overcounted: none" in lines
@@ -481,3 +483,23 @@ def test_course_roofline_takes_every_point_and_roof_from_one_gpu(capsys):
     with pytest.raises(ValueError, match=r"more_roofs\[0\]"):
         gp.plots.roofline(roof["points"], bw_gbps=1000, peak_tflops=10,
                           more_roofs=[("L2", 5000, "GB")])
+
+
+def test_chapter_10_reading_of_the_course_roofline_holds():
+    # "the matrix products from chapter 5's coarsening on, and the streams chapter's
+    # arithmetic-heavy kernel, lie to [the ridge's] right"; "no point sits far above the memory
+    # roof"; "none [of the matmuls] reaches two thirds of the lower of its L2 roof and the FP32 peak"
+    roof = profiling.course_roofline()
+    ridge = roof["cublas_tflops"] * 1e3 / roof["copy_gbps"]
+    right = {p["name"] for p in roof["points"] if p["intensity"] > ridge}
+    ladder = {f"matmul {r['version']}" for r in profiling._course_matmuls(roof["matmul"])
+              if r.get("chapter") == "coarsening"}
+    assert ladder and right == ladder | {p["name"] for p in roof["points"]
+                                         if p["name"].startswith("streams relaxation")}
+    assert all(p["tflops"] <= 1.1 * p["intensity"] * roof["copy_gbps"] / 1e3
+               for p in roof["points"])
+    if roof["l2_gbps"]:
+        for r in roof["matmul"]:
+            bound = min(roof["l2_gbps"] * 2 * r["n"] ** 3 / r["l2_bytes"] / 1e3,
+                        roof["fp32_peak_tflops"])
+            assert r["tflops"] < 2 / 3 * bound, r["version"]

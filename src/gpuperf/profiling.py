@@ -1367,6 +1367,18 @@ def _course_roofline_record(path=None):
                 here)
 
 
+def _course_matmuls(rows) -> list[dict]:
+    """The matmuls a course-wide roofline shows: chapter 4's versions, and of chapter 5's ladder
+    the coarsened step, the first register tile and the fastest 2D register tile (its other
+    2D steps sit at the same intensity, between these)."""
+    rows = list(rows)
+    ladder = [r for r in rows if r.get("chapter") == "coarsening"]
+    two_d = [r for r in ladder if "regtile" in r["version"] and "1d" not in r["version"]]
+    keep = [r for r in ladder if r not in two_d] + ([max(two_d, key=lambda r: r["tflops"])]
+                                                    if two_d else [])
+    return [r for r in rows if r not in ladder or r in keep]
+
+
 def course_roofline(path=None) -> dict:
     """Every kernel of the course that does floating-point arithmetic, placed on the roofline
     of one recorded GPU: ``{"gpu", "label", "points", "copy_gbps", "cublas_tflops",
@@ -1375,7 +1387,8 @@ def course_roofline(path=None) -> dict:
     bytes DRAM moved), else a shipped record that has it, so that no point or roof comes from
     another GPU. Other kernels' intensities count the bytes they must move (read once, written
     once), which at their sizes is what DRAM moves. ``matmul``: the matmul rows, with the L2's
-    bytes for reading them against an L2 roof."""
+    bytes for reading them against an L2 roof; the points show chapter 4's versions and three
+    steps of chapter 5's ladder (``_course_matmuls``)."""
     from .kernels import gdn, streams
 
     where = _course_roofline_record(path)
@@ -1393,7 +1406,7 @@ def course_roofline(path=None) -> dict:
             points.append({"name": name, "intensity": intensity, "tflops": tflops})
 
     mm = get("profiling_matmul_roofline")
-    for r in mm.rows if mm else ():
+    for r in _course_matmuls(mm.rows) if mm else ():
         add(f"matmul {r['version']}", r["ai_measured"], r["tflops"])
     res = get("reduce_ladder")
     for version in ("v0", "v2", "v8"):   # one addition per 4-byte element read

@@ -25,9 +25,9 @@ import numpy as np
 from numba import cuda, float32  # gpuperf/__init__ has already chosen the mode
 
 from .. import SIMULATOR, bench, device, validate
-from ..vector import load_float4
 from .. import exercises as ex
 from ..records import experiment
+from ..vector import load_float4
 
 
 @cuda.jit

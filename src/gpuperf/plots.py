@@ -579,7 +579,9 @@ def roofline(points, *, bw_gbps: float, peak_tflops: float, label: str | None = 
         # Several roofs: named in a legend in the upper left, where no point can sit (above
         # the memory roof), rather than along lines that cross the points.
         ax.plot(xs, roof, color="0.2", linewidth=1.5, label=f"{memory_text}; {compute_text}")
-        for (name, value, unit), style in zip(more_roofs, ("--", ":", "-.", (0, (5, 1)))):
+        styles = ("--", ":", "-.", (0, (5, 1)), (0, (1, 3)))
+        for i, (name, value, unit) in enumerate(more_roofs):
+            style = styles[i % len(styles)]
             line = (np.minimum(xs * value / 1e3, max(tops)) if unit == "GB/s"
                     else np.full_like(xs, value))
             ax.plot(xs, line, color="0.4", linewidth=1, linestyle=style,

@@ -725,7 +725,9 @@ ROOFLINE_MATMULS = (("naive_row_x", 0), ("naive_col_x", 0),
 # DRAM's bytes, and for a hierarchical view the bytes the L2 and L1 were asked for and the
 # shared-memory bytes the kernel's loads and stores needed.
 ROOFLINE_METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum",
-                    "lts__t_bytes.sum", "l1tex__t_bytes.sum", "sm__sass_data_bytes_mem_shared.sum")
+                    "lts__t_bytes.sum", "l1tex__t_bytes.sum", "sm__sass_data_bytes_mem_shared.sum",
+                    "lts__t_sectors_srcunit_tex_op_read.sum",
+                    "lts__t_sectors_srcunit_tex_op_write.sum")
 
 
 @records.experiment(
@@ -735,7 +737,7 @@ ROOFLINE_METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_
     units={"dram_bytes": "B", "model_bytes": "B", "ai_measured": "FLOP/B", "ai_model": "FLOP/B",
            "tflops": "TFLOP/s", "memory_roof_tflops": "TFLOP/s", "fp32_peak_tflops": "TFLOP/s",
            "cublas_tflops": "TFLOP/s", "pct_of_roof": "%", "sm_clock_khz": "kHz",
-           "l2_bytes": "B", "l1_bytes": "B", "shared_bytes": "B"})
+           "l2_bytes": "B", "l1_bytes": "B", "shared_bytes": "B", "l2_sm_bytes": "B"})
 def matmul_roofline_experiment(progress) -> list[dict]:
     """Each of chapter 4's versions, then each step of chapter 5's ladder (``chapter``: "tiling"
     or "coarsening"), at 4096^3 float32: the DRAM bytes it moved (Nsight Compute,
@@ -779,40 +781,56 @@ def matmul_roofline_experiment(progress) -> list[dict]:
             "pct_of_roof": 100 * timed["tflops"] / roof,
             "l2_bytes": m["lts__t_bytes.sum"], "l1_bytes": m["l1tex__t_bytes.sum"],
             "shared_bytes": m["sm__sass_data_bytes_mem_shared.sum"],
+            # what the SMs read from and wrote to the L2 (32-byte sectors)
+            "l2_sm_bytes": 32 * (m["lts__t_sectors_srcunit_tex_op_read.sum"]
+                                 + m["lts__t_sectors_srcunit_tex_op_write.sum"]),
         })
     return rows
 
 
 # The L2's read bandwidth, for an L2 roof: a buffer a fraction of the L2 read again and again
 # by one launch (after a warm-up that leaves it in the L2), and, for contrast, buffers larger
-# than the L2, which DRAM must serve. Nsight Compute confirms where the bytes came from.
+# than the L2, which DRAM must serve. Nsight Compute confirms where the bytes came from: every
+# footprint up to L2_ROOF_FRACTION, whose rate is the roof, and the largest.
 L2_FRACTIONS = (1 / 8, 1 / 4, 1 / 2, 1, 2, 8)
-L2_PROFILED_FRACTION = 1 / 4
+L2_ROOF_FRACTION = 1 / 2
 L2_BYTES_PER_LAUNCH = 2**31   # bytes read per timed launch: passes x footprint
-L2_METRICS = ("dram__bytes_read.sum", "lts__t_bytes.sum", "lts__t_sector_hit_rate.pct",
-              "l1tex__t_sector_hit_rate.pct", "gpu__time_duration.sum")
+# The L2's sectors the SMs read (32 bytes each), not lts__t_bytes, which also counts the L2's
+# own traffic (fills from DRAM, and between an H100's two halves).
+L2_READ_SECTORS = "lts__t_sectors_srcunit_tex_op_read.sum"
+L2_METRICS = ("dram__bytes_read.sum", "lts__t_bytes.sum", L2_READ_SECTORS,
+              "lts__t_sector_hit_rate.pct", "l1tex__t_sector_hit_rate.pct",
+              "gpu__time_duration.sum")
 
 
 def _l2_setup(footprint: int):
-    """The buffer (``footprint`` bytes, ones), the output, the launch and its passes."""
+    """The buffer (``footprint`` bytes of small whole numbers), the output, the launch, its
+    passes and the sum the threads' sums must add up to. The grid is one full wave: as many
+    blocks as fit on the SMs at once (more would leave a second, partial wave)."""
     import numpy as np
     from numba import cuda
 
     from . import device
+    from .kernels.dram import _resident_blocks_per_sm
     from .kernels.gridstride import read_passes, read_step
 
     n = footprint // 4 // 16 * 16
-    x = cuda.to_device(np.ones(n, dtype=np.float32))
+    data = (np.arange(n) % 7 + 1).astype(np.float32)
+    x = cuda.to_device(data)
     passes = max(4, L2_BYTES_PER_LAUNCH // (4 * n) // 4 * 4)   # whole groups of four passes
     step = read_step(n // 4)
-    grid, block = device.sm_count() * 8, 256
+    block = 256
+    probe = cuda.device_array(block, dtype=np.float32)
+    read_passes[1, block](x, 0, step, probe)   # compiled, so its occupancy can be asked
+    grid = device.sm_count() * _resident_blocks_per_sm(read_passes, block)
     out = cuda.device_array(grid * block, dtype=np.float32)
-    return x, out, passes, (lambda: read_passes[grid, block](x, passes, step, out))
+    want = float(data.astype(np.float64).sum()) * passes
+    return x, out, passes, want, (lambda: read_passes[grid, block](x, passes, step, out))
 
 
 def _l2_read_launch(footprint: int) -> None:
     """For Nsight Compute: the read of a ``footprint``-byte buffer, passes and all."""
-    _x, _out, _passes, launch = _l2_setup(footprint)
+    *_, launch = _l2_setup(footprint)
     _launch_twice(launch)
 
 
@@ -824,15 +842,16 @@ _LAUNCHES["l2_read"] = _l2_read_launch
     title="The L2's read bandwidth: a buffer that fits in the L2 read again and again, beside "
           "buffers DRAM must serve",
     units={"footprint_bytes": "B", "bytes_read": "B", "gbps": "GB/s", "pct_copy": "%",
-           "dram_bytes": "B", "l2_bytes": "B", "l2_hit_pct": "%", "l1_hit_pct": "%"})
+           "dram_bytes": "B", "l2_bytes": "B", "l2_read_bytes": "B", "l2_hit_pct": "%",
+           "l1_hit_pct": "%"})
 def l2_bandwidth_experiment(progress) -> list[dict]:
     """For each footprint (a fraction of the L2's size): one launch reads the buffer ``passes``
     times (about ``L2_BYTES_PER_LAUNCH`` bytes in all), timed without flushing, after a warm-up
     that leaves what fits in the L2; GB/s counts the bytes the kernel read. Each pass shifts
     every thread's share (``gridstride.read_passes``), so that the L1 cannot serve them. The
-    launch at ``L2_PROFILED_FRACTION`` and the largest one also go through Nsight Compute (which
-    flushes the caches first): the bytes DRAM served, the L2's bytes and the L2's and the
-    L1's hit rates, which say where the bytes came from."""
+    launches up to ``L2_ROOF_FRACTION`` and the largest one also go through Nsight Compute (which
+    flushes the caches first): the bytes DRAM served, the bytes the SMs read from the L2, all
+    the L2's bytes, and the L2's and the L1's hit rates, which say where the bytes came from."""
     import numpy as np
 
     from . import bench, device
@@ -844,18 +863,19 @@ def l2_bandwidth_experiment(progress) -> list[dict]:
     for fraction in L2_FRACTIONS:
         footprint = int(l2 * fraction) // 64 * 64
         progress(f"L2 read: {footprint / 2**20:.1f} MiB ({fraction:g} of the L2)")
-        x, out, passes, launch = _l2_setup(footprint)
+        x, out, passes, want, launch = _l2_setup(footprint)
         t = bench.time_kernel(launch, min_repeat=10, min_time=0.2)
         got = out.copy_to_host()
         nbytes = 4 * x.size * passes
-        # every element is 1: the threads' sums add up to the elements read
-        if not np.isclose(got.astype(np.float64).sum(), x.size * passes, rtol=1e-3):
+        # each pass reads every element once: the threads' sums add up to passes x the buffer's
+        if not np.isclose(got.astype(np.float64).sum(), want, rtol=1e-6):
             raise AssertionError(f"the L2 read kernel read the wrong elements at {footprint} bytes")
         row = {"fraction_of_l2": fraction, "footprint_bytes": 4 * x.size, "passes": passes,
                "bytes_read": nbytes, **bench.bandwidth_row(nbytes, t)}
-        if fraction in (L2_PROFILED_FRACTION, max(L2_FRACTIONS)):
+        if fraction <= L2_ROOF_FRACTION or fraction == max(L2_FRACTIONS):
             m = profile("l2_read", footprint, kernel="read_passes", metrics=L2_METRICS)
             row.update(dram_bytes=m["dram__bytes_read.sum"], l2_bytes=m["lts__t_bytes.sum"],
+                       l2_read_bytes=32 * m[L2_READ_SECTORS],
                        l2_hit_pct=m["lts__t_sector_hit_rate.pct"],
                        l1_hit_pct=m["l1tex__t_sector_hit_rate.pct"])
         rows.append(row)
@@ -863,15 +883,18 @@ def l2_bandwidth_experiment(progress) -> list[dict]:
 
 
 def l2_read_gbps(res) -> float:
-    """The L2's read bandwidth from ``profiling_l2_bandwidth``: the best rate of the footprints
-    that fit in half the L2 (the L2 of an H100 is two halves; data in the far one costs more)."""
+    """The L2's read bandwidth from ``profiling_l2_bandwidth``: the rate of the largest footprint
+    of at most ``L2_ROOF_FRACTION`` of the L2. Smaller ones ran faster on an H100 (whose L2 is
+    two halves, a line's home in one of them), but a kernel's working set is rarely that small;
+    a whole L2's worth no longer fits beside anything else."""
     if not isinstance(res, records.Result) or res.name != "profiling_l2_bandwidth":
         raise TypeError(f"res: give gp.records.run(\"profiling_l2_bandwidth\"), not "
                         f"{getattr(res, 'name', type(res).__name__)!r}.")
-    fits = [r["gbps"] for r in res.rows if r["fraction_of_l2"] <= 0.5 and r.get("gbps")]
+    fits = [r for r in res.rows if r["fraction_of_l2"] <= L2_ROOF_FRACTION and r.get("gbps")]
     if not fits:
-        raise ValueError("res has no footprint of at most half the L2 with a rate.")
-    return max(fits)
+        raise ValueError(f"res has no footprint of at most {L2_ROOF_FRACTION:g} of the L2 with a "
+                         "rate: record profiling_l2_bandwidth again.")
+    return max(fits, key=lambda r: r["fraction_of_l2"])["gbps"]
 
 
 def _dram_roofline_arg(res):
@@ -881,6 +904,9 @@ def _dram_roofline_arg(res):
         raise TypeError(f"res: give gp.records.run(\"profiling_matmul_roofline\"), not "
                         f"{getattr(res, 'name', type(res).__name__)!r}.")
     rows = [r for r in res.rows if r.get("chapter", "tiling") == "tiling"]
+    if not rows:
+        raise ValueError("res has no row of chapter 4's versions: record "
+                         "profiling_matmul_roofline again.")
     return records.Result(res.name, rows, res.meta, res.source)
 
 
@@ -1395,9 +1421,9 @@ def course_roofline(path=None) -> dict:
     have = records.load(where)["experiments"]
     points, missing = [], []
 
-    def get(name):
+    def get(name, what="not on this roofline"):
         if name not in have:
-            missing.append((name, "not in this GPU's record"))
+            missing.append((name, f"{what}: not in this GPU's record"))
             return None
         return records.recorded(name, path=where)
 
@@ -1435,14 +1461,19 @@ def course_roofline(path=None) -> dict:
     source = mm or next((records.recorded(n, path=where) for n in
                          ("reduce_ladder", "gdn_algorithms", "streams_pipeline") if n in have), None)
     ceilings = source.ceilings if source else {}
-    l2 = get("profiling_l2_bandwidth")
-    first = mm.rows[0] if mm else {}
+    l2, l2_gbps = get("profiling_l2_bandwidth", "no L2 roof"), None
+    if l2 is not None:
+        try:
+            l2_gbps = l2_read_gbps(l2)
+        except ValueError as err:
+            missing.append(("profiling_l2_bandwidth", f"no L2 roof: {err}"))
+    first = mm.rows[0] if mm is not None and mm.rows else {}
     return {"gpu": records.load(where).get("gpu"),
             "label": source.label if source else f"nothing recorded in {where.name}",
             "points": points, "copy_gbps": ceilings.get("copy_gbps"),
             "cublas_tflops": ceilings.get("matmul_tflops"),
             "fp32_peak_tflops": first.get("fp32_peak_tflops"),
-            "l2_gbps": l2_read_gbps(l2) if l2 else None,
+            "l2_gbps": l2_gbps,
             "matmul": list(mm.rows) if mm else [], "missing": missing}
 
 
@@ -1469,13 +1500,21 @@ def plot_course_roofline(roof: dict, *, title: str = "Every kernel of the course
                           xlim=(1 / 32, 512), height=6, more_roofs=more)
 
 
+def _l2_served(row: dict):
+    """The bytes the SMs read from and wrote to the L2 in a ``profiling_matmul_roofline`` row
+    (``lts__t_bytes`` in a record made before that was counted, which also holds the L2's fills
+    from DRAM: more bytes, so a lower intensity, a lower roof and a higher percentage); None
+    if neither was recorded."""
+    return row.get("l2_sm_bytes") or row.get("l2_bytes") or None
+
+
 def course_roofline_summary(roof: dict) -> list[str]:
     """What ``course_roofline`` says, printed and returned: what is missing, the ridge points,
     any point above the memory roof (its bytes overcounted, or the copy not quite the memory's
     limit), and, with an L2 roof, each matmul's rate against the L2 at its intensity in L2 bytes."""
     if not isinstance(roof, dict) or "points" not in roof:
         raise TypeError("roof: give the dict gp.profiling.course_roofline() returns.")
-    lines = [f"{name}: not on this roofline ({why})" for name, why in roof["missing"]]
+    lines = [f"{name}: {why}" for name, why in roof["missing"]]
     copy, cublas, peak, l2 = (roof["copy_gbps"], roof["cublas_tflops"], roof["fp32_peak_tflops"],
                               roof["l2_gbps"])
     if not (roof["points"] and copy and cublas):
@@ -1493,15 +1532,18 @@ def course_roofline_summary(roof: dict) -> list[str]:
                      + (", ".join(over) or "none"))
         lines.append("just above it (the measured copy is not quite the memory's limit): "
                      + (", ".join(at) or "none"))
-    if l2 and roof["matmul"]:
+    rows = [r for r in roof["matmul"] if _l2_served(r)]
+    if l2 and rows:
         lines.append(f"Against the L2 ({l2:,.0f} GB/s read, measured), at each matmul's "
-                     "intensity in the bytes the L2 served:")
-        for r in roof["matmul"]:
-            ai_l2 = 2 * r["n"] ** 3 / r["l2_bytes"]
-            bound = min(l2 * ai_l2 / 1e3, peak or cublas or float("inf"))
+                     "intensity in the bytes the SMs moved through the L2; the lower roof there:")
+        for r in rows:
+            ai_l2 = 2 * r["n"] ** 3 / _l2_served(r)
+            top = peak or cublas or float("inf")
+            bound = min(l2 * ai_l2 / 1e3, top)
+            which = "L2" if l2 * ai_l2 / 1e3 < top else "FP32 peak"
             lines.append(f"  {r['version']:45s} {ai_l2:6.2f} FLOP per L2 byte; "
                          f"{r['tflops']:5.2f} TFLOP/s is {r['tflops'] / bound:4.0%} of "
-                         f"{bound:5.1f}")
+                         f"{bound:5.1f} ({which})")
     for line in lines:
         print(line)
     return lines

@@ -272,23 +272,23 @@ def _matmul_variant(version: str, tile: int, factor: int):
     return cz.variant(version)
 
 
-def _matmul_launch(version: str, tile: int, factor: int, n: int) -> None:
-    """Chapters 4 and 5: one matmul kernel on n x n float32 operands."""
+def _launch_matmul_twice(v, n: int) -> None:
     from .kernels import matmul as mm
 
-    v = _matmul_variant(version, tile, factor)
     A, B, C = mm.device_operands(n, n, n)
     _launch_twice(lambda: v.launch(A, B, C))
+
+
+def _matmul_launch(version: str, tile: int, factor: int, n: int) -> None:
+    """Chapters 4 and 5: one matmul kernel on n x n float32 operands."""
+    _launch_matmul_twice(_matmul_variant(version, tile, factor), n)
 
 
 def _matmul_ladder_launch(index: int, n: int) -> None:
     """Chapter 5's ladder (``coarsening.ladder_variants()[index]``) on n x n float32 operands."""
     from .kernels import coarsening as cz
-    from .kernels import matmul as mm
 
-    v = cz.ladder_variants()[index]
-    A, B, C = mm.device_operands(n, n, n)
-    _launch_twice(lambda: v.launch(A, B, C))
+    _launch_matmul_twice(cz.ladder_variants()[index], n)
 
 
 def _print_result(got, want) -> None:
@@ -1412,13 +1412,14 @@ def course_roofline(path=None) -> dict:
     replayed record if it has ``profiling_matmul_roofline`` (the matmuls' intensity from the
     bytes DRAM moved), else a shipped record that has it, so that no point or roof comes from
     another GPU. Other kernels' intensities count the bytes they must move (read once, written
-    once), which at their sizes is what DRAM moves. ``matmul``: the matmul rows, with the L2's
+    once): DRAM moves at least that, so they are upper bounds. ``matmul``: the matmul rows, with the L2's
     bytes for reading them against an L2 roof; the points show chapter 4's versions and three
     steps of chapter 5's ladder (``_course_matmuls``)."""
     from .kernels import gdn, streams
 
     where = _course_roofline_record(path)
-    have = records.load(where)["experiments"]
+    record = records.load(where)
+    have = record["experiments"]
     points, missing = [], []
 
     def get(name, what="not on this roofline"):
@@ -1468,7 +1469,7 @@ def course_roofline(path=None) -> dict:
         except ValueError as err:
             missing.append(("profiling_l2_bandwidth", f"no L2 roof: {err}"))
     first = mm.rows[0] if mm is not None and mm.rows else {}
-    return {"gpu": records.load(where).get("gpu"),
+    return {"gpu": record.get("gpu"),
             "label": source.label if source else f"nothing recorded in {where.name}",
             "points": points, "copy_gbps": ceilings.get("copy_gbps"),
             "cublas_tflops": ceilings.get("matmul_tflops"),

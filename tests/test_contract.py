@@ -471,6 +471,8 @@ BAD = {
                                                   err=TypeError, word="prefetch")],
     "gpuperf.kernels.coarsening:make_regtile_double": [
         B(cs.make_regtile_double, max_registers=8, word="max_registers"),
+        B(cs.make_regtile_double, k_steps=3, word="k_steps"),
+        B(cs.make_regtile_double, warp_tile=(32, 32), word="warp_tile"),
         B(cs.make_regtile_double, 128, 128, 32, 8, 8, word="shared memory")],
     "gpuperf.kernels.coarsening:make_regtile_1d": [
         B(cs.make_regtile_1d, 64, 64, 8, 7, word="thread tiles"),
@@ -493,6 +495,9 @@ BAD = {
     "gpuperf.kernels.coarsening:double_buffer_summary": [
         B(cs.double_buffer_summary, [], err=TypeError, word="res"),
         B(cs.double_buffer_summary, R, word="kind")],
+    "gpuperf.kernels.coarsening:unroll_summary": [
+        B(cs.unroll_summary, [], err=TypeError, word="res"),
+        B(cs.unroll_summary, R, word="bk")],
     "gpuperf.kernels.dram:latency_index_summary": [
         B(dr.latency_index_summary, None, err=TypeError, word="res"),
         B(dr.latency_index_summary, R, word="level")],

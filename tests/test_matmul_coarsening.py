@@ -54,6 +54,63 @@ def test_double_buffered_register_tiling(cfg, M, K, N):
     _check(co.regtile_variant(*cfg, prefetch=True, double=True), M, K, N)
 
 
+# Warp tiles at simulator sizes: 32x32 blocks of 4x4 thread tiles are 64 threads, two warps
+# of 8x4 (or 4x8) lanes; 64x32 blocks are four warps.
+WARPED = [((32, 32, 8, 4, 4), (32, 16)), ((32, 32, 8, 4, 4), (16, 32)),
+          ((64, 32, 8, 4, 4), (32, 16))]
+
+
+@pytest.mark.parametrize("M,K,N", [(64, 40, 64), (70, 24, 36), (33, 47, 29)])
+@pytest.mark.parametrize("cfg,warp_tile", WARPED, ids=str)
+@pytest.mark.parametrize("k_steps", [1, 2, 4])
+def test_warp_tiles_and_k_steps_compute_the_same_product(cfg, warp_tile, k_steps, M, K, N):
+    # 64x40x64: interior blocks only, five fast k-tiles; 70x24x36: interior and edge blocks;
+    # 33x47x29: edge blocks only, a partial k-tile.
+    _check(co.regtile_variant(*cfg, prefetch=True, double=True, k_steps=k_steps,
+                              warp_tile=warp_tile), M, K, N)
+
+
+@pytest.mark.parametrize("k_steps", [2, 8])
+def test_k_steps_alone_compute_the_same_product(k_steps):
+    _check(co.regtile_variant(16, 16, 8, 4, 4, prefetch=True, double=True, k_steps=k_steps),
+           32, 40, 32)
+
+
+def test_each_warp_tile_lane_owns_distinct_outputs():
+    # Every output of a 64x32 block written exactly once: C starts at NaN, and a kernel in which
+    # two lanes owned one output (and some output none) would leave a NaN or a wrong value.
+    v = co.regtile_variant(64, 32, 8, 4, 4, prefetch=True, double=True, warp_tile=(32, 16))
+    A, B = ex.random_array((64, 16), 3), ex.random_array((16, 32), 4)
+    C = np.full((64, 32), np.nan, np.float32)
+    v.launch(A, B, C)
+    np.testing.assert_allclose(C, A @ B, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("kwargs,err,word", [
+    (dict(k_steps=3), ValueError, "k_steps=3 must divide bk=8"),
+    (dict(k_steps=0), ValueError, "k_steps"),
+    (dict(k_steps=2.0), TypeError, "k_steps"),
+    (dict(warp_tile=(64, 64)), ValueError, "must be 32"),
+    (dict(warp_tile=(60, 32)), ValueError, "divide the block tile"),
+    (dict(warp_tile=[64, 32]), TypeError, "warp_tile"),
+    (dict(warp_tile=(64,)), TypeError, "warp_tile"),
+])
+def test_k_steps_and_warp_tile_are_checked(kwargs, err, word):
+    with pytest.raises(err, match=word):
+        co.regtile_variant(prefetch=True, double=True, **kwargs)
+
+
+def test_k_steps_and_warp_tile_belong_to_the_double_buffered_kernel():
+    with pytest.raises(ValueError, match="double=True"):
+        co.regtile_variant(prefetch=True, k_steps=2)
+    with pytest.raises(ValueError, match="double=True"):
+        co.regtile_variant(prefetch=True, warp_tile=(64, 32))
+    v = co.variant("regtile_double", k_steps=2, warp_tile=(64, 32))
+    assert v.name == "regtile double-buffered 128x128x8 8x8 warp64x32 unroll2"
+    with pytest.raises(ValueError, match="k_steps"):
+        co.variant("regtile_pipelined", k_steps=2)
+
+
 def test_register_caps_leave_the_results_alone():
     # The simulator ignores the cap (there are no registers to cap); the kernels are built
     # by the same factories with the cap as on a GPU.
@@ -171,16 +228,18 @@ def test_best_factor_checker(capsys):
 def test_ladder_is_slowest_first_and_ends_with_register_tiling():
     names = [v.name for v in co.ladder_variants()]
     assert names[0].startswith("naive")
-    assert names[-3:] == ["regtile pipelined 128x128x16 8x8",
+    assert names[-5:] == ["regtile pipelined 128x128x16 8x8",
                           "regtile double-buffered 128x128x16 8x8",
-                          "regtile double-buffered 128x128x16 8x8 cap128"]
+                          "regtile double-buffered 128x128x16 8x8 cap128",
+                          "regtile double-buffered 128x128x8 8x8 unroll2",
+                          "regtile double-buffered 128x128x8 8x8 warp64x32 unroll2"]
 
 
 def test_experiments_are_registered():
     names = gp.records.experiments()
     for n in ("matmul_coarsen_sweep", "matmul_vecadd_coarsen", "matmul_regtile_sweep",
               "matmul_resources", "matmul_ladder", "matmul_coarsen_cap",
-              "matmul_double_buffer"):
+              "matmul_double_buffer", "matmul_unroll"):
         assert n in names and names[n].chapter == "coarsening"
 
 

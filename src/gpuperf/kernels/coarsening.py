@@ -142,6 +142,30 @@ def _check_regtile(bm, bn, bk, tm, tn, vector: bool):
     return threads
 
 
+def _check_k_steps(k_steps, bk: int) -> int:
+    validate.positive_int(k_steps, "k_steps", maximum=bk)
+    if bk % k_steps:
+        raise ValueError(f"k_steps={k_steps} must divide bk={bk} (each pass of the inner loop "
+                         f"takes k_steps steps of the k-tile); try 1 or 2.")
+    return k_steps
+
+
+def _check_warp_tile(warp_tile, bm: int, bn: int, tm: int, tn: int) -> tuple[int, int]:
+    if (not isinstance(warp_tile, tuple) or len(warp_tile) != 2
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in warp_tile)):
+        raise TypeError(f"warp_tile={warp_tile!r} must be None or a pair of ints (wm, wn), "
+                        "e.g. (64, 32).")
+    wm, wn = warp_tile
+    if wm <= 0 or wn <= 0 or bm % wm or bn % wn or wm % tm or wn % tn:
+        raise ValueError(f"warp_tile={warp_tile!r}: wm and wn must divide the block tile "
+                         f"{bm}x{bn} and be multiples of the thread tile {tm}x{tn}.")
+    if (wm // tm) * (wn // tn) != 32:
+        raise ValueError(f"warp_tile={warp_tile!r} holds {wm // tm}x{wn // tn} = "
+                         f"{(wm // tm) * (wn // tn)} thread tiles of {tm}x{tn}; a warp is 32 "
+                         f"threads, so (wm/tm)*(wn/tn) must be 32, e.g. ({8 * tm}, {4 * tn}).")
+    return wm, wn
+
+
 @functools.lru_cache(maxsize=None)
 def make_regtile_scalar(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int = 8,
                         max_registers: int | None = None):
@@ -417,7 +441,8 @@ def make_regtile(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int
 
 @functools.lru_cache(maxsize=None)
 def make_regtile_double(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int = 8,
-                        max_registers: int | None = None):
+                        max_registers: int | None = None, k_steps: int = 1,
+                        warp_tile: tuple[int, int] | None = None):
     """The pipelined kernel with two shared-memory buffers: one barrier per k-tile.
 
     While the threads multiply out of one buffer, the next tile's global loads are in
@@ -426,14 +451,31 @@ def make_regtile_double(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, 
     one ``syncthreads`` per tile instead of two. Same thread layout and edge handling as
     ``make_regtile``: tiles of interior blocks take this path, the rest (edge blocks,
     the last partial k-tile) the guarded scalar loads with two barriers.
+
+    ``k_steps``: steps of k written into one pass of the inner loop (it must divide ``bk``).
+    The compiler does not unroll the k loop by itself and Numba has no ``#pragma unroll``;
+    with two steps in one body, it can schedule one step's shared loads under the other
+    step's multiply-adds. ``warp_tile=(wm, wn)``: each warp owns a ``wm x wn`` piece of the
+    block tile, its 32 lanes a (wm/tm) x (wn/tn) grid in it, instead of rows of bn/tn
+    threads across the whole block tile. Both change only which outputs a thread owns and
+    how the loop is written; the loads, buffers and barriers are the same.
     """
     if max_registers is not None:
         validate.positive_int(max_registers, "max_registers", minimum=16, maximum=255)
     threads = _check_regtile(bm, bn, bk, tm, tn, vector=True)
     validate.shared_bytes(2 * 4 * bk * (bm + bn), what=f"two {bm}x{bk} and two {bk}x{bn} tiles")
+    _check_k_steps(k_steps, bk)
+    warped = warp_tile is not None
     cols_t = bn // tn
     row_groups, col_groups = tm // 4, tn // 4
-    row_stride, col_stride = bm // row_groups, bn // col_groups
+    if warped:  # lanes of a warp: lanes_m x lanes_n threads, each tm x tn, in a wm x wn tile
+        wm, wn = _check_warp_tile(warp_tile, bm, bn, tm, tn)
+        lanes_m, lanes_n = wm // tm, wn // tn
+        warps_n = bn // wn
+        row_stride, col_stride = 4 * lanes_m, 4 * lanes_n  # between a thread's 4-wide groups
+    else:
+        wm = wn = lanes_m = lanes_n = warps_n = 1  # unused
+        row_stride, col_stride = bm // row_groups, bn // col_groups
     a_shape, b_shape = (2 * bk, bm), (2 * bk, bn)  # buffer s holds rows s*bk .. s*bk+bk-1
     a_vec_row, b_vec_row = bk // 4, bn // 4
     a_total, b_total = bm * bk // 4, bk * bn // 4
@@ -452,8 +494,13 @@ def make_regtile_double(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, 
         pa = cuda.local.array(pa_size, float32)
         pb = cuda.local.array(pb_size, float32)
         tid = cuda.threadIdx.x
-        trow = tid // cols_t
-        tcol = tid % cols_t
+        if warped:  # the warp's piece of the block tile, then the lane's place in it
+            warp, lane = tid // 32, tid % 32
+            row_t = (warp // warps_n) * wm + (lane // lanes_n) * 4
+            col_t = (warp % warps_n) * wn + (lane % lanes_n) * 4
+        else:  # rows of cols_t threads across the block tile
+            row_t = (tid // cols_t) * 4
+            col_t = (tid % cols_t) * 4
         row0 = cuda.blockIdx.y * bm
         col0 = cuda.blockIdx.x * bn
         M, K = A.shape
@@ -486,22 +533,24 @@ def make_regtile_double(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, 
                         pb[4 * l + 3] = v3
             if t > 0:  # multiply tile t-1 out of buffer (t-1) % 2
                 base = ((t - 1) % 2) * bk
-                for kk in range(bk):
-                    for g in range(row_groups):
-                        a0, a1, a2, a3 = load4(As, base + kk, g * row_stride + trow * 4)
-                        ra[4 * g] = a0
-                        ra[4 * g + 1] = a1
-                        ra[4 * g + 2] = a2
-                        ra[4 * g + 3] = a3
-                    for h in range(col_groups):
-                        b0, b1, b2, b3 = load4(Bs, base + kk, h * col_stride + tcol * 4)
-                        rb[4 * h] = b0
-                        rb[4 * h + 1] = b1
-                        rb[4 * h + 2] = b2
-                        rb[4 * h + 3] = b3
-                    for i in range(tm):
-                        for j in range(tn):
-                            acc[i * tn + j] += ra[i] * rb[j]
+                for k0 in range(0, bk, k_steps):
+                    for s in range(k_steps):  # k_steps steps of k in one loop body
+                        kk = base + k0 + s
+                        for g in range(row_groups):
+                            a0, a1, a2, a3 = load4(As, kk, g * row_stride + row_t)
+                            ra[4 * g] = a0
+                            ra[4 * g + 1] = a1
+                            ra[4 * g + 2] = a2
+                            ra[4 * g + 3] = a3
+                        for h in range(col_groups):
+                            b0, b1, b2, b3 = load4(Bs, kk, h * col_stride + col_t)
+                            rb[4 * h] = b0
+                            rb[4 * h + 1] = b1
+                            rb[4 * h + 2] = b2
+                            rb[4 * h + 3] = b3
+                        for i in range(tm):
+                            for j in range(tn):
+                                acc[i * tn + j] += ra[i] * rb[j]
             if t < n_fast:  # store tile t into buffer t % 2, which nobody reads now
                 base = (t % 2) * bk
                 for l in range(a_vecs):
@@ -534,13 +583,13 @@ def make_regtile_double(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, 
             cuda.syncthreads()
             for kk in range(bk):
                 for g in range(row_groups):
-                    a0, a1, a2, a3 = load4(As, kk, g * row_stride + trow * 4)
+                    a0, a1, a2, a3 = load4(As, kk, g * row_stride + row_t)
                     ra[4 * g] = a0
                     ra[4 * g + 1] = a1
                     ra[4 * g + 2] = a2
                     ra[4 * g + 3] = a3
                 for h in range(col_groups):
-                    b0, b1, b2, b3 = load4(Bs, kk, h * col_stride + tcol * 4)
+                    b0, b1, b2, b3 = load4(Bs, kk, h * col_stride + col_t)
                     rb[4 * h] = b0
                     rb[4 * h + 1] = b1
                     rb[4 * h + 2] = b2
@@ -549,9 +598,9 @@ def make_regtile_double(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, 
                     for j in range(tn):
                         acc[i * tn + j] += ra[i] * rb[j]
         for i in range(tm):
-            r = row0 + (i // 4) * row_stride + trow * 4 + i % 4
+            r = row0 + (i // 4) * row_stride + row_t + i % 4
             for h in range(col_groups):
-                c = col0 + h * col_stride + tcol * 4
+                c = col0 + h * col_stride + col_t
                 base = i * tn + 4 * h
                 if interior:
                     store4(C, r, c, acc[base], acc[base + 1], acc[base + 2], acc[base + 3])
@@ -578,6 +627,7 @@ PTX_TARGETS = [
     (make_regtile_double(), _SIG),
     (make_regtile_1d(), _SIG),
     (make_regtile_double(128, 128, 16, 8, 8), _SIG),
+    (make_regtile_double(128, 128, 8, 8, 8, None, 2, (64, 32)), _SIG),
 ]
 
 
@@ -599,13 +649,18 @@ def coarsened_variant(tile: int = 32, factor: int = 4, *,
 
 def regtile_variant(bm=128, bn=128, bk=8, tm=8, tn=8, *, vectorized: bool = True,
                     prefetch: bool = False, double: bool = False,
-                    max_registers: int | None = None) -> Variant:
+                    max_registers: int | None = None, k_steps: int = 1,
+                    warp_tile: tuple[int, int] | None = None) -> Variant:
     validate.boolean(vectorized, "vectorized")
     validate.boolean(prefetch, "prefetch")
     validate.boolean(double, "double")
     if double and not (vectorized and prefetch):
         raise ValueError("double=True (two shared buffers) builds on the pipelined kernel; "
                          "pass vectorized=True and prefetch=True with it.")
+    if not double and (k_steps != 1 or warp_tile is not None):
+        raise ValueError(f"k_steps={k_steps!r} and warp_tile={warp_tile!r} are options of the "
+                         "double-buffered kernel; pass double=True (with prefetch=True), or "
+                         "leave them at 1 and None.")
     if prefetch and not vectorized:
         raise ValueError("prefetch=True needs vectorized=True (the pipelined kernel is the "
                          "vectorized one); pass vectorized=True or prefetch=False.")
@@ -613,7 +668,10 @@ def regtile_variant(bm=128, bn=128, bk=8, tm=8, tn=8, *, vectorized: bool = True
     if max_registers is not None:
         validate.positive_int(max_registers, "max_registers", minimum=16, maximum=255)
     if double:
-        k = make_regtile_double(bm, bn, bk, tm, tn, max_registers)
+        _check_k_steps(k_steps, bk)
+        if warp_tile is not None:
+            _check_warp_tile(warp_tile, bm, bn, tm, tn)
+        k = make_regtile_double(bm, bn, bk, tm, tn, max_registers, k_steps, warp_tile)
         kind = "double-buffered"
     elif vectorized:
         k = make_regtile(bm, bn, bk, tm, tn, prefetch, max_registers)
@@ -624,6 +682,10 @@ def regtile_variant(bm=128, bn=128, bk=8, tm=8, tn=8, *, vectorized: bool = True
         k = make_regtile_scalar(bm, bn, bk, tm, tn, max_registers)
         kind = "scalar"
     cap = f" cap{max_registers}" if max_registers else ""
+    if k_steps > 1:
+        cap = f" unroll{k_steps}" + cap
+    if warp_tile is not None:
+        cap = f" warp{warp_tile[0]}x{warp_tile[1]}" + cap
     threads = (bm // tm) * (bn // tn)
     return Variant(f"regtile {kind} {bm}x{bn}x{bk} {tm}x{tn}{cap}", k, (threads,),
                    lambda M, N: (_cdiv(N, bn), _cdiv(M, bm)), "block", (bm, bn))
@@ -644,7 +706,9 @@ VERSIONS = ("coarsened", "regtile_scalar", "regtile", "regtile_pipelined", "regt
 def variant(version: str = "regtile_pipelined", **params) -> Variant:
     """A ``Variant`` of this chapter's kernels: ``coarsened`` (tile, factor) or a register tile."""
     validate.choice(version, "version", VERSIONS)
-    _allowed = {"coarsened": ("tile", "factor", "max_registers")}.get(
+    _allowed = {"coarsened": ("tile", "factor", "max_registers"),
+                "regtile_double": ("bm", "bn", "bk", "tm", "tn", "max_registers", "k_steps",
+                                   "warp_tile")}.get(
         version, ("bm", "bn", "bk", "tm", "tn", "max_registers"))
     for _k in params:
         validate.choice(_k, f"{version} parameter", _allowed)
@@ -901,6 +965,88 @@ def double_buffer_experiment(progress):
     return rows
 
 
+UNROLL_BKS = (8, 16)
+UNROLL_WARP_TILE = (64, 32)  # 8 x 4 lanes of 8x8 thread tiles; 2 x 4 warps in a 128x128 block
+
+
+def unroll_variants() -> list[tuple[dict, Variant]]:
+    """The double-buffered kernel (128x128, 8x8, no cap): rows or warp tiles, 1 or 2 k steps,
+    each with the row keys that name it."""
+    out = []
+    for bk in UNROLL_BKS:
+        for wt in (None, UNROLL_WARP_TILE):
+            for ks in (1, 2):
+                v = regtile_variant(128, 128, bk, 8, 8, prefetch=True, double=True, k_steps=ks,
+                                    warp_tile=wt)
+                out.append(({"bk": bk, "layout": "warp tiles" if wt else "block rows",
+                             "k_steps": ks}, v))
+    return out
+
+
+@experiment("matmul_unroll", chapter="coarsening",
+            title="Two k steps per loop body and warp tiles, on the double-buffered kernel (4096^3)",
+            units={**_UNITS, "sass_ffma": "FFMA instructions in the compiled code"})
+def unroll_experiment(progress):
+    n = 4096
+    rows, variants = [], []
+    for keys, v in unroll_variants():
+        mm.verify(v)
+        res = resources(v)
+        m = mm.measure_variant(v, n, **mm._repeats(n))
+        rows.append({"version": v.name, **keys, "n": n, **m, **res})
+        variants.append(v)
+        progress(f"{v.name}: {m['tflops']:.2f} TFLOP/s, {res['regs']} regs, "
+                 f"{res['blocks_per_sm']} blocks/SM")
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=len(variants)) as pool:  # nvdisasm, side by side
+        for row, count in zip(rows, pool.map(sass_count, variants)):
+            row["sass_ffma"] = count
+    c = mm.measure_cublas(n)
+    if c:  # this run's cuBLAS, for a ratio measured in one run
+        rows.append({"version": mm.CUBLAS, "n": n, **c})
+    return rows
+
+
+def unroll_summary(res) -> str:
+    """What two k steps per loop body and warp tiles each change, per k-tile depth."""
+    validate.result(res, "res")
+    for c in ("version", "bk", "layout", "k_steps", "tflops", "spread", "regs", "blocks_per_sm"):
+        validate.column(res, c, "res column")
+    rows = [r for r in res.rows if r.get("layout") and r.get("tflops")]
+    if not rows:
+        raise ValueError(f"res ({res.label}) has no rows of the double-buffered kernel; pass "
+                         "records.run('matmul_unroll').")
+    by = {(r["bk"], r["layout"], r["k_steps"]): r for r in rows}
+    lines = []
+    for bk in sorted({r["bk"] for r in rows}):
+        for layout in ("block rows", "warp tiles"):
+            one, two = by.get((bk, layout, 1)), by.get((bk, layout, 2))
+            if one and two:
+                lines.append(
+                    f"BK = {bk}, {layout}: one k step per loop body {one['tflops']:.1f} TFLOP/s "
+                    f"({one['regs']} regs, {one.get('sass_ffma') or '?'} FFMA), two steps "
+                    f"{two['tflops']:.1f} ({two['regs']} regs, {two.get('sass_ffma') or '?'} "
+                    f"FFMA): {100 * (two['tflops'] / one['tflops'] - 1):+.1f}%")
+        for ks in (1, 2):
+            rr, ww = by.get((bk, "block rows", ks)), by.get((bk, "warp tiles", ks))
+            if rr and ww:
+                noise = 100 * max(rr["spread"], ww["spread"])
+                lines.append(f"BK = {bk}, {ks} k step(s): warp tiles against block rows "
+                             f"{100 * (ww['tflops'] / rr['tflops'] - 1):+.1f}% (spread within "
+                             f"the run up to {noise:.1f}%)")
+    best = max(rows, key=lambda r: r["tflops"])
+    cub = next((r for r in res.rows if r.get("version") == mm.CUBLAS and r.get("tflops")), None)
+    share = (f" = {100 * best['tflops'] / cub['tflops']:.0f}% of cuBLAS in the same run "
+             f"({cub['tflops']:.1f} TFLOP/s)" if cub else "")
+    lines.append(f"fastest: {best['version']}: {best['tflops']:.1f} TFLOP/s{share}, "
+                 f"{best['blocks_per_sm']} block(s)/SM")
+    lines.append(f"({res.label})")
+    text = "\n".join(lines)
+    print(text)
+    return text
+
+
 def ladder_variants() -> list[Variant]:
     """Every step of the two chapters, in the order they teach them (not an order of speed)."""
     return [
@@ -911,6 +1057,9 @@ def ladder_variants() -> list[Variant]:
         regtile_variant(128, 128, 16, 8, 8, prefetch=True),
         regtile_variant(128, 128, 16, 8, 8, prefetch=True, double=True),
         regtile_variant(128, 128, 16, 8, 8, prefetch=True, double=True, max_registers=128),
+        regtile_variant(128, 128, 8, 8, 8, prefetch=True, double=True, k_steps=2),
+        regtile_variant(128, 128, 8, 8, 8, prefetch=True, double=True, k_steps=2,
+                        warp_tile=UNROLL_WARP_TILE),
     ]
 
 

@@ -339,3 +339,76 @@ def test_recorded_double_buffering_gain_is_a_few_percent_above_run_to_run(path):
         runs.setdefault(r["config"], []).append(r["tflops"])
     apart = max(max(v) / min(v) - 1 for v in runs.values() if len(v) > 1)
     assert apart < gain < 0.08
+
+
+@pytest.mark.parametrize("path", _paths_with("matmul_unroll"), ids=lambda p: p.stem)
+def test_recorded_two_k_steps_per_body_pay_without_registers(path, capsys):
+    # Chapter 5.2 (u005, summary): in the block-rows layout two steps per body add one copy of
+    # the step to the compiled code, keep the registers and blocks per SM, and are faster at
+    # both depths.
+    res = gp.records.recorded("matmul_unroll", path=path)
+    co.unroll_summary(res)
+    by = {(r["bk"], r["layout"], r["k_steps"]): r for r in res.rows if r.get("layout")}
+    for bk in co.UNROLL_BKS:
+        one, two = by[(bk, "block rows", 1)], by[(bk, "block rows", 2)]
+        assert two["regs"] == one["regs"] and two["blocks_per_sm"] == one["blocks_per_sm"]
+        assert two["tflops"] > one["tflops"] * (1 + 2 * max(one["spread"], two["spread"]))
+        assert two["sass_ffma"] - one["sass_ffma"] == 64  # one more copy of an 8x8 step
+    assert "block rows: one k step" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("path", _paths_with("matmul_unroll"), ids=lambda p: p.stem)
+def test_recorded_warp_tiles_matter_only_through_the_blocks_per_sm(path):
+    # Chapter 5.2 (u005): where both layouts run the same blocks per SM they are as fast as
+    # each other; where the warp-tiled kernel lost a block to its registers it is slower.
+    res = gp.records.recorded("matmul_unroll", path=path)
+    by = {(r["bk"], r["layout"], r["k_steps"]): r for r in res.rows if r.get("layout")}
+    same = lost = 0
+    for bk in co.UNROLL_BKS:
+        for ks in (1, 2):
+            rows, warp = by[(bk, "block rows", ks)], by[(bk, "warp tiles", ks)]
+            if warp["blocks_per_sm"] == rows["blocks_per_sm"]:
+                same += 1
+                assert abs(warp["tflops"] / rows["tflops"] - 1) < 0.03
+            else:
+                lost += 1
+                assert warp["blocks_per_sm"] < rows["blocks_per_sm"]
+                assert warp["regs"] > rows["regs"] and warp["tflops"] < rows["tflops"]
+    assert same  # the prose reads both cases; a record must show the first at least
+
+
+def test_unroll_summary_refuses_a_result_without_its_rows():
+    res = gp.records.Result("matmul_unroll", [{"version": "cuBLAS (CuPy @)", "bk": None,
+                                               "layout": None, "k_steps": None, "tflops": 50.0,
+                                               "spread": 0.01, "regs": None,
+                                               "blocks_per_sm": None}], {}, "recorded")
+    with pytest.raises(ValueError, match="matmul_unroll"):
+        co.unroll_summary(res)
+
+
+@pytest.mark.parametrize("path", _paths_with("matmul_ladder"), ids=lambda p: p.stem)
+def test_recorded_ladder_steps_down_where_chapter_5_says(path):
+    # Chapter 5.2 (c027): coarsening, the scalar register tile, double buffering without the
+    # cap and (where recorded) the warp-tiled rung each run slower than the rung before them.
+    rows = {r["version"]: r["tflops"] for r in gp.records.recorded("matmul_ladder", path=path).rows}
+    pairs = [("coarsened 32x4", "tiled 32"),
+             ("regtile scalar 128x128x8 8x8", "regtile 1d 64x64x8 16x1"),
+             ("regtile double-buffered 128x128x16 8x8", "regtile pipelined 128x128x16 8x8"),
+             ("regtile double-buffered 128x128x8 8x8 warp64x32 unroll2",
+              "regtile double-buffered 128x128x8 8x8 unroll2")]
+    checked = 0
+    for slower, before in pairs:
+        if slower in rows and before in rows:
+            assert rows[slower] < rows[before], (slower, before)
+            checked += 1
+    assert checked >= 3
+
+
+def test_a_replay_like_another_result_comes_from_that_gpu(monkeypatch):
+    monkeypatch.delenv("GPUPERF_RECORD", raising=False)
+    unroll = gp.records.recorded("matmul_unroll")
+    ladder = gp.records.run("matmul_ladder", live=False, like=unroll)
+    assert ladder.meta["gpu"] == unroll.meta["gpu"]
+    stranger = gp.records.Result("x", [], {"gpu": "No Such GPU"}, "recorded")
+    assert gp.records.run("matmul_ladder", live=False, like=stranger).meta["gpu"] == \
+        gp.records.recorded("matmul_ladder").meta["gpu"]

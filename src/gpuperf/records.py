@@ -659,21 +659,33 @@ def _check_rows(name, rows) -> None:
     json.dumps(rows, default=_jsonable)
 
 
-def run(name: str, *, live: bool | None = None, progress=None) -> Result:
+def run(name: str, *, live: bool | None = None, progress=None, like: Result | None = None) -> Result:
     """The result of experiment ``name``: measured now on a GPU, replayed from records otherwise.
 
     ``live=False`` replays the record even on a GPU (to compare with the reference);
     ``live=True`` insists on measuring. ``GPUPERF_LIVE=0`` in the environment makes every
-    ``run`` without ``live=`` replay (see :func:`live_by_default`).
+    ``run`` without ``live=`` replay (see :func:`live_by_default`). ``like``: a recorded
+    result whose GPU this one should come from when replaying, so that two tables read
+    side by side are of one GPU (when that GPU's record has ``name``; the usual record
+    otherwise).
     """
     get(name)
     if live is not None:
         v.boolean(live, "live")
     if progress is not None:
         v.function(progress, "progress", what="a callable taking one status string")
+    if like is not None:
+        v.result(like, "like")
     if live is None:
         live = live_by_default()  # the simulator and compile mode (no GPU) replay
-    return measure(name, progress) if live else recorded(name)
+    if live:
+        return measure(name, progress)
+    if like is not None and like.source == "recorded" and not os.environ.get(ENV_RECORD, "").strip():
+        for path in available():
+            data = load(path)
+            if data.get("gpu") == like.meta.get("gpu") and name in data["experiments"]:
+                return recorded(name, path=path)
+    return recorded(name)
 
 
 def devices() -> list[dict]:

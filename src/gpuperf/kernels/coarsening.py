@@ -1033,8 +1033,10 @@ def unroll_summary(res) -> str:
             if rr and ww:
                 noise = 100 * max(rr["spread"], ww["spread"])
                 lines.append(f"BK = {bk}, {ks} k step(s): warp tiles against block rows "
-                             f"{100 * (ww['tflops'] / rr['tflops'] - 1):+.1f}% (spread within "
-                             f"the run up to {noise:.1f}%)")
+                             f"{100 * (ww['tflops'] / rr['tflops'] - 1):+.1f}% ({ww['regs']} "
+                             f"against {rr['regs']} registers, {ww['blocks_per_sm']} against "
+                             f"{rr['blocks_per_sm']} block(s)/SM; spread within the run up to "
+                             f"{noise:.2f}%)")
     best = max(rows, key=lambda r: r["tflops"])
     cub = next((r for r in res.rows if r.get("version") == mm.CUBLAS and r.get("tflops")), None)
     share = (f" = {100 * best['tflops'] / cub['tflops']:.0f}% of cuBLAS in the same run "

@@ -48,6 +48,9 @@ from .. import bench, device
 from .. import exercises as ex
 from .. import validate as v
 from ..records import experiment
+from ..simwarp import MAX_GRID_DIM
+
+MAX_GRID_Y = MAX_GRID_DIM[1]  # one block per channel along the grid's y dimension
 
 ALGORITHMS = ("replicate", "per_channel", "shared", "registers")
 # Everything the sweep measures, in the order the case study tells it.
@@ -173,7 +176,7 @@ def random_problem(n_ch: int, n_samples: int, seed: int = 0):
     ``gamma`` is non-negative and ``beta`` positive, as GDN requires (the energy under
     the square root must stay positive).
     """
-    v.positive_int(n_ch, "n_ch", maximum=65535)
+    v.positive_int(n_ch, "n_ch", maximum=MAX_GRID_Y)
     v.positive_int(n_samples, "n_samples")
     v.positive_int(seed, "seed", minimum=0)
     rng = np.random.default_rng(seed)
@@ -488,8 +491,8 @@ def _check_inputs(w, delta, d=None):
         d = v.array(d, name="d", dtype=np.float32, ndim=2)
         v.same_shape(w, d, ("w", "d"))
     n_ch, n_s = w.shape
-    if n_ch > 65535:
-        raise ValueError(f"N={n_ch} channels is over the 65535 blocks a grid's y dimension "
+    if n_ch > MAX_GRID_Y:
+        raise ValueError(f"N={n_ch} channels is over the {MAX_GRID_Y} blocks a grid's y dimension "
                          "allows; split the channels into groups.")
     return w, delta, d
 
@@ -1031,7 +1034,7 @@ def _measure_config(n_ch, side, *, cp, copy_gbps, block, progress):
 def measure_point(n_ch: int, side: int, method: str = "registers") -> dict:
     """Time one method at one (N, side) on this GPU: the widget's live button."""
     v.choice(method, "method", METHODS)
-    v.positive_int(n_ch, "n_ch", maximum=65535)
+    v.positive_int(n_ch, "n_ch", maximum=MAX_GRID_Y)
     v.positive_int(side, "side")
     bench._require_gpu("gdn.measure_point")
     v.choice(method, "method", METHODS)

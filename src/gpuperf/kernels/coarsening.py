@@ -142,20 +142,32 @@ def _check_regtile(bm, bn, bk, tm, tn, vector: bool):
     return threads
 
 
+# Steps of k in one loop body that the compiler really unrolls: with 8x8 thread tiles, two
+# (the FFMA count doubles in the fast loop); at four it split the body into two one-step
+# bodies, at eight it left the loop rolled (SASS for sm_90, numba-cuda 0.30.4), so larger
+# values would name an unrolling that the compiled code does not have.
+K_STEPS = (1, 2)
+
+
 def _check_k_steps(k_steps, bk: int) -> int:
-    validate.positive_int(k_steps, "k_steps", maximum=bk)
+    validate.choice(k_steps, "k_steps", K_STEPS)
     if bk % k_steps:
         raise ValueError(f"k_steps={k_steps} must divide bk={bk} (each pass of the inner loop "
-                         f"takes k_steps steps of the k-tile); try 1 or 2.")
+                         f"takes k_steps steps of the k-tile); use k_steps=1.")
     return k_steps
 
 
 def _check_warp_tile(warp_tile, bm: int, bn: int, tm: int, tn: int) -> tuple[int, int]:
-    if (not isinstance(warp_tile, tuple) or len(warp_tile) != 2
-            or not all(isinstance(v, int) and not isinstance(v, bool) for v in warp_tile)):
+    import operator
+
+    try:
+        if not isinstance(warp_tile, tuple) or len(warp_tile) != 2 or any(
+                isinstance(v, bool) for v in warp_tile):
+            raise TypeError
+        wm, wn = (operator.index(v) for v in warp_tile)  # ints, numpy ints included
+    except TypeError:
         raise TypeError(f"warp_tile={warp_tile!r} must be None or a pair of ints (wm, wn), "
-                        "e.g. (64, 32).")
-    wm, wn = warp_tile
+                        "e.g. (64, 32).") from None
     if wm <= 0 or wn <= 0 or bm % wm or bn % wn or wm % tm or wn % tn:
         raise ValueError(f"warp_tile={warp_tile!r}: wm and wn must divide the block tile "
                          f"{bm}x{bn} and be multiples of the thread tile {tm}x{tn}.")
@@ -452,10 +464,11 @@ def make_regtile_double(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, 
     ``make_regtile``: tiles of interior blocks take this path, the rest (edge blocks,
     the last partial k-tile) the guarded scalar loads with two barriers.
 
-    ``k_steps``: steps of k written into one pass of the inner loop (it must divide ``bk``).
+    ``k_steps``: steps of k written into one pass of the inner loop, 1 or 2 (``K_STEPS``).
     The compiler does not unroll the k loop by itself and Numba has no ``#pragma unroll``;
-    with two steps in one body, it can schedule one step's shared loads under the other
-    step's multiply-adds. ``warp_tile=(wm, wn)``: each warp owns a ``wm x wn`` piece of the
+    with two steps in one body it can schedule one step's shared loads under the other
+    step's multiply-adds, and the loop control is paid once for two steps.
+    ``warp_tile=(wm, wn)``: each warp owns a ``wm x wn`` piece of the
     block tile, its 32 lanes a (wm/tm) x (wn/tn) grid in it, instead of rows of bn/tn
     threads across the whole block tile. Both change only which outputs a thread owns and
     how the loop is written; the loads, buffers and barriers are the same.
@@ -969,9 +982,13 @@ UNROLL_BKS = (8, 16)
 UNROLL_WARP_TILE = (64, 32)  # 8 x 4 lanes of 8x8 thread tiles; 2 x 4 warps in a 128x128 block
 
 
+UNROLL_ABLATION_CAP = 128  # the cap at which two blocks of 256 threads fit an SM's registers
+
+
 def unroll_variants() -> list[tuple[dict, Variant]]:
     """The double-buffered kernel (128x128, 8x8, no cap): rows or warp tiles, 1 or 2 k steps,
-    each with the row keys that name it."""
+    each with the row keys that name it; then the ablation: the warp-tiled kernel at BK 8 with
+    two steps, capped at 128 registers (does a second block, not the layout, decide?)."""
     out = []
     for bk in UNROLL_BKS:
         for wt in (None, UNROLL_WARP_TILE):
@@ -979,7 +996,11 @@ def unroll_variants() -> list[tuple[dict, Variant]]:
                 v = regtile_variant(128, 128, bk, 8, 8, prefetch=True, double=True, k_steps=ks,
                                     warp_tile=wt)
                 out.append(({"bk": bk, "layout": "warp tiles" if wt else "block rows",
-                             "k_steps": ks}, v))
+                             "k_steps": ks, "cap": 0}, v))
+    v = regtile_variant(128, 128, UNROLL_BKS[0], 8, 8, prefetch=True, double=True, k_steps=2,
+                        warp_tile=UNROLL_WARP_TILE, max_registers=UNROLL_ABLATION_CAP)
+    out.append(({"bk": UNROLL_BKS[0], "layout": "warp tiles", "k_steps": 2,
+                 "cap": UNROLL_ABLATION_CAP}, v))
     return out
 
 
@@ -1017,7 +1038,7 @@ def unroll_summary(res) -> str:
     if not rows:
         raise ValueError(f"res ({res.label}) has no rows of the double-buffered kernel; pass "
                          "records.run('matmul_unroll').")
-    by = {(r["bk"], r["layout"], r["k_steps"]): r for r in rows}
+    by = {(r["bk"], r["layout"], r["k_steps"]): r for r in rows if not r.get("cap")}
     lines = []
     for bk in sorted({r["bk"] for r in rows}):
         for layout in ("block rows", "warp tiles"):
@@ -1037,6 +1058,20 @@ def unroll_summary(res) -> str:
                              f"against {rr['regs']} registers, {ww['blocks_per_sm']} against "
                              f"{rr['blocks_per_sm']} block(s)/SM; spread within the run up to "
                              f"{noise:.2f}%)")
+    capped = [r for r in rows if r.get("cap")]
+    for r in capped:  # the ablation: the warp-tiled kernel given its second block back
+        rr, ww = by.get((r["bk"], "block rows", r["k_steps"])), by.get((r["bk"], r["layout"],
+                                                                       r["k_steps"]))
+        if rr and ww:
+            lines.append(f"BK = {r['bk']}, {r['k_steps']} k step(s), {r['layout']} capped at "
+                         f"{r['cap']} registers: {r['tflops']:.1f} TFLOP/s ({r['regs']} regs, "
+                         f"{r['blocks_per_sm']} block(s)/SM, {r.get('local_bytes', '?')} B "
+                         f"local): {100 * (r['tflops'] / rr['tflops'] - 1):+.1f}% against block "
+                         f"rows, {100 * (r['tflops'] / ww['tflops'] - 1):+.1f}% against the "
+                         "uncapped warp tiles")
+    if not capped:
+        lines.append("(this record has no warp-tiled kernel with a register cap: the ablation "
+                     "that gives it its second block back)")
     best = max(rows, key=lambda r: r["tflops"])
     cub = next((r for r in res.rows if r.get("version") == mm.CUBLAS and r.get("tflops")), None)
     share = (f" = {100 * best['tflops'] / cub['tflops']:.0f}% of cuBLAS in the same run "

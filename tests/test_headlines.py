@@ -36,3 +36,22 @@ def test_a_record_without_the_experiment_gives_no_number_not_a_guess(tmp_path):
               for r in rows}
     assert values["v8 / v0, reduce speed"] is not None
     assert values["best transpose / naive transpose, GB/s"] is None
+
+
+def test_the_matmul_headline_is_the_best_kernel_over_the_same_runs_cublas(tmp_path):
+    path = records.available()[0]
+    ladder = records.recorded("matmul_ladder", path=path)
+    cublas = ladder.one(version="cuBLAS (CuPy @)")["tflops"]
+    best = max(r["tflops"] for r in ladder.rows if not r["version"].startswith("cuBLAS"))
+    row = next(r for r in headlines.headline_rows([path]) if "cuBLAS" in r["ratio"])
+    (value,) = [v for k, v in row.items() if k not in ("chapter", "ratio", "kind")]
+    assert value == pytest.approx(best / cublas) and value < 1
+    # a ladder without its cuBLAS row gives no number (not a share of the record's ceiling)
+    src = json.loads(path.read_text())
+    exp = src["experiments"]["matmul_ladder"]
+    exp["rows"] = [r for r in exp["rows"] if not r["version"].startswith("cuBLAS")]
+    src["experiments"] = {"matmul_ladder": exp}
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps(src))
+    row = next(r for r in headlines.headline_rows([bare]) if "cuBLAS" in r["ratio"])
+    assert [v for k, v in row.items() if k not in ("chapter", "ratio", "kind")] == [None]

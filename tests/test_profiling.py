@@ -3,6 +3,7 @@ tests/fixtures/profiling/README.md) and the command lines that produce it."""
 
 from pathlib import Path
 
+import matplotlib
 import pytest
 
 import gpuperf as gp
@@ -489,12 +490,57 @@ def test_course_roofline_takes_every_point_and_roof_from_one_gpu(capsys):
     assert "far above the memory roof, so their bytes are overcounted: none" in lines
     assert "ridge at" in capsys.readouterr().out
     fig = profiling.plot_course_roofline(roof)
-    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()] if fig.axes[0].get_legend() \
-        else []
+    legend = [t.get_text() for leg in fig.axes[0].get_children()
+              if isinstance(leg, matplotlib.legend.Legend) for t in leg.get_texts()]
     assert any("FP32 peak" in t for t in legend) and any("L2 read" in t for t in legend)
     with pytest.raises(ValueError, match=r"more_roofs\[0\]"):
         gp.plots.roofline(roof["points"], bw_gbps=1000, peak_tflops=10,
                           more_roofs=[("L2", 5000, "GB")])
+
+
+def test_course_roofline_draws_each_matmul_again_at_its_l2_intensity():
+    # The hierarchical reading: every profiled matmul point with the L2's bytes recorded comes
+    # back as an open marker at 2 n^3 / (bytes through the L2), at the same TFLOP/s, joined to
+    # its filled marker; no point's name is written over an open marker or its join.
+    roof = profiling.course_roofline()
+    rows = {f"matmul {r['version']}": r for r in roof["matmul"]}
+    matmuls = [p for p in roof["points"] if p["name"] in rows and profiling._l2_served(rows[p["name"]])]
+    assert matmuls and [p["name"] for p in roof["l2_points"]] == [p["name"] for p in matmuls]
+    for p, q in zip(matmuls, roof["l2_points"]):
+        r = rows[p["name"]]
+        assert q["tflops"] == p["tflops"]
+        assert q["intensity"] == pytest.approx(2 * r["n"] ** 3 / profiling._l2_served(r))
+    fig = profiling.plot_course_roofline(roof)
+    ax = fig.axes[0]
+    hollow = [c for c in ax.collections if len(c.get_facecolors()) == 0]
+    assert len(hollow) == len(roof["l2_points"])
+    legend_texts = [t.get_text() for leg in ax.get_children()
+                    if isinstance(leg, matplotlib.legend.Legend) for t in leg.get_texts()]
+    assert any(t.startswith("open: ") and "L2" in t for t in legend_texts)
+    renderer = fig.canvas.get_renderer()
+    # the names' own text, without their leader lines (an Annotation's extent includes them)
+    for t in ax.texts:
+        t.update_positions(renderer)  # places the text where the drawing puts it
+    names = [matplotlib.text.Text.get_window_extent(t, renderer) for t in ax.texts]
+    assert all(b.x1 > 0 and b.y1 > 0 for b in names)  # display coordinates, not offsets
+    for q in roof["l2_points"]:
+        x, y = ax.transData.transform((q["intensity"], q["tflops"]))
+        marker = matplotlib.transforms.Bbox([[x - 3, y - 3], [x + 3, y + 3]])
+        assert not any(b.overlaps(marker) for b in names), q["name"]
+    # without the L2 roof there is nothing to read the open markers against: none drawn
+    bare = {**roof, "l2_gbps": None}
+    ax = profiling.plot_course_roofline(bare).axes[0]
+    assert not [c for c in ax.collections if len(c.get_facecolors()) == 0]
+
+
+def test_roofline_refuses_a_second_intensity_it_cannot_draw():
+    pts = [{"name": "a", "intensity": 1.0, "tflops": 1.0}]
+    with pytest.raises(TypeError, match="second_intensity"):
+        gp.plots.roofline(pts, bw_gbps=1000, peak_tflops=10, second_intensity="L2")
+    with pytest.raises(ValueError, match=r"not in points: \['b'\]"):
+        gp.plots.roofline(pts, bw_gbps=1000, peak_tflops=10,
+                          second_intensity=("L2 bytes", [{"name": "b", "intensity": 0.5,
+                                                          "tflops": 1.0}]))
 
 
 def test_chapter_10_reading_of_the_course_roofline_holds():

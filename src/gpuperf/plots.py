@@ -535,7 +535,7 @@ def _points_arg(points, name="points"):
 
 def roofline(points, *, bw_gbps: float, peak_tflops: float, label: str | None = None,
              title: str = "Roofline", ax=None, xlim=(1 / 16, 256), height: float = 4.5,
-             references=None, more_roofs=()):
+             references=None, more_roofs=(), second_intensity=None):
     """Attainable TFLOP/s against arithmetic intensity (FLOP/byte), with kernels placed on it.
 
     ``points``: dicts ``{"name", "intensity" (FLOP/byte), "tflops"}``. The figure is as wide
@@ -545,6 +545,10 @@ def roofline(points, *, bw_gbps: float, peak_tflops: float, label: str | None = 
     ``more_roofs``: further roofs drawn dashed, each ``(label, value, unit)`` with ``unit``
     "GB/s" (a memory roof: a slope) or "TFLOP/s" (a compute roof: a level), e.g. an L2 roof or
     a theoretical peak beside the measured ones.
+    ``second_intensity``: ``(what, points)``, the same kernels at a second intensity (e.g. FLOP
+    per byte through the L2, read against an L2 roof): each drawn as an open marker in the
+    colour of the point of the same name, joined to it by a dotted line at the same TFLOP/s,
+    with one legend entry that says ``what`` the open markers' bytes are.
     """
     import numpy as np
 
@@ -566,6 +570,17 @@ def roofline(points, *, bw_gbps: float, peak_tflops: float, label: str | None = 
     xlim = v.sequence(xlim, "xlim")
     if len(xlim) != 2 or not 0 < v.positive(xlim[0], "xlim[0]") < v.positive(xlim[1], "xlim[1]"):
         raise ValueError(f"xlim must be (low, high) with 0 < low < high, not {xlim!r}.")
+    second_what, second = None, []
+    if second_intensity is not None:
+        if not isinstance(second_intensity, (tuple, list)) or len(second_intensity) != 2:
+            raise TypeError(f"second_intensity must be (what, points), not {second_intensity!r}.")
+        second_what = v.string(second_intensity[0], "second_intensity[0]")
+        second = list(_points_arg(second_intensity[1], "second_intensity[1]"))
+        names = {p["name"] for p in points}
+        stray = [p["name"] for p in second if p["name"] not in names]
+        if stray:
+            raise ValueError(f"second_intensity[1] names points that are not in points: {stray}; "
+                             "each open marker is drawn beside its filled point.")
     _ax_arg(ax)
     v.positive(height, "height")
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(COLUMN_INCHES, height))
@@ -600,6 +615,15 @@ def roofline(points, *, bw_gbps: float, peak_tflops: float, label: str | None = 
         color_of.setdefault(p["name"], COLORS[i % len(COLORS)])
         ax.scatter([p["intensity"]], [p["tflops"]], color=color_of[p["name"]], zorder=3)
     drawn = []
+    filled = {p["name"]: p for p in points}
+    for k, p in enumerate(second):
+        mate = filled[p["name"]]
+        ax.plot([p["intensity"], mate["intensity"]], [p["tflops"], mate["tflops"]],
+                color=color_of[p["name"]], linewidth=0.8, linestyle=":", zorder=2)
+        ax.scatter([p["intensity"]], [p["tflops"]], facecolors="none", zorder=3,
+                   edgecolors=color_of[p["name"]], linewidths=1.2, s=42,
+                   label=f"open: {second_what}" if k == 0 else None)
+        drawn.append(p["tflops"])
     for j, (gpu, theirs) in enumerate(references.items()):
         for k, p in enumerate(t for t in theirs if t["name"] in color_of):
             ax.scatter([p["intensity"]], [p["tflops"]], facecolors="none", zorder=3,
@@ -612,7 +636,8 @@ def roofline(points, *, bw_gbps: float, peak_tflops: float, label: str | None = 
     ax.set_xlim(xlim[0], xlim[1])
     low = min([p["tflops"] for p in points] + drawn + [xlim[0] * bw_gbps / 1e3])
     ax.set_ylim(low / 1.6, max(tops + drawn) * 2.2)
-    ax.set_xlabel("arithmetic intensity (FLOP per byte of DRAM traffic)")
+    ax.set_xlabel("arithmetic intensity (FLOP per byte of DRAM traffic"
+                  + ("; open markers: see the legend)" if second else ")"))
     ax.set_ylabel("TFLOP/s")
     ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3, which="both")
@@ -626,17 +651,26 @@ def roofline(points, *, bw_gbps: float, peak_tflops: float, label: str | None = 
     source_label(fig, label)
     fig.tight_layout()
     legends = [a for a in ax.get_children() if isinstance(a, plt.matplotlib.legend.Legend)]
+    # An open marker and its dotted line to the filled one: no name may be written over them.
+    joins = []
+    for p in second:
+        (x0, y0), (x1, _) = ax.transData.transform([(p["intensity"], p["tflops"]),
+                                                    (filled[p["name"]]["intensity"], p["tflops"])])
+        joins.append(plt.matplotlib.transforms.Bbox([[min(x0, x1) - 5, y0 - 5],
+                                                     [max(x0, x1) + 5, y0 + 5]]))
     _place_labels(ax, [(p["name"], p["intensity"], p["tflops"]) for p in points],
-                  obstacles=list(ax.texts) + legends)
+                  obstacles=list(ax.texts) + legends, boxes=joins)
     return fig
 
 
-def _place_labels(ax, labelled, obstacles=()) -> None:
+def _place_labels(ax, labelled, obstacles=(), boxes=()) -> None:
     """Name each point beside it, inside the axes and clear of the other names: try right,
-    then left, then further up or down (with a thin leader line) until a free place is found."""
+    then left, then further up or down (with a thin leader line) until a free place is found.
+    ``obstacles``: artists to keep clear of; ``boxes``: more places to keep clear of, as
+    display-space bounding boxes."""
     renderer = ax.figure.canvas.get_renderer()
     frame = ax.get_window_extent(renderer)
-    placed = [t.get_window_extent(renderer) for t in obstacles]
+    placed = [t.get_window_extent(renderer) for t in obstacles] + list(boxes)
     for name, x, y in sorted(labelled, key=lambda t: -t[2]):
         for dy in (0, -9, 9, -18, 18, -27, 27, -36, 36, -45, 45):
             done = False

@@ -1414,7 +1414,9 @@ def course_roofline(path=None) -> dict:
     another GPU. Other kernels' intensities count the bytes they must move (read once, written
     once): DRAM moves at least that, so they are upper bounds. ``matmul``: the matmul rows, with the L2's
     bytes for reading them against an L2 roof; the points show chapter 4's versions and three
-    steps of chapter 5's ladder (``_course_matmuls``)."""
+    steps of chapter 5's ladder (``_course_matmuls``). ``l2_points``: those matmuls again at
+    their FLOP per byte the SMs moved through the L2 (with an L2 roof only), where the L2 roof
+    is a roof and not only an upper envelope."""
     from .kernels import gdn, streams
 
     where = _course_roofline_record(path)
@@ -1433,8 +1435,13 @@ def course_roofline(path=None) -> dict:
             points.append({"name": name, "intensity": intensity, "tflops": tflops})
 
     mm = get("profiling_matmul_roofline")
+    l2_points = []
     for r in _course_matmuls(mm.rows) if mm else ():
         add(f"matmul {r['version']}", r["ai_measured"], r["tflops"])
+        if points and points[-1]["name"] == f"matmul {r['version']}" and _l2_served(r):
+            # the same kernel at its FLOP per byte through the L2, to read against the L2 roof
+            l2_points.append({"name": points[-1]["name"], "intensity": 2 * r["n"] ** 3 /
+                              _l2_served(r), "tflops": r["tflops"]})
     res = get("reduce_ladder")
     for version in ("v0", "v2", "v8"):   # one addition per 4-byte element read
         for r in res.select(version=version) if res else ():
@@ -1474,7 +1481,7 @@ def course_roofline(path=None) -> dict:
             "points": points, "copy_gbps": ceilings.get("copy_gbps"),
             "cublas_tflops": ceilings.get("matmul_tflops"),
             "fp32_peak_tflops": first.get("fp32_peak_tflops"),
-            "l2_gbps": l2_gbps,
+            "l2_gbps": l2_gbps, "l2_points": l2_points if l2_gbps else [],
             "matmul": list(mm.rows) if mm else [], "missing": missing}
 
 
@@ -1482,7 +1489,9 @@ def plot_course_roofline(roof: dict, *, title: str = "Every kernel of the course
                                                      "roofs of one GPU"):
     """``course_roofline``'s points under the measured copy bandwidth and cuBLAS's FP32 rate
     (solid), with the theoretical FP32 peak and the L2's measured read bandwidth (dashed)
-    where recorded."""
+    where recorded; with the L2 roof, each profiled matmul also as an open marker at its
+    intensity in L2 bytes (a hierarchical roofline: the filled marker against the DRAM roof,
+    the open one against the L2 roof)."""
     from . import plots
 
     if not isinstance(roof, dict) or "points" not in roof:
@@ -1496,9 +1505,14 @@ def plot_course_roofline(roof: dict, *, title: str = "Every kernel of the course
         more.append(("FP32 peak (theoretical)", roof["fp32_peak_tflops"], "TFLOP/s"))
     if roof["l2_gbps"]:
         more.append(("L2 read (measured)", roof["l2_gbps"], "GB/s"))
+    second = None
+    if roof["l2_gbps"] and roof.get("l2_points"):
+        second = ("the matmul at its FLOP per byte through the L2 (read against the L2 roof)",
+                  roof["l2_points"])
     return plots.roofline(roof["points"], bw_gbps=roof["copy_gbps"],
                           peak_tflops=roof["cublas_tflops"], label=roof["label"], title=title,
-                          xlim=(1 / 32, 512), height=6, more_roofs=more)
+                          xlim=(1 / 32, 512), height=6, more_roofs=more,
+                          second_intensity=second)
 
 
 def _l2_served(row: dict):

@@ -533,6 +533,12 @@ def _points_arg(points, name="points"):
     return points
 
 
+def _open_marker(ax, p, color, marker, label) -> None:
+    """A roofline point drawn open: another GPU's, or the same kernel at a second intensity."""
+    ax.scatter([p["intensity"]], [p["tflops"]], facecolors="none", zorder=3, edgecolors=color,
+               linewidths=1.2, s=42, marker=marker, label=label)
+
+
 def roofline(points, *, bw_gbps: float, peak_tflops: float, label: str | None = None,
              title: str = "Roofline", ax=None, xlim=(1 / 16, 256), height: float = 4.5,
              references=None, more_roofs=(), second_intensity=None):
@@ -620,16 +626,12 @@ def roofline(points, *, bw_gbps: float, peak_tflops: float, label: str | None = 
         mate = filled[p["name"]]
         ax.plot([p["intensity"], mate["intensity"]], [p["tflops"], mate["tflops"]],
                 color=color_of[p["name"]], linewidth=0.8, linestyle=":", zorder=2)
-        ax.scatter([p["intensity"]], [p["tflops"]], facecolors="none", zorder=3,
-                   edgecolors=color_of[p["name"]], linewidths=1.2, s=42,
-                   label=f"open: {second_what}" if k == 0 else None)
+        _open_marker(ax, p, color_of[p["name"]], "o", f"open: {second_what}" if k == 0 else None)
         drawn.append(p["tflops"])
     for j, (gpu, theirs) in enumerate(references.items()):
         for k, p in enumerate(t for t in theirs if t["name"] in color_of):
-            ax.scatter([p["intensity"]], [p["tflops"]], facecolors="none", zorder=3,
-                       edgecolors=color_of[p["name"]], linewidths=1.2, s=42,
-                       marker=REFERENCE_MARKERS[j % len(REFERENCE_MARKERS)],
-                       label=f"{gpu} (recorded)" if k == 0 else None)
+            _open_marker(ax, p, color_of[p["name"]], REFERENCE_MARKERS[j % len(REFERENCE_MARKERS)],
+                         f"{gpu} (recorded)" if k == 0 else None)
             drawn.append(p["tflops"])
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")

@@ -1438,10 +1438,10 @@ def course_roofline(path=None) -> dict:
     l2_points = []
     for r in _course_matmuls(mm.rows) if mm else ():
         add(f"matmul {r['version']}", r["ai_measured"], r["tflops"])
-        if points and points[-1]["name"] == f"matmul {r['version']}" and _l2_served(r):
+        if r["ai_measured"] and r["tflops"] and _l2_served(r):
             # the same kernel at its FLOP per byte through the L2, to read against the L2 roof
-            l2_points.append({"name": points[-1]["name"], "intensity": 2 * r["n"] ** 3 /
-                              _l2_served(r), "tflops": r["tflops"]})
+            l2_points.append({"name": f"matmul {r['version']}", "intensity": _l2_intensity(r),
+                              "tflops": r["tflops"]})
     res = get("reduce_ladder")
     for version in ("v0", "v2", "v8"):   # one addition per 4-byte element read
         for r in res.select(version=version) if res else ():
@@ -1523,6 +1523,11 @@ def _l2_served(row: dict):
     return row.get("l2_sm_bytes") or row.get("l2_bytes") or None
 
 
+def _l2_intensity(row: dict) -> float:
+    """FLOP per byte the SMs moved through the L2, for an n^3 matmul row with ``_l2_served``."""
+    return 2 * row["n"] ** 3 / _l2_served(row)
+
+
 def course_roofline_summary(roof: dict) -> list[str]:
     """What ``course_roofline`` says, printed and returned: what is missing, the ridge points,
     any point above the memory roof (its bytes overcounted, or the copy not quite the memory's
@@ -1552,7 +1557,7 @@ def course_roofline_summary(roof: dict) -> list[str]:
         lines.append(f"Against the L2 ({l2:,.0f} GB/s read, measured), at each matmul's "
                      "intensity in the bytes the SMs moved through the L2; the lower roof there:")
         for r in rows:
-            ai_l2 = 2 * r["n"] ** 3 / _l2_served(r)
+            ai_l2 = _l2_intensity(r)
             top = peak or cublas or float("inf")
             bound = min(l2 * ai_l2 / 1e3, top)
             which = "L2" if l2 * ai_l2 / 1e3 < top else "FP32 peak"

@@ -923,6 +923,15 @@ def regtile_1d_experiment(progress):
     return rows
 
 
+def _sass_ffma_counts(variants) -> list[int | None]:
+    """``sass_count`` of each variant. nvdisasm is a process of its own per kernel (about half
+    a second each), so the disassemblies run side by side instead of one after another."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=max(1, len(variants))) as pool:
+        return list(pool.map(sass_count, variants))
+
+
 def sass_count(v: Variant, opcode: str = "FFMA") -> int | None:
     """How many ``opcode`` instructions the compiled SASS of ``v`` holds (None without nvdisasm).
 
@@ -968,13 +977,8 @@ def double_buffer_experiment(progress):
                 variants.append(v)
                 progress(f"{v.name}: {m['tflops']:.2f} TFLOP/s, {res['regs']} regs, "
                          f"{res['blocks_per_sm']} blocks/SM")
-    # After the timings: nvdisasm is a process of its own per kernel (about half a second
-    # each), so the disassemblies run side by side instead of one after another.
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=len(variants)) as pool:
-        for row, count in zip(rows, pool.map(sass_count, variants)):
-            row["sass_ffma"] = count
+    for row, count in zip(rows, _sass_ffma_counts(variants)):  # after the timings
+        row["sass_ffma"] = count
     return rows
 
 
@@ -1018,11 +1022,8 @@ def unroll_experiment(progress):
         variants.append(v)
         progress(f"{v.name}: {m['tflops']:.2f} TFLOP/s, {res['regs']} regs, "
                  f"{res['blocks_per_sm']} blocks/SM")
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=len(variants)) as pool:  # nvdisasm, side by side
-        for row, count in zip(rows, pool.map(sass_count, variants)):
-            row["sass_ffma"] = count
+    for row, count in zip(rows, _sass_ffma_counts(variants)):
+        row["sass_ffma"] = count
     c = mm.measure_cublas(n)
     if c:  # this run's cuBLAS, for a ratio measured in one run
         rows.append({"version": mm.CUBLAS, "n": n, **c})

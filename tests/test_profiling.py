@@ -318,12 +318,14 @@ def test_the_recorded_cupti_timeline_backs_chapter_7(path, capsys):
     assert res.gpu in capsys.readouterr().out
 
 
-def test_the_strided_copys_dram_reads_are_its_loads_plus_its_stores():
-    """Chapter 2's ablation (recorded on an H100): the loads alone read what the sector model
+@pytest.mark.parametrize("path", _paths_with("profiling_stride_parts"), ids=lambda p: p.stem)
+def test_the_strided_copys_dram_reads_are_its_loads_plus_its_stores(path):
+    """Chapter 2's ablation, on every GPU recorded: the loads alone read what the sector model
     says up to stride 8 and twice that from stride 16 (sectors fetched in pairs); the stores
-    alone make DRAM read about the model's bytes from stride 2 on (partial sectors filled),
-    none at stride 1; the copy reads the two added up."""
-    parts = profiling.stride_parts_table(records.run("profiling_stride_parts"))
+    alone make DRAM read about the model's bytes from stride 2 on (partial sectors filled; the
+    H100 read 0.91-0.99 of the model, the H200 0.89-0.99), none at stride 1; the copy reads the
+    two added up."""
+    parts = profiling.stride_parts_table(records.recorded("profiling_stride_parts", path=path))
     assert [r["stride"] for r in parts.rows] == list(profiling.PROFILED_STRIDES)
     for r in parts.rows:
         model, loads, stores = r["sector model"], r["loads only"], r["stores only"]
@@ -331,7 +333,7 @@ def test_the_strided_copys_dram_reads_are_its_loads_plus_its_stores():
         if r["stride"] == 1:
             assert stores < 0.01
         else:
-            assert 0.9 * model <= stores <= 1.01 * model
+            assert 0.85 * model <= stores <= 1.01 * model
         assert r["copy"] == pytest.approx(r["loads + stores"], rel=0.02)
     res = records.run("profiling_stride_parts")
     gap = [r for r in res.rows if not (r["stride"] == 2 and r["kernel"] == "stores only")]
@@ -459,14 +461,16 @@ def test_recorded_l2_bandwidth_is_served_by_the_l2(path):
     assert profiling.l2_read_gbps(res) == roof_row["gbps"]
     big = rows[max(profiling.L2_FRACTIONS)]
     # where the bytes came from: every footprint up to the roof's from the L2 (DRAM served almost
-    # none of it, the L1 almost none either, as each pass moves along), the largest from DRAM
+    # none of it), the largest from DRAM. The L1 served almost none of the roof's footprint (each
+    # pass moves along); of the smallest footprint, an eighth of the L2, the H200's L1 hit 9.6%
+    # (the SMs then read 88% of the bytes from the L2).
     profiled = [r for f, r in rows.items() if f <= profiling.L2_ROOF_FRACTION]
     assert roof_row in profiled
     for r in profiled:
         # after Nsight Compute's flush the first pass comes from DRAM (1/passes of the bytes);
         # at half the L2 some lines are evicted and fetched again (2.6% on the H100)
         assert r["dram_bytes"] < 0.05 * r["bytes_read"] and r["l2_hit_pct"] > 90, r
-        assert r["l1_hit_pct"] < 5, r
+        assert r["l1_hit_pct"] < (5 if r is roof_row else 15), r
         if "l2_read_bytes" in r:   # the SMs read from the L2 about what the kernel read
             # (the H100 record's smallest footprint counted 91%, unexplained; the roof's 99%)
             assert 0.85 < r["l2_read_bytes"] / r["bytes_read"] < 1.03, r

@@ -272,3 +272,26 @@ def test_every_exercise_of_the_course_is_graded_once():
         exercises = sum(len(re.findall(r"^:{3,}\{exercise\}", c.source, re.M))
                         for c in nb.cells if c.cell_type == "markdown")
         assert len(grade.checker_cells(nb)) == exercises, path.name
+
+
+def test_a_notebook_without_exercises_keeps_the_student_in_the_gradebook(tmp_path):
+    """A section without exercises (chapter 5.2) handed in alone: the student still gets a
+    gradebook row (no exercises, nothing scored) and a feedback file that says why."""
+    source = tmp_path / "notebooks"
+    source.mkdir()
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# Reading only", id="prose"),
+                nbformat.v4.new_code_cell("print('hello')", id="code")]
+    nbformat.write(nb, source / "02_reading.ipynb")
+    subs = tmp_path / "submissions"
+    _submit(subs, "reader", source / "02_reading.ipynb")
+    rows = grade.grade(subs, source=source, progress=None, hidden_seed=5)
+    mine = [r for r in rows if r["notebook"] == "02_reading"]
+    assert [(r["student"], r["status"]) for r in mine] == [("reader", "not graded")]
+    assert "no exercises" in mine[0]["detail"]
+    out = grade.write_gradebook(rows, tmp_path / "gradebook.csv")
+    with open(out, newline="") as f:
+        table = list(csv.DictReader(f))
+    assert [r["student"] for r in table] == ["reader"]
+    assert table[0]["out_of"] == "0" and table[0]["total"] == "0"
+    assert "no exercises" in (tmp_path / "gradebook-feedback" / "reader.md").read_text()

@@ -351,10 +351,18 @@ def grade(submissions: Path, *, source: Path = Path("solutions"), cell_timeout: 
         src = source / name
         files = sorted(plan.get(student, {}).get(name, []), key=lambda p: p.stat().st_mtime)
         t0 = time.perf_counter()
-        if not files:
+        checks = checker_cells(_read(src))
+        if not checks:
+            # A section without exercises (chapter 5.2): nothing to run or score, but the
+            # student who handed it in keeps a row, with the reason, not silence.
+            rows.append(_row(student, src.stem, "-", None, "not graded",
+                             f"{name} has no exercises: nothing in it is graded"
+                             if files else f"no {name} in {submissions / student} (it has no "
+                             "exercises, so nothing is lost)"))
+        elif not files:
             rows += [_row(student, src.stem, _checker_name(code), None, "missing",
                           f"no {name} in {submissions / student}")
-                     for _, code in checker_cells(_read(src))]
+                     for _, code in checks]
         else:
             got = grade_notebook(files[-1], src, student=student, cell_timeout=cell_timeout,
                                  hidden_seed=hidden_seed)

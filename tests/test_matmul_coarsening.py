@@ -373,8 +373,9 @@ def test_recorded_two_k_steps_per_body_pay_without_registers(path, capsys):
 
 @pytest.mark.parametrize("path", _paths_with("matmul_unroll"), ids=lambda p: p.stem)
 def test_recorded_warp_tiles_matter_only_through_the_blocks_per_sm(path):
-    # Chapter 5.2 (u005): where both layouts run the same blocks per SM they are as fast as
-    # each other; where the warp-tiled kernel lost a block to its registers it is slower.
+    # Chapter 5.2 (u005): where both layouts run the same blocks per SM they differ by a
+    # fraction of a percent, small beside the gain of two k steps per body; where the
+    # warp-tiled kernel lost a block to its registers it is slower.
     res = gp.records.recorded("matmul_unroll", path=path)
     by = {(r["bk"], r["layout"], r["k_steps"]): r for r in res.rows
           if r.get("layout") and not r.get("cap")}
@@ -384,18 +385,23 @@ def test_recorded_warp_tiles_matter_only_through_the_blocks_per_sm(path):
             rows, warp = by[(bk, "block rows", ks)], by[(bk, "warp tiles", ks)]
             if warp["blocks_per_sm"] == rows["blocks_per_sm"]:
                 same += 1
-                assert abs(warp["tflops"] / rows["tflops"] - 1) < 0.03
+                assert abs(warp["tflops"] / rows["tflops"] - 1) < 0.01  # "a fraction of a percent"
             else:
                 lost += 1
                 assert warp["blocks_per_sm"] < rows["blocks_per_sm"]
                 assert warp["regs"] > rows["regs"] and warp["tflops"] < rows["tflops"]
     assert same  # the prose reads both cases; a record must show the first at least
     # the ablation (u005): capped at 128 registers, the warp-tiled kernel gets its second block
-    # back and runs as fast as block rows, so the block, not the layout, made the difference
+    # back, recovers most of what it lost and ends a little below block rows (about 1% on both
+    # GPUs recorded), with a few bytes spilled to local memory
     (capped,) = [r for r in res.rows if r.get("cap")]
     rows = by[(capped["bk"], "block rows", capped["k_steps"])]
+    warp = by[(capped["bk"], "warp tiles", capped["k_steps"])]
     assert capped["layout"] == "warp tiles" and capped["blocks_per_sm"] == rows["blocks_per_sm"]
     assert abs(capped["tflops"] / rows["tflops"] - 1) < 0.03
+    assert (capped["tflops"] - warp["tflops"]) / (rows["tflops"] - warp["tflops"]) > 0.8
+    assert capped["local_bytes"] > 0 and capped["regs"] <= co.UNROLL_ABLATION_CAP
+    assert "recovers" in co.unroll_summary(res)
 
 
 def test_unroll_summary_refuses_a_result_without_its_rows():

@@ -1030,6 +1030,14 @@ def unroll_experiment(progress):
     return rows
 
 
+def _share_recovered(capped: dict, rows: dict, warp: dict) -> str:
+    # what the cap won back, as a share of what the uncapped warp tiles lost to block rows
+    lost = rows["tflops"] - warp["tflops"]
+    if lost <= 0:
+        return ""
+    return f" (recovers {100 * (capped['tflops'] - warp['tflops']) / lost:.0f}% of the gap)"
+
+
 def unroll_summary(res) -> str:
     """What two k steps per loop body and warp tiles each change, per k-tile depth."""
     validate.result(res, "res")
@@ -1069,7 +1077,8 @@ def unroll_summary(res) -> str:
                          f"{r['blocks_per_sm']} block(s)/SM, {r.get('local_bytes', '?')} B "
                          f"local): {100 * (r['tflops'] / rr['tflops'] - 1):+.1f}% against block "
                          f"rows, {100 * (r['tflops'] / ww['tflops'] - 1):+.1f}% against the "
-                         "uncapped warp tiles")
+                         f"uncapped warp tiles{_share_recovered(r, rr, ww)}; spread within the "
+                         f"run up to {100 * max(r['spread'], rr['spread']):.2f}%")
     if not capped:
         lines.append("(this record has no warp-tiled kernel with a register cap: the ablation "
                      "that gives it its second block back)")

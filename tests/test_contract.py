@@ -757,6 +757,12 @@ BAD = {
     # ------------------------------------------------------------------ reduce
     "gpuperf.kernels.reduce:reduce_sum": [B(rd.reduce_sum, X, "v9", word="v9"),
                                           B(rd.reduce_sum, X, "v2", block=100, word="block")],
+    "gpuperf.kernels.reduce:reduce_single_pass": [
+        B(rd.reduce_single_pass, X, block=100, word="block"),
+        B(rd.reduce_single_pass, X, blocks=0, word="blocks"),
+        B(rd.reduce_single_pass, X.astype(np.float64), err=TypeError, word="x")],
+    "gpuperf.kernels.reduce:single_pass_summary": [B(rd.single_pass_summary, "r",
+                                                     err=TypeError, word="res")],
     "gpuperf.kernels.reduce:plan": [B(rd.plan, "v2", 0, word="n"),
                                    B(rd.plan, "v8", 64, pack="no", err=TypeError, word="pack")],
     "gpuperf.kernels.reduce:tree_sum_f32": [B(rd.tree_sum_f32, [1.0, 2.0], 3, word="block"),
@@ -956,7 +962,7 @@ BAD.update({f"gpuperf.kernels.reduce:{f}": [B(getattr(rd, f), 100, word="block")
             for f in ("make_shared_atomic", "make_v0", "make_v1", "make_v1_5", "make_v2",
                       "make_v3", "make_v4", "make_v4_1", "make_v4_2", "make_v5", "make_v6")})
 BAD.update({f"gpuperf.kernels.reduce:{f}": [B(getattr(rd, f), 2048, word="block")]
-            for f in ("make_v7", "make_v8")})
+            for f in ("make_v7", "make_v8", "make_single_pass")})
 
 # Prose helpers: they print from a Result (and the device facts behind it).
 BAD.update({

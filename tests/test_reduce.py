@@ -561,3 +561,44 @@ def test_a_plan_made_with_pack_false_keeps_numbas_launch():
     p = red.plan("v8", 64, pack=False)
     assert float(p(cuda.to_device(x)).copy_to_host()[0]) == 2080.0 and p.packed is False
     assert not p._pack and red.plan("v8", 64)._pack
+
+
+@pytest.mark.parametrize("n, block, blocks, offset", [
+    (1, 32, 1, 0), (5, 32, 3, 1), (1000, 64, 4, 0), (4099, 128, 7, 3), (300, 32, 20, 2),
+    (2048, 256, 2, 0)])
+def test_the_single_pass_reduce_sums_any_size_grid_and_alignment(n, block, blocks, offset):
+    """The last block adds every partial: sizes that are not multiples of 4, starts off a
+    16-byte boundary, grids with idle blocks and grids that loop."""
+    base = np.random.default_rng(n).standard_normal(n + offset).astype(np.float32)
+    x = base[offset:]
+    got = red.reduce_single_pass(x, block=block, blocks=blocks)
+    assert got == pytest.approx(float(np.sum(x, dtype=np.float64)), abs=1e-4 * float(np.abs(x).sum()))
+
+
+def test_the_single_pass_reduce_leaves_its_ticket_ready_for_the_next_call():
+    """Two launches with one ticket array: both sums right, the counter back at zero, and no
+    other block than the last writes the output (it starts as NaN)."""
+    x = np.arange(1, 501, dtype=np.float32)
+    kernel = red.make_single_pass(64)
+    partial = cuda.to_device(np.zeros(5, np.float32))
+    ticket = cuda.to_device(np.zeros(1, np.int32))
+    for _ in range(2):
+        out = cuda.to_device(np.full(1, np.nan, np.float32))
+        kernel[5, 64](x, partial, ticket, out, x.size, red.head_elements(x, x.size))
+        assert out.copy_to_host()[0] == pytest.approx(500 * 501 / 2)
+        assert ticket.copy_to_host()[0] == 0
+
+
+def test_the_single_pass_summary_reads_each_size_and_says_what_is_missing(capsys):
+    rows = [{"version": "two passes", "n": 2**12, "ms": 0.010, "host_us": 9.0, "correct": True},
+            {"version": "single pass", "n": 2**12, "ms": 0.008, "host_us": 5.0, "correct": True},
+            {"version": "two passes", "n": 2**20, "ms": 0.020, "host_us": 9.0, "correct": True},
+            {"version": "single pass", "n": 2**20, "ms": 0.025, "host_us": 5.0,
+             "correct": False},
+            {"version": "two passes", "n": 2**24, "ms": 0.1, "host_us": 9.0, "correct": True}]
+    res = records.Result("reduce_single_pass", rows, {"gpu": "NVIDIA H100 80GB HBM3"}, "recorded")
+    text = red.single_pass_summary(res).splitlines()
+    assert "2^12" in text[0] and "125% of the two passes' speed" in text[0] and "yes" in text[0]
+    assert "80% of" in text[1] and text[1].endswith("exact: NO")
+    assert "a row is missing" in text[2]
+    assert capsys.readouterr().out.startswith("n = 2^12")

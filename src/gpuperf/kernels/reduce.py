@@ -40,7 +40,7 @@ import re
 import time
 
 import numpy as np
-from numba import cuda, float32  # gpuperf/__init__ (our parent) has already chosen the mode
+from numba import cuda, float32, int32  # gpuperf/__init__ (our parent) has already chosen the mode
 
 from .. import SIMULATOR, bench, device, profiling, simwarp, validate
 from .. import exercises as ex
@@ -593,6 +593,65 @@ def make_v8(block: int, unroll: int = 1):
     return reduce_v8
 
 
+
+@functools.lru_cache(maxsize=None)
+def make_single_pass(block: int):
+    """v8's 16-byte loads and block reduce, and the second stage in the same launch.
+
+    Every block writes its partial sum, makes it visible to the whole GPU (a memory fence),
+    then takes a ticket from a counter in global memory. The block that draws the last
+    ticket knows every other partial is written: it adds them and writes the sum. This is
+    the pattern of CUDA's threadFenceReduction sample: one launch instead of two, at the
+    price of one atomic per block. The counter is reset by that last block, so the same
+    ``ticket`` array serves the next call.
+    """
+    block = _check_block("v8", block)
+    block_sum = _make_block_sum(block)
+
+    @cuda.jit
+    def reduce_single_pass(x, partial, ticket, out, n, head):
+        warp_sums = cuda.shared.array(WARP, float32)
+        is_last = cuda.shared.array(1, int32)
+        tid = cuda.threadIdx.x
+        g = cuda.blockIdx.x * block + tid
+        stride = cuda.gridDim.x * block
+        s0 = float32(0.0)
+        s1 = float32(0.0)
+        s2 = float32(0.0)
+        s3 = float32(0.0)
+        if g < head:
+            s0 = x[g]
+        nvec = (n - head) // 4
+        v = g
+        while v < nvec:
+            a = load_float4(x, head + 4 * v)
+            s0 += a[0]
+            s1 += a[1]
+            s2 += a[2]
+            s3 += a[3]
+            v += stride
+        t = head + 4 * nvec + g
+        if t < n:
+            s1 += x[t]
+        total = block_sum((s0 + s1) + (s2 + s3), warp_sums)
+        if tid == 0:
+            partial[cuda.blockIdx.x] = total
+            cuda.threadfence()  # the partial reaches the whole GPU before the ticket is taken
+            is_last[0] = int32(1) if cuda.atomic.add(ticket, 0, 1) == cuda.gridDim.x - 1 else int32(0)
+        cuda.syncthreads()
+        if is_last[0]:  # the same for the whole block: no thread skips the barriers below
+            acc = float32(0.0)
+            for j in range(tid, cuda.gridDim.x, block):
+                # read through the L2 (an atomic add of zero), never from a stale L1 line
+                acc += cuda.atomic.add(partial, j, float32(0.0))
+            acc = block_sum(acc, warp_sums)
+            if tid == 0:
+                out[0] = acc
+                ticket[0] = 0
+
+    return reduce_single_pass
+
+
 # v8's three changes over v7's loads, each undone in turn by make_v8_ablation.
 ABLATION = ("width", "unroll", "accumulators")
 # The combinations timed (width, unroll, accumulators), the plain grid-stride loop first.
@@ -725,6 +784,7 @@ def kernel_for(version: str, block: int = DEFAULT_BLOCK, unroll: int | None = No
 
 _SIG3 = "void(float32[::1], float32[::1], int64)"
 _SIG4 = "void(float32[::1], float32[::1], int64, int64)"
+_SIG_SINGLE_PASS = "void(float32[::1], float32[::1], int32[::1], float32[::1], int64, int64)"
 
 
 def signature(version: str) -> str:
@@ -775,7 +835,8 @@ PTX_TARGETS = [(_zero, "void(float32[::1])")] + [
 ] + [(make_v5(b), _SIG3) for b in (64, 128, 512, 1024)] + [
     (make_v7(b), _SIG4) for b in (32, 1024)] + [
     (make_v8(b, u), _SIG4) for b in (32, 256, 512, 1024) for u in (1, 2, 4)] + [
-    (make_v8_ablation(512, *c), _SIG4) for c in ABLATION_CONFIGS]
+    (make_v8_ablation(512, *c), _SIG4) for c in ABLATION_CONFIGS] + [
+    (make_single_pass(b), _SIG_SINGLE_PASS) for b in (32, 256, 1024)]
 
 
 def resident_blocks_per_sm(block: int) -> int:
@@ -1048,6 +1109,25 @@ def reduce_sum(x, version: str = "v8", *, block: int | None = None,
     d_x = cuda.to_device(x) if isinstance(x, np.ndarray) and not SIMULATOR else x
     return float(p(d_x).copy_to_host()[0])
 
+
+
+def reduce_single_pass(x, *, block: int = DEFAULT_BLOCK, blocks: int | None = None) -> float:
+    """Sum the float32 vector ``x`` (NumPy or device array) in one launch
+    (``make_single_pass``): the last block to finish adds the partial sums.
+
+    ``block``: threads per block (a multiple of 32, up to 1024). ``blocks``: the grid (by
+    default every SM gets as many blocks as it can hold). Returns a Python float.
+    """
+    x = validate.array(x, name="x", dtype=np.float32, ndim=1, min_size=1)
+    block = _check_block("v8", block)
+    n = int(x.shape[0])
+    if blocks is None:
+        blocks = default_blocks("v8", n, block)
+    blocks = validate.positive_int(blocks, "blocks", maximum=simwarp.MAX_GRID_DIM[0])
+    d_x = cuda.to_device(x) if isinstance(x, np.ndarray) and not SIMULATOR else x
+    run, fetch = _single_pass_calls(d_x, n, blocks, block)
+    run()
+    return fetch()
 
 # =========================================================================== diagrams
 
@@ -2029,6 +2109,83 @@ def v8_ablation_experiment(progress):
     return rows
 
 
+# Sizes of the single-pass comparison: from a few blocks' work, where a launch is most of the
+# time, to N_LADDER, where the data is.
+SINGLE_PASS_SIZES = (2**12, 2**16, 2**20, 2**24, 2**28)
+
+
+def _single_pass_calls(d_x, n: int, grid: int, block: int):
+    """``(run, fetch)``: one call of the single pass on ``d_x``, its buffers allocated once
+    (as a Plan's are), and the sum of the last call."""
+    kernel = make_single_pass(block)
+    partial = cuda.device_array(grid, dtype=np.float32)
+    ticket = cuda.to_device(np.zeros(1, dtype=np.int32))
+    out = cuda.device_array(1, dtype=np.float32)
+    head = head_elements(d_x, n)
+
+    def run():
+        kernel[grid, block](d_x, partial, ticket, out, n, head)
+
+    return run, lambda: float(out.copy_to_host()[0])
+
+
+@experiment("reduce_single_pass", chapter="reduce",
+            title="One launch (the last block adds the partials) against two, by size",
+            units={"ms": "ms", "gbps": "GB/s", "host_us": "us", "pct_two_pass": "% of two passes"})
+def single_pass_experiment(progress):
+    """At each of ``SINGLE_PASS_SIZES``: v8's loads without unroll (the ablation's (4, 1, 4))
+    in v8's two-launch plan, and the same loads and grid in ``make_single_pass``; both timed
+    back to back like the ladder, with the host's microseconds per call beside them."""
+    rows = []
+    for n in SINGLE_PASS_SIZES:
+        d_x, ref = _random_device(n)
+        d_int, exact = _integer_pair(n, 5)
+        two = ablation_plan(n, 4, 1, 4)
+        value, t = _measure_plan(two, d_x)
+        got = float(two(d_int).copy_to_host()[0])
+        rows.append(_row("two passes", n, t, value, ref, block=two.block, blocks=two.grid,
+                         launches=len(two.launches), correct=got == exact,
+                         **_host_us(_plan_calls(two, d_x)[0])))
+        run, fetch = _single_pass_calls(d_x, n, two.grid, two.block)
+        run()
+        value = fetch()
+        run_int, fetch_int = _single_pass_calls(d_int, n, two.grid, two.block)
+        run_int()
+        got = fetch_int()
+        rows.append(_row("single pass", n, _time_calls(run), value, ref, block=two.block,
+                         blocks=two.grid, launches=1, correct=got == exact, **_host_us(run)))
+        for r in rows[-2:]:
+            r["pct_two_pass"] = 100 * rows[-2]["ms"] / r["ms"]
+        progress(f"n = 2^{n.bit_length() - 1}: two passes {rows[-2]['ms'] * 1e3:8.1f} us, "
+                 f"one {rows[-1]['ms'] * 1e3:8.1f} us")
+    return rows
+
+
+def single_pass_summary(res) -> str:
+    """One line per size of ``reduce_single_pass``: the single pass's speed as a share of the
+    two passes' (above 100%: faster), both launches' host cost, and whether both sums were
+    exact on integer input."""
+    validate.result(res, "res")
+    for c in ("version", "n", "ms", "host_us", "correct"):
+        validate.column(res, c, "res column")
+    lines = []
+    for n in sorted({r["n"] for r in res.rows}):
+        two = next((r for r in res.rows if r["n"] == n and r["version"] == "two passes"), None)
+        one = next((r for r in res.rows if r["n"] == n and r["version"] == "single pass"), None)
+        if not (two and one):
+            lines.append(f"n = {n}: a row is missing (two passes and single pass are needed)")
+            continue
+        lines.append(f"n = 2^{n.bit_length() - 1}: one launch {one['ms'] * 1e3:.1f} us, two "
+                     f"{two['ms'] * 1e3:.1f} us per call: the single pass at "
+                     f"{100 * two['ms'] / one['ms']:.0f}% of the two passes' speed; host "
+                     f"{one['host_us']:.1f} against {two['host_us']:.1f} us per call; exact: "
+                     f"{'yes' if one['correct'] and two['correct'] else 'NO'}")
+    lines.append(f"({res.label})")
+    text = "\n".join(lines)
+    print(text)
+    return text
+
+
 def ablation_summary(res) -> list[str]:
     """What each of v8's ingredients is worth in ``reduce_v8_ablation``: for each factor, the
     bandwidth ratio of its two values with the other two held fixed (every pair measured)."""
@@ -2543,7 +2700,8 @@ __all__ = [
     "ptx_lines", "ptx_counts", "telling_lines", "check_sequential_max", "check_block_max",
     "check_absmax", "SPEED_NOISE_FLOOR", "PTX_TARGETS", "STUDY_NOTES_V100",
     "STUDY_NOTES_V100_UTILIZATION", "study_notes_table", "show_study_notes", "head_elements",
-    "measure_point",
+    "measure_point", "make_single_pass", "reduce_single_pass", "single_pass_summary",
+    "SINGLE_PASS_SIZES",
     "tree_sum_f32", "sequential_sum_f32", "summation_errors", "plot_summation_errors",
     "show_order_effects",
 ]

@@ -761,6 +761,9 @@ BAD = {
         B(rd.reduce_single_pass, X, block=100, word="block"),
         B(rd.reduce_single_pass, X, blocks=0, word="blocks"),
         B(rd.reduce_single_pass, X.astype(np.float64), err=TypeError, word="x")],
+    "gpuperf.kernels.reduce:argmax": [B(rd.argmax, X, block=48, word="block"),
+                                      B(rd.argmax, np.ones(0, np.float32), word="x"),
+                                      B(rd.argmax, X.astype(np.int32), err=TypeError, word="x")],
     "gpuperf.kernels.reduce:single_pass_summary": [B(rd.single_pass_summary, "r",
                                                      err=TypeError, word="res")],
     "gpuperf.kernels.reduce:plan": [B(rd.plan, "v2", 0, word="n"),
@@ -962,7 +965,7 @@ BAD.update({f"gpuperf.kernels.reduce:{f}": [B(getattr(rd, f), 100, word="block")
             for f in ("make_shared_atomic", "make_v0", "make_v1", "make_v1_5", "make_v2",
                       "make_v3", "make_v4", "make_v4_1", "make_v4_2", "make_v5", "make_v6")})
 BAD.update({f"gpuperf.kernels.reduce:{f}": [B(getattr(rd, f), 2048, word="block")]
-            for f in ("make_v7", "make_v8", "make_single_pass")})
+            for f in ("make_v7", "make_v8", "make_single_pass", "make_argmax")})
 
 # Prose helpers: they print from a Result (and the device facts behind it).
 BAD.update({

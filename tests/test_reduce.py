@@ -602,3 +602,25 @@ def test_the_single_pass_summary_reads_each_size_and_says_what_is_missing(capsys
     assert "80% of" in text[1] and text[1].endswith("exact: NO")
     assert "a row is missing" in text[2]
     assert capsys.readouterr().out.startswith("n = 2^12")
+
+
+def _argmax_cases():
+    rng = np.random.default_rng(11)
+    plain = rng.standard_normal(1000).astype(np.float32)
+    ties = rng.standard_normal(500).astype(np.float32)
+    ties[[400, 100, 250]] = ties.max() + 1            # equal maxima in different blocks
+    nans = rng.standard_normal(200).astype(np.float32)
+    nans[[150, 30]] = np.nan                          # NumPy: the first NaN
+    last = rng.standard_normal(5000).astype(np.float32)
+    last[-1] = 100.0                                  # in the grid's last loop trip
+    return [("plain", plain, 64, 3), ("equal", np.ones(300, np.float32), 32, 4),
+            ("ties", ties, 32, 5), ("nan", nans, 64, 2),
+            ("all -inf", np.full(70, -np.inf, np.float32), 32, 3),
+            ("one", plain[:1].copy(), 32, 1), ("last", last, 128, 2),
+            ("idle blocks", plain[:40].copy(), 32, 6)]
+
+
+@pytest.mark.parametrize("label, x, block, blocks", _argmax_cases(),
+                         ids=[c[0] for c in _argmax_cases()])
+def test_argmax_agrees_with_numpy_on_ties_nans_and_infinities(label, x, block, blocks):
+    assert red.argmax(x, block=block, blocks=blocks) == int(np.argmax(x)), label

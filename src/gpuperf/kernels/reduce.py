@@ -40,7 +40,7 @@ import re
 import time
 
 import numpy as np
-from numba import cuda, float32, int32  # gpuperf/__init__ (our parent) has already chosen the mode
+from numba import cuda, float32, int32, int64  # gpuperf/__init__ (our parent) has already chosen the mode
 
 from .. import SIMULATOR, bench, device, profiling, simwarp, validate
 from .. import exercises as ex
@@ -652,6 +652,95 @@ def make_single_pass(block: int):
     return reduce_single_pass
 
 
+
+@cuda.jit(device=True, inline=True)
+def _beats(a, ia, b, ib):
+    """Whether (value a, index ia) wins over (b, ib) in an argmax that agrees with NumPy's: a
+    NaN beats any number, and among equal values (or two NaNs) the smaller index wins."""
+    if a != a or b != b:  # a NaN on either side
+        return (a != a) and (b == b or ia < ib)
+    return a > b or (a == b and ia < ib)
+
+
+@cuda.jit(device=True, inline=True)
+def warp_argmax(v, i):
+    """The winning (value, index) of a warp's 32 pairs (see ``_beats``); lane 0 gets it."""
+    for offset in (16, 8, 4, 2, 1):
+        ov = cuda.shfl_down_sync(FULL_MASK, v, offset)
+        oi = cuda.shfl_down_sync(FULL_MASK, i, offset)
+        if _beats(ov, oi, v, i):
+            v = ov
+            i = oi
+    return v, i
+
+
+@functools.lru_cache(maxsize=None)
+def make_argmax(block: int):
+    """The index of the largest element in one launch: a grid-stride scan keeps each
+    thread's best (value, index), warp shuffles and one barrier reduce the block's pairs, and
+    the last block to finish (a ticket after a memory fence, as in ``make_single_pass``)
+    reduces the blocks' pairs. Ties go to the smallest index and a NaN wins, as in
+    ``np.argmax``. Each block's pair is a value and an index: a reduction carries whatever
+    its operator needs, not only a sum.
+    """
+    block = _check_block("v8", block)
+    warps = block // WARP
+
+    @cuda.jit(device=True, inline=True)
+    def block_argmax(v, i, warp_vals, warp_idx):
+        lane = cuda.threadIdx.x % WARP
+        wid = cuda.threadIdx.x // WARP
+        v, i = warp_argmax(v, i)
+        if lane == 0:
+            warp_vals[wid] = v
+            warp_idx[wid] = i
+        cuda.syncthreads()
+        if wid == 0:
+            v = warp_vals[lane] if lane < warps else float32(-math.inf)
+            i = warp_idx[lane] if lane < warps else warp_idx[0]
+            v, i = warp_argmax(v, i)
+        return v, i
+
+    @cuda.jit
+    def argmax_kernel(x, part_vals, part_idx, ticket, out, n):
+        warp_vals = cuda.shared.array(WARP, float32)
+        warp_idx = cuda.shared.array(WARP, int64)
+        is_last = cuda.shared.array(1, int32)
+        tid = cuda.threadIdx.x
+        best = float32(-math.inf)
+        at = int64(n)  # past the end: loses to any element, even -inf, on its index
+        j = cuda.blockIdx.x * block + tid
+        while j < n:
+            if _beats(x[j], j, best, at):
+                best = x[j]
+                at = j
+            j += cuda.gridDim.x * block
+        best, at = block_argmax(best, at, warp_vals, warp_idx)
+        if tid == 0:
+            part_vals[cuda.blockIdx.x] = best
+            part_idx[cuda.blockIdx.x] = at
+            cuda.threadfence()
+            is_last[0] = int32(1) if cuda.atomic.add(ticket, 0, 1) == cuda.gridDim.x - 1 else int32(0)
+        cuda.syncthreads()
+        if is_last[0]:
+            best = float32(-math.inf)
+            at = int64(n)
+            for b in range(tid, cuda.gridDim.x, block):
+                # through the L2, never a stale L1 line (see make_single_pass)
+                v = cuda.atomic.add(part_vals, b, float32(0.0))
+                i = cuda.atomic.add(part_idx, b, int64(0))
+                if _beats(v, i, best, at):
+                    best = v
+                    at = i
+            cuda.syncthreads()  # the first block_argmax's reads of warp_vals are done
+            best, at = block_argmax(best, at, warp_vals, warp_idx)
+            if tid == 0:
+                out[0] = at
+                ticket[0] = 0
+
+    return argmax_kernel
+
+
 # v8's three changes over v7's loads, each undone in turn by make_v8_ablation.
 ABLATION = ("width", "unroll", "accumulators")
 # The combinations timed (width, unroll, accumulators), the plain grid-stride loop first.
@@ -785,6 +874,7 @@ def kernel_for(version: str, block: int = DEFAULT_BLOCK, unroll: int | None = No
 _SIG3 = "void(float32[::1], float32[::1], int64)"
 _SIG4 = "void(float32[::1], float32[::1], int64, int64)"
 _SIG_SINGLE_PASS = "void(float32[::1], float32[::1], int32[::1], float32[::1], int64, int64)"
+_SIG_ARGMAX = "void(float32[::1], float32[::1], int64[::1], int32[::1], int64[::1], int64)"
 
 
 def signature(version: str) -> str:
@@ -836,7 +926,8 @@ PTX_TARGETS = [(_zero, "void(float32[::1])")] + [
     (make_v7(b), _SIG4) for b in (32, 1024)] + [
     (make_v8(b, u), _SIG4) for b in (32, 256, 512, 1024) for u in (1, 2, 4)] + [
     (make_v8_ablation(512, *c), _SIG4) for c in ABLATION_CONFIGS] + [
-    (make_single_pass(b), _SIG_SINGLE_PASS) for b in (32, 256, 1024)]
+    (make_single_pass(b), _SIG_SINGLE_PASS) for b in (32, 256, 1024)] + [
+    (make_argmax(b), _SIG_ARGMAX) for b in (32, 256, 1024)]
 
 
 def resident_blocks_per_sm(block: int) -> int:
@@ -1128,6 +1219,26 @@ def reduce_single_pass(x, *, block: int = DEFAULT_BLOCK, blocks: int | None = No
     run, fetch = _single_pass_calls(d_x, n, blocks, block)
     run()
     return fetch()
+
+
+def argmax(x, *, block: int = DEFAULT_BLOCK, blocks: int | None = None) -> int:
+    """The index of the largest element of the float32 vector ``x`` (NumPy or device array),
+    as ``np.argmax`` gives it (the first of equal maxima; the first NaN if there is one), in
+    one launch of ``make_argmax``. ``block``: a multiple of 32 up to 1024; ``blocks``: the
+    grid (by default every SM gets as many blocks as it can hold)."""
+    x = validate.array(x, name="x", dtype=np.float32, ndim=1, min_size=1)
+    block = _check_block("v8", block)
+    n = int(x.shape[0])
+    if blocks is None:
+        blocks = default_blocks("v8", n, block)
+    blocks = validate.positive_int(blocks, "blocks", maximum=simwarp.MAX_GRID_DIM[0])
+    d_x = cuda.to_device(x) if isinstance(x, np.ndarray) and not SIMULATOR else x
+    part_vals = cuda.device_array(blocks, dtype=np.float32)
+    part_idx = cuda.device_array(blocks, dtype=np.int64)
+    ticket = cuda.to_device(np.zeros(1, dtype=np.int32))
+    out = cuda.device_array(1, dtype=np.int64)
+    make_argmax(block)[blocks, block](d_x, part_vals, part_idx, ticket, out, n)
+    return int(out.copy_to_host()[0])
 
 # =========================================================================== diagrams
 
@@ -2701,6 +2812,7 @@ __all__ = [
     "check_absmax", "SPEED_NOISE_FLOOR", "PTX_TARGETS", "STUDY_NOTES_V100",
     "STUDY_NOTES_V100_UTILIZATION", "study_notes_table", "show_study_notes", "head_elements",
     "measure_point", "make_single_pass", "reduce_single_pass", "single_pass_summary",
+    "make_argmax", "argmax", "warp_argmax",
     "SINGLE_PASS_SIZES",
     "tree_sum_f32", "sequential_sum_f32", "summation_errors", "plot_summation_errors",
     "show_order_effects",

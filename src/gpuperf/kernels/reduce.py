@@ -2272,6 +2272,56 @@ def single_pass_experiment(progress):
     return rows
 
 
+@experiment("reduce_argmax", chapter="reduce",
+            title="argmax in one launch against cupy.argmax and the single-pass sum (2^28 float32)",
+            units={"ms": "ms", "gbps": "GB/s", "pct_sum": "% of the sum's speed"})
+def argmax_experiment(progress):
+    """``make_argmax`` on ``N_LADDER`` random floats with equal maxima planted in two blocks
+    and a NaN-free input, beside the single-pass sum at the same grid (the same bytes, a
+    plain add) and ``cupy.argmax``; each row says whether it found NumPy's index."""
+    n = N_LADDER
+    d_x, ref = _random_device(n)
+    x = d_x.copy_to_host()
+    top = float(x.max()) + 1.0
+    for at in (n // 3, (2 * n) // 3):  # two equal maxima far apart: the first must win
+        x[at] = top
+    d_x = cuda.to_device(x)
+    want = int(np.argmax(x))
+    block = DEFAULT_BLOCK
+    grid = default_blocks("v8", n, block)
+    kernel = make_argmax(block)
+    part_vals = cuda.device_array(grid, dtype=np.float32)
+    part_idx = cuda.device_array(grid, dtype=np.int64)
+    ticket = cuda.to_device(np.zeros(1, dtype=np.int32))
+    out = cuda.device_array(1, dtype=np.int64)
+
+    def run():
+        kernel[grid, block](d_x, part_vals, part_idx, ticket, out, n)
+
+    run()
+    found = int(out.copy_to_host()[0])
+    rows = [_row("argmax (one launch)", n, _time_calls(run), found, want, block=block,
+                 blocks=grid, index=found, correct=found == want)]
+    run_sum, fetch_sum = _single_pass_calls(d_x, n, grid, block)
+    run_sum()
+    total = float(np.sum(x, dtype=np.float64))
+    rows.append(_row("sum (single pass)", n, _time_calls(run_sum), fetch_sum(), total,
+                     block=block, blocks=grid, index=None, correct=None))
+    try:
+        import cupy as cp
+    except ImportError:
+        cp = None
+    if cp is not None:
+        cx = cp.asarray(d_x)
+        got = int(cp.argmax(cx))
+        rows.append(_row("cupy.argmax", n, _time_calls(lambda: cp.argmax(cx)), got, want,
+                         block=None, blocks=None, index=got, correct=got == want))
+    for r in rows:
+        r["pct_sum"] = 100 * rows[1]["ms"] / r["ms"]
+        progress(f"{r['version']:22s} {r['ms']:7.3f} ms {r['gbps']:7.0f} GB/s")
+    return rows
+
+
 def single_pass_summary(res) -> str:
     """One line per size of ``reduce_single_pass``: the single pass's speed as a share of the
     two passes' (above 100%: faster), both launches' host cost, and whether both sums were

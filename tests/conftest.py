@@ -86,3 +86,10 @@ def course_code_as_answer(monkeypatch):
 
     monkeypatch.setattr(exercises, "_course_module", lambda obj: None)
     monkeypatch.setattr(exercises, "_borrowed", lambda student, forbidden: None)
+
+
+def record_paths_with(name: str) -> list:
+    """The shipped records that hold experiment ``name`` (for tests run once per GPU)."""
+    from gpuperf import records
+
+    return [p for p in records.available() if name in records.load(p)["experiments"]]

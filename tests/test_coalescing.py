@@ -3,7 +3,7 @@ awkward sizes, input validation, and the exercises' checkers (good and known-wro
 
 import numpy as np
 import pytest
-from conftest import load_wrong
+from conftest import load_wrong, record_paths_with
 from numba import cuda, float32
 
 import gpuperf as gp
@@ -433,9 +433,7 @@ def test_swizzled_transpose_is_right_and_conflict_free(tile, rows):
     assert top == 4 * tile * tile  # the tile and nothing more: no padding column
 
 
-@pytest.mark.parametrize("path", [p for p in gp.records.available()
-                                  if "coalescing_aos_soa" in gp.records.load(p)["experiments"]],
-                         ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", record_paths_with("coalescing_aos_soa"), ids=lambda p: p.stem)
 def test_the_aos_soa_record_backs_what_chapter_2_says(path):
     """The chapter's sentences beside coalescing_aos_soa, on every GPU recorded: AoS takes about
     the same time whatever it reads; SoA is faster while a kernel reads some fields, by no more

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import matplotlib
 import pytest
+from conftest import record_paths_with
 
 import gpuperf as gp
 from gpuperf import profiling, records
@@ -294,11 +295,9 @@ def test_the_cupti_timeline_needs_pytorch_and_says_so(monkeypatch):
         profiling.cupti_ops(42)
 
 
-def _paths_with(name):
-    return [p for p in records.available() if name in records.load(p)["experiments"]]
 
 
-@pytest.mark.parametrize("path", _paths_with("profiling_streams_timeline"), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", record_paths_with("profiling_streams_timeline"), ids=lambda p: p.stem)
 def test_the_recorded_cupti_timeline_backs_chapter_7(path, capsys):
     # What chapter 7 says of the record: the GPU's records fit the events, the compute-bound
     # pipeline's kernels ran two or more at once, its kernels' event spans include waits, and
@@ -318,7 +317,7 @@ def test_the_recorded_cupti_timeline_backs_chapter_7(path, capsys):
     assert res.gpu in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("path", _paths_with("profiling_stride_parts"), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", record_paths_with("profiling_stride_parts"), ids=lambda p: p.stem)
 def test_the_strided_copys_dram_reads_are_its_loads_plus_its_stores(path):
     """Chapter 2's ablation, on every GPU recorded: the loads alone read what the sector model
     says up to stride 8 and twice that from stride 16 (sectors fetched in pairs); the stores

@@ -1209,13 +1209,7 @@ def reduce_single_pass(x, *, block: int = DEFAULT_BLOCK, blocks: int | None = No
     ``block``: threads per block (a multiple of 32, up to 1024). ``blocks``: the grid (by
     default every SM gets as many blocks as it can hold). Returns a Python float.
     """
-    x = validate.array(x, name="x", dtype=np.float32, ndim=1, min_size=1)
-    block = _check_block("v8", block)
-    n = int(x.shape[0])
-    if blocks is None:
-        blocks = default_blocks("v8", n, block)
-    blocks = validate.positive_int(blocks, "blocks", maximum=simwarp.MAX_GRID_DIM[0])
-    d_x = cuda.to_device(x) if isinstance(x, np.ndarray) and not SIMULATOR else x
+    d_x, n, block, blocks = _one_launch_arguments(x, block, blocks)
     run, fetch = _single_pass_calls(d_x, n, blocks, block)
     run()
     return fetch()
@@ -1226,6 +1220,14 @@ def argmax(x, *, block: int = DEFAULT_BLOCK, blocks: int | None = None) -> int:
     as ``np.argmax`` gives it (the first of equal maxima; the first NaN if there is one), in
     one launch of ``make_argmax``. ``block``: a multiple of 32 up to 1024; ``blocks``: the
     grid (by default every SM gets as many blocks as it can hold)."""
+    d_x, n, block, blocks = _one_launch_arguments(x, block, blocks)
+    run, fetch = _argmax_calls(d_x, n, blocks, block)
+    run()
+    return fetch()
+
+
+def _one_launch_arguments(x, block, blocks):
+    """``(d_x, n, block, blocks)`` for the one-launch reductions, each argument checked."""
     x = validate.array(x, name="x", dtype=np.float32, ndim=1, min_size=1)
     block = _check_block("v8", block)
     n = int(x.shape[0])
@@ -1233,12 +1235,7 @@ def argmax(x, *, block: int = DEFAULT_BLOCK, blocks: int | None = None) -> int:
         blocks = default_blocks("v8", n, block)
     blocks = validate.positive_int(blocks, "blocks", maximum=simwarp.MAX_GRID_DIM[0])
     d_x = cuda.to_device(x) if isinstance(x, np.ndarray) and not SIMULATOR else x
-    part_vals = cuda.device_array(blocks, dtype=np.float32)
-    part_idx = cuda.device_array(blocks, dtype=np.int64)
-    ticket = cuda.to_device(np.zeros(1, dtype=np.int32))
-    out = cuda.device_array(1, dtype=np.int64)
-    make_argmax(block)[blocks, block](d_x, part_vals, part_idx, ticket, out, n)
-    return int(out.copy_to_host()[0])
+    return d_x, n, block, blocks
 
 # =========================================================================== diagrams
 
@@ -2240,6 +2237,21 @@ def _single_pass_calls(d_x, n: int, grid: int, block: int):
     return run, lambda: float(out.copy_to_host()[0])
 
 
+def _argmax_calls(d_x, n: int, grid: int, block: int):
+    """``(run, fetch)``: one call of ``make_argmax`` on ``d_x``, its buffers allocated once,
+    and the index the last call found."""
+    kernel = make_argmax(block)
+    part_vals = cuda.device_array(grid, dtype=np.float32)
+    part_idx = cuda.device_array(grid, dtype=np.int64)
+    ticket = cuda.to_device(np.zeros(1, dtype=np.int32))
+    out = cuda.device_array(1, dtype=np.int64)
+
+    def run():
+        kernel[grid, block](d_x, part_vals, part_idx, ticket, out, n)
+
+    return run, lambda: int(out.copy_to_host()[0])
+
+
 @experiment("reduce_single_pass", chapter="reduce",
             title="One launch (the last block adds the partials) against two, by size",
             units={"ms": "ms", "gbps": "GB/s", "host_us": "us", "pct_two_pass": "% of two passes"})
@@ -2289,17 +2301,9 @@ def argmax_experiment(progress):
     want = int(np.argmax(x))
     block = DEFAULT_BLOCK
     grid = default_blocks("v8", n, block)
-    kernel = make_argmax(block)
-    part_vals = cuda.device_array(grid, dtype=np.float32)
-    part_idx = cuda.device_array(grid, dtype=np.int64)
-    ticket = cuda.to_device(np.zeros(1, dtype=np.int32))
-    out = cuda.device_array(1, dtype=np.int64)
-
-    def run():
-        kernel[grid, block](d_x, part_vals, part_idx, ticket, out, n)
-
+    run, fetch = _argmax_calls(d_x, n, grid, block)
     run()
-    found = int(out.copy_to_host()[0])
+    found = fetch()
     rows = [_row("argmax (one launch)", n, _time_calls(run), found, want, block=block,
                  blocks=grid, index=found, correct=found == want)]
     run_sum, fetch_sum = _single_pass_calls(d_x, n, grid, block)

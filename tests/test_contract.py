@@ -762,6 +762,8 @@ BAD = {
         B(rd.reduce_single_pass, X, blocks=0, word="blocks"),
         B(rd.reduce_single_pass, X.astype(np.float64), err=TypeError, word="x")],
     "gpuperf.kernels.reduce:argmax": [B(rd.argmax, X, block=48, word="block"),
+                                      B(rd.argmax, X, width=2, word="width"),
+                                      B(rd.argmax, X, width=True, err=TypeError, word="width"),
                                       B(rd.argmax, np.ones(0, np.float32), word="x"),
                                       B(rd.argmax, X.astype(np.int32), err=TypeError, word="x")],
     "gpuperf.kernels.reduce:single_pass_summary": [B(rd.single_pass_summary, "r",

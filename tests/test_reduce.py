@@ -620,7 +620,33 @@ def _argmax_cases():
             ("idle blocks", plain[:40].copy(), 32, 6)]
 
 
+@pytest.mark.parametrize("width", [1, 4])
 @pytest.mark.parametrize("label, x, block, blocks", _argmax_cases(),
                          ids=[c[0] for c in _argmax_cases()])
-def test_argmax_agrees_with_numpy_on_ties_nans_and_infinities(label, x, block, blocks):
-    assert red.argmax(x, block=block, blocks=blocks) == int(np.argmax(x)), label
+def test_argmax_agrees_with_numpy_on_ties_nans_and_infinities(label, x, block, blocks, width):
+    assert red.argmax(x, block=block, blocks=blocks, width=width) == int(np.argmax(x)), label
+
+
+@pytest.mark.parametrize("offset", [0, 1, 2, 3])
+@pytest.mark.parametrize("case", ["ties in lanes", "nan after max", "tail", "head", "-inf, 0"])
+def test_argmax_with_vectors_keeps_numpy_order_at_every_alignment(case, offset):
+    """The 16-byte scan keeps four pairs per thread: equal maxima in different lanes and
+    loop trips, a NaN after a larger number, a winner in the leftover tail or in the head
+    read before the first 16-byte boundary, for each start (offset) of the view."""
+    n = 203
+    x = np.zeros(n + offset, np.float32)[offset:]
+    x[:] = np.random.default_rng(3).standard_normal(n).astype(np.float32)
+    if case == "ties in lanes":
+        x[[150, 41, 42, 7]] = 9.0
+    elif case == "nan after max":
+        x[5], x[[90, 60]] = 50.0, np.nan
+    elif case == "tail":
+        x[-1] = x[-2] = 9.0
+    elif case == "head":
+        x[0] = x[200] = 9.0
+    else:
+        x[:] = -np.inf
+        x[[17, 120]] = 0.0
+    for block, blocks in ((32, 1), (32, 3), (64, 2)):
+        assert red.argmax(x, block=block, blocks=blocks, width=4) == int(np.argmax(x)), \
+            (case, offset, block, blocks)

@@ -675,15 +675,21 @@ def warp_argmax(v, i):
 
 
 @functools.lru_cache(maxsize=None)
-def make_argmax(block: int):
+def make_argmax(block: int, width: int = 4):
     """The index of the largest element in one launch: a grid-stride scan keeps each
     thread's best (value, index), warp shuffles and one barrier reduce the block's pairs, and
     the last block to finish (a ticket after a memory fence, as in ``make_single_pass``)
     reduces the blocks' pairs. Ties go to the smallest index and a NaN wins, as in
     ``np.argmax``. Each block's pair is a value and an index: a reduction carries whatever
     its operator needs, not only a sum.
+
+    ``width``: 1 reads one float per loop trip (the plain grid-stride loop); 4 reads v8's
+    16-byte vectors (``head`` elements one at a time first) and keeps four (value, index)
+    pairs, one per vector lane, merged at the end. Each pair sees its indices in increasing
+    order, so in the loop "better" is only "larger, or the first NaN".
     """
     block = _check_block("v8", block)
+    width = validate.choice(validate.positive_int(width, "width"), "width", (1, 4))
     warps = block // WARP
 
     @cuda.jit(device=True, inline=True)
@@ -701,20 +707,75 @@ def make_argmax(block: int):
             v, i = warp_argmax(v, i)
         return v, i
 
+    @cuda.jit(device=True, inline=True)
+    def scan(x, n, head):
+        """This thread's best (value, index) of its share of ``x``."""
+        best = float32(-math.inf)
+        at = int64(n)  # past the end: loses to any element, even -inf, on its index
+        g = cuda.blockIdx.x * block + cuda.threadIdx.x
+        stride = cuda.gridDim.x * block
+        if width == 1:
+            j = g
+            while j < n:
+                if _beats(x[j], j, best, at):
+                    best = x[j]
+                    at = j
+                j += stride
+            return best, at
+        # Four pairs, one per lane of the vector. A pair replaces its value only by a
+        # larger one or by the first NaN (best == best: no NaN kept yet): its indices only
+        # grow, so ties keep the earlier index. A pair still at the sentinel takes any value.
+        b0 = float32(-math.inf)
+        b1 = float32(-math.inf)
+        b2 = float32(-math.inf)
+        b3 = float32(-math.inf)
+        i0 = int64(n)
+        i1 = int64(n)
+        i2 = int64(n)
+        i3 = int64(n)
+        if g < head:
+            b0 = x[g]
+            i0 = g
+        nvec = (n - head) // 4
+        v = g
+        while v < nvec:
+            a = load_float4(x, head + 4 * v)
+            base = head + 4 * v
+            if (not a[0] <= b0 and b0 == b0) or i0 == n:
+                b0 = a[0]
+                i0 = base
+            if (not a[1] <= b1 and b1 == b1) or i1 == n:
+                b1 = a[1]
+                i1 = base + 1
+            if (not a[2] <= b2 and b2 == b2) or i2 == n:
+                b2 = a[2]
+                i2 = base + 2
+            if (not a[3] <= b3 and b3 == b3) or i3 == n:
+                b3 = a[3]
+                i3 = base + 3
+            v += stride
+        t = head + 4 * nvec + g  # at most three elements left over, after every vector
+        if t < n and _beats(x[t], t, b1, i1):
+            b1 = x[t]
+            i1 = t
+        if _beats(b1, i1, b0, i0):
+            b0 = b1
+            i0 = i1
+        if _beats(b3, i3, b2, i2):
+            b2 = b3
+            i2 = i3
+        if _beats(b2, i2, b0, i0):
+            b0 = b2
+            i0 = i2
+        return b0, i0
+
     @cuda.jit
-    def argmax_kernel(x, part_vals, part_idx, ticket, out, n):
+    def argmax_kernel(x, part_vals, part_idx, ticket, out, n, head):
         warp_vals = cuda.shared.array(WARP, float32)
         warp_idx = cuda.shared.array(WARP, int64)
         is_last = cuda.shared.array(1, int32)
         tid = cuda.threadIdx.x
-        best = float32(-math.inf)
-        at = int64(n)  # past the end: loses to any element, even -inf, on its index
-        j = cuda.blockIdx.x * block + tid
-        while j < n:
-            if _beats(x[j], j, best, at):
-                best = x[j]
-                at = j
-            j += cuda.gridDim.x * block
+        best, at = scan(x, n, head)
         best, at = block_argmax(best, at, warp_vals, warp_idx)
         if tid == 0:
             part_vals[cuda.blockIdx.x] = best
@@ -874,7 +935,8 @@ def kernel_for(version: str, block: int = DEFAULT_BLOCK, unroll: int | None = No
 _SIG3 = "void(float32[::1], float32[::1], int64)"
 _SIG4 = "void(float32[::1], float32[::1], int64, int64)"
 _SIG_SINGLE_PASS = "void(float32[::1], float32[::1], int32[::1], float32[::1], int64, int64)"
-_SIG_ARGMAX = "void(float32[::1], float32[::1], int64[::1], int32[::1], int64[::1], int64)"
+_SIG_ARGMAX = ("void(float32[::1], float32[::1], int64[::1], int32[::1], int64[::1], int64, "
+               "int64)")
 
 
 def signature(version: str) -> str:
@@ -927,7 +989,7 @@ PTX_TARGETS = [(_zero, "void(float32[::1])")] + [
     (make_v8(b, u), _SIG4) for b in (32, 256, 512, 1024) for u in (1, 2, 4)] + [
     (make_v8_ablation(512, *c), _SIG4) for c in ABLATION_CONFIGS] + [
     (make_single_pass(b), _SIG_SINGLE_PASS) for b in (32, 256, 1024)] + [
-    (make_argmax(b), _SIG_ARGMAX) for b in (32, 256, 1024)]
+    (make_argmax(b, w), _SIG_ARGMAX) for b in (32, 256, 1024) for w in (1, 4)]
 
 
 def resident_blocks_per_sm(block: int) -> int:
@@ -1210,18 +1272,20 @@ def reduce_single_pass(x, *, block: int = DEFAULT_BLOCK, blocks: int | None = No
     default every SM gets as many blocks as it can hold). Returns a Python float.
     """
     d_x, n, block, blocks = _one_launch_arguments(x, block, blocks)
-    run, fetch = _single_pass_calls(d_x, n, blocks, block)
+    run, fetch, _ = _single_pass_calls(d_x, n, blocks, block)
     run()
     return fetch()
 
 
-def argmax(x, *, block: int = DEFAULT_BLOCK, blocks: int | None = None) -> int:
+def argmax(x, *, block: int = DEFAULT_BLOCK, blocks: int | None = None, width: int = 4) -> int:
     """The index of the largest element of the float32 vector ``x`` (NumPy or device array),
     as ``np.argmax`` gives it (the first of equal maxima; the first NaN if there is one), in
     one launch of ``make_argmax``. ``block``: a multiple of 32 up to 1024; ``blocks``: the
-    grid (by default every SM gets as many blocks as it can hold)."""
+    grid (by default every SM gets as many blocks as it can hold); ``width``: floats per load,
+    4 (16-byte vectors) or 1."""
     d_x, n, block, blocks = _one_launch_arguments(x, block, blocks)
-    run, fetch = _argmax_calls(d_x, n, blocks, block)
+    width = validate.choice(validate.positive_int(width, "width"), "width", (1, 4))
+    run, fetch, _ = _argmax_calls(d_x, n, blocks, block, width)
     run()
     return fetch()
 
@@ -2222,34 +2286,41 @@ def v8_ablation_experiment(progress):
 SINGLE_PASS_SIZES = (2**12, 2**16, 2**20, 2**24, 2**28)
 
 
+def _one_launch(kernel, grid: int, block: int, *args):
+    """``run()`` launching ``kernel[grid, block](*args)``: packed (one driver call, as a
+    :class:`Plan`'s launches are) where it can be, through Numba otherwise (the simulator).
+    The second value says which, so that a comparison with a Plan compares like with like."""
+    from .launch import NotPackable, PackedLaunch
+
+    try:
+        return PackedLaunch(kernel, grid, block, *args), True
+    except NotPackable:
+        return (lambda: kernel[grid, block](*args)), False
+
+
 def _single_pass_calls(d_x, n: int, grid: int, block: int):
-    """``(run, fetch)``: one call of the single pass on ``d_x``, its buffers allocated once
-    (as a Plan's are), and the sum of the last call."""
-    kernel = make_single_pass(block)
+    """``(run, fetch, packed)``: one call of the single pass on ``d_x`` (its buffers allocated
+    once, as a Plan's are), the sum of the last call, and whether the launch is packed."""
     partial = cuda.device_array(grid, dtype=np.float32)
     ticket = cuda.to_device(np.zeros(1, dtype=np.int32))
     out = cuda.device_array(1, dtype=np.float32)
-    head = head_elements(d_x, n)
-
-    def run():
-        kernel[grid, block](d_x, partial, ticket, out, n, head)
-
-    return run, lambda: float(out.copy_to_host()[0])
+    run, packed = _one_launch(make_single_pass(block), grid, block, d_x, partial, ticket, out,
+                              n, head_elements(d_x, n))
+    run.keeps_alive = (partial, ticket)  # a packed launch holds only their addresses
+    return run, lambda: float(out.copy_to_host()[0]), packed
 
 
-def _argmax_calls(d_x, n: int, grid: int, block: int):
-    """``(run, fetch)``: one call of ``make_argmax`` on ``d_x``, its buffers allocated once,
-    and the index the last call found."""
-    kernel = make_argmax(block)
+def _argmax_calls(d_x, n: int, grid: int, block: int, width: int = 4):
+    """``(run, fetch, packed)``: one call of ``make_argmax`` on ``d_x`` (its buffers allocated
+    once), the index the last call found, and whether the launch is packed."""
     part_vals = cuda.device_array(grid, dtype=np.float32)
     part_idx = cuda.device_array(grid, dtype=np.int64)
     ticket = cuda.to_device(np.zeros(1, dtype=np.int32))
     out = cuda.device_array(1, dtype=np.int64)
-
-    def run():
-        kernel[grid, block](d_x, part_vals, part_idx, ticket, out, n)
-
-    return run, lambda: int(out.copy_to_host()[0])
+    run, packed = _one_launch(make_argmax(block, width), grid, block, d_x, part_vals, part_idx,
+                              ticket, out, n, head_elements(d_x, n))
+    run.keeps_alive = (part_vals, part_idx, ticket)
+    return run, lambda: int(out.copy_to_host()[0]), packed
 
 
 @experiment("reduce_single_pass", chapter="reduce",
@@ -2258,7 +2329,9 @@ def _argmax_calls(d_x, n: int, grid: int, block: int):
 def single_pass_experiment(progress):
     """At each of ``SINGLE_PASS_SIZES``: v8's loads without unroll (the ablation's (4, 1, 4))
     in v8's two-launch plan, and the same loads and grid in ``make_single_pass``; both timed
-    back to back like the ladder, with the host's microseconds per call beside them."""
+    back to back like the ladder, with the host's microseconds per call beside them. Both
+    launch the same way (``packed``: one driver call per kernel), so that the host's cost of
+    a launch through Numba does not decide the comparison."""
     rows = []
     for n in SINGLE_PASS_SIZES:
         d_x, ref = _random_device(n)
@@ -2267,16 +2340,17 @@ def single_pass_experiment(progress):
         value, t = _measure_plan(two, d_x)
         got = float(two(d_int).copy_to_host()[0])
         rows.append(_row("two passes", n, t, value, ref, block=two.block, blocks=two.grid,
-                         launches=len(two.launches), correct=got == exact,
+                         launches=len(two.launches), correct=got == exact, packed=two.packed,
                          **_host_us(_plan_calls(two, d_x)[0])))
-        run, fetch = _single_pass_calls(d_x, n, two.grid, two.block)
+        run, fetch, packed = _single_pass_calls(d_x, n, two.grid, two.block)
         run()
         value = fetch()
-        run_int, fetch_int = _single_pass_calls(d_int, n, two.grid, two.block)
+        run_int, fetch_int, _ = _single_pass_calls(d_int, n, two.grid, two.block)
         run_int()
         got = fetch_int()
         rows.append(_row("single pass", n, _time_calls(run), value, ref, block=two.block,
-                         blocks=two.grid, launches=1, correct=got == exact, **_host_us(run)))
+                         blocks=two.grid, launches=1, correct=got == exact, packed=packed,
+                         **_host_us(run)))
         for r in rows[-2:]:
             r["pct_two_pass"] = 100 * rows[-2]["ms"] / r["ms"]
         progress(f"n = 2^{n.bit_length() - 1}: two passes {rows[-2]['ms'] * 1e3:8.1f} us, "
@@ -2288,8 +2362,8 @@ def single_pass_experiment(progress):
             title="argmax in one launch against cupy.argmax and the single-pass sum (2^28 float32)",
             units={"ms": "ms", "gbps": "GB/s", "pct_sum": "% of the sum's speed"})
 def argmax_experiment(progress):
-    """``make_argmax`` on ``N_LADDER`` random floats with equal maxima planted in two blocks
-    and a NaN-free input, beside the single-pass sum at the same grid (the same bytes, a
+    """``make_argmax`` (4-byte and 16-byte loads) on ``N_LADDER`` random floats with equal
+    maxima planted far apart, beside the single-pass sum at the same grid (the same bytes, a
     plain add) and ``cupy.argmax``; each row says whether it found NumPy's index."""
     n = N_LADDER
     d_x, ref = _random_device(n)
@@ -2301,16 +2375,19 @@ def argmax_experiment(progress):
     want = int(np.argmax(x))
     block = DEFAULT_BLOCK
     grid = default_blocks("v8", n, block)
-    run, fetch = _argmax_calls(d_x, n, grid, block)
-    run()
-    found = fetch()
-    rows = [_row("argmax (one launch)", n, _time_calls(run), found, want, block=block,
-                 blocks=grid, index=found, correct=found == want)]
-    run_sum, fetch_sum = _single_pass_calls(d_x, n, grid, block)
+    rows = []
+    for width, label in ((1, "argmax, 4-byte loads"), (4, "argmax, 16-byte loads")):
+        run, fetch, packed = _argmax_calls(d_x, n, grid, block, width)
+        run()
+        found = fetch()
+        rows.append(_row(label, n, _time_calls(run), found, want, block=block, blocks=grid,
+                         index=found, correct=found == want, packed=packed))
+    run_sum, fetch_sum, packed = _single_pass_calls(d_x, n, grid, block)
     run_sum()
     total = float(np.sum(x, dtype=np.float64))
     rows.append(_row("sum (single pass)", n, _time_calls(run_sum), fetch_sum(), total,
-                     block=block, blocks=grid, index=None, correct=None))
+                     block=block, blocks=grid, index=None, correct=None, packed=packed))
+    summed = rows[-1]
     try:
         import cupy as cp
     except ImportError:
@@ -2319,10 +2396,10 @@ def argmax_experiment(progress):
         cx = cp.asarray(d_x)
         got = int(cp.argmax(cx))
         rows.append(_row("cupy.argmax", n, _time_calls(lambda: cp.argmax(cx)), got, want,
-                         block=None, blocks=None, index=got, correct=got == want))
+                         block=None, blocks=None, index=got, correct=got == want, packed=None))
     for r in rows:
-        r["pct_sum"] = 100 * rows[1]["ms"] / r["ms"]
-        progress(f"{r['version']:22s} {r['ms']:7.3f} ms {r['gbps']:7.0f} GB/s")
+        r["pct_sum"] = 100 * summed["ms"] / r["ms"]
+        progress(f"{r['version']:24s} {r['ms']:7.3f} ms {r['gbps']:7.0f} GB/s")
     return rows
 
 

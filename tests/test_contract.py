@@ -768,6 +768,11 @@ BAD = {
                                       B(rd.argmax, X.astype(np.int32), err=TypeError, word="x")],
     "gpuperf.kernels.reduce:single_pass_summary": [B(rd.single_pass_summary, "r",
                                                      err=TypeError, word="res")],
+    "gpuperf.kernels.reduce:argmax_summary": [
+        B(rd.argmax_summary, "r", err=TypeError, word="res"),
+        B(rd.argmax_summary, records.Result("reduce_argmax", [{"version": "cupy.argmax",
+                                                               "gbps": 1.0, "correct": True}],
+                                            {}, "recorded"), word="sum (single pass)")],
     "gpuperf.kernels.reduce:plan": [B(rd.plan, "v2", 0, word="n"),
                                    B(rd.plan, "v8", 64, pack="no", err=TypeError, word="pack")],
     "gpuperf.kernels.reduce:tree_sum_f32": [B(rd.tree_sum_f32, [1.0, 2.0], 3, word="block"),
@@ -968,6 +973,7 @@ BAD.update({f"gpuperf.kernels.reduce:{f}": [B(getattr(rd, f), 100, word="block")
                       "make_v3", "make_v4", "make_v4_1", "make_v4_2", "make_v5", "make_v6")})
 BAD.update({f"gpuperf.kernels.reduce:{f}": [B(getattr(rd, f), 2048, word="block")]
             for f in ("make_v7", "make_v8", "make_single_pass", "make_argmax")})
+BAD["gpuperf.kernels.reduce:make_argmax"].append(B(rd.make_argmax, 256, 2, word="width"))
 
 # Prose helpers: they print from a Result (and the device facts behind it).
 BAD.update({

@@ -5,7 +5,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import load_wrong
+from conftest import load_wrong, record_paths_with
 from numba import cuda
 
 import gpuperf as gp
@@ -602,6 +602,53 @@ def test_the_single_pass_summary_reads_each_size_and_says_what_is_missing(capsys
     assert "80% of" in text[1] and text[1].endswith("exact: NO")
     assert "a row is missing" in text[2]
     assert capsys.readouterr().out.startswith("n = 2^12")
+
+
+def test_the_argmax_summary_compares_each_argmax_with_the_sum(capsys):
+    rows = [{"version": "argmax, 4-byte loads", "gbps": 2000.0, "correct": True},
+            {"version": "argmax, 16-byte loads", "gbps": 3800.0, "correct": False},
+            {"version": "sum (single pass)", "gbps": 4000.0, "correct": None},
+            {"version": "cupy.argmax", "gbps": 4000.0, "correct": True}]
+    res = records.Result("reduce_argmax", rows, {"gpu": "NVIDIA H200"}, "recorded")
+    text = red.argmax_summary(res).splitlines()
+    assert "50% of the sum's 4,000 GB/s; NumPy's index" in text[0]
+    assert "95% of" in text[1] and text[1].endswith("NOT NumPy's index")
+    assert "1.90x" in text[3] and "95% of its bandwidth" in text[4]
+    assert capsys.readouterr().out.startswith("argmax, 4-byte loads")
+
+
+@pytest.mark.parametrize("path", record_paths_with("reduce_single_pass"), ids=lambda p: p.stem)
+def test_the_single_pass_prose_holds_for_every_recorded_gpu(path):
+    """Chapter 6.2's sentences on one launch against two: every sum exact and both launched
+    the same way; up to 2^20 one launch takes less than half the time and each time per call
+    is close to the host's cost of issuing it; at 2^24 one launch is still ahead by more than
+    the spread; at 2^28 the two are within 2%."""
+    res = records.recorded("reduce_single_pass", path=path)
+    by = {(r["version"], r["n"]): r for r in res.rows}
+    assert all(r["correct"] and r["packed"] for r in res.rows)
+    for n in (2**12, 2**16, 2**20):
+        one, two = by["single pass", n], by["two passes", n]
+        assert one["pct_two_pass"] >= 200, n
+        for r in (one, two):
+            assert 0.8 <= 1e3 * r["ms"] / r["host_us"] <= 1.5, (n, r["version"])
+        assert one["host_us"] < two["host_us"]
+    one, two = by["single pass", 2**24], by["two passes", 2**24]
+    assert one["pct_two_pass"] > 100 * (1 + max(one["spread"], two["spread"]))
+    assert abs(by["single pass", 2**28]["pct_two_pass"] - 100) < 2
+
+
+@pytest.mark.parametrize("path", record_paths_with("reduce_argmax"), ids=lambda p: p.stem)
+def test_the_argmax_prose_holds_for_every_recorded_gpu(path):
+    """Chapter 6.2's sentences on argmax: every argmax found NumPy's index; one float per
+    trip ran at about half the sum's bandwidth; with 16-byte loads the argmax came within
+    10% of the sum and within 5% of cupy.argmax."""
+    res = records.recorded("reduce_argmax", path=path)
+    rows = {r["version"]: r for r in res.rows}
+    assert all(r["correct"] for v, r in rows.items() if v != "sum (single pass)")
+    assert 40 <= rows["argmax, 4-byte loads"]["pct_sum"] <= 65
+    four = rows["argmax, 16-byte loads"]
+    assert four["pct_sum"] >= 90
+    assert abs(four["gbps"] / rows["cupy.argmax"]["gbps"] - 1) < 0.05
 
 
 def _argmax_cases():

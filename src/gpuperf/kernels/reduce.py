@@ -2428,6 +2428,39 @@ def single_pass_summary(res) -> str:
     return text
 
 
+def argmax_summary(res) -> str:
+    """What ``reduce_argmax`` shows: each argmax's bandwidth against the single-pass sum over
+    the same bytes (and ``cupy.argmax``'s, where it ran), and whether each found NumPy's
+    index."""
+    validate.result(res, "res")
+    for c in ("version", "gbps", "correct"):
+        validate.column(res, c, "res column")
+    rows = {r["version"]: r for r in res.rows}
+    summed = rows.get("sum (single pass)")
+    if summed is None:
+        raise ValueError("res has no 'sum (single pass)' row to compare with: pass the result "
+                         "of gp.records.run('reduce_argmax').")
+    lines = []
+    for version, r in rows.items():
+        if version == "sum (single pass)":
+            continue
+        found = {True: "NumPy's index", False: "NOT NumPy's index"}.get(r["correct"], "unchecked")
+        lines.append(f"{version:22s} {r['gbps']:7,.0f} GB/s = {100 * r['gbps'] / summed['gbps']:3.0f}% "
+                     f"of the sum's {summed['gbps']:,.0f} GB/s; {found}")
+    one, four = rows.get("argmax, 4-byte loads"), rows.get("argmax, 16-byte loads")
+    if one and four:
+        lines.append(f"16-byte loads with four pairs per thread: {four['gbps'] / one['gbps']:.2f}x "
+                     f"the one-float loop")
+    cupy = rows.get("cupy.argmax")
+    if four and cupy:
+        lines.append(f"against cupy.argmax: {100 * four['gbps'] / cupy['gbps']:.0f}% of its "
+                     f"bandwidth")
+    lines.append(f"({res.label})")
+    text = "\n".join(lines)
+    print(text)
+    return text
+
+
 def ablation_summary(res) -> list[str]:
     """What each of v8's ingredients is worth in ``reduce_v8_ablation``: for each factor, the
     bandwidth ratio of its two values with the other two held fixed (every pair measured)."""
@@ -2943,7 +2976,7 @@ __all__ = [
     "check_absmax", "SPEED_NOISE_FLOOR", "PTX_TARGETS", "STUDY_NOTES_V100",
     "STUDY_NOTES_V100_UTILIZATION", "study_notes_table", "show_study_notes", "head_elements",
     "measure_point", "make_single_pass", "reduce_single_pass", "single_pass_summary",
-    "make_argmax", "argmax", "warp_argmax",
+    "make_argmax", "argmax", "warp_argmax", "argmax_summary",
     "SINGLE_PASS_SIZES",
     "tree_sum_f32", "sequential_sum_f32", "summation_errors", "plot_summation_errors",
     "show_order_effects",

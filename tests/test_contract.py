@@ -772,7 +772,17 @@ BAD = {
         B(rd.argmax_summary, "r", err=TypeError, word="res"),
         B(rd.argmax_summary, records.Result("reduce_argmax", [{"version": "cupy.argmax",
                                                                "gbps": 1.0, "correct": True}],
-                                            {}, "recorded"), word="sum (single pass)")],
+                                            {}, "recorded"), word="sum, 4-byte loads")],
+    "gpuperf.kernels.reduce:l2_resident_summary": [
+        B(rd.l2_resident_summary, "r", err=TypeError, word="res")],
+    "gpuperf.kernels.reduce:edge_case_failures": [
+        B(rd.edge_case_failures, "max", word="kind"),
+        B(rd.edge_case_failures, "sum", 3, word="width"),
+        B(rd.edge_case_failures, "sum", 4, 100, word="block"),
+        B(rd.edge_case_failures, "sum", 4, 32, 0, word="n")],
+    "gpuperf.kernels.reduce:one_wave": [
+        B(rd.one_wave, rd.make_warp_atomic(32), "void(float32[::1], float32[::1], int64, int64)",
+          2048, word="block")],
     "gpuperf.kernels.reduce:plan": [B(rd.plan, "v2", 0, word="n"),
                                    B(rd.plan, "v8", 64, pack="no", err=TypeError, word="pack")],
     "gpuperf.kernels.reduce:tree_sum_f32": [B(rd.tree_sum_f32, [1.0, 2.0], 3, word="block"),
@@ -972,8 +982,11 @@ BAD.update({f"gpuperf.kernels.reduce:{f}": [B(getattr(rd, f), 100, word="block")
             for f in ("make_shared_atomic", "make_v0", "make_v1", "make_v1_5", "make_v2",
                       "make_v3", "make_v4", "make_v4_1", "make_v4_2", "make_v5", "make_v6")})
 BAD.update({f"gpuperf.kernels.reduce:{f}": [B(getattr(rd, f), 2048, word="block")]
-            for f in ("make_v7", "make_v8", "make_single_pass", "make_argmax")})
+            for f in ("make_v7", "make_v8", "make_single_pass", "make_argmax",
+                      "make_warp_atomic")})
 BAD["gpuperf.kernels.reduce:make_argmax"].append(B(rd.make_argmax, 256, 2, word="width"))
+BAD["gpuperf.kernels.reduce:make_single_pass"].append(B(rd.make_single_pass, 256, 2,
+                                                        word="width"))
 
 # Prose helpers: they print from a Result (and the device facts behind it).
 BAD.update({

@@ -290,3 +290,87 @@ def test_recorded_input_grad_launch_counts(path):
     res = records.recorded("gdn_input_grad", path=path)
     for r in res.rows:
         assert r["launches"] == (2 if r["method"].startswith("numba") else 6), r["method"]
+
+
+class _FakeCublas:
+    """cuBLAS's column-major routines in NumPy, over host memory found by address: a
+    stand-in that runs the article's calls exactly as cuBLAS would read their arguments, and
+    refuses any read outside the arrays it was given."""
+
+    arrays = ()
+
+    def _view(self, ptr, count, dtype=np.float32):
+        for a in self.arrays:
+            start = a.ctypes.data
+            if start <= ptr and ptr + count * np.dtype(dtype).itemsize <= start + a.nbytes:
+                flat = a.reshape(-1).view(dtype)
+                first = (ptr - start) // np.dtype(dtype).itemsize
+                return flat[first:first + count]
+        raise AssertionError(f"cuBLAS would read {count} values at {ptr:#x}, outside every array")
+
+    def _scalar(self, ptr):
+        import ctypes
+        return np.frombuffer(ctypes.string_at(ptr, 4), np.float32)[0]
+
+    def _times(self, beta, c):
+        """beta * c, where beta = 0 leaves c unread (BLAS: it may hold NaN)."""
+        return 0 if self._scalar(beta) == 0 else self._scalar(beta) * c
+
+    def _matrix(self, ptr, rows, cols, ld):
+        assert ld >= rows, (ld, rows)
+        flat = self._view(ptr, ld * (cols - 1) + rows)
+        return np.stack([flat[j * ld:j * ld + rows] for j in range(cols)], axis=1)
+
+    def _gemm(self, ta, tb, m, n, k, alpha, pa, lda, pb, ldb, beta, pc, ldc):
+        a = self._matrix(pa, k, m, lda).T if ta == 1 else self._matrix(pa, m, k, lda)
+        b = self._matrix(pb, n, k, ldb).T if tb == 1 else self._matrix(pb, k, n, ldb)
+        c = self._view(pc, ldc * (n - 1) + m)
+        result = self._scalar(alpha) * (a @ b)
+        for j in range(n):
+            c[j * ldc:j * ldc + m] = result[:, j] + self._times(beta, c[j * ldc:j * ldc + m])
+
+    def sgemv(self, handle, trans, m, n, alpha, pa, lda, px, incx, beta, py, incy):
+        assert incx == incy == 1
+        a = self._matrix(pa, m, n, lda)
+        rows, cols = (n, m) if trans == 1 else (m, n)
+        x, y = self._view(px, cols), self._view(py, rows)
+        y[:] = self._scalar(alpha) * ((a.T if trans == 1 else a) @ x) + self._times(beta, y)
+
+    def sgemmBatched(self, handle, ta, tb, m, n, k, alpha, pa, lda, pb, ldb, beta, pc, ldc,
+                     count):
+        ptrs = [self._view(p, count, np.uint64) for p in (pa, pb, pc)]
+        for i in range(count):
+            self._gemm(ta, tb, m, n, k, alpha, int(ptrs[0][i]), lda, int(ptrs[1][i]), ldb,
+                       beta, int(ptrs[2][i]), ldc)
+
+    def sgemmStridedBatched(self, handle, ta, tb, m, n, k, alpha, pa, lda, sa, pb, ldb, sb, beta,
+                            pc, ldc, sc, count):
+        for i in range(count):
+            self._gemm(ta, tb, m, n, k, alpha, pa + 4 * i * sa, lda, pb + 4 * i * sb, ldb, beta,
+                       pc + 4 * i * sc, ldc)
+
+
+def test_the_article_cublas_calls_sum_each_row_as_cublas_reads_them():
+    """The three cuBLAS rows of gdn_reduction, run by a NumPy stand-in for cuBLAS's column-
+    major routines: each sums every row of raw into out. A wrong leading dimension, stride
+    or transpose reads other elements or outside the arrays, and this test fails."""
+    n_ch, n_s = 3, 5
+    raw = np.random.default_rng(1).standard_normal((n_ch * n_ch, n_s)).astype(np.float32)
+    ones = np.ones(n_s, np.float32)
+    held = []
+
+    class Numpy:  # keeps the pointer arrays alive and visible to the stand-in
+        @staticmethod
+        def asarray(a):
+            held.append(np.ascontiguousarray(a))
+            return held[-1]
+
+    out = np.full(n_ch * n_ch, np.nan, np.float32)
+    fake = _FakeCublas()
+    calls = gdn._article_cublas_calls(fake, 0, raw, ones, out, n_ch, n_s, Numpy)
+    fake.arrays = (raw, ones, out, *held)
+    assert [c[1] for c in calls] == [n_ch, 1, 1]
+    for method, _, run in calls:
+        out[:] = np.nan
+        run()
+        np.testing.assert_allclose(out, raw.sum(axis=1), rtol=1e-5, err_msg=method)

@@ -1252,9 +1252,74 @@ def reduction_experiment(progress):
             lambda: cp.matmul(craw, ones, out=out), lambda: cp.asnumpy(out))
         add("CuPy raw.sum(axis=1)", 1, lambda: cp.sum(craw, axis=1, out=out),
             lambda: cp.asnumpy(out))
+        article = _article_cublas_calls(_cublas_module(), cp.cuda.device.get_cublas_handle(),
+                                        craw, ones, out, n_ch, n_s, cp)
+        for method, launches, fn in article:
+            add(method, launches, fn, lambda: cp.asnumpy(out))
     else:
         rows.append({"method": "CuPy (cuBLAS, CUB)", "ms": None, "note": "skipped: no CuPy"})
     return rows
+
+
+# cuBLAS's enums (cublas_api.h): no transpose, transpose.
+_OP_N, _OP_T = 0, 1
+
+
+def _address(a) -> int:
+    """The address of ``a``'s first element: a CuPy array's device pointer, a NumPy array's
+    host pointer."""
+    ptr = getattr(getattr(a, "data", None), "ptr", None)
+    return int(ptr) if ptr is not None else int(a.ctypes.data)
+
+
+def _cublas_module():
+    """CuPy's thin binding of the cuBLAS C API (one Python function per routine)."""
+    from cupy_backends.cuda.libs import cublas
+
+    return cublas
+
+
+def _article_cublas_calls(cublas, handle, raw, ones, out, n_ch: int, n_s: int, xp):
+    """The article's comparison of the last step, called as cuBLAS's C API is:
+    ``(method, launches, run)`` for a loop of ``n_ch`` matrix-vector products (one output row
+    of the gradient each), one ``cublasSgemmBatched`` over arrays of pointers (the routine
+    the article names), and one ``cublasSgemmStridedBatched`` (the same batch by strides).
+
+    ``raw`` is row-major ``(n_ch * n_ch, n_s)``: output row ``k``'s ``n_ch`` rows start at
+    ``raw + k * n_ch * n_s`` and, read column-major as cuBLAS reads, form an ``n_s x n_ch``
+    matrix with leading dimension ``n_s``; its transpose times ``ones`` is that row's sums.
+    The article's loop called ``cublasSsbmv`` (a symmetric banded matrix-vector product),
+    which cannot sum a matrix's rows; ``cublasSgemv`` is the general matrix-vector product
+    that does. ``xp``: the array module that holds the pointer arrays (CuPy; NumPy in the
+    test's stand-in)."""
+    alpha = np.ones(1, np.float32)
+    beta = np.zeros(1, np.float32)
+    a, b = alpha.ctypes.data, beta.ctypes.data
+    base, x, y = _address(raw), _address(ones), _address(out)
+    block_bytes = n_ch * n_s * 4
+
+    def gemv_loop():
+        for k in range(n_ch):
+            cublas.sgemv(handle, _OP_T, n_s, n_ch, a, base + k * block_bytes, n_s, x, 1, b,
+                         y + k * n_ch * 4, 1)
+
+    pointers = xp.asarray(np.array([[base + k * block_bytes for k in range(n_ch)],
+                                    [x] * n_ch, [y + k * n_ch * 4 for k in range(n_ch)]],
+                                   dtype=np.uint64))
+
+    def batched():
+        cublas.sgemmBatched(handle, _OP_T, _OP_N, n_ch, 1, n_s, a, _address(pointers[0]), n_s,
+                            _address(pointers[1]), n_s, b, _address(pointers[2]), n_ch, n_ch)
+
+    def strided():
+        cublas.sgemmStridedBatched(handle, _OP_T, _OP_N, n_ch, 1, n_s, a, base, n_s,
+                                   n_ch * n_s, x, n_s, 0, b, y, n_ch, n_ch, n_ch)
+
+    for fn in (gemv_loop, batched, strided):  # cuBLAS holds only their addresses
+        fn.keeps_alive = (alpha, beta, pointers)
+    return [("cuBLAS sgemv, a loop of N calls (the article's loop)", n_ch, gemv_loop),
+            ("cuBLAS sgemmBatched, one call (the article's batched call)", 1, batched),
+            ("cuBLAS sgemmStridedBatched, one call", 1, strided)]
 
 
 def _reduce_ladder_loop(raw, n_rows, n_s):

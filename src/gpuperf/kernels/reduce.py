@@ -90,6 +90,12 @@ def _zero(out):
 
 
 @cuda.jit
+def _read_by_atomic_zero(partial, out):
+    """How an earlier version of the single pass read a partial: an atomic add of zero."""
+    out[0] = cuda.atomic.add(partial, 0, float32(0.0))
+
+
+@cuda.jit
 def reduce_single_thread(x, out, n):
     """One thread adds everything: no parallelism at all (the step-by-step post's first attempt)."""
     if cuda.grid(1) == 0:
@@ -594,18 +600,49 @@ def make_v8(block: int, unroll: int = 1):
 
 
 
+@cuda.jit(device=True, inline=True)
+def _vector_stride_sum(x, n, head, g, stride):
+    """This thread's share of ``x`` as v8 reads it without unroll: the ``head`` elements one
+    at a time, then 16-byte vectors, one per trip of a grid-stride loop, into four sums, then
+    the (at most three) elements after the last vector."""
+    s0 = float32(0.0)
+    s1 = float32(0.0)
+    s2 = float32(0.0)
+    s3 = float32(0.0)
+    if g < head:
+        s0 = x[g]
+    nvec = (n - head) // 4
+    v = g
+    while v < nvec:
+        a = load_float4(x, head + 4 * v)
+        s0 += a[0]
+        s1 += a[1]
+        s2 += a[2]
+        s3 += a[3]
+        v += stride
+    t = head + 4 * nvec + g
+    if t < n:
+        s1 += x[t]
+    return (s0 + s1) + (s2 + s3)
+
+
 @functools.lru_cache(maxsize=None)
-def make_single_pass(block: int):
-    """v8's 16-byte loads and block reduce, and the second stage in the same launch.
+def make_single_pass(block: int, width: int = 4):
+    """v8's block reduce, and the second stage in the same launch.
 
     Every block writes its partial sum, makes it visible to the whole GPU (a memory fence),
     then takes a ticket from a counter in global memory. The block that draws the last
-    ticket knows every other partial is written: it adds them and writes the sum. This is
-    the pattern of CUDA's threadFenceReduction sample: one launch instead of two, at the
-    price of one atomic per block. The counter is reset by that last block, so the same
-    ``ticket`` array serves the next call.
+    ticket knows every other partial is written: it fences too (so that its own reads come
+    after the ticket, and its SM's L1 holds no stale line), adds the partials with plain
+    loads and writes the sum. This is the pattern of CUDA's threadFenceReduction sample: one
+    launch instead of two, at the price of one atomic per block. The counter is reset by
+    that last block, so the same ``ticket`` array serves the next call.
+
+    ``width``: 4 reads v8's 16-byte vectors (``head`` elements one at a time first); 1 reads
+    one float per trip of the grid-stride loop (to compare with a one-float argmax).
     """
     block = _check_block("v8", block)
+    width = validate.choice(validate.positive_int(width, "width"), "width", (1, 4))
     block_sum = _make_block_sum(block)
 
     @cuda.jit
@@ -615,35 +652,27 @@ def make_single_pass(block: int):
         tid = cuda.threadIdx.x
         g = cuda.blockIdx.x * block + tid
         stride = cuda.gridDim.x * block
-        s0 = float32(0.0)
-        s1 = float32(0.0)
-        s2 = float32(0.0)
-        s3 = float32(0.0)
-        if g < head:
-            s0 = x[g]
-        nvec = (n - head) // 4
-        v = g
-        while v < nvec:
-            a = load_float4(x, head + 4 * v)
-            s0 += a[0]
-            s1 += a[1]
-            s2 += a[2]
-            s3 += a[3]
-            v += stride
-        t = head + 4 * nvec + g
-        if t < n:
-            s1 += x[t]
-        total = block_sum((s0 + s1) + (s2 + s3), warp_sums)
+        if width == 4:
+            mine = _vector_stride_sum(x, n, head, g, stride)
+        else:
+            mine = float32(0.0)
+            j = g
+            while j < n:
+                mine += x[j]
+                j += stride
+        total = block_sum(mine, warp_sums)
         if tid == 0:
             partial[cuda.blockIdx.x] = total
             cuda.threadfence()  # the partial reaches the whole GPU before the ticket is taken
             is_last[0] = int32(1) if cuda.atomic.add(ticket, 0, 1) == cuda.gridDim.x - 1 else int32(0)
         cuda.syncthreads()
         if is_last[0]:  # the same for the whole block: no thread skips the barriers below
+            # The reading side's fence: no read below moves before the ticket, and on sm_70+
+            # it compiles to MEMBAR.SC.GPU plus CCTL.IVALL, which empties this SM's L1.
+            cuda.threadfence()
             acc = float32(0.0)
             for j in range(tid, cuda.gridDim.x, block):
-                # read through the L2 (an atomic add of zero), never from a stale L1 line
-                acc += cuda.atomic.add(partial, j, float32(0.0))
+                acc += partial[j]
             acc = block_sum(acc, warp_sums)
             if tid == 0:
                 out[0] = acc
@@ -651,6 +680,24 @@ def make_single_pass(block: int):
 
     return reduce_single_pass
 
+
+
+@functools.lru_cache(maxsize=None)
+def make_warp_atomic(block: int):
+    """The other one-launch pattern: v8's loads, a shuffle reduce inside each warp, then one
+    ``atomic.add`` per warp into the result, which must be zero before the launch. No barrier,
+    no shared memory and no ticket, but ``block // 32`` atomics per block on one address, in
+    whatever order the warps finish: the float sum is not the same from run to run."""
+    block = _check_block("v8", block)
+
+    @cuda.jit
+    def reduce_warp_atomic(x, out, n, head):
+        g = cuda.blockIdx.x * block + cuda.threadIdx.x
+        total = warp_sum(_vector_stride_sum(x, n, head, g, cuda.gridDim.x * block))
+        if cuda.threadIdx.x % WARP == 0:
+            cuda.atomic.add(out, 0, total)
+
+    return reduce_warp_atomic
 
 
 @cuda.jit(device=True, inline=True)
@@ -786,10 +833,10 @@ def make_argmax(block: int, width: int = 4):
         if is_last[0]:
             best = float32(-math.inf)
             at = int64(n)
+            cuda.threadfence()  # the reading side's fence (see make_single_pass)
             for b in range(tid, cuda.gridDim.x, block):
-                # through the L2, never a stale L1 line (see make_single_pass)
-                v = cuda.atomic.add(part_vals, b, float32(0.0))
-                i = cuda.atomic.add(part_idx, b, int64(0))
+                v = part_vals[b]
+                i = part_idx[b]
                 if _beats(v, i, best, at):
                     best = v
                     at = i
@@ -982,13 +1029,16 @@ def _check_names(names):
     return tuple(names)
 
 
-PTX_TARGETS = [(_zero, "void(float32[::1])")] + [
+PTX_TARGETS = [(_zero, "void(float32[::1])"),
+               (_read_by_atomic_zero, "void(float32[::1], float32[::1])")] + [
     (kernel_for(v, 256), signature(v)) for v in VERSIONS
 ] + [(make_v5(b), _SIG3) for b in (64, 128, 512, 1024)] + [
     (make_v7(b), _SIG4) for b in (32, 1024)] + [
     (make_v8(b, u), _SIG4) for b in (32, 256, 512, 1024) for u in (1, 2, 4)] + [
     (make_v8_ablation(512, *c), _SIG4) for c in ABLATION_CONFIGS] + [
-    (make_single_pass(b), _SIG_SINGLE_PASS) for b in (32, 256, 1024)] + [
+    (make_single_pass(b, w), _SIG_SINGLE_PASS) for b in (32, 256, 1024) for w in (1, 4)] + [
+    (make_warp_atomic(b), "void(float32[::1], float32[::1], int64, int64)")
+    for b in (32, 256, 1024)] + [
     (make_argmax(b, w), _SIG_ARGMAX) for b in (32, 256, 1024) for w in (1, 4)]
 
 
@@ -998,6 +1048,20 @@ def resident_blocks_per_sm(block: int) -> int:
     info = device.info()
     per_sm = info.max_threads_per_sm or 2048
     return max(1, min(32, per_sm // block))
+
+
+def one_wave(kernel, signature: str, block: int) -> int:
+    """The grid of one full wave of ``kernel`` (compiled for ``signature``) in blocks of
+    ``block`` threads: SMs x the blocks one SM holds by the compiled kernel's registers and
+    shared memory as well as its threads (``gp.device.occupancy``). A grid that counts
+    threads alone can ask for more blocks than fit and run a second, partial wave. Under the
+    simulator (nothing compiled) only the thread limit counts."""
+    block = _check_block("v8", block)
+    if SIMULATOR:
+        return device.sm_count(default=2) * resident_blocks_per_sm(block)
+    compiled = kernel.compile(signature)
+    occ = device.occupancy(block, max(1, compiled.regs_per_thread), compiled.shared_mem_per_block)
+    return device.sm_count(default=2) * occ["blocks_per_sm"]
 
 
 def default_blocks(version: str, n: int, block: int) -> int:
@@ -1269,9 +1333,11 @@ def reduce_single_pass(x, *, block: int = DEFAULT_BLOCK, blocks: int | None = No
     (``make_single_pass``): the last block to finish adds the partial sums.
 
     ``block``: threads per block (a multiple of 32, up to 1024). ``blocks``: the grid (by
-    default every SM gets as many blocks as it can hold). Returns a Python float.
+    default one full wave: every SM gets as many blocks as it can hold). Returns a Python
+    float.
     """
-    d_x, n, block, blocks = _one_launch_arguments(x, block, blocks)
+    d_x, n, block, blocks = _one_launch_arguments(x, block, blocks, make_single_pass,
+                                                  _SIG_SINGLE_PASS)
     run, fetch, _ = _single_pass_calls(d_x, n, blocks, block)
     run()
     return fetch()
@@ -1281,25 +1347,78 @@ def argmax(x, *, block: int = DEFAULT_BLOCK, blocks: int | None = None, width: i
     """The index of the largest element of the float32 vector ``x`` (NumPy or device array),
     as ``np.argmax`` gives it (the first of equal maxima; the first NaN if there is one), in
     one launch of ``make_argmax``. ``block``: a multiple of 32 up to 1024; ``blocks``: the
-    grid (by default every SM gets as many blocks as it can hold); ``width``: floats per load,
-    4 (16-byte vectors) or 1."""
-    d_x, n, block, blocks = _one_launch_arguments(x, block, blocks)
+    grid (by default one full wave: every SM gets as many blocks as it can hold); ``width``:
+    floats per load, 4 (16-byte vectors) or 1."""
     width = validate.choice(validate.positive_int(width, "width"), "width", (1, 4))
+    d_x, n, block, blocks = _one_launch_arguments(x, block, blocks,
+                                                  lambda b: make_argmax(b, width), _SIG_ARGMAX)
     run, fetch, _ = _argmax_calls(d_x, n, blocks, block, width)
     run()
     return fetch()
 
 
-def _one_launch_arguments(x, block, blocks):
-    """``(d_x, n, block, blocks)`` for the one-launch reductions, each argument checked."""
+def _one_launch_arguments(x, block, blocks, kernel_of, sig):
+    """``(d_x, n, block, blocks)`` for the one-launch reductions, each argument checked; the
+    default grid is one full wave of ``kernel_of(block)`` (``one_wave``)."""
     x = validate.array(x, name="x", dtype=np.float32, ndim=1, min_size=1)
     block = _check_block("v8", block)
     n = int(x.shape[0])
     if blocks is None:
-        blocks = default_blocks("v8", n, block)
+        blocks = one_wave(kernel_of(block), sig, block)
     blocks = validate.positive_int(blocks, "blocks", maximum=simwarp.MAX_GRID_DIM[0])
     d_x = cuda.to_device(x) if isinstance(x, np.ndarray) and not SIMULATOR else x
     return d_x, n, block, blocks
+
+# The grid of the edge battery: few blocks, so that every case spans several of them.
+EDGE_GRID = 4
+_TINY = np.float32(np.finfo(np.float32).smallest_subnormal)
+
+
+def _edge_cases(kind: str, n: int) -> list[tuple[str, np.ndarray, float]]:
+    """``(name, x, want)`` for ``edge_case_failures``: inputs on which a one-launch reduction
+    can go wrong where random floats do not, each with NumPy's answer."""
+    ramp = (np.arange(n) + 1).astype(np.float32) * _TINY  # subnormal, exact, increasing
+    if kind == "sum":
+        cases = [("subnormal partials", np.full(n, _TINY, np.float32)), ("subnormal ramp", ramp),
+                 ("signed zeros", np.where(np.arange(n) % 2, -0.0, 0.0).astype(np.float32)),
+                 ("integers", (np.arange(n) % 7 - 3).astype(np.float32))]
+        return [(name, x, float(np.sum(x, dtype=np.float64))) for name, x in cases]
+    nan_late = np.zeros(n, np.float32)
+    nan_late[[n // 2, n - 2]] = np.nan
+    zeros = np.full(n, -0.0, np.float32)
+    zeros[n - 1] = 0.0  # equal to -0.0: the first index wins
+    cases = [("subnormal maxima", ramp), ("subnormal maxima, reversed", ramp[::-1].copy()),
+             ("equal everywhere", np.ones(n, np.float32)), ("NaNs", nan_late),
+             ("all -inf", np.full(n, -np.inf, np.float32)), ("signed zeros", zeros)]
+    return [(name, x, int(np.argmax(x))) for name, x in cases]
+
+
+def edge_case_failures(kind: str = "argmax", width: int = 4, block: int = DEFAULT_BLOCK,
+                       n: int | None = None) -> list[str]:
+    """The edge cases a one-launch reduction (``kind``: ``"argmax"`` or ``"sum"``) gets wrong
+    on this GPU (the simulator without one), as names with the start offset: subnormal
+    maxima and partials (an L2 atomic used to read them flushes them to zero), ties, NaNs, all
+    -inf and signed zeros, each at start offsets 0 to 3, over ``EDGE_GRID`` blocks of
+    ``block`` threads. An empty list: every answer is NumPy's (sums exact in float64)."""
+    kind = validate.choice(kind, "kind", ("argmax", "sum"))
+    width = validate.choice(validate.positive_int(width, "width"), "width", (1, 4))
+    block = _check_block("v8", block)
+    n = validate.positive_int(n if n is not None else 4 * EDGE_GRID * block * 3 + 3, "n")
+    failures = []
+    for name, x, want in _edge_cases(kind, n):
+        for offset in range(4):
+            padded = np.zeros(n + offset, np.float32)
+            padded[offset:] = x
+            d_x = padded[offset:] if SIMULATOR else cuda.to_device(padded)[offset:]
+            if kind == "sum":
+                run, fetch, _ = _single_pass_calls(d_x, n, EDGE_GRID, block, width)
+            else:
+                run, fetch, _ = _argmax_calls(d_x, n, EDGE_GRID, block, width)
+            run()
+            got = fetch()
+            if got != want:
+                failures.append(f"{name} (offset {offset}): got {got!r}, NumPy {want!r}")
+    return failures
 
 # =========================================================================== diagrams
 
@@ -2298,15 +2417,30 @@ def _one_launch(kernel, grid: int, block: int, *args):
         return (lambda: kernel[grid, block](*args)), False
 
 
-def _single_pass_calls(d_x, n: int, grid: int, block: int):
+def _single_pass_calls(d_x, n: int, grid: int, block: int, width: int = 4):
     """``(run, fetch, packed)``: one call of the single pass on ``d_x`` (its buffers allocated
     once, as a Plan's are), the sum of the last call, and whether the launch is packed."""
     partial = cuda.device_array(grid, dtype=np.float32)
     ticket = cuda.to_device(np.zeros(1, dtype=np.int32))
     out = cuda.device_array(1, dtype=np.float32)
-    run, packed = _one_launch(make_single_pass(block), grid, block, d_x, partial, ticket, out,
-                              n, head_elements(d_x, n))
+    run, packed = _one_launch(make_single_pass(block, width), grid, block, d_x, partial, ticket,
+                              out, n, head_elements(d_x, n))
     run.keeps_alive = (partial, ticket)  # a packed launch holds only their addresses
+    return run, lambda: float(out.copy_to_host()[0]), packed
+
+
+def _warp_atomic_calls(d_x, n: int, grid: int, block: int):
+    """``(run, fetch, packed)``: one call of ``make_warp_atomic`` on ``d_x``, a launch that
+    zeroes the result first included (two launches per call, both packed where they can be)."""
+    out = cuda.device_array(1, dtype=np.float32)
+    zero, packed = _one_launch(_zero, 1, 1, out)
+    add, _ = _one_launch(make_warp_atomic(block), grid, block, d_x, out, n, head_elements(d_x, n))
+
+    def run():
+        zero()
+        add()
+
+    run.keeps_alive = (zero, add)
     return run, lambda: float(out.copy_to_host()[0]), packed
 
 
@@ -2325,14 +2459,17 @@ def _argmax_calls(d_x, n: int, grid: int, block: int, width: int = 4):
 
 @experiment("reduce_single_pass", chapter="reduce",
             title="One launch (the last block adds the partials) against two, by size",
-            units={"ms": "ms", "gbps": "GB/s", "host_us": "us", "pct_two_pass": "% of two passes"})
+            units={"ms": "ms", "gbps": "GB/s", "host_us": "us", "gpu_ms": "ms",
+                   "pct_two_pass": "% of two passes"})
 def single_pass_experiment(progress):
     """At each of ``SINGLE_PASS_SIZES``: v8's loads without unroll (the ablation's (4, 1, 4))
-    in v8's two-launch plan, and the same loads and grid in ``make_single_pass``; both timed
-    back to back like the ladder, with the host's microseconds per call beside them. Both
-    launch the same way (``packed``: one driver call per kernel), so that the host's cost of
-    a launch through Numba does not decide the comparison."""
-    rows = []
+    in v8's two-launch plan, the same loads and grid in ``make_single_pass``, and in
+    ``make_warp_atomic`` (a zeroing launch, then one atomic per warp); all timed back to back
+    like the ladder, with the host's microseconds per call beside them and, after every event
+    timing, the GPU's own busy time per call (CUPTI). All launch the same way (``packed``:
+    one driver call per kernel), so that the host's cost of a launch through Numba does not
+    decide the comparison."""
+    rows, runs = [], []
     for n in SINGLE_PASS_SIZES:
         d_x, ref = _random_device(n)
         d_int, exact = _integer_pair(n, 5)
@@ -2342,29 +2479,147 @@ def single_pass_experiment(progress):
         rows.append(_row("two passes", n, t, value, ref, block=two.block, blocks=two.grid,
                          launches=len(two.launches), correct=got == exact, packed=two.packed,
                          **_host_us(_plan_calls(two, d_x)[0])))
-        run, fetch, packed = _single_pass_calls(d_x, n, two.grid, two.block)
-        run()
-        value = fetch()
-        run_int, fetch_int, _ = _single_pass_calls(d_int, n, two.grid, two.block)
-        run_int()
-        got = fetch_int()
-        rows.append(_row("single pass", n, _time_calls(run), value, ref, block=two.block,
-                         blocks=two.grid, launches=1, correct=got == exact, packed=packed,
-                         **_host_us(run)))
-        for r in rows[-2:]:
-            r["pct_two_pass"] = 100 * rows[-2]["ms"] / r["ms"]
-        progress(f"n = 2^{n.bit_length() - 1}: two passes {rows[-2]['ms'] * 1e3:8.1f} us, "
-                 f"one {rows[-1]['ms'] * 1e3:8.1f} us")
+        runs.append(_plan_calls(two, d_x)[0])
+        for label, calls, launches in (("single pass", _single_pass_calls, 1),
+                                       ("warp atomics", _warp_atomic_calls, 2)):
+            run, fetch, packed = calls(d_x, n, two.grid, two.block)
+            run()
+            value = fetch()
+            run_int, fetch_int, _ = calls(d_int, n, two.grid, two.block)
+            run_int()
+            got = fetch_int()
+            rows.append(_row(label, n, _time_calls(run), value, ref, block=two.block,
+                             blocks=two.grid, launches=launches, correct=got == exact,
+                             packed=packed, **_host_us(run)))
+            runs.append(run)
+        for r in rows[-3:]:
+            r["pct_two_pass"] = 100 * rows[-3]["ms"] / r["ms"]
+        progress(f"n = 2^{n.bit_length() - 1}: two passes {rows[-3]['ms'] * 1e3:8.1f} us, "
+                 f"one {rows[-2]['ms'] * 1e3:8.1f} us, warp atomics {rows[-1]['ms'] * 1e3:8.1f} us")
+    for r, run in zip(rows, runs):  # CUPTI last: launches after a profiling session run slower
+        r.update(_gpu_busy(run))
     return rows
+
+
+# The SASS instructions that order and route the one-launch kernels' memory accesses.
+_FENCE_SASS = re.compile(r"\b(MEMBAR|CCTL|FENCE|ATOMG|ATOM|RED|ERRBAR)\S*")
+
+
+@experiment("reduce_one_launch_sass", chapter="reduce",
+            title="The fences and atomics of the one-launch kernels in this GPU's SASS")
+def one_launch_sass_experiment(progress):
+    """The SASS (``inspect_sass``, which needs ``nvdisasm``) of the single pass, the argmax
+    and a kernel that reads a float by an atomic add of zero: each line that fences, empties
+    a cache or does an atomic, and whether a fence empties the L1 (``CCTL.IVALL``) and an
+    atomic float add flushes subnormals (``.FTZ``)."""
+    rows = []
+    for label, kernel, sig in (
+            ("single pass", make_single_pass(DEFAULT_BLOCK), _SIG_SINGLE_PASS),
+            ("argmax, 16-byte loads", make_argmax(DEFAULT_BLOCK, 4), _SIG_ARGMAX),
+            ("atomic add of zero", _read_by_atomic_zero, "void(float32[::1], float32[::1])")):
+        try:
+            sass = kernel.compile(sig).inspect_sass()
+        except Exception as e:  # nvdisasm missing: say so, do not record a guess
+            raise RuntimeError(f"reduce_one_launch_sass needs nvdisasm on the PATH ({e}); "
+                               "add the CUDA toolkit's bin folder, or skip it with --only.") from e
+        lines = [" ".join(line.split()) for line in sass.splitlines() if _FENCE_SASS.search(line)]
+        ops = [m.group(0) for line in lines for m in [_FENCE_SASS.search(line)]]
+        rows.append({"kernel": label, "ops": " ".join(ops),
+                     "empties_l1": any(o.startswith("CCTL.IVALL") for o in ops),
+                     "ftz_atomic_add": any(o.startswith("ATOM") and ".ADD.F32.FTZ" in o
+                                           for o in ops)})
+        progress(f"{label}: {rows[-1]['ops']}")
+    return rows
+
+
+# reduce_l2_resident's sizes (log2 of float32 elements): 1 MiB to 256 MiB, below and above
+# the reference GPUs' 50 to 60 MiB of L2.
+L2_RESIDENT_LOG2 = (18, 20, 22, 23, 24, 25, 26)
+
+
+@experiment("reduce_l2_resident", chapter="reduce",
+            title="v8 and cupy.sum with the data left in L2 and with L2 flushed, 1 to 256 MiB",
+            units={"gpu_ms": "ms", "gbps": "GB/s", "pct_copy": "% of the copy ceiling",
+                   "mib": "MiB"})
+def l2_resident_experiment(progress):
+    """v8 (its two-launch plan) and ``cupy.sum`` on ``2**k`` float32 for k in
+    ``L2_RESIDENT_LOG2``, each in two states: ``in L2`` (calls back to back, so an array that
+    fits is still in L2 from the call before) and ``flushed`` (L2 written over before every
+    call). Timed by the GPU's own kernel durations (CUPTI), since at a few microseconds per
+    call events and the host's launch cost would time the host, not the reads."""
+    ceiling = bench.ceilings()["copy_gbps"]
+    l2 = device.info().l2_bytes
+    rows = []
+    for k in L2_RESIDENT_LOG2:
+        n = 2**k
+        d_x, ref = _random_device(n)
+        p = plan("v8", n)
+        runs = [("v8", _plan_calls(p, d_x)[0])]
+        summed = _cupy_sum(d_x)
+        if summed is not None:
+            runs.append(("cupy.sum", summed[0]))
+        for version, run in runs:
+            run()
+            for state, flush in (("in L2", False), ("flushed", True)):
+                busy = _gpu_busy(run, calls=20, flush=flush)
+                if busy["gpu_ms"] is None:
+                    raise RuntimeError("reduce_l2_resident needs CUPTI (PyTorch's profiler) to "
+                                       "time the GPU alone; install torch, or skip it with "
+                                       "--only.")
+                gbps = 4 * n / (busy["gpu_ms"] * 1e-3) / 1e9
+                rows.append({"version": version, "n": n, "mib": 4 * n / 2**20, "state": state,
+                             "fits_l2": bool(l2 and 4 * n <= l2), "l2_mib": (l2 or 0) / 2**20,
+                             **busy, "gbps": gbps, "pct_copy": 100 * gbps / ceiling})
+                progress(f"2^{k} {version:8s} {state:8s} {busy['gpu_ms'] * 1e3:8.1f} us "
+                         f"{gbps:7.0f} GB/s")
+    return rows
+
+
+def l2_resident_summary(res) -> str:
+    """One line per size and version of ``reduce_l2_resident``: GB/s with the data left in L2
+    and flushed, as a share of the copy ceiling, and their ratio; where the array fits in L2."""
+    validate.result(res, "res")
+    for c in ("version", "n", "state", "gbps", "pct_copy", "fits_l2"):
+        validate.column(res, c, "res column")
+    by = {(r["version"], r["n"], r["state"]): r for r in res.rows}
+    lines = []
+    for version in dict.fromkeys(r["version"] for r in res.rows):
+        for n in sorted({r["n"] for r in res.rows if r["version"] == version}):
+            hot, cold = by.get((version, n, "in L2")), by.get((version, n, "flushed"))
+            if not (hot and cold):
+                lines.append(f"{version} 2^{n.bit_length() - 1}: a state is missing (in L2 and "
+                             "flushed are needed)")
+                continue
+            lines.append(f"{version:8s} {4 * n / 2**20:5.0f} MiB ({'fits' if hot['fits_l2'] else 'over'}"
+                         f" L2): in L2 {hot['gbps']:6,.0f} GB/s ({hot['pct_copy']:3.0f}% of the "
+                         f"copy ceiling), flushed {cold['gbps']:6,.0f} GB/s "
+                         f"({cold['pct_copy']:3.0f}%): {hot['gbps'] / cold['gbps']:.2f}x")
+    lines.append(f"({res.label})")
+    text = "\n".join(lines)
+    print(text)
+    return text
+
+
+# reduce_argmax's rows: each argmax beside the single-pass sum that reads the same way.
+ARGMAX_ROWS = (("argmax, 4-byte loads", "argmax", 1), ("sum, 4-byte loads", "sum", 1),
+               ("argmax, 16-byte loads", "argmax", 4), ("sum, 16-byte loads", "sum", 4))
+
+
+def _registers(kernel, sig) -> int | None:
+    """Registers per thread of ``kernel`` compiled for ``sig`` (None under the simulator)."""
+    return None if SIMULATOR else int(kernel.compile(sig).regs_per_thread)
 
 
 @experiment("reduce_argmax", chapter="reduce",
             title="argmax in one launch against cupy.argmax and the single-pass sum (2^28 float32)",
-            units={"ms": "ms", "gbps": "GB/s", "pct_sum": "% of the sum's speed"})
+            units={"ms": "ms", "gbps": "GB/s", "pct_sum": "% of the same loads' sum",
+                   "registers": "per thread"})
 def argmax_experiment(progress):
     """``make_argmax`` (4-byte and 16-byte loads) on ``N_LADDER`` random floats with equal
-    maxima planted far apart, beside the single-pass sum at the same grid (the same bytes, a
-    plain add) and ``cupy.argmax``; each row says whether it found NumPy's index."""
+    maxima planted far apart, each beside the single-pass sum that reads the same way (the
+    same bytes, a plain add) and ``cupy.argmax``. Every kernel runs one full wave of its own
+    (``one_wave``: its registers count); each row says whether it found NumPy's answer and
+    how many of ``edge_case_failures``'s cases it got wrong on this GPU."""
     n = N_LADDER
     d_x, ref = _random_device(n)
     x = d_x.copy_to_host()
@@ -2373,21 +2628,25 @@ def argmax_experiment(progress):
         x[at] = top
     d_x = cuda.to_device(x)
     want = int(np.argmax(x))
+    total = float(np.sum(x, dtype=np.float64))
     block = DEFAULT_BLOCK
-    grid = default_blocks("v8", n, block)
     rows = []
-    for width, label in ((1, "argmax, 4-byte loads"), (4, "argmax, 16-byte loads")):
-        run, fetch, packed = _argmax_calls(d_x, n, grid, block, width)
+    for label, kind, width in ARGMAX_ROWS:
+        if kind == "argmax":
+            kernel, sig, calls, ref_value = make_argmax(block, width), _SIG_ARGMAX, _argmax_calls, want
+        else:
+            kernel, sig, calls, ref_value = (make_single_pass(block, width), _SIG_SINGLE_PASS,
+                                             _single_pass_calls, total)
+        grid = one_wave(kernel, sig, block)
+        run, fetch, packed = calls(d_x, n, grid, block, width)
         run()
         found = fetch()
-        rows.append(_row(label, n, _time_calls(run), found, want, block=block, blocks=grid,
-                         index=found, correct=found == want, packed=packed))
-    run_sum, fetch_sum, packed = _single_pass_calls(d_x, n, grid, block)
-    run_sum()
-    total = float(np.sum(x, dtype=np.float64))
-    rows.append(_row("sum (single pass)", n, _time_calls(run_sum), fetch_sum(), total,
-                     block=block, blocks=grid, index=None, correct=None, packed=packed))
-    summed = rows[-1]
+        failed = edge_case_failures(kind, width, block)
+        rows.append(_row(label, n, _time_calls(run), found, ref_value, block=block, blocks=grid,
+                         registers=_registers(kernel, sig),
+                         index=found if kind == "argmax" else None,
+                         correct=found == want if kind == "argmax" else None, packed=packed,
+                         edge_cases=len(failed), edge_failures="; ".join(failed[:4])))
     try:
         import cupy as cp
     except ImportError:
@@ -2396,9 +2655,12 @@ def argmax_experiment(progress):
         cx = cp.asarray(d_x)
         got = int(cp.argmax(cx))
         rows.append(_row("cupy.argmax", n, _time_calls(lambda: cp.argmax(cx)), got, want,
-                         block=None, blocks=None, index=got, correct=got == want, packed=None))
+                         block=None, blocks=None, registers=None, index=got,
+                         correct=got == want, packed=None, edge_cases=None, edge_failures=""))
+    by = {r["version"]: r for r in rows}
     for r in rows:
-        r["pct_sum"] = 100 * summed["ms"] / r["ms"]
+        width = "4-byte" if r["version"] == "argmax, 4-byte loads" else "16-byte"
+        r["pct_sum"] = 100 * by[f"sum, {width} loads"]["ms"] / r["ms"]
         progress(f"{r['version']:24s} {r['ms']:7.3f} ms {r['gbps']:7.0f} GB/s")
     return rows
 
@@ -2417,11 +2679,21 @@ def single_pass_summary(res) -> str:
         if not (two and one):
             lines.append(f"n = {n}: a row is missing (two passes and single pass are needed)")
             continue
+        gpu = ""
+        if one.get("gpu_ms") is not None and two.get("gpu_ms") is not None:
+            gpu = (f"; the GPU busy {one['gpu_ms'] * 1e3:.1f} against "
+                   f"{two['gpu_ms'] * 1e3:.1f} us")
         lines.append(f"n = 2^{n.bit_length() - 1}: one launch {one['ms'] * 1e3:.1f} us, two "
                      f"{two['ms'] * 1e3:.1f} us per call: the single pass at "
                      f"{100 * two['ms'] / one['ms']:.0f}% of the two passes' speed; host "
-                     f"{one['host_us']:.1f} against {two['host_us']:.1f} us per call; exact: "
-                     f"{'yes' if one['correct'] and two['correct'] else 'NO'}")
+                     f"{one['host_us']:.1f} against {two['host_us']:.1f} us per call{gpu}; "
+                     f"exact: {'yes' if one['correct'] and two['correct'] else 'NO'}")
+        warp = next((r for r in res.rows if r["n"] == n and r["version"] == "warp atomics"),
+                    None)
+        if warp:
+            lines.append(f"    warp atomics: {warp['ms'] * 1e3:.1f} us, "
+                         f"{100 * two['ms'] / warp['ms']:.0f}% of the two passes' speed; exact: "
+                         f"{'yes' if warp['correct'] else 'NO'}")
     lines.append(f"({res.label})")
     text = "\n".join(lines)
     print(text)
@@ -2429,32 +2701,38 @@ def single_pass_summary(res) -> str:
 
 
 def argmax_summary(res) -> str:
-    """What ``reduce_argmax`` shows: each argmax's bandwidth against the single-pass sum over
-    the same bytes (and ``cupy.argmax``'s, where it ran), and whether each found NumPy's
-    index."""
+    """What ``reduce_argmax`` shows: each argmax's bandwidth against the single-pass sum that
+    reads the same way (and ``cupy.argmax``'s, where it ran), whether each found NumPy's
+    index, and the edge cases each kernel got wrong."""
     validate.result(res, "res")
     for c in ("version", "gbps", "correct"):
         validate.column(res, c, "res column")
     rows = {r["version"]: r for r in res.rows}
-    summed = rows.get("sum (single pass)")
-    if summed is None:
-        raise ValueError("res has no 'sum (single pass)' row to compare with: pass the result "
-                         "of gp.records.run('reduce_argmax').")
+    missing = [v for v, _, _ in ARGMAX_ROWS if v not in rows]
+    if missing:
+        raise ValueError(f"res has no {', '.join(repr(m) for m in missing)} row: pass the "
+                         "result of gp.records.run('reduce_argmax').")
     lines = []
-    for version, r in rows.items():
-        if version == "sum (single pass)":
+    for label, kind, width in ARGMAX_ROWS:
+        if kind != "argmax":
             continue
+        r = rows[label]
+        summed = rows[f"sum, {'4-byte' if width == 1 else '16-byte'} loads"]
         found = {True: "NumPy's index", False: "NOT NumPy's index"}.get(r["correct"], "unchecked")
-        lines.append(f"{version:22s} {r['gbps']:7,.0f} GB/s = {100 * r['gbps'] / summed['gbps']:3.0f}% "
-                     f"of the sum's {summed['gbps']:,.0f} GB/s; {found}")
-    one, four = rows.get("argmax, 4-byte loads"), rows.get("argmax, 16-byte loads")
-    if one and four:
-        lines.append(f"16-byte loads with four pairs per thread: {four['gbps'] / one['gbps']:.2f}x "
-                     f"the one-float loop")
+        lines.append(f"{label:22s} {r['gbps']:7,.0f} GB/s = {100 * r['gbps'] / summed['gbps']:3.0f}% "
+                     f"of the sum with the same loads ({summed['gbps']:,.0f} GB/s); {found}")
+    one, four = rows["argmax, 4-byte loads"], rows["argmax, 16-byte loads"]
+    lines.append(f"16-byte loads with four pairs per thread: {four['gbps'] / one['gbps']:.2f}x "
+                 f"the one-float loop")
     cupy = rows.get("cupy.argmax")
-    if four and cupy:
+    if cupy:
         lines.append(f"against cupy.argmax: {100 * four['gbps'] / cupy['gbps']:.0f}% of its "
                      f"bandwidth")
+    edges = [(label, rows[label].get("edge_cases")) for label, _, _ in ARGMAX_ROWS]
+    if all(e is not None for _, e in edges):
+        wrong = [f"{label}: {e}" for label, e in edges if e]
+        lines.append("edge cases (subnormals, ties, NaNs, -inf, signed zeros, 4 alignments): "
+                     + ("every kernel right" if not wrong else "WRONG in " + ", ".join(wrong)))
     lines.append(f"({res.label})")
     text = "\n".join(lines)
     print(text)

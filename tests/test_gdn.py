@@ -374,3 +374,22 @@ def test_the_article_cublas_calls_sum_each_row_as_cublas_reads_them():
         out[:] = np.nan
         run()
         np.testing.assert_allclose(out, raw.sum(axis=1), rtol=1e-5, err_msg=method)
+
+
+def _records_with_article_cublas():
+    from conftest import record_paths_with
+    return [p for p in record_paths_with("gdn_reduction")
+            if any(r["method"].startswith("cuBLAS sgemmBatched")
+                   for r in records.recorded("gdn_reduction", path=p).rows)]
+
+
+@pytest.mark.parametrize("path", _records_with_article_cublas(), ids=lambda p: p.stem)
+def test_the_articles_batched_call_beats_its_loop_on_every_recorded_gpu(path):
+    """Chapter 8: on the reference GPUs the article's own pair reverses its finding: one
+    sgemmBatched call (and one strided batched call) beats the loop of N sgemv calls."""
+    rows = {r["method"].split(",")[0]: r for r in records.recorded("gdn_reduction", path=path).rows
+            if r.get("ms")}
+    loop = rows["cuBLAS sgemv"]
+    assert loop["launches"] > 1
+    assert rows["cuBLAS sgemmBatched"]["ms"] < loop["ms"]
+    assert rows["cuBLAS sgemmStridedBatched"]["ms"] < loop["ms"]

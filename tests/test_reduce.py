@@ -600,7 +600,8 @@ def test_the_single_pass_summary_reads_each_size_and_says_what_is_missing(capsys
              "gpu_ms": 0.006},
             {"version": "single pass", "n": 2**12, "ms": 0.008, "host_us": 5.0, "correct": True,
              "gpu_ms": 0.004},
-            {"version": "warp atomics", "n": 2**12, "ms": 0.02, "host_us": 9.0, "correct": False},
+            {"version": "warp atomics", "n": 2**12, "ms": 0.02, "host_us": 9.0, "correct": False,
+             "gpu_ms": 0.0185},
             {"version": "two passes", "n": 2**20, "ms": 0.020, "host_us": 9.0, "correct": True},
             {"version": "single pass", "n": 2**20, "ms": 0.025, "host_us": 5.0,
              "correct": False},
@@ -610,6 +611,7 @@ def test_the_single_pass_summary_reads_each_size_and_says_what_is_missing(capsys
     assert "2^12" in text[0] and "125% of the two passes' speed" in text[0] and "yes" in text[0]
     assert "the GPU busy 4.0 against 6.0 us" in text[0]
     assert "warp atomics: 20.0 us, 50% of" in text[1] and text[1].endswith("exact: NO")
+    assert "the GPU busy 18.5 us, +12.5 us against two passes" in text[1]
     assert "80% of" in text[2] and text[2].endswith("exact: NO") and "GPU busy" not in text[2]
     assert "a row is missing" in text[3]
     assert capsys.readouterr().out.startswith("n = 2^12")
@@ -713,7 +715,12 @@ def test_the_single_pass_prose_holds_for_every_recorded_gpu(path):
     one, two = by["single pass", 2**24], by["two passes", 2**24]
     assert one["pct_two_pass"] > 100 * (1 + max(one["spread"], two["spread"]))
     assert abs(by["single pass", 2**28]["pct_two_pass"] - 100) < 1
-    assert abs(by["warp atomics", 2**28]["pct_two_pass"] - 100) < 1
+    # the warp atomics: slower than two passes from 2^20 up, by GPU time that hardly grows
+    # with n (from 2^20 to 2^28 the data grows 256-fold, the excess less than 2-fold)
+    extra = [by["warp atomics", n]["gpu_ms"] - by["two passes", n]["gpu_ms"]
+             for n in (2**20, 2**24, 2**28)]
+    assert all(by["warp atomics", n]["pct_two_pass"] < 100 for n in (2**20, 2**24, 2**28))
+    assert min(extra) > 0 and max(extra) < 2 * min(extra)
 
 
 @pytest.mark.parametrize("path", record_paths_with("reduce_argmax"), ids=lambda p: p.stem)
@@ -721,7 +728,7 @@ def test_the_argmax_prose_holds_for_every_recorded_gpu(path):
     """Chapter 6.2's sentences on argmax: every argmax found NumPy's index and every kernel
     passed the edge battery on the GPU; with one float per trip the argmax ran at no more
     than three quarters of the sum that reads the same way; with 16-byte loads it came within
-    10% of its sum and within 5% of cupy.argmax; the argmax needs more registers than its
+    10% of its sum and level with cupy.argmax or faster; the argmax needs more registers than its
     sum, so its full wave has fewer blocks."""
     res = records.recorded("reduce_argmax", path=path)
     rows = {r["version"]: r for r in res.rows}
@@ -730,7 +737,7 @@ def test_the_argmax_prose_holds_for_every_recorded_gpu(path):
     assert rows["argmax, 4-byte loads"]["pct_sum"] <= 75
     four = rows["argmax, 16-byte loads"]
     assert four["pct_sum"] >= 90
-    assert abs(four["gbps"] / rows["cupy.argmax"]["gbps"] - 1) < 0.05
+    assert four["gbps"] / rows["cupy.argmax"]["gbps"] >= 0.95
     for width in ("4-byte", "16-byte"):
         arg, summed = rows[f"argmax, {width} loads"], rows[f"sum, {width} loads"]
         assert arg["registers"] > summed["registers"] and arg["blocks"] <= summed["blocks"]
@@ -738,19 +745,35 @@ def test_the_argmax_prose_holds_for_every_recorded_gpu(path):
 
 @pytest.mark.parametrize("path", record_paths_with("reduce_l2_resident"), ids=lambda p: p.stem)
 def test_the_l2_resident_prose_holds_for_every_recorded_gpu(path):
-    """Chapter 6.2's sentences on the L2 regime: for arrays that fit in L2, v8 with the data
-    left there reads faster than the copy ceiling and faster than flushed; for the largest
-    array (over four times L2) the two states are within 10%."""
+    """Chapter 6.2's sentences on the L2 regime: at 1 MiB neither state reaches a quarter of
+    the copy ceiling (too short a call to fill the GPU); from 16 MiB to the largest array that
+    fits, the data left in L2 reads at least 1.5x faster than flushed; the largest array,
+    over four times the L2, reads within 5% of the copy ceiling when not flushed and slower
+    when flushed; the same holds for cupy.sum where it ran."""
     res = records.recorded("reduce_l2_resident", path=path)
     by = {(r["version"], r["n"], r["state"]): r for r in res.rows}
-    fits = [r["n"] for r in res.rows if r["fits_l2"] and r["version"] == "v8" and
-            r["state"] == "in L2" and 4 * r["n"] >= 2**24]
-    assert fits
-    for n in fits:
-        assert by["v8", n, "in L2"]["pct_copy"] > 100
-        assert by["v8", n, "in L2"]["gbps"] > by["v8", n, "flushed"]["gbps"]
-    big = max(r["n"] for r in res.rows)
-    assert abs(by["v8", big, "in L2"]["gbps"] / by["v8", big, "flushed"]["gbps"] - 1) < 0.1
+    for version in {r["version"] for r in res.rows}:
+        sizes = sorted({r["n"] for r in res.rows if r["version"] == version})
+        assert all(by[version, sizes[0], s]["pct_copy"] < 25 for s in ("in L2", "flushed"))
+        fits = [n for n in sizes if by[version, n, "in L2"]["fits_l2"] and 4 * n >= 2**24]
+        assert fits, version
+        for n in fits:
+            assert by[version, n, "in L2"]["gbps"] >= 1.5 * by[version, n, "flushed"]["gbps"]
+        big = sizes[-1]
+        assert 4 * big >= 4 * by[version, big, "in L2"]["l2_mib"] * 2**20
+        assert by[version, big, "in L2"]["pct_copy"] >= 95
+        assert by[version, big, "flushed"]["gbps"] < by[version, big, "in L2"]["gbps"]
+
+
+@pytest.mark.parametrize("path", record_paths_with("reduce_one_launch_sass"), ids=lambda p: p.stem)
+def test_the_one_launch_sass_shows_what_chapter_6_2_says(path):
+    """The fence of the one-launch kernels empties the L1 (CCTL.IVALL) and neither kernel
+    adds floats atomically; an atomic add of zero, the earlier read, flushes subnormals."""
+    rows = {r["kernel"]: r for r in records.recorded("reduce_one_launch_sass", path=path).rows}
+    for kernel in ("single pass", "argmax, 16-byte loads"):
+        assert rows[kernel]["empties_l1"] and not rows[kernel]["ftz_atomic_add"]
+        assert "MEMBAR" in rows[kernel]["ops"]
+    assert rows["atomic add of zero"]["ftz_atomic_add"]
 
 
 def _argmax_cases():

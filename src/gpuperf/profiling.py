@@ -1545,6 +1545,9 @@ def course_roofline_summary(roof: dict) -> list[str]:
                      f"FP32 rate ({cublas:.1f} TFLOP/s) over the copy ({copy:,.0f} GB/s)"
                      + (f"; at {peak * 1e3 / copy:.1f} FLOP/B for the theoretical FP32 peak "
                         f"({peak:.1f} TFLOP/s)" if peak else "") + ".")
+        ridge = cublas * 1e3 / copy
+        right = [p["name"] for p in roof["points"] if p["intensity"] > ridge]
+        lines.append("right of that ridge: " + (", ".join(right) or "none"))
         ratio = {p["name"]: p["tflops"] / (p["intensity"] * copy / 1e3) for p in roof["points"]}
         over = [f"{k} ({v:.0%} of the roof)" for k, v in ratio.items() if v > 1.1]
         at = [f"{k} ({v:.0%})" for k, v in ratio.items() if 1.0 < v <= 1.1]

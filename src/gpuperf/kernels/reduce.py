@@ -2702,6 +2702,8 @@ def single_pass_summary(res) -> str:
             if warp.get("gpu_ms") is not None and two.get("gpu_ms") is not None:
                 busy = (f"; the GPU busy {warp['gpu_ms'] * 1e3:.1f} us, "
                         f"{(warp['gpu_ms'] - two['gpu_ms']) * 1e3:+.1f} us against two passes")
+            if warp.get("blocks") and warp.get("block"):
+                busy += f"; {warp['blocks'] * warp['block'] // WARP:,} atomics on one address"
             lines.append(f"    warp atomics: {warp['ms'] * 1e3:.1f} us, "
                          f"{100 * two['ms'] / warp['ms']:.0f}% of the two passes' speed{busy}; "
                          f"exact: {'yes' if warp['correct'] else 'NO'}")

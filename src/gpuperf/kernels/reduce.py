@@ -2416,9 +2416,11 @@ def _one_launch(kernel, grid: int, block: int, *args):
     from .launch import NotPackable, PackedLaunch
 
     try:
-        return PackedLaunch(kernel, grid, block, *args), True
+        launch = PackedLaunch(kernel, grid, block, *args)
     except NotPackable:
         return (lambda: kernel[grid, block](*args)), False
+    launch.keeps_alive = args  # it holds only the arrays' addresses: the arrays live with it
+    return launch, True
 
 
 def _single_pass_calls(d_x, n: int, grid: int, block: int, width: int = 4):
@@ -2429,7 +2431,6 @@ def _single_pass_calls(d_x, n: int, grid: int, block: int, width: int = 4):
     out = cuda.device_array(1, dtype=np.float32)
     run, packed = _one_launch(make_single_pass(block, width), grid, block, d_x, partial, ticket,
                               out, n, head_elements(d_x, n))
-    run.keeps_alive = (partial, ticket)  # a packed launch holds only their addresses
     return run, lambda: float(out.copy_to_host()[0]), packed
 
 
@@ -2444,7 +2445,6 @@ def _warp_atomic_calls(d_x, n: int, grid: int, block: int):
         zero()
         add()
 
-    run.keeps_alive = (zero, add)
     return run, lambda: float(out.copy_to_host()[0]), packed
 
 
@@ -2457,7 +2457,6 @@ def _argmax_calls(d_x, n: int, grid: int, block: int, width: int = 4):
     out = cuda.device_array(1, dtype=np.int64)
     run, packed = _one_launch(make_argmax(block, width), grid, block, d_x, part_vals, part_idx,
                               ticket, out, n, head_elements(d_x, n))
-    run.keeps_alive = (part_vals, part_idx, ticket)
     return run, lambda: int(out.copy_to_host()[0]), packed
 
 

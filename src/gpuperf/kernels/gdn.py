@@ -1210,7 +1210,12 @@ def reduction_experiment(progress):
     nbytes = moved_bytes("reduce", n_ch, n_s)
     rows = []
 
+    nan_sums = np.full(n_ch * n_ch, np.nan, np.float32)
+    poison = [lambda: sums.copy_to_device(nan_sums)]  # every method must write its result
+
     def add(method, launches, fn, result):
+        for p in poison:
+            p()
         t = bench.time_kernel(fn, min_repeat=5, min_time=0.1, hide_launch=False)  # see _time
         row = {"method": method, "launches": launches, **bench.bandwidth_row(nbytes, t),
                "rel_err": _rel_err(result(), ref)}
@@ -1241,6 +1246,7 @@ def reduction_experiment(progress):
         craw = cp.asarray(raw)
         ones = cp.ones(n_s, dtype=cp.float32)
         out = cp.empty(n_ch * n_ch, dtype=cp.float32)
+        poison.append(lambda: out.fill(np.nan))
 
         def gemv_loop():
             for k in range(n_ch):
@@ -1252,8 +1258,11 @@ def reduction_experiment(progress):
             lambda: cp.matmul(craw, ones, out=out), lambda: cp.asnumpy(out))
         add("CuPy raw.sum(axis=1)", 1, lambda: cp.sum(craw, axis=1, out=out),
             lambda: cp.asnumpy(out))
-        article = _article_cublas_calls(_cublas_module(), cp.cuda.device.get_cublas_handle(),
-                                        craw, ones, out, n_ch, n_s, cp)
+        cublas, handle = _cublas_module(), cp.cuda.device.get_cublas_handle()
+        # the calls below run on the handle's stream with scalars read from the host: set both
+        cublas.setStream(handle, cp.cuda.get_current_stream().ptr)
+        cublas.setPointerMode(handle, _POINTER_MODE_HOST)
+        article = _article_cublas_calls(cublas, handle, craw, ones, out, n_ch, n_s, cp)
         for method, launches, fn in article:
             add(method, launches, fn, lambda: cp.asnumpy(out))
     else:
@@ -1261,8 +1270,9 @@ def reduction_experiment(progress):
     return rows
 
 
-# cuBLAS's enums (cublas_api.h): no transpose, transpose.
+# cuBLAS's enums (cublas_api.h): no transpose, transpose; scalars read from host memory.
 _OP_N, _OP_T = 0, 1
+_POINTER_MODE_HOST = 0
 
 
 def _address(a) -> int:

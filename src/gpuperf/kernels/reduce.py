@@ -1398,29 +1398,32 @@ def _edge_cases(kind: str, n: int) -> list[tuple[str, np.ndarray, float]]:
 
 def edge_case_failures(kind: str = "argmax", width: int = 4, block: int = DEFAULT_BLOCK,
                        n: int | None = None) -> list[str]:
-    """The edge cases a one-launch reduction (``kind``: ``"argmax"`` or ``"sum"``) gets wrong
+    """The edge cases a one-launch reduction (``kind``: ``"argmax"``, ``"sum"`` (the single
+    pass) or ``"warp atomics"`` (``make_warp_atomic``; ``width`` does not apply)) gets wrong
     on this GPU (the simulator without one), as names with the start offset: subnormal
     maxima and partials (an L2 atomic used to read them flushes them to zero), ties, NaNs, all
     -inf and signed zeros, each at start offsets 0 to 3, over ``EDGE_GRID`` blocks of
     ``block`` threads. An empty list: every answer is NumPy's (sums exact in float64)."""
-    kind = validate.choice(kind, "kind", ("argmax", "sum"))
+    kind = validate.choice(kind, "kind", ("argmax", "sum", "warp atomics"))
     width = validate.choice(validate.positive_int(width, "width"), "width", (1, 4))
     block = _check_block("v8", block)
     n = validate.positive_int(n if n is not None else 4 * EDGE_GRID * block * 3 + 3, "n",
                               maximum=2**18)  # sums of the subnormal inputs stay exact
     failures = []
-    for name, x, want in _edge_cases(kind, n):
+    for name, x, want in _edge_cases("argmax" if kind == "argmax" else "sum", n):
         for offset in range(4):
             padded = np.zeros(n + offset, np.float32)
             padded[offset:] = x
             d_x = padded[offset:] if SIMULATOR else cuda.to_device(padded)[offset:]
             if kind == "sum":
                 run, fetch, _ = _single_pass_calls(d_x, n, EDGE_GRID, block, width)
+            elif kind == "warp atomics":
+                run, fetch, _ = _warp_atomic_calls(d_x, n, EDGE_GRID, block)
             else:
                 run, fetch, _ = _argmax_calls(d_x, n, EDGE_GRID, block, width)
             run()
             got = fetch()
-            if got != want:
+            if got != want or math.copysign(1.0, got) != math.copysign(1.0, want):
                 failures.append(f"{name} (offset {offset}): got {got!r}, NumPy {want!r}")
     return failures
 
@@ -2495,6 +2498,10 @@ def single_pass_experiment(progress):
                              blocks=two.grid, launches=launches, correct=got == exact,
                              packed=packed, **_host_us(run)))
             runs.append(run)
+            if n == SINGLE_PASS_SIZES[-1]:  # the edge battery, once per kernel
+                failed = edge_case_failures("sum" if label == "single pass" else label, 4,
+                                            two.block)
+                rows[-1].update(edge_cases=len(failed), edge_failures="; ".join(failed[:4]))
         for r in rows[-3:]:
             r["pct_two_pass"] = 100 * rows[-3]["ms"] / r["ms"]
         progress(f"n = 2^{n.bit_length() - 1}: two passes {rows[-3]['ms'] * 1e3:8.1f} us, "
@@ -2519,6 +2526,7 @@ def one_launch_sass_experiment(progress):
     for label, kernel, sig in (
             ("single pass", make_single_pass(DEFAULT_BLOCK), _SIG_SINGLE_PASS),
             ("argmax, 16-byte loads", make_argmax(DEFAULT_BLOCK, 4), _SIG_ARGMAX),
+            ("warp atomics", make_warp_atomic(DEFAULT_BLOCK), _SIG4),
             ("atomic add of zero", _read_by_atomic_zero, "void(float32[::1], float32[::1])")):
         try:
             sass = kernel.compile(sig).inspect_sass()
@@ -2529,7 +2537,7 @@ def one_launch_sass_experiment(progress):
         ops = [m.group(0) for line in lines for m in [_FENCE_SASS.search(line)]]
         rows.append({"kernel": label, "ops": " ".join(ops),
                      "empties_l1": any(o.startswith("CCTL.IVALL") for o in ops),
-                     "ftz_atomic_add": any(o.startswith("ATOM") and ".ADD.F32.FTZ" in o
+                     "ftz_atomic_add": any(o.startswith(("ATOM", "RED")) and ".ADD.F32.FTZ" in o
                                            for o in ops)})
         progress(f"{label}: {rows[-1]['ops']}")
     return rows

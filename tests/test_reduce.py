@@ -614,6 +614,11 @@ def test_the_single_pass_summary_reads_each_size_and_says_what_is_missing(capsys
     assert "the GPU busy 18.5 us, +12.5 us against two passes; 1,056 atomics on one" in text[1]
     assert "80% of" in text[2] and text[2].endswith("exact: NO") and "GPU busy" not in text[2]
     assert "a row is missing" in text[3]
+    rows[1].update(edge_cases=0, edge_failures="")
+    rows[2].update(edge_cases=2, edge_failures="subnormal partials (offset 0): got 0.0; x")
+    last = red.single_pass_summary(res).splitlines()[-2]
+    assert last.endswith("single pass right; warp atomics WRONG in 2 (e.g. subnormal partials "
+                         "(offset 0): got 0.0)")
     assert capsys.readouterr().out.startswith("n = 2^12")
 
 
@@ -698,7 +703,7 @@ def test_one_wave_counts_threads_under_the_simulator():
 @pytest.mark.parametrize("path", record_paths_with("reduce_single_pass"), ids=lambda p: p.stem)
 def test_the_single_pass_prose_holds_for_every_recorded_gpu(path):
     """Chapter 6.2's sentences on one launch against two: every sum exact and every call
-    launched the same way; up to 2^20 one launch takes less than half the time, the GPU is
+    launched the same way; up to 2^20 one launch saves a third of the time or more, the GPU is
     busy for less than the host's cost of a call, and each time per call is close to that
     cost; at 2^24 one launch is still ahead by more than the spread; at 2^28 the two are
     within a percent, and so are the warp atomics."""
@@ -707,7 +712,7 @@ def test_the_single_pass_prose_holds_for_every_recorded_gpu(path):
     assert all(r["correct"] and r["packed"] for r in res.rows)
     for n in (2**12, 2**16, 2**20):
         one, two = by["single pass", n], by["two passes", n]
-        assert one["pct_two_pass"] >= 200, n
+        assert one["pct_two_pass"] >= 150, n  # "saves a third of the time per call or more"
         for r in (one, two):
             assert 0.8 <= 1e3 * r["ms"] / r["host_us"] <= 1.5, (n, r["version"])
             assert 1e3 * r["gpu_ms"] < r["host_us"], (n, r["version"])
@@ -721,6 +726,10 @@ def test_the_single_pass_prose_holds_for_every_recorded_gpu(path):
              for n in (2**20, 2**24, 2**28)]
     assert all(by["warp atomics", n]["pct_two_pass"] < 100 for n in (2**20, 2**24, 2**28))
     assert min(extra) > 0 and max(extra) < 2 * min(extra)
+    # the edge battery: the single pass right, the warp atomics wrong on subnormals only
+    one, warp = by["single pass", 2**28], by["warp atomics", 2**28]
+    assert one["edge_cases"] == 0 and warp["edge_cases"] > 0
+    assert all(f.strip().startswith("subnormal") for f in warp["edge_failures"].split(";"))
 
 
 @pytest.mark.parametrize("path", record_paths_with("reduce_argmax"), ids=lambda p: p.stem)
@@ -774,7 +783,7 @@ def test_the_one_launch_sass_shows_what_chapter_6_2_says(path):
     for kernel in ("single pass", "argmax, 16-byte loads"):
         assert rows[kernel]["empties_l1"] and not rows[kernel]["ftz_atomic_add"]
         assert "MEMBAR" in rows[kernel]["ops"]
-    assert rows["atomic add of zero"]["ftz_atomic_add"]
+    assert rows["atomic add of zero"]["ftz_atomic_add"] and rows["warp atomics"]["ftz_atomic_add"]
 
 
 def _argmax_cases():

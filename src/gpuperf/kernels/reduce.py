@@ -2714,6 +2714,12 @@ def single_pass_summary(res) -> str:
             lines.append(f"    warp atomics: {warp['ms'] * 1e3:.1f} us, "
                          f"{100 * two['ms'] / warp['ms']:.0f}% of the two passes' speed{busy}; "
                          f"exact: {'yes' if warp['correct'] else 'NO'}")
+    battery = [r for r in res.rows if r.get("edge_cases") is not None]
+    if battery:
+        lines.append("edge battery (subnormals, ties, signed zeros, 4 alignments): " + "; ".join(
+            f"{r['version']} right" if not r["edge_cases"] else
+            f"{r['version']} WRONG in {r['edge_cases']} (e.g. {r['edge_failures'].split(';')[0]})"
+            for r in battery))
     lines.append(f"({res.label})")
     text = "\n".join(lines)
     print(text)

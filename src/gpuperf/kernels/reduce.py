@@ -2716,7 +2716,8 @@ def single_pass_summary(res) -> str:
                          f"exact: {'yes' if warp['correct'] else 'NO'}")
     battery = [r for r in res.rows if r.get("edge_cases") is not None]
     if battery:
-        lines.append("edge battery (subnormals, ties, signed zeros, 4 alignments): " + "; ".join(
+        lines.append("edge battery (subnormal partials, signed zeros, integers, 4 alignments): "
+                     + "; ".join(
             f"{r['version']} right" if not r["edge_cases"] else
             f"{r['version']} WRONG in {r['edge_cases']} (e.g. {r['edge_failures'].split(';')[0]})"
             for r in battery))

@@ -8,6 +8,7 @@ GPU, live or recorded, date, versions). Each function returns the Figure.
 from __future__ import annotations
 
 import html
+import textwrap
 
 import matplotlib.pyplot as plt
 
@@ -16,6 +17,8 @@ from . import validate as v
 # The book's content column is 688 px; a figure drawn at 100 dpi wider than this many inches
 # is shrunk to fit it, labels included (tests/check_built_book.py measures it).
 COLUMN_INCHES = 6.8
+# The longest line of a horizontal bar chart's label, in characters.
+BAR_LABEL_CHARS = 30
 CEILING_STYLE = {"linestyle": "--", "linewidth": 1.2}
 COLORS = plt.rcParams["axes.prop_cycle"].by_key()["color"]
 UNITS = {"gbps": "bandwidth (GB/s)", "ms": "time (ms)", "tflops": "TFLOP/s",
@@ -430,10 +433,13 @@ def bars(result, *, label: str, y: str = "gbps", rows=None, ceiling: tuple | Non
     v.boolean(references, "references")
     _ax_arg(ax)
     names = [str(r[label]) for r in rows]
+    if horizontal:  # long names on two lines or more, so the figure keeps to the page's width
+        names = [textwrap.fill(name, BAR_LABEL_CHARS) for name in names]
     vals = [r.get(y) or 0 for r in rows]
     n = len(rows)
+    lines = sum(name.count("\n") for name in names)
     if ax is None:
-        fig, ax = plt.subplots(figsize=(COLUMN_INCHES, 0.35 * n + 1.4) if horizontal
+        fig, ax = plt.subplots(figsize=(COLUMN_INCHES, 0.35 * n + 0.15 * lines + 1.4) if horizontal
                                else (min(COLUMN_INCHES, max(6, 0.6 * n)), 4))
     else:
         fig = ax.figure

@@ -775,6 +775,8 @@ BAD = {
                                             {}, "recorded"), word="sum, 4-byte loads")],
     "gpuperf.kernels.reduce:l2_resident_summary": [
         B(rd.l2_resident_summary, "r", err=TypeError, word="res")],
+    "gpuperf.kernels.reduce:atomics_ablation_summary": [
+        B(rd.atomics_ablation_summary, "r", err=TypeError, word="res")],
     "gpuperf.kernels.reduce:edge_case_failures": [
         B(rd.edge_case_failures, "max", word="kind"),
         B(rd.edge_case_failures, "sum", 3, word="width"),
@@ -983,7 +985,7 @@ BAD.update({f"gpuperf.kernels.reduce:{f}": [B(getattr(rd, f), 100, word="block")
                       "make_v3", "make_v4", "make_v4_1", "make_v4_2", "make_v5", "make_v6")})
 BAD.update({f"gpuperf.kernels.reduce:{f}": [B(getattr(rd, f), 2048, word="block")]
             for f in ("make_v7", "make_v8", "make_single_pass", "make_argmax",
-                      "make_warp_atomic")})
+                      "make_warp_atomic", "make_per_block_atomic")})
 BAD["gpuperf.kernels.reduce:make_argmax"].append(B(rd.make_argmax, 256, 2, word="width"))
 BAD["gpuperf.kernels.reduce:make_single_pass"].append(B(rd.make_single_pass, 256, 2,
                                                         word="width"))

@@ -602,6 +602,8 @@ def test_the_single_pass_summary_reads_each_size_and_says_what_is_missing(capsys
              "gpu_ms": 0.004},
             {"version": "warp atomics", "n": 2**12, "ms": 0.02, "host_us": 9.0, "correct": False,
              "gpu_ms": 0.0185, "blocks": 66, "block": 512},
+            {"version": "block atomics", "n": 2**12, "ms": 0.0125, "host_us": 9.0,
+             "correct": True, "gpu_ms": 0.0065, "blocks": 66, "block": 512},
             {"version": "two passes", "n": 2**20, "ms": 0.020, "host_us": 9.0, "correct": True},
             {"version": "single pass", "n": 2**20, "ms": 0.025, "host_us": 5.0,
              "correct": False},
@@ -612,8 +614,10 @@ def test_the_single_pass_summary_reads_each_size_and_says_what_is_missing(capsys
     assert "the GPU busy 4.0 against 6.0 us" in text[0]
     assert "warp atomics: 20.0 us, 50% of" in text[1] and text[1].endswith("exact: NO")
     assert "the GPU busy 18.5 us, +12.5 us against two passes; 1,056 atomics on one" in text[1]
-    assert "80% of" in text[2] and text[2].endswith("exact: NO") and "GPU busy" not in text[2]
-    assert "a row is missing" in text[3]
+    assert "block atomics: 12.5 us, 80% of" in text[2] and text[2].endswith("exact: yes")
+    assert "the GPU busy 6.5 us, +0.5 us against two passes; 66 atomics on one" in text[2]
+    assert "80% of" in text[3] and text[3].endswith("exact: NO") and "GPU busy" not in text[3]
+    assert "a row is missing" in text[4]
     rows[1].update(edge_cases=0, edge_failures="")
     rows[2].update(edge_cases=2, edge_failures="subnormal partials (offset 0): got 0.0; x")
     last = red.single_pass_summary(res).splitlines()[-2]
@@ -660,7 +664,7 @@ def test_the_l2_resident_summary_pairs_the_two_states(capsys):
                                 "gbps": 1.0, "pct_copy": 1.0, "fits_l2": True}], {}, "recorded"))
 
 
-@pytest.mark.parametrize("kind, width", [("argmax", 4), ("sum", 1)])
+@pytest.mark.parametrize("kind, width", [("argmax", 4), ("sum", 1), ("block atomics", 4)])
 def test_the_one_launch_kernels_pass_their_edge_battery(kind, width, monkeypatch):
     """The battery the GPU runs (subnormal maxima and partials, ties, NaNs, -inf, signed
     zeros, four alignments) at a small size and grid (the simulator is slow); it cannot
@@ -693,6 +697,24 @@ def test_the_warp_atomic_sum_is_exact_on_integers_and_needs_a_zeroed_result():
     assert fetch() == float(x[1:].sum(dtype=np.float64))
 
 
+def test_the_per_block_atomic_sum_is_exact_on_integers_at_any_offset_and_block():
+    x, exact = red.integer_input(1003, 7)
+    for block, grid in ((32, 5), (64, 3), (256, 1)):
+        run, fetch, _ = red._block_atomic_calls(x[1:], 1002, grid, block)
+        run()
+        run()  # the zeroing launch is part of each call: a second call gives the same sum
+        assert fetch() == float(x[1:].sum(dtype=np.float64)), block
+
+
+def test_the_per_block_atomic_kernel_adds_once_per_block():
+    """One atomic per block, not per warp: every block adds its whole sum into ``out``, which
+    is not zeroed by the kernel (a nonzero start is added to)."""
+    x = np.ones(4 * 64 * 3 + 2, np.float32)
+    out = np.full(1, 10.0, np.float32)
+    red.make_per_block_atomic(64)[3, 64](x, out, x.size, red.head_elements(x, x.size))
+    assert out[0] == 10.0 + x.size
+
+
 def test_one_wave_counts_threads_under_the_simulator():
     assert red.one_wave(red.make_argmax(256, 4), red._SIG_ARGMAX, 256) == \
         red.device.sm_count(default=2) * red.resident_blocks_per_sm(256)
@@ -703,10 +725,11 @@ def test_one_wave_counts_threads_under_the_simulator():
 @pytest.mark.parametrize("path", record_paths_with("reduce_single_pass"), ids=lambda p: p.stem)
 def test_the_single_pass_prose_holds_for_every_recorded_gpu(path):
     """Chapter 6.2's sentences on one launch against two: every sum exact and every call
-    launched the same way; up to 2^20 one launch saves a third of the time or more, the GPU is
-    busy for less than the host's cost of a call, and each time per call is close to that
-    cost; at 2^24 one launch is still ahead by more than the spread; at 2^28 the two are
-    within a percent, and so are the warp atomics."""
+    launched the same way; up to 2^20 one launch saves a third of the time or more, and the GPU
+    is busy for less than the host's cost of a call; at 2^24 one launch is still ahead by more
+    than the spread; at 2^28 the two are within a percent. The warp atomics: slower than two
+    passes from 2^20 up, by GPU time that does not grow with the data; where the ablation is
+    recorded, one atomic per block removes most of that extra time."""
     res = records.recorded("reduce_single_pass", path=path)
     by = {(r["version"], r["n"]): r for r in res.rows}
     assert all(r["correct"] and r["packed"] for r in res.rows)
@@ -714,22 +737,59 @@ def test_the_single_pass_prose_holds_for_every_recorded_gpu(path):
         one, two = by["single pass", n], by["two passes", n]
         assert one["pct_two_pass"] >= 150, n  # "saves a third of the time per call or more"
         for r in (one, two):
-            assert 0.8 <= 1e3 * r["ms"] / r["host_us"] <= 1.5, (n, r["version"])
             assert 1e3 * r["gpu_ms"] < r["host_us"], (n, r["version"])
         assert one["host_us"] < two["host_us"]
     one, two = by["single pass", 2**24], by["two passes", 2**24]
     assert one["pct_two_pass"] > 100 * (1 + max(one["spread"], two["spread"]))
     assert abs(by["single pass", 2**28]["pct_two_pass"] - 100) < 1
-    # the warp atomics: slower than two passes from 2^20 up, by GPU time that hardly grows
+    # the warp atomics: slower than two passes from 2^20 up, by GPU time that does not grow
     # with n (from 2^20 to 2^28 the data grows 256-fold, the excess less than 2-fold)
-    extra = [by["warp atomics", n]["gpu_ms"] - by["two passes", n]["gpu_ms"]
-             for n in (2**20, 2**24, 2**28)]
-    assert all(by["warp atomics", n]["pct_two_pass"] < 100 for n in (2**20, 2**24, 2**28))
-    assert min(extra) > 0 and max(extra) < 2 * min(extra)
-    # the edge battery: the single pass right, the warp atomics wrong on subnormals only
-    one, warp = by["single pass", 2**28], by["warp atomics", 2**28]
-    assert one["edge_cases"] == 0 and warp["edge_cases"] > 0
-    assert all(f.strip().startswith("subnormal") for f in warp["edge_failures"].split(";"))
+    big = (2**20, 2**24, 2**28)
+    extra = {n: by["warp atomics", n]["gpu_ms"] - by["two passes", n]["gpu_ms"] for n in big}
+    assert all(by["warp atomics", n]["pct_two_pass"] < 100 for n in big)
+    assert min(extra.values()) > 0 and all(extra[n] < 2 * extra[2**20] for n in big)
+    if ("block atomics", 2**20) in by:  # the ablation: one atomic per block instead of per warp
+        for n in sorted({r["n"] for r in res.rows}):  # "about as long as the two passes"
+            two_gpu = by["two passes", n]["gpu_ms"]
+            assert abs(by["block atomics", n]["gpu_ms"] - two_gpu) <= two_gpu / 4, n
+        for n in big:
+            block_extra = by["block atomics", n]["gpu_ms"] - by["two passes", n]["gpu_ms"]
+            assert abs(block_extra) < extra[n] / 4, n
+    # the edge battery: the single pass right, the atomics wrong on subnormals only
+    assert by["single pass", 2**28]["edge_cases"] == 0
+    for label in ("warp atomics", "block atomics"):
+        if (label, 2**28) in by:
+            row = by[label, 2**28]
+            assert row["edge_cases"] > 0
+            assert all(f.strip().startswith("subnormal") for f in row["edge_failures"].split(";"))
+
+
+def test_the_atomics_ablation_summary_finds_a_record_that_has_it(capsys):
+    rows = [{"version": "two passes", "n": 2**20, "gpu_ms": 0.005},
+            {"version": "warp atomics", "n": 2**20, "gpu_ms": 0.017, "blocks": 66, "block": 512},
+            {"version": "block atomics", "n": 2**20, "gpu_ms": 0.0045, "blocks": 66,
+             "block": 512}]
+    res = records.Result("reduce_single_pass", rows, {"gpu": "Some GPU"}, "live")
+    text = red.atomics_ablation_summary(res).splitlines()
+    assert text[0] == ("n = 2^20: the GPU busy per call against two passes: one atomic per warp "
+                       "+12.0 us (1,056 atomics), one atomic per block -0.5 us (66 atomics)")
+    assert text[1] == f"({res.label})" and capsys.readouterr().out.startswith("n = 2^20")
+    rows[1].update(edge_cases=8, edge_failures="subnormal partials (offset 0): got 0.0; x")
+    rows[2].update(edge_cases=0, edge_failures="")
+    assert red.atomics_ablation_summary(res).splitlines()[1] == (
+        "edge battery: one atomic per warp WRONG in 8 (e.g. subnormal partials (offset 0): got "
+        "0.0); one atomic per block right")
+    older = records.Result("reduce_single_pass", rows[:2], {"gpu": "Old GPU"}, "recorded")
+    shipped = [p for p in record_paths_with("reduce_single_pass")
+               if any(r["version"] == "block atomics"
+                      for r in records.recorded("reduce_single_pass", path=p).rows)]
+    text = red.atomics_ablation_summary(older)
+    if shipped:
+        assert "predates this ablation" in text and "one atomic per block" in text
+    else:
+        assert "no shipped record has them" in text
+    with pytest.raises(ValueError, match="res"):
+        red.atomics_ablation_summary(records.Result("reduce_single_pass", [{"n": 1}], {}, "live"))
 
 
 @pytest.mark.parametrize("path", record_paths_with("reduce_argmax"), ids=lambda p: p.stem)
@@ -784,6 +844,8 @@ def test_the_one_launch_sass_shows_what_chapter_6_2_says(path):
         assert rows[kernel]["empties_l1"] and not rows[kernel]["ftz_atomic_add"]
         assert "MEMBAR" in rows[kernel]["ops"]
     assert rows["atomic add of zero"]["ftz_atomic_add"] and rows["warp atomics"]["ftz_atomic_add"]
+    if "block atomics" in rows:  # "one atomic per block compiles to the same instruction"
+        assert rows["block atomics"]["ops"] == rows["warp atomics"]["ops"]
 
 
 def _argmax_cases():

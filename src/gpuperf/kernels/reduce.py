@@ -700,6 +700,25 @@ def make_warp_atomic(block: int):
     return reduce_warp_atomic
 
 
+@functools.lru_cache(maxsize=None)
+def make_per_block_atomic(block: int):
+    """The warp atomics' ablation: the same loads and grid, v7's block reduce (two shuffle
+    rounds, one barrier), then one ``atomic.add`` per block instead of one per warp:
+    ``block // 32`` times fewer atomics on the one address, everything else the same."""
+    block = _check_block("v8", block)
+    block_sum = _make_block_sum(block)
+
+    @cuda.jit
+    def reduce_per_block_atomic(x, out, n, head):
+        warp_sums = cuda.shared.array(WARP, float32)
+        g = cuda.blockIdx.x * block + cuda.threadIdx.x
+        total = block_sum(_vector_stride_sum(x, n, head, g, cuda.gridDim.x * block), warp_sums)
+        if cuda.threadIdx.x == 0:
+            cuda.atomic.add(out, 0, total)
+
+    return reduce_per_block_atomic
+
+
 @cuda.jit(device=True, inline=True)
 def _beats(a, ia, b, ib):
     """Whether (value a, index ia) wins over (b, ib) in an argmax that agrees with NumPy's: a
@@ -1038,6 +1057,8 @@ PTX_TARGETS = [(_zero, "void(float32[::1])"),
     (make_v8_ablation(512, *c), _SIG4) for c in ABLATION_CONFIGS] + [
     (make_single_pass(b, w), _SIG_SINGLE_PASS) for b in (32, 256, 1024) for w in (1, 4)] + [
     (make_warp_atomic(b), "void(float32[::1], float32[::1], int64, int64)")
+    for b in (32, 256, 1024)] + [
+    (make_per_block_atomic(b), "void(float32[::1], float32[::1], int64, int64)")
     for b in (32, 256, 1024)] + [
     (make_argmax(b, w), _SIG_ARGMAX) for b in (32, 256, 1024) for w in (1, 4)]
 
@@ -1399,12 +1420,13 @@ def _edge_cases(kind: str, n: int) -> list[tuple[str, np.ndarray, float]]:
 def edge_case_failures(kind: str = "argmax", width: int = 4, block: int = DEFAULT_BLOCK,
                        n: int | None = None) -> list[str]:
     """The edge cases a one-launch reduction (``kind``: ``"argmax"``, ``"sum"`` (the single
-    pass) or ``"warp atomics"`` (``make_warp_atomic``; ``width`` does not apply)) gets wrong
-    on this GPU (the simulator without one), as names with the start offset: subnormal
-    maxima and partials (an L2 atomic used to read them flushes them to zero), ties, NaNs, all
-    -inf and signed zeros, each at start offsets 0 to 3, over ``EDGE_GRID`` blocks of
-    ``block`` threads. An empty list: every answer is NumPy's (sums exact in float64)."""
-    kind = validate.choice(kind, "kind", ("argmax", "sum", "warp atomics"))
+    pass), ``"warp atomics"`` (``make_warp_atomic``) or ``"block atomics"``
+    (``make_per_block_atomic``; for both atomics ``width`` does not apply)) gets wrong on
+    this GPU (the simulator without one), as names with the start offset: subnormal maxima and
+    partials (an L2 atomic used to read them flushes them to zero), ties, NaNs, all -inf and
+    signed zeros, each at start offsets 0 to 3, over ``EDGE_GRID`` blocks of ``block``
+    threads. An empty list: every answer is NumPy's (sums exact in float64)."""
+    kind = validate.choice(kind, "kind", ("argmax", "sum", "warp atomics", "block atomics"))
     width = validate.choice(validate.positive_int(width, "width"), "width", (1, 4))
     block = _check_block("v8", block)
     n = validate.positive_int(n if n is not None else 4 * EDGE_GRID * block * 3 + 3, "n",
@@ -1419,6 +1441,8 @@ def edge_case_failures(kind: str = "argmax", width: int = 4, block: int = DEFAUL
                 run, fetch, _ = _single_pass_calls(d_x, n, EDGE_GRID, block, width)
             elif kind == "warp atomics":
                 run, fetch, _ = _warp_atomic_calls(d_x, n, EDGE_GRID, block)
+            elif kind == "block atomics":
+                run, fetch, _ = _block_atomic_calls(d_x, n, EDGE_GRID, block)
             else:
                 run, fetch, _ = _argmax_calls(d_x, n, EDGE_GRID, block, width)
             run()
@@ -2437,18 +2461,25 @@ def _single_pass_calls(d_x, n: int, grid: int, block: int, width: int = 4):
     return run, lambda: float(out.copy_to_host()[0]), packed
 
 
-def _warp_atomic_calls(d_x, n: int, grid: int, block: int):
-    """``(run, fetch, packed)``: one call of ``make_warp_atomic`` on ``d_x``, a launch that
-    zeroes the result first included (two launches per call, both packed where they can be)."""
+def _warp_atomic_calls(d_x, n: int, grid: int, block: int, make=None):
+    """``(run, fetch, packed)``: one call of ``make_warp_atomic`` (or another factory of the
+    same signature, ``make``) on ``d_x``, a launch that zeroes the result first included (two
+    launches per call, both packed where they can be)."""
+    make = make or make_warp_atomic
     out = cuda.device_array(1, dtype=np.float32)
     zero, packed = _one_launch(_zero, 1, 1, out)
-    add, _ = _one_launch(make_warp_atomic(block), grid, block, d_x, out, n, head_elements(d_x, n))
+    add, _ = _one_launch(make(block), grid, block, d_x, out, n, head_elements(d_x, n))
 
     def run():
         zero()
         add()
 
     return run, lambda: float(out.copy_to_host()[0]), packed
+
+
+def _block_atomic_calls(d_x, n: int, grid: int, block: int):
+    """``(run, fetch, packed)``: as ``_warp_atomic_calls``, with one atomic per block."""
+    return _warp_atomic_calls(d_x, n, grid, block, make_per_block_atomic)
 
 
 def _argmax_calls(d_x, n: int, grid: int, block: int, width: int = 4):
@@ -2469,8 +2500,9 @@ def _argmax_calls(d_x, n: int, grid: int, block: int, width: int = 4):
                    "pct_two_pass": "% of two passes"})
 def single_pass_experiment(progress):
     """At each of ``SINGLE_PASS_SIZES``: v8's loads without unroll (the ablation's (4, 1, 4))
-    in v8's two-launch plan, the same loads and grid in ``make_single_pass``, and in
-    ``make_warp_atomic`` (a zeroing launch, then one atomic per warp); all timed back to back
+    in v8's two-launch plan, the same loads and grid in ``make_single_pass``, in
+    ``make_warp_atomic`` (a zeroing launch, then one atomic per warp) and in its ablation
+    ``make_per_block_atomic`` (the same, one atomic per block); all timed back to back
     like the ladder, with the host's microseconds per call beside them and, after every event
     timing, the GPU's own busy time per call (CUPTI). All launch the same way (``packed``:
     one driver call per kernel), so that the host's cost of a launch through Numba does not
@@ -2487,7 +2519,8 @@ def single_pass_experiment(progress):
                          **_host_us(_plan_calls(two, d_x)[0])))
         runs.append(_plan_calls(two, d_x)[0])
         for label, calls, launches in (("single pass", _single_pass_calls, 1),
-                                       ("warp atomics", _warp_atomic_calls, 2)):
+                                       ("warp atomics", _warp_atomic_calls, 2),
+                                       ("block atomics", _block_atomic_calls, 2)):
             run, fetch, packed = calls(d_x, n, two.grid, two.block)
             run()
             value = fetch()
@@ -2502,10 +2535,11 @@ def single_pass_experiment(progress):
                 failed = edge_case_failures("sum" if label == "single pass" else label, 4,
                                             two.block)
                 rows[-1].update(edge_cases=len(failed), edge_failures="; ".join(failed[:4]))
-        for r in rows[-3:]:
-            r["pct_two_pass"] = 100 * rows[-3]["ms"] / r["ms"]
-        progress(f"n = 2^{n.bit_length() - 1}: two passes {rows[-3]['ms'] * 1e3:8.1f} us, "
-                 f"one {rows[-2]['ms'] * 1e3:8.1f} us, warp atomics {rows[-1]['ms'] * 1e3:8.1f} us")
+        for r in rows[-4:]:
+            r["pct_two_pass"] = 100 * rows[-4]["ms"] / r["ms"]
+        progress(f"n = 2^{n.bit_length() - 1}: two passes {rows[-4]['ms'] * 1e3:8.1f} us, "
+                 f"one {rows[-3]['ms'] * 1e3:8.1f} us, warp atomics {rows[-2]['ms'] * 1e3:8.1f} "
+                 f"us, block atomics {rows[-1]['ms'] * 1e3:8.1f} us")
     for r, run in zip(rows, runs):  # CUPTI last: launches after a profiling session run slower
         r.update(_gpu_busy(run))
     return rows
@@ -2527,6 +2561,7 @@ def one_launch_sass_experiment(progress):
             ("single pass", make_single_pass(DEFAULT_BLOCK), _SIG_SINGLE_PASS),
             ("argmax, 16-byte loads", make_argmax(DEFAULT_BLOCK, 4), _SIG_ARGMAX),
             ("warp atomics", make_warp_atomic(DEFAULT_BLOCK), _SIG4),
+            ("block atomics", make_per_block_atomic(DEFAULT_BLOCK), _SIG4),
             ("atomic add of zero", _read_by_atomic_zero, "void(float32[::1], float32[::1])")):
         try:
             sass = kernel.compile(sig).inspect_sass()
@@ -2702,18 +2737,20 @@ def single_pass_summary(res) -> str:
                      f"{100 * two['ms'] / one['ms']:.0f}% of the two passes' speed; host "
                      f"{one['host_us']:.1f} against {two['host_us']:.1f} us per call{gpu}; "
                      f"exact: {'yes' if one['correct'] and two['correct'] else 'NO'}")
-        warp = next((r for r in res.rows if r["n"] == n and r["version"] == "warp atomics"),
-                    None)
-        if warp:
+        for label, per in (("warp atomics", WARP), ("block atomics", None)):
+            row = next((r for r in res.rows if r["n"] == n and r["version"] == label), None)
+            if not row:
+                continue
             busy = ""
-            if warp.get("gpu_ms") is not None and two.get("gpu_ms") is not None:
-                busy = (f"; the GPU busy {warp['gpu_ms'] * 1e3:.1f} us, "
-                        f"{(warp['gpu_ms'] - two['gpu_ms']) * 1e3:+.1f} us against two passes")
-            if warp.get("blocks") and warp.get("block"):
-                busy += f"; {warp['blocks'] * warp['block'] // WARP:,} atomics on one address"
-            lines.append(f"    warp atomics: {warp['ms'] * 1e3:.1f} us, "
-                         f"{100 * two['ms'] / warp['ms']:.0f}% of the two passes' speed{busy}; "
-                         f"exact: {'yes' if warp['correct'] else 'NO'}")
+            if row.get("gpu_ms") is not None and two.get("gpu_ms") is not None:
+                busy = (f"; the GPU busy {row['gpu_ms'] * 1e3:.1f} us, "
+                        f"{(row['gpu_ms'] - two['gpu_ms']) * 1e3:+.1f} us against two passes")
+            if row.get("blocks") and row.get("block"):
+                atomics = row["blocks"] * (row["block"] // per if per else 1)
+                busy += f"; {atomics:,} atomics on one address"
+            lines.append(f"    {label}: {row['ms'] * 1e3:.1f} us, "
+                         f"{100 * two['ms'] / row['ms']:.0f}% of the two passes' speed{busy}; "
+                         f"exact: {'yes' if row['correct'] else 'NO'}")
     battery = [r for r in res.rows if r.get("edge_cases") is not None]
     if battery:
         lines.append("edge battery (subnormal partials, signed zeros, integers, 4 alignments): "
@@ -2722,6 +2759,78 @@ def single_pass_summary(res) -> str:
             f"{r['version']} WRONG in {r['edge_cases']} (e.g. {r['edge_failures'].split(';')[0]})"
             for r in battery))
     lines.append(f"({res.label})")
+    text = "\n".join(lines)
+    print(text)
+    return text
+
+
+def _with_block_atomics(res):
+    """``res`` if it has ``block atomics`` rows, else the first shipped record of
+    ``reduce_single_pass`` that has them (records made before the ablation existed have none),
+    else None."""
+    from .. import records
+
+    def has(r):
+        return any(row.get("version") == "block atomics" for row in r.rows)
+
+    if has(res):
+        return res
+    for path in records.available():
+        try:
+            other = records.recorded("reduce_single_pass", path=path)
+        except records.NotRecorded:
+            continue
+        if has(other):
+            return other
+    return None
+
+
+def atomics_ablation_summary(res) -> str:
+    """The warp atomics' ablation in ``reduce_single_pass``, one line per size: the GPU's busy
+    time per call with one atomic per warp and with one per block, each against the two
+    passes', and how many atomics land on the one address. A record made before the ablation
+    existed has no ``block atomics`` rows: then the lines come from a shipped record that has
+    them, and say so."""
+    validate.result(res, "res")
+    for c in ("version", "n"):
+        validate.column(res, c, "res column")
+    found = _with_block_atomics(res)
+    if found is None:
+        text = (f"The result shown ({res.label}) has no one-atomic-per-block rows, and no "
+                "shipped record has them: measure them on a GPU with "
+                "gp.records.run('reduce_single_pass', live=True)")
+        print(text)
+        return text
+    lines = []
+    if found is not res:
+        lines.append(f"The result shown ({res.label}) predates this ablation; from the "
+                     f"{found.gpu} record:")
+    by = {(r["version"], r["n"]): r for r in found.rows}
+    for n in sorted({r["n"] for r in found.rows}):
+        two = by.get(("two passes", n))
+        parts = []
+        for label, per in (("warp atomics", "warp"), ("block atomics", "block")):
+            row = by.get((label, n))
+            if not (two and row and row.get("gpu_ms") is not None
+                    and two.get("gpu_ms") is not None):
+                continue
+            atomics = ""
+            if row.get("blocks") and row.get("block"):
+                count = row["blocks"] * (row["block"] // WARP if per == "warp" else 1)
+                atomics = f" ({count:,} atomics)"
+            parts.append(f"one atomic per {per} {(row['gpu_ms'] - two['gpu_ms']) * 1e3:+.1f} us"
+                         f"{atomics}")
+        if parts:
+            lines.append(f"n = 2^{n.bit_length() - 1}: the GPU busy per call against two passes: "
+                         + ", ".join(parts))
+    battery = [(per, r) for per, label in (("warp", "warp atomics"), ("block", "block atomics"))
+               for r in found.rows if r["version"] == label and r.get("edge_cases") is not None]
+    if battery:
+        lines.append("edge battery: " + "; ".join(
+            f"one atomic per {per} right" if not r["edge_cases"] else
+            f"one atomic per {per} WRONG in {r['edge_cases']} "
+            f"(e.g. {r['edge_failures'].split(';')[0]})" for per, r in battery))
+    lines.append(f"({found.label})")
     text = "\n".join(lines)
     print(text)
     return text
@@ -3281,7 +3390,8 @@ __all__ = [
     "check_absmax", "SPEED_NOISE_FLOOR", "PTX_TARGETS", "STUDY_NOTES_V100",
     "STUDY_NOTES_V100_UTILIZATION", "study_notes_table", "show_study_notes", "head_elements",
     "measure_point", "make_single_pass", "reduce_single_pass", "single_pass_summary",
-    "make_argmax", "argmax", "warp_argmax", "argmax_summary",
+    "make_argmax", "argmax", "warp_argmax", "argmax_summary", "make_warp_atomic",
+    "make_per_block_atomic", "edge_case_failures", "atomics_ablation_summary",
     "SINGLE_PASS_SIZES",
     "tree_sum_f32", "sequential_sum_f32", "summation_errors", "plot_summation_errors",
     "show_order_effects",

@@ -69,6 +69,58 @@ def test_ncu_command_picks_the_kernel_by_its_python_name():
         profiling.ncu_command(["p"], kernel="k")
     with pytest.raises(ValueError, match="kernel"):
         profiling.ncu_command(["p"], kernel="reduce v1", metrics=["m"])
+    lib = profiling.ncu_command(["p"], kernel="gemm", metrics=["m"], library=True)
+    assert lib[lib.index("-k") + 1] == "regex:gemm"
+
+
+@pytest.mark.parametrize("path", record_paths_with("profiling_matmul_issue"), ids=lambda p: p.stem)
+def test_recorded_matmuls_run_at_the_rate_their_issue_slots_allow(path):
+    """Every profiled matmul, cuBLAS included, runs within a few points of the FP32 peak's
+    share that its FFMA share and its issue rate allow, and not above it by more than noise;
+    cuBLAS has the larger FFMA share and the higher issue rate than any of the course's."""
+    res = records.recorded("profiling_matmul_issue", path=path)
+    rows = {r["version"]: r for r in res.rows}
+    for r in res.rows:
+        assert r["issue_bound_pct"] - 5 <= r["pct_fp32_peak"] <= r["issue_bound_pct"] + 1, r
+    cublas = rows.pop("cuBLAS (CuPy @)")
+    assert all(cublas["ffma_share_pct"] > r["ffma_share_pct"] for r in rows.values())
+    assert all(cublas["issue_active_pct"] > r["issue_active_pct"] for r in rows.values())
+
+
+def test_the_issue_experiment_bounds_each_kernel_by_its_ffma_share_and_issue_rate(monkeypatch):
+    """The experiment's arithmetic on made-up counters: 3 of 4 instructions FFMAs, issuing in 80%
+    of cycles, bound the kernel at 60% of the FP32 peak; cuBLAS is profiled by a name pattern."""
+    from gpuperf import device
+    from gpuperf.kernels import matmul as mm
+
+    seen = []
+
+    def fake_profile(name, *args, kernel, metrics, library=False):
+        seen.append((name, kernel, library))
+        m = {k: 0.5 for k in metrics}
+        m.update({"smsp__inst_executed.sum": 4000.0,
+                  "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": 32 * 3000.0,
+                  "smsp__issue_active.avg.pct_of_peak_sustained_active": 80.0})
+        return m
+
+    monkeypatch.setattr(profiling, "profile", fake_profile)
+    monkeypatch.setattr(device, "fp32_peak_tflops", lambda: 50.0)
+    monkeypatch.setattr(mm, "measure_variant", lambda v, n, **kw: {"tflops": 25.0, "spread": 0.01})
+    monkeypatch.setattr(mm, "measure_cublas", lambda n: {"tflops": 40.0, "spread": 0.01})
+    rows = profiling.matmul_issue_experiment(lambda msg: None)
+    assert rows[0]["version"].startswith(profiling.ISSUE_FIRST_RUNG)
+    assert rows[-1]["version"] == mm.CUBLAS and seen[-1] == ("cublas", "gemm", True)
+    assert not any(lib for _, _, lib in seen[:-1])
+    r = rows[0]
+    assert r["ffma_share_pct"] == 75.0 and r["issue_bound_pct"] == 60.0
+    assert r["pct_fp32_peak"] == 50.0 and r["pct_cublas"] == 62.5
+    assert rows[-1]["pct_fp32_peak"] == 80.0
+    res = records.Result("profiling_matmul_issue", rows, {"gpu": "Some GPU"}, "live")
+    line = profiling.issue_summary(res)[0]
+    assert ("75% of its instructions are FFMAs, a scheduler issues in 80% of cycles: at most 60% "
+            "of the FP32 peak, measured 50%") in line
+    with pytest.raises(TypeError, match="profiling_matmul_issue"):
+        profiling.issue_summary(records.Result("profiling_matmul", rows, {}, "live"))
 
 
 # --------------------------------------------------------------------------- experiments

@@ -59,19 +59,28 @@ def available(tool: str = "ncu") -> bool:
 
 
 def ncu_command(program, *, kernel: str, metrics=(), sections=(), launch_skip: int = 0,
-                launch_count: int = 1) -> list[str]:
+                launch_count: int = 1, library: bool = False) -> list[str]:
     """The ``ncu`` command line that profiles ``launch_count`` launches of the kernel whose
     name starts with ``kernel`` (after skipping ``launch_skip`` of them: the first launch
     of a Numba kernel may include loading the module), collecting ``metrics`` and/or
     ``sections``, as CSV. The clocks are left alone (``--clock-control none``), as the
     course's timings leave them. ``program``: the command to run, e.g. ``["python3",
-    "script.py"]``."""
+    "script.py"]``. ``library=True``: ``kernel`` is a regular expression found anywhere in
+    the name of a library's kernel (cuBLAS's, say), which is not a Python function's."""
     program = [validate.string(p, f"program[{i}]") for i, p in
                enumerate(validate.sequence(program, "program"))]
     if not program:
         raise ValueError("program: give the command to profile, e.g. [\"python3\", \"x.py\"].")
     kernel = validate.string(kernel, "kernel")
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", kernel):
+    library = validate.boolean(library, "library")
+    if library:
+        try:
+            re.compile(kernel)
+        except re.error as e:
+            raise ValueError(f"kernel={kernel!r} is not a regular expression ({e}): with "
+                             "library=True give a pattern of the library kernel's name, e.g. "
+                             "\"gemm\".") from None
+    elif not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", kernel):
         raise ValueError(f"kernel={kernel!r} is not a Python function name: give the name of "
                          "the kernel's Python function (e.g. \"reduce_v1\").")
     metrics = [validate.string(m, f"metrics[{i}]") for i, m in
@@ -83,7 +92,8 @@ def ncu_command(program, *, kernel: str, metrics=(), sections=(), launch_skip: i
                          "[\"SpeedOfLight\"]) to collect.")
     validate.positive_int(launch_skip, "launch_skip", minimum=0)
     validate.positive_int(launch_count, "launch_count")
-    cmd = ["ncu", "--clock-control", "none", "--csv", "-k", f"regex:^{kernel}\\[",
+    cmd = ["ncu", "--clock-control", "none", "--csv", "-k",
+           f"regex:{kernel}" if library else f"regex:^{kernel}\\[",
            "--launch-skip", str(launch_skip), "--launch-count", str(launch_count)]
     if metrics:
         cmd += ["--metrics", ",".join(metrics)]
@@ -291,6 +301,15 @@ def _matmul_ladder_launch(index: int, n: int) -> None:
     _launch_matmul_twice(cz.ladder_variants()[index], n)
 
 
+def _cublas_launch(n: int) -> None:
+    """cuBLAS's SGEMM (CuPy's ``@`` on float32) on n x n operands, twice."""
+    import cupy as cp
+
+    a = cp.ones((n, n), dtype=cp.float32)
+    b = cp.ones((n, n), dtype=cp.float32)
+    _launch_twice(lambda: cp.matmul(a, b))
+
+
 def _print_result(got, want) -> None:
     """For a tool's log: whether the launch computed the right thing (a line the tools ignore)."""
     import json
@@ -347,6 +366,7 @@ _LAUNCHES = {"reduce": _reduce_launch, "stride": _stride_launch,
              "stride_part": _stride_part_launch,
              "transpose": _transpose_launch, "sum_loads": _sum_loads_launch,
              "matmul": _matmul_launch, "matmul_ladder": _matmul_ladder_launch,
+             "cublas": _cublas_launch,
              "smooth": _smooth_launch,
              "copy_unguarded": _copy_unguarded_launch,
              "matmul_early_return": _matmul_early_return_launch}
@@ -405,16 +425,20 @@ def _tool_run(cmd, what: str, timeout: float = 300.0) -> str:
     return done.stdout
 
 
-def profile(name: str, *args, kernel: str, metrics, launch_count: int = 1) -> dict:
+def profile(name: str, *args, kernel: str, metrics, launch_count: int = 1,
+            library: bool = False) -> dict:
     """Nsight Compute's ``metrics`` for a launch of ``kernel`` in a process that runs launch
     ``name`` with ``args`` (see ``launch_command``): {metric: value}. The first launch is
     skipped (it may include loading the module); of the ``launch_count`` launches after it,
-    the longest is kept (a reduction launches the same kernel again on its partial sums)."""
+    the longest is kept (a reduction launches the same kernel again on its partial sums).
+    ``library=True``: ``kernel`` is a pattern of a library kernel's name (``ncu_command``)."""
     launch_count = validate.positive_int(launch_count, "launch_count")
     cmd = ncu_command(launch_command(name, *args, python=_python()), kernel=kernel,
-                      metrics=metrics, launch_skip=1, launch_count=launch_count)
+                      metrics=metrics, launch_skip=1, launch_count=launch_count,
+                      library=library)
     what = " ".join([name, *map(str, args)])
-    rows = [r for r in parse_ncu_csv(_tool_run(cmd, what)) if r["kernel"] == kernel]
+    rows = [r for r in parse_ncu_csv(_tool_run(cmd, what))
+            if (re.search(kernel, r["kernel"]) if library else r["kernel"] == kernel)]
     if not rows:
         raise RuntimeError(f"ncu profiled no kernel named {kernel} in {what}.")
     launches: dict = {}
@@ -786,6 +810,91 @@ def matmul_roofline_experiment(progress) -> list[dict]:
                                  + m["lts__t_sectors_srcunit_tex_op_write.sum"]),
         })
     return rows
+
+
+# Why chapter 5's best matmul stops where it does: an SM sub-partition issues at most one warp
+# instruction per cycle and does at most one warp's FFMA (32 FP32 FMAs) per cycle, so the FP32
+# peak needs an FFMA issued every cycle; any other instruction takes that cycle's issue slot.
+ISSUE_METRICS = STALL_METRICS + (
+    "smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio",
+    "smsp__inst_executed.sum", "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+    "smsp__issue_active.avg.pct_of_peak_sustained_active",
+    "sm__warps_active.avg.per_cycle_active", "gpu__time_duration.sum")
+ISSUE_FIRST_RUNG = "regtile vectorized"  # the ladder's rungs from this one on are profiled
+CUBLAS_KERNEL = "gemm"  # a pattern of cuBLAS's SGEMM kernel names
+
+
+@records.experiment(
+    "profiling_matmul_issue", chapter="profiling",
+    title="Chapter 5's register-tiled matmuls and cuBLAS at 4096^3: how often a scheduler "
+          "issues, and how many of the instructions are FFMAs",
+    units={"inst": "warp instructions", "ffma_inst": "warp FFMA instructions",
+           "ffma_share_pct": "% of instructions", "issue_active_pct": "% of cycles",
+           "issue_bound_pct": "% of FP32 peak", "pct_fp32_peak": "% of FP32 peak",
+           "tflops": "TFLOP/s", "fp32_peak_tflops": "TFLOP/s", "pct_cublas": "% of cuBLAS"})
+def matmul_issue_experiment(progress) -> list[dict]:
+    """The register-tiled steps of chapter 5's ladder (from ``ISSUE_FIRST_RUNG`` on) and
+    cuBLAS's SGEMM, at 4096^3 float32: the warp instructions executed and the FFMAs among them
+    (Nsight Compute), the share of cycles in which a scheduler issued an instruction, and the
+    stall reasons. One issue slot per sub-partition and cycle, and one warp FFMA per cycle at
+    most, bound a kernel at (share of FFMAs) x (share of cycles issuing) of the FP32 peak:
+    ``issue_bound_pct``, beside the rate measured outside the profiler (``pct_fp32_peak``)."""
+    from . import device
+    from .kernels import coarsening as cz
+    from .kernels import matmul as mm
+
+    n = PROFILED_MATMUL_N
+    peak = device.fp32_peak_tflops()
+    ladder = cz.ladder_variants()
+    first = next(i for i, v in enumerate(ladder) if v.name.startswith(ISSUE_FIRST_RUNG))
+    todo = [(v.name, ("matmul_ladder", i, n), getattr(v.kernel, "py_func", v.kernel).__name__,
+             False, v) for i, v in enumerate(ladder) if i >= first]
+    todo.append((mm.CUBLAS, ("cublas", n), CUBLAS_KERNEL, True, None))
+    rows = []
+    cublas = mm.measure_cublas(n)
+    for label, launch, kernel, library, v in todo:
+        progress(f"ncu and timing: {label} (n = {n})")
+        m = profile(*launch, kernel=kernel, metrics=ISSUE_METRICS, library=library)
+        timed = cublas if v is None else mm.measure_variant(v, n, min_repeat=5, min_time=0.2)
+        inst = m["smsp__inst_executed.sum"]
+        ffma = m["smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"] / 32
+        share = 100 * ffma / inst
+        issue = m["smsp__issue_active.avg.pct_of_peak_sustained_active"]
+        rows.append({
+            "version": label, "n": n, "kernel": kernel, "inst": inst, "ffma_inst": ffma,
+            "ffma_share_pct": share, "issue_active_pct": issue,
+            "issue_bound_pct": share * issue / 100, "tflops": timed["tflops"],
+            "spread": timed["spread"], "fp32_peak_tflops": peak,
+            "pct_fp32_peak": 100 * timed["tflops"] / peak if peak else None,
+            "pct_cublas": 100 * timed["tflops"] / cublas["tflops"] if cublas else None,
+            "warps_active": m["sm__warps_active.avg.per_cycle_active"],
+            "stall_dispatch_stall": m[
+                "smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio"],
+            **{f"stall_{r}": m[f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio"]
+               for r in STALL_REASONS},
+        })
+    return rows
+
+
+def issue_summary(res) -> list[str]:
+    """One line per kernel of ``profiling_matmul_issue``: the share of its instructions that
+    are FFMAs, the share of cycles a scheduler issued, the bound their product sets, and the
+    rate measured (both as % of the FP32 peak), then its top stall reasons."""
+    if not isinstance(res, records.Result) or res.name != "profiling_matmul_issue":
+        raise TypeError("res must be the Result of profiling_matmul_issue "
+                        "(gp.records.run(\"profiling_matmul_issue\")).")
+    lines = []
+    for r in res.rows:
+        measured = (f"measured {r['pct_fp32_peak']:.0f}%" if r.get("pct_fp32_peak") is not None
+                    else "no FP32 peak known for this GPU")
+        stalls = ", ".join(f"{name} {value:.2f}" for name, value in top_stalls(r, 2))
+        lines.append(f"{r['version']}: {r['ffma_share_pct']:.0f}% of its instructions are FFMAs, "
+                     f"a scheduler issues in {r['issue_active_pct']:.0f}% of cycles: at most "
+                     f"{r['issue_bound_pct']:.0f}% of the FP32 peak, {measured} "
+                     f"(top stalls per issued instruction: {stalls})")
+    lines.append(f"({res.label})")
+    print("\n".join(lines))
+    return lines
 
 
 # The L2's read bandwidth, for an L2 roof: a buffer a fraction of the L2 read again and again

@@ -75,9 +75,9 @@ def test_ncu_command_picks_the_kernel_by_its_python_name():
 
 @pytest.mark.parametrize("path", record_paths_with("profiling_matmul_issue"), ids=lambda p: p.stem)
 def test_recorded_matmuls_run_at_the_rate_their_issue_slots_allow(path):
-    """Every profiled matmul, cuBLAS included, runs within a few points of the FP32 peak's
-    share that its FFMA share and its issue rate allow, and not above it by more than noise;
-    cuBLAS has the larger FFMA share and the higher issue rate than any of the course's."""
+    """Every profiled matmul, cuBLAS included, runs a few points below the FP32 peak's share
+    that its FFMA share and its issue rate allow (the clock and the grid's tail), never above
+    it; cuBLAS has a larger FFMA share and a higher issue rate than any of the course's."""
     res = records.recorded("profiling_matmul_issue", path=path)
     rows = {r["version"]: r for r in res.rows}
     for r in res.rows:
@@ -90,6 +90,8 @@ def test_recorded_matmuls_run_at_the_rate_their_issue_slots_allow(path):
 def test_the_issue_experiment_bounds_each_kernel_by_its_ffma_share_and_issue_rate(monkeypatch):
     """The experiment's arithmetic on made-up counters: 3 of 4 instructions FFMAs, issuing in 80%
     of cycles, bound the kernel at 60% of the FP32 peak; cuBLAS is profiled by a name pattern."""
+    import dataclasses
+
     from gpuperf import device
     from gpuperf.kernels import matmul as mm
 
@@ -98,13 +100,15 @@ def test_the_issue_experiment_bounds_each_kernel_by_its_ffma_share_and_issue_rat
     def fake_profile(name, *args, kernel, metrics, library=False):
         seen.append((name, kernel, library))
         m = {k: 0.5 for k in metrics}
-        m.update({"smsp__inst_executed.sum": 4000.0,
+        m.update({"smsp__inst_issued.sum": 4000.0,
                   "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": 32 * 3000.0,
                   "smsp__issue_active.avg.pct_of_peak_sustained_active": 80.0})
         return m
 
     monkeypatch.setattr(profiling, "profile", fake_profile)
     monkeypatch.setattr(device, "fp32_peak_tflops", lambda: 50.0)
+    hopper = dataclasses.replace(device.info(), compute_capability=(9, 0))
+    monkeypatch.setattr(device, "info", lambda: hopper)
     monkeypatch.setattr(mm, "measure_variant", lambda v, n, **kw: {"tflops": 25.0, "spread": 0.01})
     monkeypatch.setattr(mm, "measure_cublas", lambda n: {"tflops": 40.0, "spread": 0.01})
     rows = profiling.matmul_issue_experiment(lambda msg: None)
@@ -117,8 +121,13 @@ def test_the_issue_experiment_bounds_each_kernel_by_its_ffma_share_and_issue_rat
     assert rows[-1]["pct_fp32_peak"] == 80.0
     res = records.Result("profiling_matmul_issue", rows, {"gpu": "Some GPU"}, "live")
     line = profiling.issue_summary(res)[0]
-    assert ("75% of its instructions are FFMAs, a scheduler issues in 80% of cycles: at most 60% "
+    assert ("75% of its instructions are FFMAs, a scheduler issues in 80% of cycles: together 60% "
             "of the FP32 peak, measured 50%") in line
+    # a 64-lane SM (a T4's, compute capability 7.5) does a warp FFMA every second cycle: the
+    # same counters allow twice the share of its (halved) peak
+    turing = dataclasses.replace(hopper, compute_capability=(7, 5))
+    monkeypatch.setattr(device, "info", lambda: turing)
+    assert profiling.matmul_issue_experiment(lambda msg: None)[0]["issue_bound_pct"] == 100.0
     with pytest.raises(TypeError, match="profiling_matmul_issue"):
         profiling.issue_summary(records.Result("profiling_matmul", rows, {}, "live"))
 

@@ -755,13 +755,16 @@ def test_the_single_pass_prose_holds_for_every_recorded_gpu(path):
         for n in big:
             block_extra = by["block atomics", n]["gpu_ms"] - by["two passes", n]["gpu_ms"]
             assert abs(block_extra) < extra[n] / 4, n
-    # the edge battery: the single pass right, the atomics wrong on subnormals only
+    # the edge battery: the single pass right; the atomics wrong in every subnormal case, at
+    # every offset, and in nothing else, returning zero ("return zero for a sum of subnormals")
     assert by["single pass", 2**28]["edge_cases"] == 0
+    subnormal_cases = sum(name.startswith("subnormal") for name, _, _ in red._edge_cases("sum", 8))
     for label in ("warp atomics", "block atomics"):
         if (label, 2**28) in by:
             row = by[label, 2**28]
-            assert row["edge_cases"] > 0
-            assert all(f.strip().startswith("subnormal") for f in row["edge_failures"].split(";"))
+            assert row["edge_cases"] == 4 * subnormal_cases, label
+            shown = [f.strip() for f in row["edge_failures"].split(";")]
+            assert all(f.startswith("subnormal") and ": got 0.0," in f for f in shown), shown
 
 
 def test_the_atomics_ablation_summary_finds_a_record_that_has_it(capsys):
@@ -785,7 +788,9 @@ def test_the_atomics_ablation_summary_finds_a_record_that_has_it(capsys):
                       for r in records.recorded("reduce_single_pass", path=p).rows)]
     text = red.atomics_ablation_summary(older)
     if shipped:
-        assert "predates this ablation" in text and "one atomic per block" in text
+        gpu = records.recorded("reduce_single_pass", path=shipped[0]).gpu
+        assert "predates this ablation" in text and f"from the {gpu} record" in text
+        assert "one atomic per block -" in text or "one atomic per block +" in text
     else:
         assert "no shipped record has them" in text
     with pytest.raises(ValueError, match="res"):

@@ -812,12 +812,14 @@ def matmul_roofline_experiment(progress) -> list[dict]:
     return rows
 
 
-# Why chapter 5's best matmul stops where it does: an SM sub-partition issues at most one warp
-# instruction per cycle and does at most one warp's FFMA (32 FP32 FMAs) per cycle, so the FP32
-# peak needs an FFMA issued every cycle; any other instruction takes that cycle's issue slot.
+# Why chapter 5's best matmul stops where it does: an SM's four sub-partitions each issue at
+# most one warp instruction per cycle, and each does lanes/4 FP32 multiply-adds per cycle (one
+# warp FFMA per cycle on a 128-lane SM such as Hopper's, one every two cycles on a 64-lane SM
+# such as a T4's or an A100's). The FP32 rate is then issue rate x FFMA share x 128/lanes of the
+# peak: any other instruction takes an issue slot an FFMA could have used.
 ISSUE_METRICS = STALL_METRICS + (
     "smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio",
-    "smsp__inst_executed.sum", "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+    "smsp__inst_issued.sum", "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
     "smsp__issue_active.avg.pct_of_peak_sustained_active",
     "sm__warps_active.avg.per_cycle_active", "gpu__time_duration.sum")
 ISSUE_FIRST_RUNG = "regtile vectorized"  # the ladder's rungs from this one on are profiled
@@ -828,23 +830,29 @@ CUBLAS_KERNEL = "gemm"  # a pattern of cuBLAS's SGEMM kernel names
     "profiling_matmul_issue", chapter="profiling",
     title="Chapter 5's register-tiled matmuls and cuBLAS at 4096^3: how often a scheduler "
           "issues, and how many of the instructions are FFMAs",
-    units={"inst": "warp instructions", "ffma_inst": "warp FFMA instructions",
+    units={"inst": "warp instructions issued", "ffma_inst": "warp FFMA instructions",
            "ffma_share_pct": "% of instructions", "issue_active_pct": "% of cycles",
            "issue_bound_pct": "% of FP32 peak", "pct_fp32_peak": "% of FP32 peak",
-           "tflops": "TFLOP/s", "fp32_peak_tflops": "TFLOP/s", "pct_cublas": "% of cuBLAS"})
+           "tflops": "TFLOP/s", "fp32_peak_tflops": "TFLOP/s", "pct_cublas": "% of cuBLAS",
+           "fp32_lanes_per_sm": "lanes"})
 def matmul_issue_experiment(progress) -> list[dict]:
     """The register-tiled steps of chapter 5's ladder (from ``ISSUE_FIRST_RUNG`` on) and
-    cuBLAS's SGEMM, at 4096^3 float32: the warp instructions executed and the FFMAs among them
-    (Nsight Compute), the share of cycles in which a scheduler issued an instruction, and the
-    stall reasons. One issue slot per sub-partition and cycle, and one warp FFMA per cycle at
-    most, bound a kernel at (share of FFMAs) x (share of cycles issuing) of the FP32 peak:
-    ``issue_bound_pct``, beside the rate measured outside the profiler (``pct_fp32_peak``)."""
+    cuBLAS's SGEMM, at 4096^3 float32: the warp instructions issued and the FFMAs among them
+    (Nsight Compute), the share of active cycles in which a scheduler issued an instruction, and
+    the stall reasons. One issue slot per sub-partition and cycle, and lanes/4 multiply-adds per
+    sub-partition and cycle, give the share of the FP32 peak those counters allow:
+    ``issue_bound_pct`` = FFMA share x issue rate x 128/lanes (at most 100). It is an equality
+    up to the clock (the peak is taken at the maximum clock) and the cycles an SM idles at the
+    end of the grid (the issue rate counts active cycles), so the rate measured outside the
+    profiler (``pct_fp32_peak``) sits a little below it; what it shows is which factor, the
+    FFMA share or the issue rate, keeps a kernel from the peak."""
     from . import device
     from .kernels import coarsening as cz
     from .kernels import matmul as mm
 
     n = PROFILED_MATMUL_N
     peak = device.fp32_peak_tflops()
+    lanes = device.FP32_LANES_PER_SM.get(tuple(device.info().compute_capability or ()))
     ladder = cz.ladder_variants()
     first = next(i for i, v in enumerate(ladder) if v.name.startswith(ISSUE_FIRST_RUNG))
     todo = [(v.name, ("matmul_ladder", i, n), getattr(v.kernel, "py_func", v.kernel).__name__,
@@ -856,14 +864,16 @@ def matmul_issue_experiment(progress) -> list[dict]:
         progress(f"ncu and timing: {label} (n = {n})")
         m = profile(*launch, kernel=kernel, metrics=ISSUE_METRICS, library=library)
         timed = cublas if v is None else mm.measure_variant(v, n, min_repeat=5, min_time=0.2)
-        inst = m["smsp__inst_executed.sum"]
+        inst = m["smsp__inst_issued.sum"]
         ffma = m["smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"] / 32
         share = 100 * ffma / inst
         issue = m["smsp__issue_active.avg.pct_of_peak_sustained_active"]
         rows.append({
             "version": label, "n": n, "kernel": kernel, "inst": inst, "ffma_inst": ffma,
-            "ffma_share_pct": share, "issue_active_pct": issue,
-            "issue_bound_pct": share * issue / 100, "tflops": timed["tflops"],
+            "ffma_share_pct": share, "issue_active_pct": issue, "fp32_lanes_per_sm": lanes,
+            "issue_bound_pct": (min(100.0, share * issue / 100 * 128 / lanes) if lanes
+                                else None),
+            "tflops": timed["tflops"],
             "spread": timed["spread"], "fp32_peak_tflops": peak,
             "pct_fp32_peak": 100 * timed["tflops"] / peak if peak else None,
             "pct_cublas": 100 * timed["tflops"] / cublas["tflops"] if cublas else None,
@@ -878,19 +888,21 @@ def matmul_issue_experiment(progress) -> list[dict]:
 
 def issue_summary(res) -> list[str]:
     """One line per kernel of ``profiling_matmul_issue``: the share of its instructions that
-    are FFMAs, the share of cycles a scheduler issued, the bound their product sets, and the
-    rate measured (both as % of the FP32 peak), then its top stall reasons."""
+    are FFMAs, the share of cycles a scheduler issued, the share of the FP32 peak the two allow,
+    and the rate measured (both as % of the peak), then its top stall reasons."""
     if not isinstance(res, records.Result) or res.name != "profiling_matmul_issue":
         raise TypeError("res must be the Result of profiling_matmul_issue "
                         "(gp.records.run(\"profiling_matmul_issue\")).")
     lines = []
     for r in res.rows:
-        measured = (f"measured {r['pct_fp32_peak']:.0f}%" if r.get("pct_fp32_peak") is not None
-                    else "no FP32 peak known for this GPU")
+        if r.get("pct_fp32_peak") is not None and r.get("issue_bound_pct") is not None:
+            rate = (f"together {r['issue_bound_pct']:.0f}% of the FP32 peak, measured "
+                    f"{r['pct_fp32_peak']:.0f}%")
+        else:
+            rate = "no FP32 peak known for this GPU"
         stalls = ", ".join(f"{name} {value:.2f}" for name, value in top_stalls(r, 2))
         lines.append(f"{r['version']}: {r['ffma_share_pct']:.0f}% of its instructions are FFMAs, "
-                     f"a scheduler issues in {r['issue_active_pct']:.0f}% of cycles: at most "
-                     f"{r['issue_bound_pct']:.0f}% of the FP32 peak, {measured} "
+                     f"a scheduler issues in {r['issue_active_pct']:.0f}% of cycles: {rate} "
                      f"(top stalls per issued instruction: {stalls})")
     lines.append(f"({res.label})")
     print("\n".join(lines))

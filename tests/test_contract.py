@@ -991,7 +991,9 @@ BAD.update({f"gpuperf.kernels.reduce:{f}": [B(getattr(rd, f), 100, word="block")
                       "make_v3", "make_v4", "make_v4_1", "make_v4_2", "make_v5", "make_v6")})
 BAD.update({f"gpuperf.kernels.reduce:{f}": [B(getattr(rd, f), 2048, word="block")]
             for f in ("make_v7", "make_v8", "make_single_pass", "make_argmax",
-                      "make_warp_atomic", "make_per_block_atomic")})
+                      "make_warp_atomic", "make_per_block_atomic", "make_spread_atomic")})
+BAD["gpuperf.kernels.reduce:make_spread_atomic"].append(B(rd.make_spread_atomic, 256, 0,
+                                                          word="words"))
 BAD["gpuperf.kernels.reduce:make_argmax"].append(B(rd.make_argmax, 256, 2, word="width"))
 BAD["gpuperf.kernels.reduce:make_single_pass"].append(B(rd.make_single_pass, 256, 2,
                                                         word="width"))

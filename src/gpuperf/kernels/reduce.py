@@ -719,6 +719,39 @@ def make_per_block_atomic(block: int):
     return reduce_per_block_atomic
 
 
+# The spread control's atomics land on SPREAD_WORDS words this far apart (in floats): 128
+# bytes, so that no two of its words share an L2 line.
+SPREAD_WORD_STRIDE = 32
+SPREAD_WORDS = 16
+
+
+@functools.lru_cache(maxsize=None)
+def make_spread_atomic(block: int, words: int = SPREAD_WORDS):
+    """The warp atomics' other control: the same loads, grid and one atomic per warp, but warp
+    ``w`` adds into word ``w % words`` of ``out``, the words 128 bytes apart
+    (``SPREAD_WORD_STRIDE`` floats): as many atomics as ``make_warp_atomic``, on ``words``
+    addresses instead of one. Not a finished sum: the words must be zero before the launch and
+    added up after it (``out[::SPREAD_WORD_STRIDE].sum()``)."""
+    block = _check_block("v8", block)
+    words = validate.positive_int(words, "words")
+
+    @cuda.jit
+    def reduce_spread_atomic(x, out, n, head):
+        g = cuda.blockIdx.x * block + cuda.threadIdx.x
+        total = warp_sum(_vector_stride_sum(x, n, head, g, cuda.gridDim.x * block))
+        if cuda.threadIdx.x % WARP == 0:
+            cuda.atomic.add(out, ((g // WARP) % words) * SPREAD_WORD_STRIDE, total)
+
+    return reduce_spread_atomic
+
+
+@cuda.jit
+def _zero_all(out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = float32(0.0)
+
+
 @cuda.jit(device=True, inline=True)
 def _beats(a, ia, b, ib):
     """Whether (value a, index ia) wins over (b, ib) in an argmax that agrees with NumPy's: a
@@ -1060,6 +1093,8 @@ PTX_TARGETS = [(_zero, "void(float32[::1])"),
     for b in (32, 256, 1024)] + [
     (make_per_block_atomic(b), "void(float32[::1], float32[::1], int64, int64)")
     for b in (32, 256, 1024)] + [
+    (make_spread_atomic(b), "void(float32[::1], float32[::1], int64, int64)")
+    for b in (32, 256, 1024)] + [(_zero_all, "void(float32[::1])")] + [
     (make_argmax(b, w), _SIG_ARGMAX) for b in (32, 256, 1024) for w in (1, 4)]
 
 
@@ -2467,19 +2502,38 @@ def _warp_atomic_calls(d_x, n: int, grid: int, block: int, make=None):
     launches per call, both packed where they can be)."""
     make = make or make_warp_atomic
     out = cuda.device_array(1, dtype=np.float32)
-    zero, packed = _one_launch(_zero, 1, 1, out)
-    add, _ = _one_launch(make(block), grid, block, d_x, out, n, head_elements(d_x, n))
+    zero, zero_packed = _one_launch(_zero, 1, 1, out)
+    add, add_packed = _one_launch(make(block), grid, block, d_x, out, n, head_elements(d_x, n))
 
     def run():
         zero()
         add()
 
-    return run, lambda: float(out.copy_to_host()[0]), packed
+    return run, lambda: float(out.copy_to_host()[0]), zero_packed and add_packed
 
 
 def _block_atomic_calls(d_x, n: int, grid: int, block: int):
     """``(run, fetch, packed)``: as ``_warp_atomic_calls``, with one atomic per block."""
     return _warp_atomic_calls(d_x, n, grid, block, make_per_block_atomic)
+
+
+def _spread_atomic_calls(d_x, n: int, grid: int, block: int, words: int = SPREAD_WORDS):
+    """``(run, fetch, packed)``: as ``_warp_atomic_calls``, with ``make_spread_atomic``: a
+    launch zeroes the ``words`` words, and ``fetch`` adds them up on the host (in float64; on
+    integer input every partial and their sum are exact)."""
+    out = cuda.device_array(words * SPREAD_WORD_STRIDE, dtype=np.float32)
+    zero, zero_packed = _one_launch(_zero_all, (out.size + 255) // 256, 256, out)
+    add, add_packed = _one_launch(make_spread_atomic(block, words), grid, block, d_x, out, n,
+                                  head_elements(d_x, n))
+
+    def run():
+        zero()
+        add()
+
+    def fetch():
+        return float(out.copy_to_host()[::SPREAD_WORD_STRIDE].sum(dtype=np.float64))
+
+    return run, fetch, zero_packed and add_packed
 
 
 def _argmax_calls(d_x, n: int, grid: int, block: int, width: int = 4):
@@ -2501,8 +2555,10 @@ def _argmax_calls(d_x, n: int, grid: int, block: int, width: int = 4):
 def single_pass_experiment(progress):
     """At each of ``SINGLE_PASS_SIZES``: v8's loads without unroll (the ablation's (4, 1, 4))
     in v8's two-launch plan, the same loads and grid in ``make_single_pass``, in
-    ``make_warp_atomic`` (a zeroing launch, then one atomic per warp) and in its ablation
-    ``make_per_block_atomic`` (the same, one atomic per block); all timed back to back
+    ``make_warp_atomic`` (a zeroing launch, then one atomic per warp) and in its two controls,
+    ``make_per_block_atomic`` (the same, one atomic per block) and ``make_spread_atomic``
+    (one atomic per warp, spread over ``SPREAD_WORDS`` words: ``addresses`` says how many words the atomics
+    land on; its words are added on the host, a control, not a sum); all timed back to back
     like the ladder, with the host's microseconds per call beside them and, after every event
     timing, the GPU's own busy time per call (CUPTI). All launch the same way (``packed``:
     one driver call per kernel), so that the host's cost of a launch through Numba does not
@@ -2518,9 +2574,11 @@ def single_pass_experiment(progress):
                          launches=len(two.launches), correct=got == exact, packed=two.packed,
                          **_host_us(_plan_calls(two, d_x)[0])))
         runs.append(_plan_calls(two, d_x)[0])
+        first = len(rows) - 1
         for label, calls, launches in (("single pass", _single_pass_calls, 1),
                                        ("warp atomics", _warp_atomic_calls, 2),
-                                       ("block atomics", _block_atomic_calls, 2)):
+                                       ("block atomics", _block_atomic_calls, 2),
+                                       ("spread atomics", _spread_atomic_calls, 2)):
             run, fetch, packed = calls(d_x, n, two.grid, two.block)
             run()
             value = fetch()
@@ -2530,16 +2588,17 @@ def single_pass_experiment(progress):
             rows.append(_row(label, n, _time_calls(run), value, ref, block=two.block,
                              blocks=two.grid, launches=launches, correct=got == exact,
                              packed=packed, **_host_us(run)))
+            if label.endswith("atomics"):
+                rows[-1]["addresses"] = SPREAD_WORDS if label == "spread atomics" else 1
             runs.append(run)
-            if n == SINGLE_PASS_SIZES[-1]:  # the edge battery, once per kernel
+            if n == SINGLE_PASS_SIZES[-1] and label != "spread atomics":  # a control, no sum
                 failed = edge_case_failures("sum" if label == "single pass" else label, 4,
                                             two.block)
                 rows[-1].update(edge_cases=len(failed), edge_failures="; ".join(failed[:4]))
-        for r in rows[-4:]:
-            r["pct_two_pass"] = 100 * rows[-4]["ms"] / r["ms"]
-        progress(f"n = 2^{n.bit_length() - 1}: two passes {rows[-4]['ms'] * 1e3:8.1f} us, "
-                 f"one {rows[-3]['ms'] * 1e3:8.1f} us, warp atomics {rows[-2]['ms'] * 1e3:8.1f} "
-                 f"us, block atomics {rows[-1]['ms'] * 1e3:8.1f} us")
+        for r in rows[first:]:
+            r["pct_two_pass"] = 100 * rows[first]["ms"] / r["ms"]
+        progress(f"n = 2^{n.bit_length() - 1}: " + ", ".join(
+            f"{r['version']} {r['ms'] * 1e3:.1f} us" for r in rows[first:]))
     for r, run in zip(rows, runs):  # CUPTI last: launches after a profiling session run slower
         r.update(_gpu_busy(run))
     return rows
@@ -2714,6 +2773,24 @@ def argmax_experiment(progress):
     return rows
 
 
+# The one-launch patterns with atomics in reduce_single_pass: (row label, threads per atomic,
+# None for a whole block) and how the ablation's lines call them.
+_ATOMIC_ROWS = (("warp atomics", WARP, "one atomic per warp"),
+                ("spread atomics", WARP, "one atomic per warp, spread"),
+                ("block atomics", None, "one atomic per block"))
+
+
+def _atomics_count(row) -> str:
+    """How many atomics one call of an atomics row does, and on how many addresses ("" where
+    the row lacks its grid)."""
+    if not (row.get("blocks") and row.get("block")):
+        return ""
+    per = next(p for label, p, _ in _ATOMIC_ROWS if label == row["version"])
+    count = row["blocks"] * (row["block"] // per if per else 1)
+    addresses = row.get("addresses", 1)
+    return f"{count:,} atomics on {'one address' if addresses == 1 else f'{addresses} addresses'}"
+
+
 def single_pass_summary(res) -> str:
     """One line per size of ``reduce_single_pass``: the single pass's speed as a share of the
     two passes' (above 100%: faster), both launches' host cost, and whether both sums were
@@ -2737,7 +2814,7 @@ def single_pass_summary(res) -> str:
                      f"{100 * two['ms'] / one['ms']:.0f}% of the two passes' speed; host "
                      f"{one['host_us']:.1f} against {two['host_us']:.1f} us per call{gpu}; "
                      f"exact: {'yes' if one['correct'] and two['correct'] else 'NO'}")
-        for label, per in (("warp atomics", WARP), ("block atomics", None)):
+        for label, _, _ in _ATOMIC_ROWS:
             row = next((r for r in res.rows if r["n"] == n and r["version"] == label), None)
             if not row:
                 continue
@@ -2745,9 +2822,8 @@ def single_pass_summary(res) -> str:
             if row.get("gpu_ms") is not None and two.get("gpu_ms") is not None:
                 busy = (f"; the GPU busy {row['gpu_ms'] * 1e3:.1f} us, "
                         f"{(row['gpu_ms'] - two['gpu_ms']) * 1e3:+.1f} us against two passes")
-            if row.get("blocks") and row.get("block"):
-                atomics = row["blocks"] * (row["block"] // per if per else 1)
-                busy += f"; {atomics:,} atomics on one address"
+            if _atomics_count(row):
+                busy += f"; {_atomics_count(row)}"
             lines.append(f"    {label}: {row['ms'] * 1e3:.1f} us, "
                          f"{100 * two['ms'] / row['ms']:.0f}% of the two passes' speed{busy}; "
                          f"exact: {'yes' if row['correct'] else 'NO'}")
@@ -2787,10 +2863,12 @@ def _with_block_atomics(res):
 
 def atomics_ablation_summary(res) -> str:
     """The warp atomics' ablation in ``reduce_single_pass``, one line per size: the GPU's busy
-    time per call with one atomic per warp and with one per block, each against the two
-    passes', and how many atomics land on the one address. A record made before the ablation
-    existed has no ``block atomics`` rows: then the lines come from a shipped record that has
-    them, and say so."""
+    time per call with one atomic per warp, with one per warp spread over ``SPREAD_WORDS``
+    words, and with one per block, each against the two passes', and how many atomics land on
+    how many addresses. Without the GPU's busy time (a live run without CUPTI) the lines
+    compare the time per call, and say so. A record made before the ablation existed has no
+    ``block atomics`` rows: then the lines come from a shipped record that has them, and say
+    so."""
     validate.result(res, "res")
     for c in ("version", "n"):
         validate.column(res, c, "res column")
@@ -2806,22 +2884,24 @@ def atomics_ablation_summary(res) -> str:
         lines.append(f"The result shown ({res.label}) predates this ablation; from the "
                      f"{found.gpu} record:")
     by = {(r["version"], r["n"]): r for r in found.rows}
+    # the GPU's own busy time where every row has it; a live run without CUPTI has only the
+    # time per call, which the host's launches can set (the lines say which they compare)
+    busy = all(r.get("gpu_ms") is not None for r in found.rows
+               if r["version"] in ("two passes", *(a for a, _, _ in _ATOMIC_ROWS)))
+    key, what = ("gpu_ms", "the GPU busy per call") if busy else ("ms", "time per call (no GPU "
+                                                                  "busy time in this result)")
     for n in sorted({r["n"] for r in found.rows}):
         two = by.get(("two passes", n))
         parts = []
-        for label, per in (("warp atomics", "warp"), ("block atomics", "block")):
+        for label, _, name in _ATOMIC_ROWS:
             row = by.get((label, n))
-            if not (two and row and row.get("gpu_ms") is not None
-                    and two.get("gpu_ms") is not None):
+            if not (two and row and row.get(key) is not None and two.get(key) is not None):
                 continue
-            atomics = ""
-            if row.get("blocks") and row.get("block"):
-                count = row["blocks"] * (row["block"] // WARP if per == "warp" else 1)
-                atomics = f" ({count:,} atomics)"
-            parts.append(f"one atomic per {per} {(row['gpu_ms'] - two['gpu_ms']) * 1e3:+.1f} us"
-                         f"{atomics}")
+            count = _atomics_count(row)
+            parts.append(f"{name} {(row[key] - two[key]) * 1e3:+.1f} us"
+                         + (f" ({count})" if count else ""))
         if parts:
-            lines.append(f"n = 2^{n.bit_length() - 1}: the GPU busy per call against two passes: "
+            lines.append(f"n = 2^{n.bit_length() - 1}: {what} against two passes: "
                          + ", ".join(parts))
     battery = [(per, r) for per, label in (("warp", "warp atomics"), ("block", "block atomics"))
                for r in found.rows if r["version"] == label and r.get("edge_cases") is not None]
@@ -3391,7 +3471,9 @@ __all__ = [
     "STUDY_NOTES_V100_UTILIZATION", "study_notes_table", "show_study_notes", "head_elements",
     "measure_point", "make_single_pass", "reduce_single_pass", "single_pass_summary",
     "make_argmax", "argmax", "warp_argmax", "argmax_summary", "make_warp_atomic",
-    "make_per_block_atomic", "edge_case_failures", "atomics_ablation_summary",
+    "make_per_block_atomic", "make_spread_atomic", "SPREAD_WORD_STRIDE", "SPREAD_WORDS",
+    "edge_case_failures",
+    "atomics_ablation_summary",
     "SINGLE_PASS_SIZES",
     "tree_sum_f32", "sequential_sum_f32", "summation_errors", "plot_summation_errors",
     "show_order_effects",

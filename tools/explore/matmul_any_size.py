@@ -34,7 +34,7 @@ strip block does all of K on the guarded path with two barriers per tile, so a s
 takes about as long as the whole fast kernel: after it in one stream it almost doubles the
 time; two strips in one side stream ran one after the other (51.0% at 4100 in the run before);
 each in its own stream they run beside the fast kernel and the call is as fast as chapter 5's
-kernel, no faster, because now the strips set the time. 
+kernel, no faster, because now the strips set the time.
 Second run, the strips' K split 16 ways (``split=True``), one run, same GPU; "strips beside it"
 is the third column above run again (it moved from 66.3 to 75.7% at 4100: the strips' blocks
 and the fast kernel's share the SMs in whatever order the scheduler picks):

@@ -15,42 +15,21 @@ First run, NVIDIA H100 80GB HBM3, 2026-11-27, numba-cuda 0.30.4 (grid 512 or 528
 Up to 2^24 the excess is contention on the one word: the same 8,192-8,448 atomics spread over 16
 words cost nothing. At 2^28 a smaller excess stays when they are spread and goes only with 16x
 fewer atomics (one per block): there it follows the number of atomics, not the address.
+
+Later (H200 record of reduce_single_pass, with this control as its row): that last reading does
+not hold. The grid is the same 528 blocks at 2^24 and 2^28, so the spread atomics are the same
+8,448 at both sizes, and cost about nothing at 2^24; what grows at 2^28 is not separated yet (the
+end of the kernel differs too: one atomic per block adds a barrier and shared memory).
 """
-import numpy as np
-from numba import cuda, float32
+from numba import cuda
 
 from gpuperf.kernels import reduce as red
 
-WARP = 32
-
-
-def make_spread(block, words):
-    @cuda.jit
-    def spread(x, out, n, head):
-        g = cuda.blockIdx.x * block + cuda.threadIdx.x
-        total = red.warp_sum(red._vector_stride_sum(x, n, head, g, cuda.gridDim.x * block))
-        if cuda.threadIdx.x % WARP == 0:
-            cuda.atomic.add(out, ((g // WARP) % words) * 32, total)
-    return spread
-
-
-@cuda.jit
-def zero_words(out):
-    i = cuda.grid(1)
-    if i < out.size:
-        out[i] = float32(0.0)
-
 
 def calls(d_x, n, grid, block, words):
-    out = cuda.device_array(words * 32, dtype=np.float32)
-    zero, _ = red._one_launch(zero_words, (words * 32 + 255) // 256, 256, out)
-    add, _ = red._one_launch(make_spread(block, words), grid, block, d_x, out, n,
-                             red.head_elements(d_x, n))
-
-    def run():
-        zero()
-        add()
-    return run, lambda: float(out.copy_to_host().sum(dtype=np.float64))
+    """``(run, fetch)``: the package's spread control (``reduce.make_spread_atomic``, which this
+    exploration became), with ``words`` words."""
+    return red._spread_atomic_calls(d_x, n, grid, block, words)[:2]
 
 
 rows = []

@@ -474,6 +474,33 @@ BAD = {
     "gpuperf.kernels.coalescing:transpose": [B(co.transpose, X, word="a")],
     # ------------------------------------------------------------------ coarsening
     "gpuperf.kernels.coarsening:make_coarsened": [B(cs.make_coarsened, 32, 0, word="factor")],
+    "gpuperf.kernels.coarsening:make_regtile_fast": [
+        B(cs.make_regtile_fast, 64, 64, 4, 4, 4, word="vectors"),
+        B(cs.make_regtile_fast, 128, 128, 8, 8, 8, 3, word="k_steps")],
+    "gpuperf.kernels.coarsening:FastMatmul.__init__": [
+        B(cs.FastMatmul, 32, 32, 8, 4, 4, 2, splits=0, word="splits")],
+    "gpuperf.kernels.coarsening:FastMatmul.__call__": [
+        B(lambda: cs.fast_matmul(32, 32, 8, 4, 4, 2)(cs.cuda.to_device(np.ones((4, 4), np.float32)),
+                                                      cs.cuda.to_device(np.ones((4, 4), np.float32)),
+                                                      cs.cuda.device_array((4, 5), np.float32)),
+          word="shape"),
+        B(lambda: cs.fast_matmul(32, 32, 8, 4, 4, 2)(np.ones(4, np.float32),
+                                                      np.ones((4, 4), np.float32),
+                                                      np.ones((4, 4), np.float32)),
+          err=TypeError, word="2-D"),
+        B(lambda: cs.fast_matmul(32, 32, 8, 4, 4, 2)(np.ones((4, 4), np.float32),
+                                                      np.ones((4, 4), np.float32),
+                                                      np.ones((4, 4), np.float32)),
+          err=TypeError, word="device array")],
+    "gpuperf.kernels.coarsening:fast_matmul": [B(cs.fast_matmul, 128, 128, 8, 8, 8, 2, 0,
+                                                 word="splits")],
+    "gpuperf.kernels.coarsening:fast_variant": [B(cs.fast_variant, 100, word="block tile")],
+    "gpuperf.kernels.coarsening:fast_kernel_variant": [
+        B(cs.fast_kernel_variant, index="int32", word="index")],
+    "gpuperf.kernels.coarsening:inner_loop_mix": [B(cs.inner_loop_mix, "v", err=TypeError,
+                                                    word="Variant")],
+    "gpuperf.kernels.coarsening:fast_path_summary": [
+        B(cs.fast_path_summary, "res", err=TypeError, word="res")],
     "gpuperf.kernels.coarsening:make_vecadd_coarsened": [B(cs.make_vecadd_coarsened, 0,
                                                            word="factor")],
     "gpuperf.kernels.coarsening:make_regtile_scalar": [B(cs.make_regtile_scalar, 0,

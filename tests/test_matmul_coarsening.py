@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from conftest import record_paths_with
 from numba import cuda, float32
 
 import gpuperf as gp
@@ -439,3 +440,110 @@ def test_a_replay_like_another_result_comes_from_that_gpu(monkeypatch):
     stranger = gp.records.Result("x", [], {"gpu": "No Such GPU"}, "recorded")
     assert gp.records.run("matmul_ladder", live=False, like=stranger).meta["gpu"] == \
         gp.records.recorded("matmul_ladder").meta["gpu"]
+
+
+# The fast path alone, made whole by FastMatmul: 32x32 blocks of 4x4 thread tiles (64
+# threads, one A and one B vector each per k-tile of 8). 64x40x64: the interior only;
+# 70x44x36: a k-tail, a right strip of 4 columns and a bottom strip of 6 rows; 64x12x96: a
+# k-tail only; 33x47x29 (K not a multiple of 4) and 20x8x20 (smaller than a tile): the
+# double-buffered kernel throughout.
+@pytest.mark.parametrize("M,K,N", [(64, 40, 64), (70, 44, 36), (64, 12, 96), (33, 47, 29),
+                                   (20, 8, 20)])
+@pytest.mark.parametrize("k_steps", [1, 2])
+def test_fast_matmul_computes_any_shape(k_steps, M, K, N):
+    _check(co.fast_variant(32, 32, 8, 4, 4, k_steps), M, K, N)
+
+
+def test_fast_matmul_gives_the_same_bits_every_call():
+    """The strips' partial sums are added in a fixed order: no atomics, the same result."""
+    f = co.fast_matmul(32, 32, 8, 4, 4, 2)
+    A = cuda.to_device(ex.random_array((70, 44), 3))
+    B = cuda.to_device(ex.random_array((44, 36), 4))
+    results = []
+    for _ in range(2):
+        C = cuda.to_device(ex.poisoned((70, 36)))
+        f(A, B, C)
+        cuda.synchronize()
+        results.append(C.copy_to_host())
+    assert np.array_equal(results[0], results[1])
+
+
+def test_fast_kernel_refuses_what_it_cannot_do():
+    with pytest.raises(ValueError, match="vectors"):
+        co.make_regtile_fast(64, 64, 4, 4, 4)  # 64 vectors per tile for 256 threads
+    with pytest.raises(ValueError, match="splits"):
+        co.FastMatmul(32, 32, 8, 4, 4, 2, splits=0)
+    f = co.fast_matmul(32, 32, 8, 4, 4, 2)
+    A, B = ex.random_array((64, 40), 1), ex.random_array((40, 64), 2)
+    dA, dB = cuda.to_device(A), cuda.to_device(B)
+    with pytest.raises(ValueError, match="C the shape"):
+        f(dA, dB, cuda.device_array((64, 63), np.float32))
+    with pytest.raises(TypeError, match="2-D"):
+        f(dA, dB, cuda.device_array(64, np.float32))
+    with pytest.raises(TypeError, match="device array"):
+        f(A, B, np.zeros((64, 64), np.float32))  # NumPy in: run_variant copies, this does not
+    with pytest.raises(TypeError, match="float32"):
+        f(cuda.to_device(A.astype(np.float64)), dB, cuda.device_array((64, 64), np.float32))
+    with pytest.raises(ValueError, match="contiguous"):
+        f(cuda.to_device(np.asfortranarray(A)), dB, cuda.device_array((64, 64), np.float32))
+
+
+def test_the_fast_path_alone_refuses_a_shape_it_would_get_wrong():
+    v = co.fast_kernel_variant(32, 32, 8, 4, 4, 2, "int64")
+    _check(v, 64, 40, 96)
+    with pytest.raises(ValueError, match="fast_variant"):
+        mm.run_variant(v, np.ones((64, 40), np.float32), np.ones((40, 90), np.float32))
+
+
+def test_the_fast_path_summary_reads_every_row(capsys):
+    from gpuperf import records
+    rows = [{"version": "chapter 5's kernel", "n": 4096, "tflops": 36.0, "pct_cublas": 70.0,
+             "regs": 128, "loop_inst": 151, "loop_ffma": 128},
+            {"version": "fast path only, uint32", "n": 4096, "tflops": 42.0, "pct_cublas": 82.0,
+             "regs": 122, "loop_inst": 144, "loop_ffma": 128},
+            {"version": "any size", "n": 4096, "tflops": 41.9, "pct_cublas": 81.9, "regs": 122},
+            {"version": "any size", "n": 4100, "tflops": 37.8, "pct_cublas": 89.0},
+            {"version": "chapter 5's kernel", "n": 4100, "tflops": 27.0, "pct_cublas": 65.0},
+            {"version": mm.CUBLAS, "n": 4100, "tflops": 42.4, "pct_cublas": 100.0}]
+    res = records.Result("matmul_fast_path", rows, {"gpu": "Some GPU"}, "live")
+    text = co.fast_path_summary(res).splitlines()
+    assert "70.0% of cuBLAS; 128 registers; inner loop 151 instructions per pass, 128 of them " \
+        "FFMAs (85%)" in text[0]
+    assert "(89%)" in text[1] and "any size" in text[2] and "inner loop" not in text[2]
+    assert text[3] == ("4100^3: any size 37.80 TFLOP/s, chapter 5's kernel 27.00: 140% of it "
+                       "(cuBLAS 42.40 TFLOP/s at this size)")
+    assert capsys.readouterr().out.startswith("4096^3")
+    with pytest.raises(ValueError, match="any size"):
+        co.fast_path_summary(records.Result("matmul_fast_path", rows[:2], {}, "live"))
+
+
+@pytest.mark.parametrize("path", record_paths_with("matmul_fast_path"), ids=lambda p: p.stem)
+def test_recorded_fast_path_says_what_chapter_5_says(path):
+    """'the fast path alone is faster than chapter 5's kernel, and its inner loop is shorter
+    with the same FFMAs'; 'unsigned index arithmetic adds a little more'; 'the call made whole
+    keeps the fast kernel's gain over chapter 5's kernel' at the sizes with strips."""
+    from gpuperf import records
+    res = records.recorded("matmul_fast_path", path=path)
+    by = {(r["version"], r["n"]): r for r in res.rows}
+    ch5, fast = by["chapter 5's kernel", 4096], by["fast path only, uint32", 4096]
+    signed = by["fast path only, int64", 4096]
+
+    def ahead(a, b):  # a faster than b by more than either's spread
+        return a["tflops"] > b["tflops"] * (1 + max(a["spread"], b["spread"]))
+
+    assert ahead(fast, ch5) and ahead(fast, signed)
+    # "all three run the same number of blocks per SM"
+    assert ch5["blocks_per_sm"] == fast["blocks_per_sm"] == signed["blocks_per_sm"]
+    # the inner loop, from the SASS: shorter, "with the same FFMAs" (two k steps of 8x8)
+    assert fast["loop_inst"] < ch5["loop_inst"] and fast["loop_ffma"] == ch5["loop_ffma"] == 128
+    # "outside the inner loop: its length is the same in both fast kernels"
+    assert (signed["loop_inst"], signed["loop_ffma"]) == (fast["loop_inst"], fast["loop_ffma"])
+    for n in (4100, 4104):  # "stays faster ... by more than at 4096"
+        whole, old = by["any size", n], by["chapter 5's kernel", n]
+        assert ahead(whole, old), n
+        assert whole["tflops"] / old["tflops"] > by["any size", 4096]["tflops"] / ch5["tflops"]
+        assert old["tflops"] < ch5["tflops"], n  # "chapter 5's kernel itself slows"
+    for n in (4096, 4100, 4104):  # cuBLAS of the same size and run, which pct_cublas is against
+        cub = by[mm.CUBLAS, n]
+        r = by["any size", n]
+        assert r["pct_cublas"] == pytest.approx(100 * r["tflops"] / cub["tflops"])

@@ -625,6 +625,296 @@ def make_regtile_double(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, 
     return regtile_double
 
 
+# --------------------------------------------------------------------------- the fast path alone
+
+
+@functools.lru_cache(maxsize=None)
+def make_regtile_fast(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int = 8,
+                      k_steps: int = 2, max_registers: int | None = None,
+                      index: str = "uint32"):
+    """The double-buffered kernel's fast path with nothing else in the kernel.
+
+    ``make_regtile_double`` carries its edge path (the interior test, guarded scalar tiles,
+    a guarded store) in every block, taken or not; with it compiled in, the fast path's inner
+    loop computes its shared-memory addresses in more instructions. This kernel has only the
+    fast path: every block must be an interior block (M and N multiples of ``bm`` and ``bn``,
+    K of ``bk``; K and N multiples of 4 for the 16-byte loads and stores). ``FastMatmul``
+    launches it on the interior of any shape and computes the edges with other launches.
+    ``index``: the integer type of its index arithmetic, ``"uint32"`` (unsigned: ``//`` and
+    ``%`` need no sign fix-ups) or ``"int64"`` (what Numba uses for Python ints, as in
+    ``make_regtile_double``), so that the two changes can be measured one at a time.
+    """
+    U = {"uint32": np.uint32, "int64": np.int64}[validate.choice(index, "index",
+                                                                 ("uint32", "int64"))]
+    if max_registers is not None:
+        validate.positive_int(max_registers, "max_registers", minimum=16, maximum=255)
+    threads = _check_regtile(bm, bn, bk, tm, tn, vector=True)
+    validate.shared_bytes(2 * 4 * bk * (bm + bn), what=f"two {bm}x{bk} and two {bk}x{bn} tiles")
+    _check_k_steps(k_steps, bk)
+    a_total, b_total = bm * bk // 4, bk * bn // 4  # 16-byte vectors per tile
+    if a_total % threads or b_total % threads:
+        raise ValueError(f"a {bm}x{bk} and a {bk}x{bn} tile are {a_total} and {b_total} "
+                         f"16-byte vectors, not whole multiples of the {threads} threads: the "
+                         "fast kernel has no guard for a thread without a vector. Choose "
+                         "tiles whose vector counts are multiples of (bm/tm)*(bn/tn).")
+    a_vecs, b_vecs = a_total // threads, b_total // threads
+    pa_size, pb_size = 4 * a_vecs, 4 * b_vecs  # sizes of local arrays: constants, not expressions
+    row_groups, col_groups = tm // 4, tn // 4
+    n_acc = tm * tn
+    COLS, AVR, BVR = U(bn // tn), U(bk // 4), U(bn // 4)
+    THR, BM, BN, BK, FOUR = U(threads), U(bm), U(bn), U(bk), U(4)
+    RS, CS = U(bm // row_groups), U(bn // col_groups)
+    a_shape, b_shape = (2 * bk, bm), (2 * bk, bn)
+
+    @_jit(max_registers)
+    def regtile_fast(A, B, C):
+        As = cuda.shared.array(a_shape, float32)
+        Bs = cuda.shared.array(b_shape, float32)
+        acc = cuda.local.array(n_acc, float32)
+        ra = cuda.local.array(tm, float32)
+        rb = cuda.local.array(tn, float32)
+        pa = cuda.local.array(pa_size, float32)
+        pb = cuda.local.array(pb_size, float32)
+        tid = U(cuda.threadIdx.x)
+        row_t = (tid // COLS) * FOUR
+        col_t = (tid % COLS) * FOUR
+        row0 = U(cuda.blockIdx.y) * BM
+        col0 = U(cuda.blockIdx.x) * BN
+        for i in range(n_acc):
+            acc[i] = float32(0.0)
+        n_tiles = U(A.shape[1]) // BK
+        t = U(0)
+        while t <= n_tiles:  # load tile t (if any), multiply tile t - 1, store tile t
+            if t < n_tiles:
+                k1 = t * BK
+                for l in range(a_vecs):
+                    idx = tid + U(l) * THR
+                    v0, v1, v2, v3 = load4(A, row0 + idx // AVR, k1 + (idx % AVR) * FOUR)
+                    pa[4 * l] = v0
+                    pa[4 * l + 1] = v1
+                    pa[4 * l + 2] = v2
+                    pa[4 * l + 3] = v3
+                for l in range(b_vecs):
+                    idx = tid + U(l) * THR
+                    v0, v1, v2, v3 = load4(B, k1 + idx // BVR, col0 + (idx % BVR) * FOUR)
+                    pb[4 * l] = v0
+                    pb[4 * l + 1] = v1
+                    pb[4 * l + 2] = v2
+                    pb[4 * l + 3] = v3
+            if t > U(0):
+                base = ((t - U(1)) & U(1)) * BK
+                for k0 in range(0, bk, k_steps):
+                    for s in range(k_steps):
+                        kk = base + U(k0 + s)
+                        for g in range(row_groups):
+                            a0, a1, a2, a3 = load4(As, kk, U(g) * RS + row_t)
+                            ra[4 * g] = a0
+                            ra[4 * g + 1] = a1
+                            ra[4 * g + 2] = a2
+                            ra[4 * g + 3] = a3
+                        for h in range(col_groups):
+                            b0, b1, b2, b3 = load4(Bs, kk, U(h) * CS + col_t)
+                            rb[4 * h] = b0
+                            rb[4 * h + 1] = b1
+                            rb[4 * h + 2] = b2
+                            rb[4 * h + 3] = b3
+                        for i in range(tm):
+                            for j in range(tn):
+                                acc[i * tn + j] += ra[i] * rb[j]
+            if t < n_tiles:
+                base = (t & U(1)) * BK
+                for l in range(a_vecs):
+                    idx = tid + U(l) * THR
+                    r = idx // AVR
+                    c = (idx % AVR) * FOUR
+                    for q in range(4):
+                        As[base + c + U(q), r] = pa[4 * l + q]
+                for l in range(b_vecs):
+                    idx = tid + U(l) * THR
+                    store4(Bs, base + idx // BVR, (idx % BVR) * FOUR,
+                           pb[4 * l], pb[4 * l + 1], pb[4 * l + 2], pb[4 * l + 3])
+                cuda.syncthreads()
+            t += U(1)
+        for i in range(tm):
+            r = row0 + U(i // 4) * RS + row_t + U(i % 4)
+            for h in range(col_groups):
+                c = col0 + U(h) * CS + col_t
+                b = i * tn + 4 * h
+                store4(C, r, c, acc[b], acc[b + 1], acc[b + 2], acc[b + 3])
+
+    return regtile_fast
+
+
+@cuda.jit
+def _add_k_tail(A, B, C, rows, cols, k0):
+    """C[r, c] += the products A[r, k] * B[k, c] for k from k0 on, for r < rows, c < cols
+    (one output per thread, on a 1-D grid: no grid dimension limits the rows)."""
+    i = cuda.grid(1)
+    r, c = i // cols, i % cols
+    if r < rows:
+        acc = float32(0.0)
+        for k in range(k0, A.shape[1]):
+            acc += A[r, k] * B[k, c]
+        C[r, c] += acc
+
+
+@cuda.jit
+def _strip_partials(A, B, P, r0, c0, chunk):
+    """P[z, r, c] = the products A[r0 + r, k] * B[k, c0 + c] over k in chunk z: one output
+    and one chunk of K per thread (a strip is thin: little work, but all of K). Grid: x over
+    the strip's outputs, y over the chunks."""
+    i, z = cuda.grid(2)
+    cols = P.shape[2]
+    r, c = i // cols, i % cols
+    if r < P.shape[1] and z < P.shape[0]:
+        acc = float32(0.0)
+        for k in range(z * chunk, min((z + 1) * chunk, A.shape[1])):
+            acc += A[r0 + r, k] * B[k, c0 + c]
+        P[z, r, c] = acc
+
+
+@cuda.jit
+def _sum_partials(P, C, r0, c0):
+    """C[r0 + r, c0 + c] = the sum of P[:, r, c], in order (the same result every call)."""
+    i = cuda.grid(1)
+    cols = P.shape[2]
+    r, c = i // cols, i % cols
+    if r < P.shape[1]:
+        acc = float32(0.0)
+        for z in range(P.shape[0]):
+            acc += P[z, r, c]
+        C[r0 + r, c0 + c] = acc
+
+
+class FastMatmul:
+    """``C = A @ B`` for any shape, with ``make_regtile_fast`` on the largest interior it can
+    take and the edges computed beside it, so that no edge code sits in the fast kernel:
+
+    * the interior, ``M // bm * bm`` x ``N // bn * bn`` over ``K // bk * bk``: the fast kernel;
+    * K's last ``K % bk`` products for the interior: a small kernel that adds them;
+    * the right strip (all rows) and the bottom strip (the interior's columns): K split
+      ``splits`` ways, one partial per thread, then the partials added in order; each strip in
+      a stream of its own, so that its few blocks run beside the fast kernel's.
+
+    Where K or N is not a multiple of 4 (the fast kernel's 16-byte loads need whole vectors)
+    or the matrix is smaller than one tile, ``make_regtile_double`` does the whole product.
+    A call takes the stream to queue on (default: the default stream); the strips' streams
+    wait for what was queued on it before the call, and it waits for them after (events), so
+    that the call orders like one launch on that stream, with the legacy default stream or the
+    per-thread one.
+    """
+
+    def __init__(self, bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int = 8,
+                 k_steps: int = 2, splits: int = 16):
+        self.fast = make_regtile_fast(bm, bn, bk, tm, tn, k_steps, None, "uint32")  # the
+        # same arguments as fast_kernel_variant's, so that lru_cache compiles it once
+        self.general = make_regtile_double(bm, bn, bk, tm, tn, None, k_steps)
+        self.splits = validate.positive_int(splits, "splits", maximum=256)
+        self.bm, self.bn, self.bk = bm, bn, bk
+        self.threads = (bm // tm) * (bn // tn)
+        self._streams = None
+        self._partials = {}
+
+    def _general(self, A, B, C, stream=0):
+        M, N = C.shape
+        self.general[(_cdiv(N, self.bn), _cdiv(M, self.bm)), self.threads, stream](A, B, C)
+
+    def _strip(self, A, B, C, r0, c0, rows, cols, stream):
+        key = (r0, c0, rows, cols)  # each strip its own partials: they run at the same time
+        if key not in self._partials:
+            self._partials[key] = cuda.device_array((self.splits, rows, cols), np.float32)
+        P = self._partials[key]
+        chunk = _cdiv(A.shape[1], self.splits)
+        blocks = _cdiv(rows * cols, 256)
+        _strip_partials[(blocks, self.splits), (256, 1), stream](A, B, P, r0, c0, chunk)
+        _sum_partials[blocks, 256, stream](P, C, r0, c0)
+
+    def __call__(self, A, B, C, stream=0) -> None:
+        """Enqueue ``C = A @ B`` on ``stream`` (device arrays, float32, C-contiguous): work
+        queued on ``stream`` after the call sees the whole product."""
+        shapes = [getattr(x, "shape", ()) for x in (A, B, C)]
+        if any(len(sh) != 2 for sh in shapes):
+            raise TypeError("A, B and C must be 2-D float32 arrays (M x K, K x N and the M x N "
+                            f"output); their shapes are {shapes[0]}, {shapes[1]}, {shapes[2]}.")
+        for x, name in ((A, "A"), (B, "B"), (C, "C")):
+            if isinstance(x, np.ndarray) or not validate._is_device_array(x):
+                raise TypeError(f"{name} must be a device array: pass cuda.to_device({name}), or "
+                                "use gp.matmul.run_variant(gp.coarsening.fast_variant(), A, B) "
+                                "for NumPy arrays.")
+            validate.array(x, name=name, ndim=2)  # float32 and C-contiguous
+        M, K = A.shape
+        N = B.shape[1]
+        if B.shape[0] != K or C.shape != (M, N):
+            raise ValueError(f"A is {M}x{K} and B {B.shape[0]}x{N}: B needs {K} rows and C the "
+                             f"shape ({M}, {N}), but C is {C.shape}.")
+        if _cdiv(M, self.bm) > 65535:
+            raise ValueError(f"M={M} needs {_cdiv(M, self.bm)} block rows, over the grid's limit "
+                             "of 65535 in y: split A into row blocks of at most "
+                             f"{65535 * self.bm} rows and call once per block.")
+        mi, ni, ki = M // self.bm * self.bm, N // self.bn * self.bn, K // self.bk * self.bk
+        if K % 4 or N % 4 or not (mi and ni and ki):
+            self._general(A, B, C, stream)
+            return
+        if self._streams is None:
+            self._streams = (cuda.stream(), cuda.stream())
+        right, bottom = self._streams
+        # fork: the strips' streams start after what was queued on ``stream`` before the call
+        start = cuda.event()
+        start.record(stream)
+        start.wait(right)
+        start.wait(bottom)
+        self.fast[(ni // self.bn, mi // self.bm), self.threads, stream](A, B, C)
+        if ki < K:
+            _add_k_tail[_cdiv(mi * ni, 256), 256, stream](A, B, C, mi, ni, ki)
+        if ni < N:
+            self._strip(A, B, C, 0, ni, M, N - ni, right)
+        if mi < M:
+            self._strip(A, B, C, mi, 0, M - mi, ni, bottom)
+        for side in (right, bottom):  # join: ``stream`` waits for both strips
+            done = cuda.event()
+            done.record(side)
+            done.wait(stream)
+
+
+@functools.lru_cache(maxsize=None)
+def fast_matmul(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int = 8,
+                k_steps: int = 2, splits: int = 16) -> FastMatmul:
+    """The ``FastMatmul`` of this configuration (one per configuration: it keeps its streams
+    and its strips' partial sums between calls)."""
+    return FastMatmul(bm, bn, bk, tm, tn, k_steps, splits)
+
+
+def fast_variant(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int = 8,
+                 k_steps: int = 2) -> Variant:
+    """``fast_matmul`` as a ``Variant``: its kernel is the fast kernel (for its registers and
+    SASS), its launch the whole any-size call."""
+    f = fast_matmul(bm, bn, bk, tm, tn, k_steps)
+    steps = f" unroll{k_steps}" if k_steps > 1 else ""
+    return Variant(f"regtile fast {bm}x{bn}x{bk} {tm}x{tn}{steps}", f.fast, (f.threads,),
+                   lambda M, N: (_cdiv(N, bn), _cdiv(M, bm)), "block", (bm, bn), launcher=f)
+
+
+def fast_kernel_variant(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int = 8,
+                        k_steps: int = 2, index: str = "uint32") -> Variant:
+    """``make_regtile_fast`` alone, one launch, for shapes whose every block is interior (the
+    ablation's rows; ``fast_variant`` is the kernel made whole for any shape)."""
+    k = make_regtile_fast(bm, bn, bk, tm, tn, k_steps, None, index)
+    threads = (bm // tm) * (bn // tn)
+
+    def launch(A, B, C):
+        (M, K), N = A.shape, B.shape[1]
+        if M % bm or N % bn or K % bk:
+            raise ValueError(f"the fast path alone computes only whole tiles: M={M}, N={N} and "
+                             f"K={K} must be multiples of {bm}, {bn} and {bk}. For any shape "
+                             "use fast_variant() (the fast path made whole).")
+        k[(N // bn, M // bm), threads](A, B, C)
+
+    steps = f" unroll{k_steps}" if k_steps > 1 else ""
+    return Variant(f"regtile fast path only {bm}x{bn}x{bk} {tm}x{tn}{steps} {index}", k,
+                   (threads,), lambda M, N: (N // bn, M // bm), "block", (bm, bn),
+                   launcher=launch)
+
+
 _SIG = mm._SIG
 _VEC_SIG = "void(float32[::1], float32[::1], float32[::1])"
 PTX_TARGETS = [
@@ -641,6 +931,11 @@ PTX_TARGETS = [
     (make_regtile_1d(), _SIG),
     (make_regtile_double(128, 128, 16, 8, 8), _SIG),
     (make_regtile_double(128, 128, 8, 8, 8, None, 2, (64, 32)), _SIG),
+    (make_regtile_fast(), _SIG),
+    (_add_k_tail, "void(float32[:, ::1], float32[:, ::1], float32[:, ::1], int64, int64, int64)"),
+    (_strip_partials, "void(float32[:, ::1], float32[:, ::1], float32[:, :, ::1], int64, int64, "
+                      "int64)"),
+    (_sum_partials, "void(float32[:, :, ::1], float32[:, ::1], int64, int64)"),
 ]
 
 
@@ -1108,6 +1403,117 @@ def ladder_variants() -> list[Variant]:
         regtile_variant(128, 128, 8, 8, 8, prefetch=True, double=True, k_steps=2,
                         warp_tile=UNROLL_WARP_TILE),
     ]
+
+
+FAST_PATH_SIZES = (4096, 4100, 4104)  # every block interior; then strips 4 and 8 wide
+
+
+def inner_loop_mix(v: Variant) -> tuple[int, int] | None:
+    """(instructions, FFMAs) of the loop in ``v``'s SASS that holds the most FFMAs (from its
+    label to the branch back to it): the inner loop over a k-tile. None where the SASS cannot
+    be read (no ``nvdisasm``, or the simulator). Compile ``v`` first (``mm.verify(v)``)."""
+    import re
+
+    mm._check_variant(v)
+    if SIMULATOR:
+        return None
+    if not v.kernel.overloads:
+        raise RuntimeError(f"{v.name} is not compiled yet; run it once (e.g. mm.verify(v)).")
+    try:
+        sass = next(iter(v.kernel.overloads.values())).inspect_sass()
+    except Exception:  # nvdisasm missing
+        return None
+    lines = sass.splitlines()
+    labels = {m.group(1): i for i, line in enumerate(lines)
+              for m in [re.match(r"\s*(\.L_x_\d+):", line)] if m}
+    best = None
+    for i, line in enumerate(lines):
+        m = re.search(r"\bBRA\b.*?(\.L_x_\d+)", line)
+        if m and labels.get(m.group(1), i + 1) < i:  # a branch back: the end of a loop
+            ops = [o.group(1) for b in lines[labels[m.group(1)]:i + 1]
+                   for o in [re.search(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)", b)]
+                   if o]
+            found = (len(ops), ops.count("FFMA"))
+            if best is None or found[1] > best[1]:
+                best = found
+    return best
+
+
+@experiment("matmul_fast_path", chapter="coarsening",
+            title="The double-buffered kernel's fast path alone, then made whole for any size",
+            units={**_UNITS, "loop_inst": "instructions per pass", "loop_ffma": "FFMAs per pass"})
+def fast_path_experiment(progress):
+    """At 4096^3: chapter 5's best kernel (double-buffered 128x128x8, two k steps per body),
+    its fast path alone (``make_regtile_fast``) with int64 and with uint32 index arithmetic,
+    and ``FastMatmul``, each with its registers and its inner loop's instructions and FFMAs
+    per pass (SASS); at 4100 and 4104, where there are strips, ``FastMatmul`` and chapter 5's
+    kernel again. cuBLAS is measured in the same run at each size, and ``pct_cublas`` is
+    against it."""
+    best = regtile_variant(128, 128, 8, 8, 8, prefetch=True, double=True, k_steps=2)
+    cublas = {n: mm.measure_cublas(n) for n in FAST_PATH_SIZES}
+    todo = [("chapter 5's kernel", best, FAST_PATH_SIZES),
+            ("fast path only, int64", fast_kernel_variant(index="int64"), FAST_PATH_SIZES[:1]),
+            ("fast path only, uint32", fast_kernel_variant(), FAST_PATH_SIZES[:1]),
+            ("any size", fast_variant(), FAST_PATH_SIZES)]
+    rows = []
+    for label, v, sizes in todo:
+        if "only" in label:
+            mm.verify(v, 256, 256, 256)
+        else:
+            mm.verify(v)
+            mm.verify(v, 260, 388, 132)  # a k-tail and both strips, K and N multiples of 4
+        res = {k: val for k, val in resources(v).items() if k != "threads"}
+        loop = inner_loop_mix(v) or (None, None)
+        for n in sizes:
+            m = mm.measure_variant(v, n, **mm._repeats(n))
+            c = cublas[n]
+            m["pct_cublas"] = 100 * m["tflops"] / c["tflops"] if c else None
+            rows.append({"version": label, "kernel": v.name, "n": n, **m, **res,
+                         "loop_inst": loop[0], "loop_ffma": loop[1]})
+            pct = f" = {m['pct_cublas']:.1f}% of cuBLAS" if c else ""
+            progress(f"{label} at {n}: {m['tflops']:.2f} TFLOP/s{pct}, {res['regs']} regs, "
+                     f"inner loop {loop[0]} instructions ({loop[1]} FFMA)")
+    for n, c in cublas.items():
+        if c:
+            rows.append({"version": mm.CUBLAS, "n": n, **c, "pct_cublas": 100.0})
+    return rows
+
+
+def fast_path_summary(res) -> str:
+    """What ``matmul_fast_path`` shows: at 4096, each kernel's share of cuBLAS, registers and
+    inner loop; then, per size, the any-size call against chapter 5's kernel."""
+    validate.result(res, "res")
+    for c in ("version", "n", "tflops"):
+        validate.column(res, c, "res column")
+    by = {(r["version"], r["n"]): r for r in res.rows}
+    need = [("chapter 5's kernel", 4096), ("fast path only, uint32", 4096), ("any size", 4096)]
+    missing = [f"{v!r} at {n}" for v, n in need if (v, n) not in by]
+    if missing:
+        raise ValueError(f"res has no {', '.join(missing)} row: pass the result of "
+                         "gp.records.run('matmul_fast_path').")
+    lines = []
+    for label in ("chapter 5's kernel", "fast path only, int64", "fast path only, uint32",
+                  "any size"):
+        r = by.get((label, 4096))
+        if r is None:
+            continue
+        pct = f" = {r['pct_cublas']:.1f}% of cuBLAS" if r.get("pct_cublas") else ""
+        loop = (f"; inner loop {r['loop_inst']} instructions per pass, {r['loop_ffma']} of them "
+                f"FFMAs ({100 * r['loop_ffma'] / r['loop_inst']:.0f}%)"
+                if r.get("loop_inst") else "")
+        lines.append(f"4096^3 {label:24s} {r['tflops']:6.2f} TFLOP/s{pct}; {r.get('regs')} "
+                     f"registers{loop}")
+    for n in sorted({r["n"] for r in res.rows if r["n"] != 4096}):
+        whole, ch5 = by.get(("any size", n)), by.get(("chapter 5's kernel", n))
+        if whole and ch5:
+            cub = by.get((mm.CUBLAS, n))
+            lines.append(f"{n}^3: any size {whole['tflops']:.2f} TFLOP/s, chapter 5's kernel "
+                         f"{ch5['tflops']:.2f}: {100 * whole['tflops'] / ch5['tflops']:.0f}% of it"
+                         + (f" (cuBLAS {cub['tflops']:.2f} TFLOP/s at this size)" if cub else ""))
+    lines.append(f"({res.label})")
+    text = "\n".join(lines)
+    print(text)
+    return text
 
 
 @experiment("matmul_resources", chapter="coarsening",

@@ -731,7 +731,8 @@ def make_spread_atomic(block: int, words: int = SPREAD_WORDS):
     ``w`` adds into word ``w % words`` of ``out``, the words 128 bytes apart
     (``SPREAD_WORD_STRIDE`` floats): as many atomics as ``make_warp_atomic``, on ``words``
     addresses instead of one. Not a finished sum: the words must be zero before the launch and
-    added up after it (``out[::SPREAD_WORD_STRIDE].sum()``)."""
+    added up after it (``out[::SPREAD_WORD_STRIDE].sum()``). ``out`` must hold at least
+    ``words * SPREAD_WORD_STRIDE`` floats: the kernel does not check."""
     block = _check_block("v8", block)
     words = validate.positive_int(words, "words")
 
@@ -2502,7 +2503,7 @@ def _warp_atomic_calls(d_x, n: int, grid: int, block: int, make=None):
     launches per call, both packed where they can be)."""
     make = make or make_warp_atomic
     out = cuda.device_array(1, dtype=np.float32)
-    zero, zero_packed = _one_launch(_zero, 1, 1, out)
+    zero, zero_packed = _zeroing_launch(out)
     add, add_packed = _one_launch(make(block), grid, block, d_x, out, n, head_elements(d_x, n))
 
     def run():
@@ -2517,14 +2518,20 @@ def _block_atomic_calls(d_x, n: int, grid: int, block: int):
     return _warp_atomic_calls(d_x, n, grid, block, make_per_block_atomic)
 
 
+def _zeroing_launch(out):
+    """``(run, packed)``: the launch that zeroes ``out`` before each call of an atomics
+    pattern, the same kernel and block for all three, so that they differ only in their sums."""
+    return _one_launch(_zero_all, (out.size + 255) // 256, 256, out)
+
+
 def _spread_atomic_calls(d_x, n: int, grid: int, block: int, words: int = SPREAD_WORDS):
     """``(run, fetch, packed)``: as ``_warp_atomic_calls``, with ``make_spread_atomic``: a
     launch zeroes the ``words`` words, and ``fetch`` adds them up on the host (in float64; on
     integer input every partial and their sum are exact)."""
+    kernel = make_spread_atomic(block, words)  # validates block and words first
     out = cuda.device_array(words * SPREAD_WORD_STRIDE, dtype=np.float32)
-    zero, zero_packed = _one_launch(_zero_all, (out.size + 255) // 256, 256, out)
-    add, add_packed = _one_launch(make_spread_atomic(block, words), grid, block, d_x, out, n,
-                                  head_elements(d_x, n))
+    zero, zero_packed = _zeroing_launch(out)
+    add, add_packed = _one_launch(kernel, grid, block, d_x, out, n, head_elements(d_x, n))
 
     def run():
         zero()
@@ -2794,7 +2801,8 @@ def _atomics_count(row) -> str:
 def single_pass_summary(res) -> str:
     """One line per size of ``reduce_single_pass``: the single pass's speed as a share of the
     two passes' (above 100%: faster), both launches' host cost, and whether both sums were
-    exact on integer input."""
+    exact on integer input; under it, one line per atomics pattern and control, with the
+    GPU's busy time against the two passes' and how many atomics land on how many addresses."""
     validate.result(res, "res")
     for c in ("version", "n", "ms", "host_us", "correct"):
         validate.column(res, c, "res column")
@@ -2826,7 +2834,9 @@ def single_pass_summary(res) -> str:
                 busy += f"; {_atomics_count(row)}"
             lines.append(f"    {label}: {row['ms'] * 1e3:.1f} us, "
                          f"{100 * two['ms'] / row['ms']:.0f}% of the two passes' speed{busy}; "
-                         f"exact: {'yes' if row['correct'] else 'NO'}")
+                         f"exact: {'yes' if row['correct'] else 'NO'}"
+                         + (" (a control: its words added on the host)"
+                            if label == "spread atomics" else ""))
     battery = [r for r in res.rows if r.get("edge_cases") is not None]
     if battery:
         lines.append("edge battery (subnormal partials, signed zeros, integers, 4 alignments): "
@@ -2841,24 +2851,26 @@ def single_pass_summary(res) -> str:
 
 
 def _with_block_atomics(res):
-    """``res`` if it has ``block atomics`` rows, else the first shipped record of
-    ``reduce_single_pass`` that has them (records made before the ablation existed have none),
-    else None."""
+    """``res`` if it has ``block atomics`` rows, else a shipped record of
+    ``reduce_single_pass`` that has them (records made before the ablation existed have none):
+    one with the spread control's rows too if there is one, the reference GPU's first; else
+    None."""
     from .. import records
 
-    def has(r):
-        return any(row.get("version") == "block atomics" for row in r.rows)
+    def has(r, version="block atomics"):
+        return any(row.get("version") == version for row in r.rows)
 
     if has(res):
         return res
-    for path in records.available():
+    found = []
+    for path in sorted(records.available(), key=lambda p: p.stem != records.REFERENCE):
         try:
             other = records.recorded("reduce_single_pass", path=path)
         except records.NotRecorded:
             continue
         if has(other):
-            return other
-    return None
+            found.append(other)
+    return next((r for r in found if has(r, "spread atomics")), found[0] if found else None)
 
 
 def atomics_ablation_summary(res) -> str:
@@ -2903,6 +2915,8 @@ def atomics_ablation_summary(res) -> str:
         if parts:
             lines.append(f"n = 2^{n.bit_length() - 1}: {what} against two passes: "
                          + ", ".join(parts))
+    if not any(r["version"] == "spread atomics" for r in found.rows):
+        lines.append("(no spread-atomics rows: this record was made before that control)")
     battery = [(per, r) for per, label in (("warp", "warp atomics"), ("block", "block atomics"))
                for r in found.rows if r["version"] == label and r.get("edge_cases") is not None]
     if battery:

@@ -25,18 +25,20 @@ from numba import cuda, float32
 
 from gpuperf.kernels import reduce as red
 
+WARP = 32  # a module global, so that Numba sees a constant size for the shared array
+
 
 @functools.lru_cache(maxsize=None)
 def make_barrier_then_warp_atomics(block: int):
-    warps = block // red.WARP
+    warps = block // WARP
 
     @cuda.jit
     def reduce_barrier_warp_atomics(x, out, n, head):
-        warp_sums = cuda.shared.array(red.WARP, float32)
+        warp_sums = cuda.shared.array(WARP, float32)
         g = cuda.blockIdx.x * block + cuda.threadIdx.x
         v = red.warp_sum(red._vector_stride_sum(x, n, head, g, cuda.gridDim.x * block))
-        if cuda.threadIdx.x % red.WARP == 0:
-            warp_sums[cuda.threadIdx.x // red.WARP] = v
+        if cuda.threadIdx.x % WARP == 0:
+            warp_sums[cuda.threadIdx.x // WARP] = v
         cuda.syncthreads()
         t = cuda.threadIdx.x
         if t < warps:

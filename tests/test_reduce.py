@@ -744,7 +744,7 @@ def test_the_single_pass_prose_holds_for_every_recorded_gpu(path):
     """Chapter 6.2's sentences on one launch against two: every sum exact and every call
     launched the same way; up to 2^20 one launch saves a third of the time or more, and the GPU
     is busy for less than the host's cost of a call; at 2^24 one launch is still ahead by more
-    than the spread; at 2^28 the two are within a percent. The warp atomics: slower than two
+    than the spread; at 2^28 the two are within a couple of percent, GPU busy time too. The warp atomics: slower than two
     passes from 2^20 up, by GPU time that grows far less than the data; where the ablation is
     recorded, one atomic per block removes most of that extra time, and where the spread
     control is, spreading the atomics over 16 words removes it up to 2^24 but not at 2^28."""
@@ -760,7 +760,9 @@ def test_the_single_pass_prose_holds_for_every_recorded_gpu(path):
         assert one["host_us"] < two["host_us"]
     one, two = by["single pass", 2**24], by["two passes", 2**24]
     assert one["pct_two_pass"] > 100 * (1 + max(one["spread"], two["spread"]))
-    assert abs(by["single pass", 2**28]["pct_two_pass"] - 100) < 1
+    big_one, big_two = by["single pass", 2**28], by["two passes", 2**28]
+    assert abs(big_one["pct_two_pass"] - 100) < 3  # "within a couple of percent"
+    assert abs(big_one["gpu_ms"] / big_two["gpu_ms"] - 1) < 0.02  # "busy for about the same time"
     # the warp atomics: slower than two passes from 2^20 up, by GPU time that does not grow
     # with n (from 2^20 to 2^28 the data grows 256-fold, the excess less than 2-fold)
     big = (2**20, 2**24, 2**28)

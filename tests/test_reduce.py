@@ -744,8 +744,8 @@ def test_the_single_pass_prose_holds_for_every_recorded_gpu(path):
     """Chapter 6.2's sentences on one launch against two: every sum exact and every call
     launched the same way; up to 2^20 one launch saves a third of the time or more, and the GPU
     is busy for less than the host's cost of a call; at 2^24 one launch is still ahead by more
-    than the spread; at 2^28 the two are within a couple of percent, GPU busy time too. The warp atomics: slower than two
-    passes from 2^20 up, by GPU time that grows far less than the data; where the ablation is
+    than the spread; at 2^28 the two are within a couple of percent, GPU busy time too. The warp
+    atomics: slower than two passes from 2^20 up, by GPU time that grows far less than the data; where the ablation is
     recorded, one atomic per block removes most of that extra time, and where the spread
     control is, spreading the atomics over 16 words removes it up to 2^24 but not at 2^28."""
     res = records.recorded("reduce_single_pass", path=path)

@@ -190,7 +190,6 @@ WRONG_REASONS = {"absmax_no_abs": "That is max(x)", "absmax_no_tail": "never rea
                   "seq_pad_with_last_element": "has no elements of x",
                   "absmax_array_methods": "has no .max() on a GPU",
                   "absmax_capped_grid_no_stride": "only with a grid-stride loop",
-                  "absmax_capped_grid_warp_atomic": "only with a grid-stride loop",
                   "absmax_half_on_host": "the host did part of the reduction"}
 
 

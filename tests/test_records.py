@@ -1,3 +1,4 @@
+import copy
 import json
 import re
 
@@ -92,17 +93,28 @@ def test_shipped_record_has_every_experiment():
         assert data["gpu"].startswith("NVIDIA H"), path.name
 
 
-def test_an_experiment_missing_from_the_reference_replays_from_another_record(monkeypatch):
+def test_an_experiment_missing_from_the_reference_replays_from_another_record(monkeypatch, tmp_path):
+    # Records of its own (the shipped ones may all hold every experiment): a reference without
+    # one experiment, and another GPU's record, with rows of its own, that has it.
     monkeypatch.delenv(records.ENV_RECORD, raising=False)
-    reference = set(records.load(records.DATA_DIR / f"{records.REFERENCE}.json")["experiments"])
-    others = {name: path for path in records.available() if path.stem != records.REFERENCE
-              for name in records.load(path)["experiments"] if name not in reference}
-    if not others:
-        pytest.skip("every shipped experiment is in the reference record")
-    name, path = next(iter(others.items()))
+    shipped = records.load(records.DATA_DIR / f"{records.REFERENCE}.json")
+    name = sorted(shipped["experiments"])[0]
+    reference = copy.deepcopy(shipped)
+    del reference["experiments"][name]
+    other = copy.deepcopy(shipped)
+    other["gpu"] = "NVIDIA H100 (test record)"
+    entry = other["experiments"][name]
+    entry["provenance"]["gpu"] = other["gpu"]
+    entry["rows"] = entry["rows"][::-1][:2]
+    (tmp_path / f"{records.REFERENCE}.json").write_text(json.dumps(reference))
+    (tmp_path / "nvidia-h100-test-record.json").write_text(json.dumps(other))
+    monkeypatch.setattr(records, "DATA_DIR", tmp_path)
     res = records.recorded(name)
-    assert res.gpu == records.load(path)["experiments"][name]["provenance"]["gpu"]
-    assert res.rows == records.load(path)["experiments"][name]["rows"]
+    assert res.gpu == "NVIDIA H100 (test record)"
+    assert res.rows == entry["rows"]
+    # Named explicitly, the reference has no such experiment: that is said, not replaced.
+    with pytest.raises(records.NotRecorded, match=name):
+        records.recorded(name, path=tmp_path / f"{records.REFERENCE}.json")
 
 
 def _experiment_names_in_notebooks():

@@ -491,10 +491,18 @@ BAD = {
         B(lambda: cs.fast_matmul(32, 32, 8, 4, 4, 2)(np.ones((4, 4), np.float32),
                                                       np.ones((4, 4), np.float32),
                                                       np.ones((4, 4), np.float32)),
-          err=TypeError, word="device array")],
+          err=TypeError, word="device array"),
+        B(lambda: cs.fast_matmul(32, 32, 8, 4, 4, 2)(*(cs.cuda.to_device(np.ones((4, 4), np.float32))
+                                                       for _ in range(3)), stream="s1"),
+          err=TypeError, word="stream"),
+        B(lambda: cs.fast_matmul(32, 32, 8, 4, 4, 2)(
+            cs.cuda.to_device(np.ones(17, np.float32))[1:].reshape(4, 4),
+            cs.cuda.to_device(np.ones((4, 4), np.float32)), cs.cuda.device_array((4, 4), np.float32)),
+          word="16-byte boundary")],
     "gpuperf.kernels.coarsening:fast_matmul": [B(cs.fast_matmul, 128, 128, 8, 8, 8, 2, 0,
                                                  word="splits")],
     "gpuperf.kernels.coarsening:fast_variant": [B(cs.fast_variant, 100, word="block tile")],
+    "gpuperf.kernels.coarsening:fast_parts": [B(cs.fast_parts, 0, word="n")],
     "gpuperf.kernels.coarsening:fast_kernel_variant": [
         B(cs.fast_kernel_variant, index="int32", word="index")],
     "gpuperf.kernels.coarsening:inner_loop_mix": [B(cs.inner_loop_mix, "v", err=TypeError,

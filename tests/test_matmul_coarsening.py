@@ -1,5 +1,7 @@
 """Chapter "Thread coarsening": coarsened and register-tiled kernels, checkers (simulator)."""
 
+import math
+
 import numpy as np
 import pytest
 from conftest import record_paths_with
@@ -430,6 +432,9 @@ def test_recorded_ladder_steps_down_where_chapter_5_says(path):
             assert rows[slower] < rows[before], (slower, before)
             checked += 1
     assert checked >= 3
+    fast = co.fast_variant().name
+    if fast in rows:  # c024h/c027: "the last rung, the fast path made whole, is the fastest"
+        assert rows[fast] == max(t for v, t in rows.items() if not v.startswith("cuBLAS"))
 
 
 def test_a_replay_like_another_result_comes_from_that_gpu(monkeypatch):
@@ -488,6 +493,52 @@ def test_fast_kernel_refuses_what_it_cannot_do():
         f(cuda.to_device(np.asfortranarray(A)), dB, cuda.device_array((64, 64), np.float32))
 
 
+def test_fast_matmul_refuses_a_misaligned_view_a_bad_stream_and_a_grid_too_tall():
+    f = co.fast_matmul(32, 32, 8, 4, 4, 2)
+    dB, dC = cuda.to_device(ex.random_array((40, 64), 2)), cuda.device_array((64, 64), np.float32)
+    flat = cuda.to_device(ex.random_array(64 * 40 + 1, 1))
+    with pytest.raises(ValueError, match="A starts 4 bytes past a 16-byte boundary"):
+        f(flat[1:].reshape(64, 40), dB, dC)
+    with pytest.raises(TypeError, match="stream must be 0"):
+        f(cuda.to_device(ex.random_array((64, 40), 1)), dB, dC, stream=1)
+    M = 65535 * 32 + 1
+    with pytest.raises(ValueError, match="M=2097121 needs 65536 block rows"):
+        f(cuda.device_array((M, 4), np.float32), cuda.device_array((4, 4), np.float32),
+          cuda.device_array((M, 4), np.float32))
+
+
+# K not a multiple of 4, then N not a multiple of 4, on shapes that would otherwise have an
+# interior and both strips: the double-buffered kernel must take the whole product.
+@pytest.mark.parametrize("M,K,N", [(70, 42, 68), (70, 40, 66)])
+def test_fast_matmul_falls_back_where_vectors_do_not_fit(M, K, N):
+    _check(co.fast_variant(32, 32, 8, 4, 4, 2), M, K, N)
+
+
+def test_fast_matmul_orders_like_one_launch_on_a_callers_stream():
+    """Queued on a stream of the caller's and read back on it, with no device-wide
+    synchronization: the copy must see the strips' outputs too."""
+    f = co.fast_matmul(32, 32, 8, 4, 4, 2)
+    A, B = ex.random_array((70, 44), 3), ex.random_array((44, 36), 4)
+    s = cuda.stream()
+    dA, dB = cuda.to_device(A, stream=s), cuda.to_device(B, stream=s)
+    dC = cuda.to_device(ex.poisoned((70, 36)), stream=s)
+    f(dA, dB, dC, stream=s)
+    got = dC.copy_to_host(stream=s)
+    s.synchronize()
+    ref = A.astype(np.float64) @ B.astype(np.float64)
+    assert np.linalg.norm(got - ref) / np.linalg.norm(ref) < 1e-5
+
+
+def test_fast_matmul_keeps_partials_for_the_latest_shape_only():
+    f = co.FastMatmul(32, 32, 8, 4, 4, 2, splits=4)
+    for M, K, N in ((70, 44, 36), (72, 44, 40)):
+        dA = cuda.to_device(ex.random_array((M, K), 1))
+        dB = cuda.to_device(ex.random_array((K, N), 2))
+        f(dA, dB, cuda.device_array((M, N), np.float32))
+        cuda.synchronize()
+    assert {k: v.shape for k, v in f._partials.items()} == {"right": (4, 72, 8), "bottom": (4, 8, 32)}
+
+
 def test_the_fast_path_alone_refuses_a_shape_it_would_get_wrong():
     v = co.fast_kernel_variant(32, 32, 8, 4, 4, 2, "int64")
     _check(v, 64, 40, 96)
@@ -517,6 +568,56 @@ def test_the_fast_path_summary_reads_every_row(capsys):
         co.fast_path_summary(records.Result("matmul_fast_path", rows[:2], {}, "live"))
 
 
+def test_the_fast_path_summary_compares_loop_length_with_speed_and_prints_waves(capsys):
+    from gpuperf import records
+    rows = [{"version": "chapter 5's kernel", "n": 4096, "tflops": 36.0, "loop_inst": 151,
+             "loop_ffma": 128, "grid_blocks": 1024, "waves": 3.88, "blocks_per_sm": 2},
+            {"version": "fast path only, int64", "n": 4096, "tflops": 41.0, "loop_inst": 144,
+             "loop_ffma": 128},
+            {"version": "fast path only, uint32", "n": 4096, "tflops": 42.0},
+            {"version": "any size", "n": 4096, "tflops": 41.9},
+            {"version": "chapter 5's kernel", "n": 4100, "tflops": 27.0, "grid_blocks": 1089,
+             "waves": 4.125, "blocks_per_sm": 2},
+            {"version": "any size", "n": 4100, "tflops": 37.0}]
+    text = co.fast_path_summary(records.Result("matmul_fast_path", rows, {}, "live"))
+    assert ("chapter 5's inner loop has 4.9% more instructions than the fast path's; the fast "
+            "path alone (int64) is 13.9% faster") in text
+    assert ("chapter 5's kernel's grid (the fast kernel's, for any size): 4096: 1024 blocks, "
+            "3.88 waves of 2 per SM; 4100: 1089 blocks, 4.12 waves of 2 per SM") in text
+    assert "any size's grid" not in text  # no waves recorded for it: no line
+
+
+def test_the_fast_path_summary_sets_the_parts_beside_the_call():
+    from gpuperf import records
+    rows = [{"version": "chapter 5's kernel", "n": 4096, "tflops": 36.0},
+            {"version": "fast path only, uint32", "n": 4096, "tflops": 42.0},
+            {"version": "any size", "n": 4096, "tflops": 41.9, "ms": 3.3, "spread": 0.01},
+            {"version": "any size", "n": 4100, "tflops": 37.0, "ms": 3.6, "spread": 0.01},
+            {"version": co.FAST_PARTS[0], "n": 4100, "ms": 3.5, "spread": 0.02},
+            {"version": co.FAST_PARTS[1], "n": 4100, "ms": 0.25, "spread": 0.005}]
+    text = co.fast_path_summary(records.Result("matmul_fast_path", rows, {}, "live"))
+    assert ("4100^3: the call takes 3.600 ms, its interior alone 3.500 and its strips alone 0.250: "
+            "the call adds 40% of the strips' time to the interior's (100% would be strips after "
+            "the interior, 0% strips wholly beside it; spread within the run up to 2.0%)") in text
+    assert "4096^3: the call takes" not in text  # no parts timed at 4096: no line
+
+
+def test_the_parts_of_the_fast_call_timed_alone_make_the_whole_product():
+    from gpuperf.bench import NeedsGPU
+    f = co.fast_matmul(32, 32, 8, 4, 4, 2)
+    rng = np.random.default_rng(5)
+    A, B = (rng.standard_normal(s).astype(np.float32) for s in ((72, 44), (44, 40)))
+    dA, dB, dC = cuda.to_device(A), cuda.to_device(B), cuda.to_device(np.zeros((72, 40), np.float32))
+    f(dA, dB, dC)  # makes the streams
+    dC = cuda.to_device(np.zeros((72, 40), np.float32))
+    f._interior(dA, dB, dC, 0)  # what fast_parts times, one part after the other
+    f._strips(dA, dB, dC, *f._streams[1:])
+    cuda.synchronize()
+    np.testing.assert_allclose(dC.copy_to_host(), A @ B, rtol=1e-4, atol=1e-4)
+    with pytest.raises(NeedsGPU):  # timings need a GPU
+        co.fast_parts(256)
+
+
 @pytest.mark.parametrize("path", record_paths_with("matmul_fast_path"), ids=lambda p: p.stem)
 def test_recorded_fast_path_says_what_chapter_5_says(path):
     """'the fast path alone is faster than chapter 5's kernel, and its inner loop is shorter
@@ -542,7 +643,18 @@ def test_recorded_fast_path_says_what_chapter_5_says(path):
         whole, old = by["any size", n], by["chapter 5's kernel", n]
         assert ahead(whole, old), n
         assert whole["tflops"] / old["tflops"] > by["any size", 4096]["tflops"] / ch5["tflops"]
-        assert old["tflops"] < ch5["tflops"], n  # "chapter 5's kernel itself slows"
+        assert old["tflops"] < ch5["tflops"], n  # "chapter 5's kernel itself slows more"
+        assert whole["tflops"] < by["any size", 4096]["tflops"], n  # "its own speed falls"
+        assert by[mm.CUBLAS, n]["tflops"] < by[mm.CUBLAS, 4096]["tflops"], n  # "cuBLAS slows too"
+        if "waves" in old:  # "another wave" (records made before the column lack it)
+            assert math.ceil(old["waves"]) > math.ceil(ch5["waves"]), n
+            assert whole["grid_blocks"] == by["any size", 4096]["grid_blocks"], n
+        if (co.FAST_PARTS[0], n) in by:  # "not all and not none": the strips partly overlap
+            inner, strips, call = by[co.FAST_PARTS[0], n], by[co.FAST_PARTS[1], n], whole
+            margin = max(r["spread"] * r["ms"] for r in (inner, strips, call))
+            assert inner["ms"] + margin < call["ms"] < inner["ms"] + strips["ms"] - margin, n
+    # "the shorter loop is not the whole gain": the speeds differ more than the loop lengths
+    assert ch5["loop_inst"] / signed["loop_inst"] < signed["tflops"] / ch5["tflops"]
     for n in (4096, 4100, 4104):  # cuBLAS of the same size and run, which pct_cublas is against
         cub = by[mm.CUBLAS, n]
         r = by["any size", n]

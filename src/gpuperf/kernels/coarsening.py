@@ -37,6 +37,7 @@ from .. import SIMULATOR, bench, device, validate
 from .. import exercises as ex
 from ..records import experiment
 from . import matmul as mm
+from .coalescing import _data_pointer
 from .matmul import Variant, _cdiv, load4, store4
 
 
@@ -793,15 +794,20 @@ class FastMatmul:
     * the interior, ``M // bm * bm`` x ``N // bn * bn`` over ``K // bk * bk``: the fast kernel;
     * K's last ``K % bk`` products for the interior: a small kernel that adds them;
     * the right strip (all rows) and the bottom strip (the interior's columns): K split
-      ``splits`` ways, one partial per thread, then the partials added in order; each strip in
-      a stream of its own, so that its few blocks run beside the fast kernel's.
+      ``splits`` ways, one partial per thread, then the partials added in order.
+
+    The interior (fast kernel and k tail) and each strip are queued on three streams of the
+    object's own, so that no launch on the legacy default stream sits between them: Numba's
+    streams are blocking streams, which wait for earlier work on the legacy default stream, so
+    strips queued there after the fast kernel would start only when it ends.
 
     Where K or N is not a multiple of 4 (the fast kernel's 16-byte loads need whole vectors)
     or the matrix is smaller than one tile, ``make_regtile_double`` does the whole product.
-    A call takes the stream to queue on (default: the default stream); the strips' streams
-    wait for what was queued on it before the call, and it waits for them after (events), so
-    that the call orders like one launch on that stream, with the legacy default stream or the
-    per-thread one.
+    A call takes the stream to queue on (default: the default stream); the three streams wait
+    for what was queued on it before the call, and it waits for them after (events), so that
+    the call orders like one launch on that stream, with the legacy default stream or the
+    per-thread one. The strips' partial sums stay allocated for the latest shape only
+    (``splits`` x strip rows x strip columns floats per strip).
     """
 
     def __init__(self, bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int = 8,
@@ -812,7 +818,8 @@ class FastMatmul:
         self.splits = validate.positive_int(splits, "splits", maximum=256)
         self.bm, self.bn, self.bk = bm, bn, bk
         self.threads = (bm // tm) * (bn // tn)
-        self._streams = None
+        self._streams = None  # (interior, right strip, bottom strip), made on the first call
+        self._events = None
         self._partials = {}
 
     def _general(self, A, B, C, stream=0):
@@ -820,14 +827,33 @@ class FastMatmul:
         self.general[(_cdiv(N, self.bn), _cdiv(M, self.bm)), self.threads, stream](A, B, C)
 
     def _strip(self, A, B, C, r0, c0, rows, cols, stream):
-        key = (r0, c0, rows, cols)  # each strip its own partials: they run at the same time
-        if key not in self._partials:
-            self._partials[key] = cuda.device_array((self.splits, rows, cols), np.float32)
-        P = self._partials[key]
+        side = "right" if c0 else "bottom"  # each strip its own partials: they run at once
+        if getattr(self._partials.get(side), "shape", None) != (self.splits, rows, cols):
+            self._partials[side] = cuda.device_array((self.splits, rows, cols), np.float32)
+        P = self._partials[side]
         chunk = _cdiv(A.shape[1], self.splits)
         blocks = _cdiv(rows * cols, 256)
         _strip_partials[(blocks, self.splits), (256, 1), stream](A, B, P, r0, c0, chunk)
         _sum_partials[blocks, 256, stream](P, C, r0, c0)
+
+    def _split(self, A, B):
+        (M, K), N = A.shape, B.shape[1]
+        return M, N, K, M // self.bm * self.bm, N // self.bn * self.bn, K // self.bk * self.bk
+
+    def _interior(self, A, B, C, stream):
+        """The fast kernel on the interior, and the k tail where K has one."""
+        M, N, K, mi, ni, ki = self._split(A, B)
+        self.fast[(ni // self.bn, mi // self.bm), self.threads, stream](A, B, C)
+        if ki < K:
+            _add_k_tail[_cdiv(mi * ni, 256), 256, stream](A, B, C, mi, ni, ki)
+
+    def _strips(self, A, B, C, right, bottom):
+        """The right strip on ``right``, the bottom strip on ``bottom`` (where there are any)."""
+        M, N, K, mi, ni, ki = self._split(A, B)
+        if ni < N:
+            self._strip(A, B, C, 0, ni, M, N - ni, right)
+        if mi < M:
+            self._strip(A, B, C, mi, 0, M - mi, ni, bottom)
 
     def __call__(self, A, B, C, stream=0) -> None:
         """Enqueue ``C = A @ B`` on ``stream`` (device arrays, float32, C-contiguous): work
@@ -842,6 +868,15 @@ class FastMatmul:
                                 "use gp.matmul.run_variant(gp.coarsening.fast_variant(), A, B) "
                                 "for NumPy arrays.")
             validate.array(x, name=name, ndim=2)  # float32 and C-contiguous
+            ptr = _data_pointer(x)
+            if ptr is not None and ptr % 16:  # both kernels load and store 16 bytes at a time
+                raise ValueError(f"{name} starts {ptr % 16} bytes past a 16-byte boundary (a view "
+                                 "such as x[1:]), so the kernels' 16-byte loads would fault: copy "
+                                 f"it into a fresh allocation first ({name}.copy_to_host(), then "
+                                 "cuda.to_device).")
+        if not (isinstance(stream, int) and stream == 0) and not hasattr(stream, "synchronize"):
+            raise TypeError(f"stream must be 0 (the default stream) or a Numba stream "
+                            f"(cuda.stream()), not {stream!r}.")
         M, K = A.shape
         N = B.shape[1]
         if B.shape[0] != K or C.shape != (M, N):
@@ -851,29 +886,24 @@ class FastMatmul:
             raise ValueError(f"M={M} needs {_cdiv(M, self.bm)} block rows, over the grid's limit "
                              "of 65535 in y: split A into row blocks of at most "
                              f"{65535 * self.bm} rows and call once per block.")
-        mi, ni, ki = M // self.bm * self.bm, N // self.bn * self.bn, K // self.bk * self.bk
+        *_, mi, ni, ki = self._split(A, B)
         if K % 4 or N % 4 or not (mi and ni and ki):
             self._general(A, B, C, stream)
             return
         if self._streams is None:
-            self._streams = (cuda.stream(), cuda.stream())
-        right, bottom = self._streams
-        # fork: the strips' streams start after what was queued on ``stream`` before the call
-        start = cuda.event()
+            self._streams = (cuda.stream(), cuda.stream(), cuda.stream())
+            self._events = [cuda.event() for _ in range(4)]
+        interior, right, bottom = self._streams
+        start, *done = self._events
+        # fork: the three streams start after what was queued on ``stream`` before the call
         start.record(stream)
-        start.wait(right)
-        start.wait(bottom)
-        self.fast[(ni // self.bn, mi // self.bm), self.threads, stream](A, B, C)
-        if ki < K:
-            _add_k_tail[_cdiv(mi * ni, 256), 256, stream](A, B, C, mi, ni, ki)
-        if ni < N:
-            self._strip(A, B, C, 0, ni, M, N - ni, right)
-        if mi < M:
-            self._strip(A, B, C, mi, 0, M - mi, ni, bottom)
-        for side in (right, bottom):  # join: ``stream`` waits for both strips
-            done = cuda.event()
-            done.record(side)
-            done.wait(stream)
+        for s in self._streams:
+            start.wait(s)
+        self._interior(A, B, C, interior)
+        self._strips(A, B, C, right, bottom)
+        for event, s in zip(done, self._streams):  # join: ``stream`` waits for all three
+            event.record(s)
+            event.wait(stream)
 
 
 @functools.lru_cache(maxsize=None)
@@ -890,8 +920,10 @@ def fast_variant(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int
     SASS), its launch the whole any-size call."""
     f = fast_matmul(bm, bn, bk, tm, tn, k_steps)
     steps = f" unroll{k_steps}" if k_steps > 1 else ""
+    # The grid is the fast kernel's, over the interior only (the strips are other launches);
+    # where there is no interior the call runs chapter 5's kernel instead.
     return Variant(f"regtile fast {bm}x{bn}x{bk} {tm}x{tn}{steps}", f.fast, (f.threads,),
-                   lambda M, N: (_cdiv(N, bn), _cdiv(M, bm)), "block", (bm, bn), launcher=f)
+                   lambda M, N: (max(N // bn, 1), max(M // bm, 1)), "block", (bm, bn), launcher=f)
 
 
 def fast_kernel_variant(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int = 8,
@@ -1441,7 +1473,8 @@ def inner_loop_mix(v: Variant) -> tuple[int, int] | None:
 
 @experiment("matmul_fast_path", chapter="coarsening",
             title="The double-buffered kernel's fast path alone, then made whole for any size",
-            units={**_UNITS, "loop_inst": "instructions per pass", "loop_ffma": "FFMAs per pass"})
+            units={**_UNITS, "loop_inst": "instructions per pass", "loop_ffma": "FFMAs per pass",
+                   "grid_blocks": "blocks", "waves": "grid blocks / (SMs x blocks per SM)"})
 def fast_path_experiment(progress):
     """At 4096^3: chapter 5's best kernel (double-buffered 128x128x8, two k steps per body),
     its fast path alone (``make_regtile_fast``) with int64 and with uint32 index arithmetic,
@@ -1469,14 +1502,40 @@ def fast_path_experiment(progress):
             c = cublas[n]
             m["pct_cublas"] = 100 * m["tflops"] / c["tflops"] if c else None
             rows.append({"version": label, "kernel": v.name, "n": n, **m, **res,
-                         "loop_inst": loop[0], "loop_ffma": loop[1]})
+                         "loop_inst": loop[0], "loop_ffma": loop[1],
+                         "grid_blocks": grid_blocks(v, n, n),
+                         "waves": waves(v, n, n, res["blocks_per_sm"])})
             pct = f" = {m['pct_cublas']:.1f}% of cuBLAS" if c else ""
             progress(f"{label} at {n}: {m['tflops']:.2f} TFLOP/s{pct}, {res['regs']} regs, "
                      f"inner loop {loop[0]} instructions ({loop[1]} FFMA)")
+    rows += [{"n": n, **part} for n in FAST_PATH_SIZES[1:] for part in fast_parts(n)]
+    progress("the interior and the strips alone, at " + ", ".join(map(str, FAST_PATH_SIZES[1:])))
     for n, c in cublas.items():
         if c:
             rows.append({"version": mm.CUBLAS, "n": n, **c, "pct_cublas": 100.0})
     return rows
+
+
+FAST_PARTS = ("any size: interior alone", "any size: strips alone")
+
+
+def fast_parts(n: int) -> list[dict]:
+    """``fast_matmul()``'s two parts at n^3, each timed alone (ms, spread): the interior (fast
+    kernel and k tail, on one stream) and the two strips (each on its own stream). Beside the
+    whole call's time they say how much of the strips' time the call hides behind the
+    interior."""
+    validate.positive_int(n, "n")
+    f = fast_matmul()
+    A, B, C = mm.device_operands(n, n, n)
+    f(A, B, C)  # compiles everything and makes the streams
+    cuda.synchronize()
+    _, right, bottom = f._streams
+    runs = (lambda: f._interior(A, B, C, 0), lambda: f._strips(A, B, C, right, bottom))
+    out = []
+    for label, run in zip(FAST_PARTS, runs):
+        t = bench.time_kernel(run, warmup=1, **mm._repeats(n))
+        out.append({"version": label, "ms": t.median_ms, "spread": t.spread})
+    return out
 
 
 def fast_path_summary(res) -> str:
@@ -1503,6 +1562,11 @@ def fast_path_summary(res) -> str:
                 if r.get("loop_inst") else "")
         lines.append(f"4096^3 {label:24s} {r['tflops']:6.2f} TFLOP/s{pct}; {r.get('regs')} "
                      f"registers{loop}")
+    fast, ch5 = by.get(("fast path only, int64", 4096)), by["chapter 5's kernel", 4096]
+    if fast and fast.get("loop_inst") and ch5.get("loop_inst"):  # the same index type as ch. 5's
+        lines.append(f"chapter 5's inner loop has {100 * (ch5['loop_inst'] / fast['loop_inst'] - 1):.1f}% "
+                     "more instructions than the fast path's; the fast path alone (int64) is "
+                     f"{100 * (fast['tflops'] / ch5['tflops'] - 1):.1f}% faster")
     for n in sorted({r["n"] for r in res.rows if r["n"] != 4096}):
         whole, ch5 = by.get(("any size", n)), by.get(("chapter 5's kernel", n))
         if whole and ch5:
@@ -1510,6 +1574,22 @@ def fast_path_summary(res) -> str:
             lines.append(f"{n}^3: any size {whole['tflops']:.2f} TFLOP/s, chapter 5's kernel "
                          f"{ch5['tflops']:.2f}: {100 * whole['tflops'] / ch5['tflops']:.0f}% of it"
                          + (f" (cuBLAS {cub['tflops']:.2f} TFLOP/s at this size)" if cub else ""))
+    for n in sorted({r["n"] for r in res.rows}):  # records made before these rows lack them
+        call, (inner, strips) = by.get(("any size", n)), [by.get((p, n)) for p in FAST_PARTS]
+        if call and inner and strips and call.get("ms"):
+            lines.append(f"{n}^3: the call takes {call['ms']:.3f} ms, its interior alone "
+                         f"{inner['ms']:.3f} and its strips alone {strips['ms']:.3f}: the call "
+                         f"adds {100 * (call['ms'] - inner['ms']) / strips['ms']:.0f}% of the "
+                         "strips' time to the interior's (100% would be strips after the "
+                         f"interior, 0% strips wholly beside it; spread within the run up to "
+                         f"{100 * max(r['spread'] for r in (call, inner, strips)):.1f}%)")
+    for label in ("chapter 5's kernel", "any size"):  # records made before these columns lack them
+        grids = [by[label, n] for n in sorted({r["n"] for r in res.rows})
+                 if (label, n) in by and by[label, n].get("waves")]
+        if grids:
+            lines.append(f"{label}'s grid (the fast kernel's, for any size): " + "; ".join(
+                f"{r['n']}: {r['grid_blocks']} blocks, {r['waves']:.2f} waves of "
+                f"{r['blocks_per_sm']} per SM" for r in grids))
     lines.append(f"({res.label})")
     text = "\n".join(lines)
     print(text)
@@ -1535,7 +1615,9 @@ def resources_experiment(progress):
             units={**_UNITS, "ai": "FLOP/B", "bound_tflops": "TFLOP/s"})
 def ladder_experiment(progress):
     n = 4096
-    vs = ladder_variants()
+    # the ladder, then the fast path made whole (its own section, and not a rung of the
+    # profiling chapter's tables, which launch ladder_variants() by index)
+    vs = ladder_variants() + [fast_variant()]
     for v in vs:
         mm.verify(v)
     rows = mm.roofline_rows(vs, n, progress)

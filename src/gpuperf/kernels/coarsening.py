@@ -1509,31 +1509,33 @@ def fast_path_experiment(progress):
             progress(f"{label} at {n}: {m['tflops']:.2f} TFLOP/s{pct}, {res['regs']} regs, "
                      f"inner loop {loop[0]} instructions ({loop[1]} FFMA)")
     rows += [{"n": n, **part} for n in FAST_PATH_SIZES[1:] for part in fast_parts(n)]
-    progress("the interior and the strips alone, at " + ", ".join(map(str, FAST_PATH_SIZES[1:])))
+    progress("the call, the interior and the strips alone, at " + ", ".join(map(str, FAST_PATH_SIZES[1:])))
     for n, c in cublas.items():
         if c:
             rows.append({"version": mm.CUBLAS, "n": n, **c, "pct_cublas": 100.0})
     return rows
 
 
-FAST_PARTS = ("any size: interior alone", "any size: strips alone")
+FAST_PARTS = ("any size: the call, again", "any size: interior alone", "any size: strips alone")
 
 
 def fast_parts(n: int) -> list[dict]:
-    """``fast_matmul()``'s two parts at n^3, each timed alone (ms, spread): the interior (fast
-    kernel and k tail, on one stream) and the two strips (each on its own stream). Beside the
-    whole call's time they say how much of the strips' time the call hides behind the
-    interior."""
+    """``fast_matmul()`` at n^3 timed again with its two parts, each alone (ms, spread): the
+    whole call, the interior (fast kernel and k tail, on one stream) and the two strips (each on
+    its own stream), all three with the same repeats (more than the size rows': the question is
+    a fraction of a millisecond). They say how much of the strips' time the call hides behind
+    the interior."""
     validate.positive_int(n, "n")
     f = fast_matmul()
     A, B, C = mm.device_operands(n, n, n)
     f(A, B, C)  # compiles everything and makes the streams
     cuda.synchronize()
     _, right, bottom = f._streams
-    runs = (lambda: f._interior(A, B, C, 0), lambda: f._strips(A, B, C, right, bottom))
+    runs = (lambda: f(A, B, C), lambda: f._interior(A, B, C, 0),
+            lambda: f._strips(A, B, C, right, bottom))
     out = []
     for label, run in zip(FAST_PARTS, runs):
-        t = bench.time_kernel(run, warmup=1, **mm._repeats(n))
+        t = bench.time_kernel(run, warmup=2, min_repeat=20, min_time=0.3)
         out.append({"version": label, "ms": t.median_ms, "spread": t.spread})
     return out
 
@@ -1575,14 +1577,19 @@ def fast_path_summary(res) -> str:
                          f"{ch5['tflops']:.2f}: {100 * whole['tflops'] / ch5['tflops']:.0f}% of it"
                          + (f" (cuBLAS {cub['tflops']:.2f} TFLOP/s at this size)" if cub else ""))
     for n in sorted({r["n"] for r in res.rows}):  # records made before these rows lack them
-        call, (inner, strips) = by.get(("any size", n)), [by.get((p, n)) for p in FAST_PARTS]
-        if call and inner and strips and call.get("ms"):
+        call, inner, strips = [by.get((p, n)) for p in FAST_PARTS]
+        if call and inner and strips:
+            margin = max(r["spread"] * r["ms"] for r in (call, inner, strips))
+            verdict = ("the strips ran wholly beside the interior" if call["ms"] <= inner["ms"] + margin
+                       else "the strips ran after the interior, within the spread"
+                       if call["ms"] >= inner["ms"] + strips["ms"] - margin
+                       else "the strips ran partly beside the interior, partly after it")
             lines.append(f"{n}^3: the call takes {call['ms']:.3f} ms, its interior alone "
                          f"{inner['ms']:.3f} and its strips alone {strips['ms']:.3f}: the call "
                          f"adds {100 * (call['ms'] - inner['ms']) / strips['ms']:.0f}% of the "
                          "strips' time to the interior's (100% would be strips after the "
                          f"interior, 0% strips wholly beside it; spread within the run up to "
-                         f"{100 * max(r['spread'] for r in (call, inner, strips)):.1f}%)")
+                         f"{margin:.3f} ms): {verdict}")
     for label in ("chapter 5's kernel", "any size"):  # records made before these columns lack them
         grids = [by[label, n] for n in sorted({r["n"] for r in res.rows})
                  if (label, n) in by and by[label, n].get("waves")]

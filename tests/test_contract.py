@@ -498,7 +498,10 @@ BAD = {
         B(lambda: cs.fast_matmul(32, 32, 8, 4, 4, 2)(
             cs.cuda.to_device(np.ones(17, np.float32))[1:].reshape(4, 4),
             cs.cuda.to_device(np.ones((4, 4), np.float32)), cs.cuda.device_array((4, 4), np.float32)),
-          word="16-byte boundary")],
+          word="16-byte boundary"),
+        B(lambda: (lambda a: cs.fast_matmul(32, 32, 8, 4, 4, 2)(
+            a, cs.cuda.to_device(np.ones((4, 4), np.float32)), a))(
+            cs.cuda.to_device(np.ones((4, 4), np.float32))), word="overlaps A")],
     "gpuperf.kernels.coarsening:fast_matmul": [B(cs.fast_matmul, 128, 128, 8, 8, 8, 2, 0,
                                                  word="splits")],
     "gpuperf.kernels.coarsening:fast_variant": [B(cs.fast_variant, 100, word="block tile")],
@@ -519,7 +522,13 @@ BAD = {
         B(cs.make_regtile_double, max_registers=8, word="max_registers"),
         B(cs.make_regtile_double, k_steps=3, word="k_steps"),
         B(cs.make_regtile_double, warp_tile=(32, 32), word="warp_tile"),
-        B(cs.make_regtile_double, 128, 128, 32, 8, 8, word="shared memory")],
+        B(cs.make_regtile_double, 128, 128, 32, 8, 8, word="shared memory"),
+        B(cs.make_regtile_double, edge="no", err=TypeError, word="edge")],
+    "gpuperf.kernels.coarsening:no_edge_variant": [B(cs.no_edge_variant, k_steps=3, word="k_steps")],
+    "gpuperf.kernels.coarsening:FastMatmul.strip_splits": [
+        B(lambda: cs.fast_matmul(32, 32, 8, 4, 4, 2).strip_splits(0, 4, 4), word="K"),
+        B(lambda: cs.fast_matmul(32, 32, 8, 4, 4, 2).strip_splits(64, 4, 2.5), err=TypeError,
+          word="cols")],
     "gpuperf.kernels.coarsening:make_regtile_1d": [
         B(cs.make_regtile_1d, 64, 64, 8, 7, word="thread tiles"),
         B(cs.make_regtile_1d, max_registers=0, word="max_registers")],

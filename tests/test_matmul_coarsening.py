@@ -507,11 +507,48 @@ def test_fast_matmul_refuses_a_misaligned_view_a_bad_stream_and_a_grid_too_tall(
           cuda.device_array((M, 4), np.float32))
 
 
-# K not a multiple of 4, then N not a multiple of 4, on shapes that would otherwise have an
-# interior and both strips: the double-buffered kernel must take the whole product.
-@pytest.mark.parametrize("M,K,N", [(70, 42, 68), (70, 40, 66)])
-def test_fast_matmul_falls_back_where_vectors_do_not_fit(M, K, N):
-    _check(co.fast_variant(32, 32, 8, 4, 4, 2), M, K, N)
+# K not a multiple of 4, then N, then both, on shapes with an interior and both strips: A and
+# B are padded with zeros to multiples of 4, the fast path runs, and C is cropped out.
+@pytest.mark.parametrize("M,K,N", [(70, 42, 68), (70, 40, 66), (67, 45, 65)])
+def test_fast_matmul_pads_where_vectors_do_not_fit(M, K, N):
+    v = co.fast_variant(32, 32, 8, 4, 4, 2)
+    _check(v, M, K, N)
+    K4, N4 = -(-K // 4) * 4, -(-N // 4) * 4
+    assert [x.shape for x in v.launcher._padded] == [(M, K4), (K4, N4), (M, N4)]
+    assert v.grid(M, N) == (N4 // 32, M // 32)  # the fast kernel's grid, over the padded interior
+
+
+def test_fast_matmul_splits_a_strip_only_as_far_as_it_pays():
+    f = co.FastMatmul(32, 32, 8, 4, 4, 2, splits=16)
+    assert f.strip_splits(4100, 4100, 4) == 16
+    assert f.strip_splits(44, 70, 4) == 5  # chunks of at least 8 products
+    assert f.strip_splits(7, 70, 4) == 1
+    assert f.strip_splits(4096, 2_000_000, 127) == 1  # 16 partials would be 16 GB: none
+    assert f.strip_splits(4096, 1 << 20, 4) == 4  # as many as the budget holds
+    f.PARTIALS_BUDGET = 1  # every strip straight into C, in one pass over K
+    A, B = ex.random_array((70, 44), 3), ex.random_array((44, 36), 4)
+    dC = cuda.to_device(ex.poisoned((70, 36)))
+    f(cuda.to_device(A), cuda.to_device(B), dC)
+    cuda.synchronize()
+    assert f._partials == {}
+    np.testing.assert_allclose(dC.copy_to_host(), A.astype(np.float64) @ B, rtol=1e-4, atol=1e-4)
+
+
+def test_fast_matmul_of_whole_tiles_is_one_launch_on_the_callers_stream():
+    f = co.FastMatmul(32, 32, 8, 4, 4, 2)
+    A, B = ex.random_array((64, 40), 3), ex.random_array((40, 96), 4)
+    dC = cuda.to_device(ex.poisoned((64, 96)))
+    f(cuda.to_device(A), cuda.to_device(B), dC)
+    cuda.synchronize()
+    assert f._streams is None  # no fork and join: no streams made
+    np.testing.assert_allclose(dC.copy_to_host(), A.astype(np.float64) @ B, rtol=1e-4, atol=1e-4)
+
+
+def test_chapter_5s_kernel_without_its_edge_path_is_right_on_whole_tiles_only():
+    v = co.no_edge_variant(32, 32, 8, 4, 4, 2)
+    _check(v, 64, 40, 96)
+    with pytest.raises(ValueError, match="without its edge path computes only whole tiles"):
+        mm.run_variant(v, np.ones((64, 40), np.float32), np.ones((40, 90), np.float32))
 
 
 def test_fast_matmul_orders_like_one_launch_on_a_callers_stream():
@@ -582,9 +619,26 @@ def test_the_fast_path_summary_compares_loop_length_with_speed_and_prints_waves(
     text = co.fast_path_summary(records.Result("matmul_fast_path", rows, {}, "live"))
     assert ("chapter 5's inner loop has 4.9% more instructions than the fast path's; the fast "
             "path alone (int64) is 13.9% faster") in text
-    assert ("chapter 5's kernel's grid (the fast kernel's, for any size): 4096: 1024 blocks, "
-            "3.88 waves of 2 per SM; 4100: 1089 blocks, 4.12 waves of 2 per SM") in text
+    assert ("chapter 5's kernel's grid (over all of C): 4096: 1024 blocks, "
+            "3.88 waves of 2 per SM (4 rounds); 4100: 1089 blocks, 4.12 waves of 2 per SM "
+            "(5 rounds)") in text
     assert "any size's grid" not in text  # no waves recorded for it: no line
+    assert "edge path alone" not in text and "does not hold" not in text
+    rows[0]["spread"] = 0.01
+    rows.append({"version": co.NO_EDGE, "n": 4096, "tflops": 38.0, "loop_inst": 147,
+                 "loop_ffma": 128, "spread": 0.005})
+    text = co.fast_path_summary(records.Result("matmul_fast_path", rows, {}, "live"))
+    assert ("the edge path alone compiled out of chapter 5's kernel: +5.6% speed, 40% of the fast "
+            "path's gain; inner loop 151 -> 147 instructions (the fast path's: 144); beyond the "
+            "spread of the two rows (0.36 TFLOP/s)") in text
+    rows[-1] = {**rows[-1], "tflops": 36.2, "loop_ffma": 64}
+    text = co.fast_path_summary(records.Result("matmul_fast_path", rows, {}, "live"))
+    assert "+0.6% speed, 4% of the fast path's gain" in text and "within the spread" in text
+    assert f"the loop counted for {co.NO_EDGE} does not hold the 128 FFMAs" in text
+    rows += [{"version": "chapter 5's kernel", "n": 4097, "tflops": 30.0},
+             {"version": "any size", "n": 4097, "tflops": 39.0}]
+    text = co.fast_path_summary(records.Result("matmul_fast_path", rows, {}, "live"))
+    assert "4097^3: any size (K and N padded to 4100) 39.00 TFLOP/s, chapter 5's kernel 30.00: 130% of it" in text
 
 
 def test_the_fast_path_summary_sets_the_parts_beside_the_call():
@@ -617,7 +671,7 @@ def test_the_parts_of_the_fast_call_timed_alone_make_the_whole_product():
     f(dA, dB, dC)  # makes the streams
     dC = cuda.to_device(np.zeros((72, 40), np.float32))
     f._interior(dA, dB, dC, 0)  # what fast_parts times, one part after the other
-    f._strips(dA, dB, dC, *f._streams[1:])
+    f._strips(dA, dB, dC, *f.streams()[1:])
     cuda.synchronize()
     np.testing.assert_allclose(dC.copy_to_host(), A @ B, rtol=1e-4, atol=1e-4)
     with pytest.raises(NeedsGPU):  # timings need a GPU
@@ -656,7 +710,7 @@ def test_recorded_fast_path_says_what_chapter_5_says(path):
             assert math.ceil(old["waves"]) > math.ceil(ch5["waves"]), n
             assert whole["grid_blocks"] == by["any size", 4096]["grid_blocks"], n
         if (co.FAST_PARTS[0], n) in by:  # "the strips are thin": little work beside the interior
-            call, inner, strips = (by[p, n] for p in co.FAST_PARTS)
+            _, inner, strips = (by[p, n] for p in co.FAST_PARTS)
             assert strips["ms"] < inner["ms"] / 4, n
     # "the shorter loop is not the whole gain": the speeds differ more than the loop lengths
     assert ch5["loop_inst"] / signed["loop_inst"] < signed["tflops"] / ch5["tflops"]

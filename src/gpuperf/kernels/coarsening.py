@@ -29,6 +29,7 @@ Experiments (``matmul_*``)
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 from numba import cuda, float32  # noqa: E402,I001  (after gpuperf: the mode is chosen first)
@@ -455,7 +456,7 @@ def make_regtile(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int
 @functools.lru_cache(maxsize=None)
 def make_regtile_double(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int = 8,
                         max_registers: int | None = None, k_steps: int = 1,
-                        warp_tile: tuple[int, int] | None = None):
+                        warp_tile: tuple[int, int] | None = None, edge: bool = True):
     """The pipelined kernel with two shared-memory buffers: one barrier per k-tile.
 
     While the threads multiply out of one buffer, the next tile's global loads are in
@@ -473,9 +474,15 @@ def make_regtile_double(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, 
     block tile, its 32 lanes a (wm/tm) x (wn/tn) grid in it, instead of rows of bn/tn
     threads across the whole block tile. Both change only which outputs a thread owns and
     how the loop is written; the loads, buffers and barriers are the same.
+    ``edge=False``: an ablation, right only where every block is interior and BK divides K.
+    It compiles out the edge path (the interior test, the guarded tiles, the guarded store)
+    and nothing else: the load guards, the ``% 2`` and the ``range`` loop stay, so that it
+    differs from ``make_regtile_fast`` in those and from the kernel with ``edge=True`` in the
+    edge path alone.
     """
     if max_registers is not None:
         validate.positive_int(max_registers, "max_registers", minimum=16, maximum=255)
+    validate.boolean(edge, "edge")
     threads = _check_regtile(bm, bn, bk, tm, tn, vector=True)
     validate.shared_bytes(2 * 4 * bk * (bm + bn), what=f"two {bm}x{bk} and two {bk}x{bn} tiles")
     _check_k_steps(k_steps, bk)
@@ -521,7 +528,10 @@ def make_regtile_double(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, 
         N = B.shape[1]
         for i in range(n_acc):
             acc[i] = float32(0.0)
-        interior = row0 + bm <= M and col0 + bn <= N and K % 4 == 0 and N % 4 == 0
+        if edge:
+            interior = row0 + bm <= M and col0 + bn <= N and K % 4 == 0 and N % 4 == 0
+        else:  # a constant: the compiler drops the edge path below
+            interior = True
         n_fast = K // bk if interior else 0
         n_tiles = (K + bk - 1) // bk
         for t in range(n_fast + 1):  # load tile t (if any), store it, multiply tile t - 1
@@ -581,7 +591,7 @@ def make_regtile_double(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, 
                                pb[4 * l], pb[4 * l + 1], pb[4 * l + 2], pb[4 * l + 3])
                 cuda.syncthreads()  # tile t visible; and every read of buffer t%2 (tile
                 # t-2, multiplied in step t-1) finished before this step's stores began
-        for t in range(n_fast, n_tiles):  # edge blocks and a partial last k-tile
+        for t in range(n_fast, n_tiles if edge else n_fast):  # edge blocks, a partial k-tile
             k0 = t * bk
             cuda.syncthreads()  # nobody still reads buffer 0 from the last fast tile
             for l in range(a_scalars):
@@ -775,6 +785,39 @@ def _strip_partials(A, B, P, r0, c0, chunk):
 
 
 @cuda.jit
+def _strip_direct(A, B, C, r0, c0, rows, cols):
+    """C[r0 + r, c0 + c] = the products over all of K, one output per thread, for r < rows and
+    c < cols: a strip with so many outputs that splitting K would not pay (or not fit)."""
+    i = cuda.grid(1)
+    r, c = i // cols, i % cols
+    if r < rows:
+        acc = float32(0.0)
+        for k in range(A.shape[1]):
+            acc += A[r0 + r, k] * B[k, c0 + c]
+        C[r0 + r, c0 + c] = acc
+
+
+@cuda.jit
+def _pad_copy(src, dst):
+    """dst = src in its top-left corner, zeros in the rest (one element per thread)."""
+    i = cuda.grid(1)
+    cols = dst.shape[1]
+    r, c = i // cols, i % cols
+    if r < dst.shape[0]:
+        dst[r, c] = src[r, c] if r < src.shape[0] and c < src.shape[1] else float32(0.0)
+
+
+@cuda.jit
+def _crop_copy(src, dst):
+    """dst = the top-left corner of src, as large as dst (one element per thread)."""
+    i = cuda.grid(1)
+    cols = dst.shape[1]
+    r, c = i // cols, i % cols
+    if r < dst.shape[0]:
+        dst[r, c] = src[r, c]
+
+
+@cuda.jit
 def _sum_partials(P, C, r0, c0):
     """C[r0 + r, c0 + c] = the sum of P[:, r, c], in order (the same result every call)."""
     i = cuda.grid(1)
@@ -799,16 +842,27 @@ class FastMatmul:
     The interior (fast kernel and k tail) and each strip are queued on three streams of the
     object's own, so that no launch on the legacy default stream sits between them: Numba's
     streams are blocking streams, which wait for earlier work on the legacy default stream, so
-    strips queued there after the fast kernel would start only when it ends.
+    strips queued there after the fast kernel would start only when it ends. A shape with no
+    strips and no k tail is one launch of the fast kernel on the caller's stream.
 
-    Where K or N is not a multiple of 4 (the fast kernel's 16-byte loads need whole vectors)
-    or the matrix is smaller than one tile, ``make_regtile_double`` does the whole product.
+    Where K or N is not a multiple of 4 (the fast kernel's 16-byte loads need whole vectors),
+    A and B are first copied into buffers padded with zeros to the next multiple of 4 in K and
+    N (products with zeros add nothing), and C is copied out of a padded one after: O(n^2)
+    copies beside O(n^3) work. Where the matrix is smaller than one tile there is no interior,
+    and ``make_regtile_double`` does the whole product.
+
     A call takes the stream to queue on (default: the default stream); the three streams wait
     for what was queued on it before the call, and it waits for them after (events), so that
     the call orders like one launch on that stream, with the legacy default stream or the
-    per-thread one. The strips' partial sums stay allocated for the latest shape only
-    (``splits`` x strip rows x strip columns floats per strip).
+    per-thread one. Calls queued on different streams of the caller's still run one after
+    the other on the object's streams, and one object belongs to one host thread.
+    The strips' partial sums and the padded buffers stay allocated for the latest shape only:
+    a strip splits K into at most ``splits`` chunks of at least 8 products, and fewer where its
+    partial sums would pass ``PARTIALS_BUDGET`` floats; a strip that cannot be split within it
+    is computed in one pass over K, straight into C.
     """
+
+    PARTIALS_BUDGET = 1 << 24  # floats of partial sums per strip (64 MiB)
 
     def __init__(self, bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int = 8,
                  k_steps: int = 2, splits: int = 16):
@@ -821,19 +875,33 @@ class FastMatmul:
         self._streams = None  # (interior, right strip, bottom strip), made on the first call
         self._events = None
         self._partials = {}
+        self._padded = None  # (A, B, C) padded to multiples of 4 in K and N, latest shape
 
     def _general(self, A, B, C, stream=0):
         M, N = C.shape
         self.general[(_cdiv(N, self.bn), _cdiv(M, self.bm)), self.threads, stream](A, B, C)
 
+    def strip_splits(self, K: int, rows: int, cols: int) -> int:
+        """How many chunks of K a ``rows`` x ``cols`` strip is split into: ``splits``, fewer
+        where chunks would hold under 8 products or the partial sums pass the budget."""
+        for value, name in ((K, "K"), (rows, "rows"), (cols, "cols")):
+            validate.positive_int(value, name)
+        chunk = _cdiv(K, max(1, min(self.splits, K // 8, self.PARTIALS_BUDGET // (rows * cols))))
+        return _cdiv(K, chunk)  # no empty chunk
+
     def _strip(self, A, B, C, r0, c0, rows, cols, stream):
         side = "right" if c0 else "bottom"  # each strip its own partials: they run at once
-        if getattr(self._partials.get(side), "shape", None) != (self.splits, rows, cols):
-            self._partials[side] = cuda.device_array((self.splits, rows, cols), np.float32)
-        P = self._partials[side]
-        chunk = _cdiv(A.shape[1], self.splits)
+        K = A.shape[1]
+        splits = self.strip_splits(K, rows, cols)
         blocks = _cdiv(rows * cols, 256)
-        _strip_partials[(blocks, self.splits), (256, 1), stream](A, B, P, r0, c0, chunk)
+        if splits == 1:
+            self._partials.pop(side, None)
+            _strip_direct[blocks, 256, stream](A, B, C, r0, c0, rows, cols)
+            return
+        if getattr(self._partials.get(side), "shape", None) != (splits, rows, cols):
+            self._partials[side] = cuda.device_array((splits, rows, cols), np.float32)
+        P = self._partials[side]
+        _strip_partials[(blocks, splits), (256, 1), stream](A, B, P, r0, c0, _cdiv(K, splits))
         _sum_partials[blocks, 256, stream](P, C, r0, c0)
 
     def _split(self, A, B):
@@ -855,6 +923,19 @@ class FastMatmul:
         if mi < M:
             self._strip(A, B, C, mi, 0, M - mi, ni, bottom)
 
+    @staticmethod
+    def _operand(x, name):
+        """``x`` as a Numba device array (CuPy's and others' through their CUDA array
+        interface), or a TypeError that says what to pass."""
+        if not isinstance(x, np.ndarray) and not validate._is_device_array(x) \
+                and hasattr(x, "__cuda_array_interface__") and not SIMULATOR:
+            x = cuda.as_cuda_array(x)
+        if isinstance(x, np.ndarray) or not validate._is_device_array(x):
+            raise TypeError(f"{name} must be a device array: pass cuda.to_device({name}), or "
+                            "use gp.matmul.run_variant(gp.coarsening.fast_variant(), A, B) "
+                            "for NumPy arrays.")
+        return x
+
     def __call__(self, A, B, C, stream=0) -> None:
         """Enqueue ``C = A @ B`` on ``stream`` (device arrays, float32, C-contiguous): work
         queued on ``stream`` after the call sees the whole product."""
@@ -862,11 +943,8 @@ class FastMatmul:
         if any(len(sh) != 2 for sh in shapes):
             raise TypeError("A, B and C must be 2-D float32 arrays (M x K, K x N and the M x N "
                             f"output); their shapes are {shapes[0]}, {shapes[1]}, {shapes[2]}.")
+        A, B, C = (self._operand(x, name) for x, name in ((A, "A"), (B, "B"), (C, "C")))
         for x, name in ((A, "A"), (B, "B"), (C, "C")):
-            if isinstance(x, np.ndarray) or not validate._is_device_array(x):
-                raise TypeError(f"{name} must be a device array: pass cuda.to_device({name}), or "
-                                "use gp.matmul.run_variant(gp.coarsening.fast_variant(), A, B) "
-                                "for NumPy arrays.")
             validate.array(x, name=name, ndim=2)  # float32 and C-contiguous
             ptr = _data_pointer(x)
             if ptr is not None and ptr % 16:  # both kernels load and store 16 bytes at a time
@@ -874,6 +952,16 @@ class FastMatmul:
                                  "such as x[1:]), so the kernels' 16-byte loads would fault: copy "
                                  f"it into a fresh allocation first ({name}.copy_to_host(), then "
                                  "cuda.to_device).")
+        spans = {name: (_data_pointer(x), _data_pointer(x) + x.size * 4)
+                 for x, name in ((A, "A"), (B, "B"), (C, "C")) if _data_pointer(x) is not None}
+        for name in ("A", "B"):  # blocks write C while other blocks still read A and B
+            if "C" in spans and name in spans and spans["C"][0] < spans[name][1] \
+                    and spans[name][0] < spans["C"][1]:
+                raise ValueError(f"C overlaps {name} in memory, so the kernels would overwrite "
+                                 f"{name} while still reading it: pass a separate output array "
+                                 "(cuda.device_array((M, N), np.float32)).")
+        if hasattr(stream, "ptr") and not hasattr(stream, "handle") and not SIMULATOR:
+            stream = cuda.external_stream(stream.ptr)  # a CuPy stream
         if not (isinstance(stream, int) and stream == 0) and not hasattr(stream, "synchronize"):
             raise TypeError(f"stream must be 0 (the default stream) or a Numba stream "
                             f"(cuda.stream()), not {stream!r}.")
@@ -887,13 +975,37 @@ class FastMatmul:
                              "of 65535 in y: split A into row blocks of at most "
                              f"{65535 * self.bm} rows and call once per block.")
         *_, mi, ni, ki = self._split(A, B)
-        if K % 4 or N % 4 or not (mi and ni and ki):
+        if not (mi and ni and ki):  # smaller than one tile: no interior
             self._general(A, B, C, stream)
-            return
+        elif K % 4 or N % 4:  # the fast kernel's vectors need K and N in multiples of 4
+            K4, N4 = _cdiv(K, 4) * 4, _cdiv(N, 4) * 4
+            shapes = [(M, K4), (K4, N4), (M, N4)]
+            if self._padded is None or [x.shape for x in self._padded] != shapes:
+                self._padded = [cuda.device_array(sh, np.float32) for sh in shapes]
+            A4, B4, C4 = self._padded
+            for src, dst in ((A, A4), (B, B4)):
+                _pad_copy[_cdiv(dst.size, 256), 256, stream](src, dst)
+            self._run(A4, B4, C4, stream)
+            _crop_copy[_cdiv(C.size, 256), 256, stream](C4, C)
+        else:
+            self._run(A, B, C, stream)
+
+    def streams(self):
+        """The object's three streams (interior, right strip, bottom strip), made on first use."""
         if self._streams is None:
             self._streams = (cuda.stream(), cuda.stream(), cuda.stream())
-            self._events = [cuda.event() for _ in range(4)]
-        interior, right, bottom = self._streams
+            # the events only order work; without timing they cost less to record
+            self._events = [cuda.event() if SIMULATOR else cuda.event(timing=False)
+                            for _ in range(4)]
+        return self._streams
+
+    def _run(self, A, B, C, stream):
+        """The product of checked operands whose K and N are multiples of 4."""
+        M, N, K, mi, ni, ki = self._split(A, B)
+        if (mi, ni, ki) == (M, N, K):  # the interior is everything: one launch
+            self.fast[(ni // self.bn, mi // self.bm), self.threads, stream](A, B, C)
+            return
+        interior, right, bottom = self.streams()
         start, *done = self._events
         # fork: the three streams start after what was queued on ``stream`` before the call
         start.record(stream)
@@ -920,10 +1032,16 @@ def fast_variant(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int
     SASS), its launch the whole any-size call."""
     f = fast_matmul(bm, bn, bk, tm, tn, k_steps)
     steps = f" unroll{k_steps}" if k_steps > 1 else ""
-    # The grid is the fast kernel's, over the interior only (the strips are other launches);
-    # where there is no interior the call runs chapter 5's kernel instead.
+    # The grid is the fast kernel's, over the interior only (the strips are other launches;
+    # N padded to a multiple of 4 where it is not one). Where there is no interior the call
+    # runs chapter 5's kernel instead, over all of C.
+    def grid(M, N):
+        if M < bm or N < bn:
+            return (_cdiv(N, bn), _cdiv(M, bm))
+        return (_cdiv(N, 4) * 4 // bn, M // bm)
+
     return Variant(f"regtile fast {bm}x{bn}x{bk} {tm}x{tn}{steps}", f.fast, (f.threads,),
-                   lambda M, N: (max(N // bn, 1), max(M // bm, 1)), "block", (bm, bn), launcher=f)
+                   grid, "block", (bm, bn), launcher=f)
 
 
 def fast_kernel_variant(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int = 8,
@@ -931,19 +1049,35 @@ def fast_kernel_variant(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, 
     """``make_regtile_fast`` alone, one launch, for shapes whose every block is interior (the
     ablation's rows; ``fast_variant`` is the kernel made whole for any shape)."""
     k = make_regtile_fast(bm, bn, bk, tm, tn, k_steps, None, index)
+    steps = f" unroll{k_steps}" if k_steps > 1 else ""
+    return _whole_tiles_variant(f"regtile fast path only {bm}x{bn}x{bk} {tm}x{tn}{steps} {index}",
+                                k, bm, bn, bk, tm, tn, "the fast path alone")
+
+
+def no_edge_variant(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int = 8,
+                    k_steps: int = 2) -> Variant:
+    """Chapter 5's double-buffered kernel with its edge path compiled out and nothing else
+    changed (``make_regtile_double(..., edge=False)``): the ablation that separates the edge
+    path from the other differences between chapter 5's kernel and the fast path alone."""
+    k = make_regtile_double(bm, bn, bk, tm, tn, None, k_steps, None, False)
+    steps = f" unroll{k_steps}" if k_steps > 1 else ""
+    return _whole_tiles_variant(f"regtile double-buffered {bm}x{bn}x{bk} {tm}x{tn}{steps} no edge",
+                                k, bm, bn, bk, tm, tn, "chapter 5's kernel without its edge path")
+
+
+def _whole_tiles_variant(name, k, bm, bn, bk, tm, tn, what) -> Variant:
+    """A ``Variant`` of a kernel right only for whole tiles: its launch refuses other shapes."""
     threads = (bm // tm) * (bn // tn)
 
     def launch(A, B, C):
         (M, K), N = A.shape, B.shape[1]
         if M % bm or N % bn or K % bk:
-            raise ValueError(f"the fast path alone computes only whole tiles: M={M}, N={N} and "
-                             f"K={K} must be multiples of {bm}, {bn} and {bk}. For any shape "
-                             "use fast_variant() (the fast path made whole).")
+            raise ValueError(f"{what} computes only whole tiles: M={M}, N={N} and K={K} must be "
+                             f"multiples of {bm}, {bn} and {bk}. For any shape use fast_variant() "
+                             "(the fast path made whole).")
         k[(N // bn, M // bm), threads](A, B, C)
 
-    steps = f" unroll{k_steps}" if k_steps > 1 else ""
-    return Variant(f"regtile fast path only {bm}x{bn}x{bk} {tm}x{tn}{steps} {index}", k,
-                   (threads,), lambda M, N: (N // bn, M // bm), "block", (bm, bn),
+    return Variant(name, k, (threads,), lambda M, N: (N // bn, M // bm), "block", (bm, bn),
                    launcher=launch)
 
 
@@ -964,6 +1098,11 @@ PTX_TARGETS = [
     (make_regtile_double(128, 128, 16, 8, 8), _SIG),
     (make_regtile_double(128, 128, 8, 8, 8, None, 2, (64, 32)), _SIG),
     (make_regtile_fast(), _SIG),
+    (make_regtile_double(128, 128, 8, 8, 8, None, 2, None, False), _SIG),
+    (_strip_direct, "void(float32[:, ::1], float32[:, ::1], float32[:, ::1], int64, int64, int64, "
+                    "int64)"),
+    (_pad_copy, "void(float32[:, ::1], float32[:, ::1])"),
+    (_crop_copy, "void(float32[:, ::1], float32[:, ::1])"),
     (_add_k_tail, "void(float32[:, ::1], float32[:, ::1], float32[:, ::1], int64, int64, int64)"),
     (_strip_partials, "void(float32[:, ::1], float32[:, ::1], float32[:, :, ::1], int64, int64, "
                       "int64)"),
@@ -1437,7 +1576,10 @@ def ladder_variants() -> list[Variant]:
     ]
 
 
-FAST_PATH_SIZES = (4096, 4100, 4104)  # every block interior; then strips 4 and 8 wide
+# Every block interior; K and N padded to 4100; then strips 4 and 8 wide.
+FAST_PATH_SIZES = (4096, 4097, 4100, 4104)
+FAST_PARTS_SIZES = (4100, 4104)  # where fast_parts times the call's parts
+NO_EDGE = "chapter 5's kernel, no edge path"
 
 
 def inner_loop_mix(v: Variant) -> tuple[int, int] | None:
@@ -1477,24 +1619,27 @@ def inner_loop_mix(v: Variant) -> tuple[int, int] | None:
                    "grid_blocks": "blocks", "waves": "grid blocks / (SMs x blocks per SM)"})
 def fast_path_experiment(progress):
     """At 4096^3: chapter 5's best kernel (double-buffered 128x128x8, two k steps per body),
-    its fast path alone (``make_regtile_fast``) with int64 and with uint32 index arithmetic,
-    and ``FastMatmul``, each with its registers and its inner loop's instructions and FFMAs
-    per pass (SASS); at 4100 and 4104, where there are strips, ``FastMatmul`` and chapter 5's
-    kernel again. cuBLAS is measured in the same run at each size, and ``pct_cublas`` is
-    against it."""
+    the same kernel with only its edge path compiled out (the ablation), its fast path alone
+    (``make_regtile_fast``) with int64 and with uint32 index arithmetic, and ``FastMatmul``,
+    each with its registers and its inner loop's instructions and FFMAs per pass (SASS); at
+    4097 (K and N padded to 4100), 4100 and 4104 (strips), ``FastMatmul`` and chapter 5's
+    kernel again; at 4100 and 4104 the call's parts timed alone (``fast_parts``). cuBLAS is
+    measured in the same run at each size, and ``pct_cublas`` is against it."""
     best = regtile_variant(128, 128, 8, 8, 8, prefetch=True, double=True, k_steps=2)
     cublas = {n: mm.measure_cublas(n) for n in FAST_PATH_SIZES}
     todo = [("chapter 5's kernel", best, FAST_PATH_SIZES),
+            (NO_EDGE, no_edge_variant(), FAST_PATH_SIZES[:1]),
             ("fast path only, int64", fast_kernel_variant(index="int64"), FAST_PATH_SIZES[:1]),
             ("fast path only, uint32", fast_kernel_variant(), FAST_PATH_SIZES[:1]),
             ("any size", fast_variant(), FAST_PATH_SIZES)]
     rows = []
     for label, v, sizes in todo:
-        if "only" in label:
+        if sizes == FAST_PATH_SIZES[:1]:  # whole tiles only
             mm.verify(v, 256, 256, 256)
         else:
             mm.verify(v)
             mm.verify(v, 260, 388, 132)  # a k-tail and both strips, K and N multiples of 4
+            mm.verify(v, 261, 389, 131)  # K and N padded to multiples of 4
         res = {k: val for k, val in resources(v).items() if k != "threads"}
         loop = inner_loop_mix(v) or (None, None)
         for n in sizes:
@@ -1508,8 +1653,8 @@ def fast_path_experiment(progress):
             pct = f" = {m['pct_cublas']:.1f}% of cuBLAS" if c else ""
             progress(f"{label} at {n}: {m['tflops']:.2f} TFLOP/s{pct}, {res['regs']} regs, "
                      f"inner loop {loop[0]} instructions ({loop[1]} FFMA)")
-    rows += [{"n": n, **part} for n in FAST_PATH_SIZES[1:] for part in fast_parts(n)]
-    progress("the call, the interior and the strips alone, at " + ", ".join(map(str, FAST_PATH_SIZES[1:])))
+    rows += [{"n": n, **part} for n in FAST_PARTS_SIZES for part in fast_parts(n)]
+    progress("the call, the interior and the strips alone, at " + ", ".join(map(str, FAST_PARTS_SIZES)))
     for n, c in cublas.items():
         if c:
             rows.append({"version": mm.CUBLAS, "n": n, **c, "pct_cublas": 100.0})
@@ -1528,9 +1673,9 @@ def fast_parts(n: int) -> list[dict]:
     validate.positive_int(n, "n")
     f = fast_matmul()
     A, B, C = mm.device_operands(n, n, n)
-    f(A, B, C)  # compiles everything and makes the streams
+    f(A, B, C)  # compiles everything
     cuda.synchronize()
-    _, right, bottom = f._streams
+    _, right, bottom = f.streams()
     runs = (lambda: f(A, B, C), lambda: f._interior(A, B, C, 0),
             lambda: f._strips(A, B, C, right, bottom))
     out = []
@@ -1553,8 +1698,9 @@ def fast_path_summary(res) -> str:
         raise ValueError(f"res has no {', '.join(missing)} row: pass the result of "
                          "gp.records.run('matmul_fast_path').")
     lines = []
-    for label in ("chapter 5's kernel", "fast path only, int64", "fast path only, uint32",
-                  "any size"):
+    labels = ("chapter 5's kernel", NO_EDGE, "fast path only, int64", "fast path only, uint32",
+              "any size")
+    for label in labels:
         r = by.get((label, 4096))
         if r is None:
             continue
@@ -1564,16 +1710,38 @@ def fast_path_summary(res) -> str:
                 if r.get("loop_inst") else "")
         lines.append(f"4096^3 {label:24s} {r['tflops']:6.2f} TFLOP/s{pct}; {r.get('regs')} "
                      f"registers{loop}")
+    # Two k steps of an 8x8 thread tile: 128 FFMAs. Another count means the loop found is not
+    # the inner loop (another GPU's compiler may lay it out differently).
+    odd = [label for label in labels if by.get((label, 4096), {}).get("loop_ffma") not in (None, 128)]
+    if odd:
+        lines.append(f"the loop counted for {', '.join(odd)} does not hold the 128 FFMAs of two k steps: "
+                     "this GPU's compiler laid the inner loop out differently, and its loop_inst "
+                     "does not compare with the others'")
     fast, ch5 = by.get(("fast path only, int64", 4096)), by["chapter 5's kernel", 4096]
     if fast and fast.get("loop_inst") and ch5.get("loop_inst"):  # the same index type as ch. 5's
         lines.append(f"chapter 5's inner loop has {100 * (ch5['loop_inst'] / fast['loop_inst'] - 1):.1f}% "
                      "more instructions than the fast path's; the fast path alone (int64) is "
                      f"{100 * (fast['tflops'] / ch5['tflops'] - 1):.1f}% faster")
+    bare = by.get((NO_EDGE, 4096))
+    if fast and bare:  # the ablation: the edge path out, nothing else
+        gap = fast["tflops"] - ch5["tflops"]
+        spread = max(r.get("spread") or 0 for r in (ch5, bare)) * ch5["tflops"]
+        share = (f", {100 * (bare['tflops'] - ch5['tflops']) / gap:.0f}% of the fast path's gain"
+                 if gap > 0 else "")
+        loop = (f"; inner loop {ch5['loop_inst']} -> {bare['loop_inst']} instructions (the fast "
+                f"path's: {fast['loop_inst']})" if bare.get("loop_inst") and ch5.get("loop_inst")
+                and fast.get("loop_inst") else "")
+        moved = abs(bare["tflops"] - ch5["tflops"]) > spread
+        lines.append(f"the edge path alone compiled out of chapter 5's kernel: "
+                     f"{100 * (bare['tflops'] / ch5['tflops'] - 1):+.1f}% speed{share}{loop}; "
+                     + ("beyond" if moved else "within") + " the spread of the two rows "
+                     f"({spread:.2f} TFLOP/s)")
     for n in sorted({r["n"] for r in res.rows if r["n"] != 4096}):
         whole, ch5 = by.get(("any size", n)), by.get(("chapter 5's kernel", n))
         if whole and ch5:
             cub = by.get((mm.CUBLAS, n))
-            lines.append(f"{n}^3: any size {whole['tflops']:.2f} TFLOP/s, chapter 5's kernel "
+            padded = f" (K and N padded to {-(-n // 4) * 4})" if n % 4 else ""
+            lines.append(f"{n}^3: any size{padded} {whole['tflops']:.2f} TFLOP/s, chapter 5's kernel "
                          f"{ch5['tflops']:.2f}: {100 * whole['tflops'] / ch5['tflops']:.0f}% of it"
                          + (f" (cuBLAS {cub['tflops']:.2f} TFLOP/s at this size)" if cub else ""))
     for n in sorted({r["n"] for r in res.rows}):  # records made before these rows lack them
@@ -1590,13 +1758,16 @@ def fast_path_summary(res) -> str:
                          "strips' time to the interior's (100% would be strips after the "
                          f"interior, 0% strips wholly beside it; spread within the run up to "
                          f"{margin:.3f} ms): {verdict}")
-    for label in ("chapter 5's kernel", "any size"):  # records made before these columns lack them
+    # records made before these columns lack them
+    for label, covers in (("chapter 5's kernel", "over all of C"),
+                          ("any size", "the fast kernel's, over the interior")):
         grids = [by[label, n] for n in sorted({r["n"] for r in res.rows})
                  if (label, n) in by and by[label, n].get("waves")]
         if grids:
-            lines.append(f"{label}'s grid (the fast kernel's, for any size): " + "; ".join(
+            lines.append(f"{label}'s grid ({covers}): " + "; ".join(
                 f"{r['n']}: {r['grid_blocks']} blocks, {r['waves']:.2f} waves of "
-                f"{r['blocks_per_sm']} per SM" for r in grids))
+                f"{r['blocks_per_sm']} per SM ({math.ceil(r['waves'] - 1e-9)} rounds)"
+                for r in grids))
     lines.append(f"({res.label})")
     text = "\n".join(lines)
     print(text)

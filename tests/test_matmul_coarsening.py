@@ -712,6 +712,15 @@ def test_recorded_fast_path_says_what_chapter_5_says(path):
         if (co.FAST_PARTS[0], n) in by:  # "the strips are thin": little work beside the interior
             _, inner, strips = (by[p, n] for p in co.FAST_PARTS)
             assert strips["ms"] < inner["ms"] / 4, n
+    if (co.NO_EDGE, 4096) in by:  # records made before the ablation lack it
+        # "the code that runs": the ablation gives part of the fast path's gain, not all of it
+        bare = by[co.NO_EDGE, 4096]
+        assert ch5["tflops"] < bare["tflops"] < signed["tflops"]
+        assert bare["blocks_per_sm"] == ch5["blocks_per_sm"]
+    if ("any size", 4097) in by:  # 4097: K and N not multiples of 4, so chapter 5's kernel has no
+        # fast path there at all (slower than at 4100), and the padded call is ahead of it
+        assert by["chapter 5's kernel", 4097]["tflops"] < by["chapter 5's kernel", 4100]["tflops"]
+        assert ahead(by["any size", 4097], by["chapter 5's kernel", 4097])
     # "the shorter loop is not the whole gain": the speeds differ more than the loop lengths
     assert ch5["loop_inst"] / signed["loop_inst"] < signed["tflops"] / ch5["tflops"]
     for n in (4096, 4100, 4104):  # cuBLAS of the same size and run, which pct_cublas is against

@@ -505,7 +505,8 @@ BAD = {
     "gpuperf.kernels.coarsening:fast_matmul": [B(cs.fast_matmul, 128, 128, 8, 8, 8, 2, 0,
                                                  word="splits")],
     "gpuperf.kernels.coarsening:fast_variant": [B(cs.fast_variant, 100, word="block tile")],
-    "gpuperf.kernels.coarsening:fast_parts": [B(cs.fast_parts, 0, word="n")],
+    "gpuperf.kernels.coarsening:fast_parts": [B(cs.fast_parts, 0, word="n"),
+                                               B(cs.fast_parts, 4096, word="strips")],
     "gpuperf.kernels.coarsening:fast_kernel_variant": [
         B(cs.fast_kernel_variant, index="int32", word="index")],
     "gpuperf.kernels.coarsening:inner_loop_mix": [B(cs.inner_loop_mix, "v", err=TypeError,

@@ -499,8 +499,9 @@ def test_fast_matmul_refuses_a_misaligned_view_a_bad_stream_and_a_grid_too_tall(
     flat = cuda.to_device(ex.random_array(64 * 40 + 1, 1))
     with pytest.raises(ValueError, match="A starts 4 bytes past a 16-byte boundary"):
         f(flat[1:].reshape(64, 40), dB, dC)
-    with pytest.raises(TypeError, match="stream must be 0"):
-        f(cuda.to_device(ex.random_array((64, 40), 1)), dB, dC, stream=1)
+    for bad in (1, True, "s1", type("Fake", (), {"synchronize": lambda self: None})()):
+        with pytest.raises(TypeError, match="stream must be 0"):
+            f(cuda.to_device(ex.random_array((64, 40), 1)), dB, dC, stream=bad)
     M = 65535 * 32 + 1
     with pytest.raises(ValueError, match="M=2097121 needs 65536 block rows"):
         f(cuda.device_array((M, 4), np.float32), cuda.device_array((4, 4), np.float32),
@@ -516,6 +517,23 @@ def test_fast_matmul_pads_where_vectors_do_not_fit(M, K, N):
     K4, N4 = -(-K // 4) * 4, -(-N // 4) * 4
     assert [x.shape for x in v.launcher._padded] == [(M, K4), (K4, N4), (M, N4)]
     assert v.grid(M, N) == (N4 // 32, M // 32)  # the fast kernel's grid, over the padded interior
+
+
+def test_padded_calls_on_two_callers_streams_each_get_their_own_product():
+    """The padded buffers are shared between calls: both products must come out whole, each
+    read back on its own stream with no device-wide synchronization."""
+    f = co.FastMatmul(32, 32, 8, 4, 4, 2)
+    calls = []
+    for seed in (1, 2):
+        s = cuda.stream()
+        A, B = ex.random_array((70, 45), seed), ex.random_array((45, 66), seed + 10)
+        dC = cuda.to_device(ex.poisoned((70, 66)), stream=s)
+        f(cuda.to_device(A, stream=s), cuda.to_device(B, stream=s), dC, stream=s)
+        calls.append((s, A, B, dC))
+    for s, A, B, dC in calls:
+        got = dC.copy_to_host(stream=s)
+        s.synchronize()
+        np.testing.assert_allclose(got, A.astype(np.float64) @ B, rtol=1e-4, atol=1e-4)
 
 
 def test_fast_matmul_splits_a_strip_only_as_far_as_it_pays():
@@ -598,7 +616,8 @@ def test_the_fast_path_summary_reads_every_row(capsys):
     assert "70.0% of cuBLAS; 128 registers; inner loop 151 instructions per pass, 128 of them " \
         "FFMAs (85%)" in text[0]
     assert "(89%)" in text[1] and "any size" in text[2] and "inner loop" not in text[2]
-    assert text[3] == ("4100^3: any size 37.80 TFLOP/s, chapter 5's kernel 27.00: 140% of it "
+    assert text[3].startswith("no 'fast path only, int64' row at 4096")  # said, not skipped
+    assert text[4] == ("4100^3: any size 37.80 TFLOP/s, chapter 5's kernel 27.00: 140% of it "
                        "(cuBLAS 42.40 TFLOP/s at this size)")
     assert capsys.readouterr().out.startswith("4096^3")
     with pytest.raises(ValueError, match="any size"):
@@ -671,11 +690,14 @@ def test_the_parts_of_the_fast_call_timed_alone_make_the_whole_product():
     f(dA, dB, dC)  # makes the streams
     dC = cuda.to_device(np.zeros((72, 40), np.float32))
     f._interior(dA, dB, dC, 0)  # what fast_parts times, one part after the other
-    f._strips(dA, dB, dC, *f.streams()[1:])
+    f._strips_alone(dA, dB, dC, 0)
     cuda.synchronize()
     np.testing.assert_allclose(dC.copy_to_host(), A @ B, rtol=1e-4, atol=1e-4)
     with pytest.raises(NeedsGPU):  # timings need a GPU
-        co.fast_parts(256)
+        co.fast_parts(260)
+    for n in (256, 4097, 100):  # no strips, padding, or no interior: nothing to time apart
+        with pytest.raises(ValueError, match=f"n={n}"):
+            co.fast_parts(n)
 
 
 @pytest.mark.parametrize("path", record_paths_with("matmul_fast_path"), ids=lambda p: p.stem)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 
 import numpy as np
 from numba import cuda, float32  # noqa: E402,I001  (after gpuperf: the mode is chosen first)
@@ -758,15 +759,26 @@ def make_regtile_fast(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn
 
 @cuda.jit
 def _add_k_tail(A, B, C, rows, cols, k0):
-    """C[r, c] += the products A[r, k] * B[k, c] for k from k0 on, for r < rows, c < cols
-    (one output per thread, on a 1-D grid: no grid dimension limits the rows)."""
-    i = cuda.grid(1)
-    r, c = i // cols, i % cols
-    if r < rows:
-        acc = float32(0.0)
-        for k in range(k0, A.shape[1]):
-            acc += A[r, k] * B[k, c]
-        C[r, c] += acc
+    """C[r, c] += the products A[r, k] * B[k, c] for k from k0 on, for r < rows, c < cols.
+
+    ``cols`` and B's and C's widths are multiples of 4: a thread owns four neighbouring
+    outputs of a row and reads B and reads and writes C 16 bytes at a time (the tail is a pass
+    over C, so its speed is C's traffic). Grid: x over groups of four columns, y over rows with
+    a grid-stride loop (no grid dimension limits the rows, and no thread divides an index)."""
+    c = 4 * (cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x)
+    if c < cols:
+        for r in range(cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y, rows,
+                       cuda.gridDim.y * cuda.blockDim.y):
+            s0 = s1 = s2 = s3 = float32(0.0)
+            for k in range(k0, A.shape[1]):
+                a = A[r, k]
+                b0, b1, b2, b3 = load4(B, k, c)
+                s0 += a * b0
+                s1 += a * b1
+                s2 += a * b2
+                s3 += a * b3
+            c0, c1, c2, c3 = load4(C, r, c)
+            store4(C, r, c, c0 + s0, c1 + s1, c2 + s2, c3 + s3)
 
 
 @cuda.jit
@@ -799,22 +811,13 @@ def _strip_direct(A, B, C, r0, c0, rows, cols):
 
 @cuda.jit
 def _pad_copy(src, dst):
-    """dst = src in its top-left corner, zeros in the rest (one element per thread)."""
+    """dst = src in its top-left corner, zeros where src has no element (one element per
+    thread): pads a larger dst, crops a smaller one."""
     i = cuda.grid(1)
     cols = dst.shape[1]
     r, c = i // cols, i % cols
     if r < dst.shape[0]:
         dst[r, c] = src[r, c] if r < src.shape[0] and c < src.shape[1] else float32(0.0)
-
-
-@cuda.jit
-def _crop_copy(src, dst):
-    """dst = the top-left corner of src, as large as dst (one element per thread)."""
-    i = cuda.grid(1)
-    cols = dst.shape[1]
-    r, c = i // cols, i % cols
-    if r < dst.shape[0]:
-        dst[r, c] = src[r, c]
 
 
 @cuda.jit
@@ -828,6 +831,27 @@ def _sum_partials(P, C, r0, c0):
         for z in range(P.shape[0]):
             acc += P[z, r, c]
         C[r0 + r, c0 + c] = acc
+
+
+def _numba_stream(stream):
+    """``stream`` as what Numba launches on: 0, a Numba stream, or another library's stream
+    (CuPy's, PyTorch's, or any with ``__cuda_stream__``) wrapped with ``cuda.external_stream``;
+    a TypeError for anything else, before Numba would raise one from inside a launch."""
+    if type(stream) is int and stream == 0:
+        return 0
+    numba_stream = cuda.stream if isinstance(cuda.stream, type) else None  # the simulator's
+    if numba_stream is None:
+        from numba.cuda.cudadrv.driver import Stream as numba_stream
+    if isinstance(stream, numba_stream):
+        return stream
+    if not SIMULATOR:
+        if hasattr(stream, "__cuda_stream__"):  # the CUDA stream protocol: (version, handle)
+            return cuda.external_stream(int(stream.__cuda_stream__()[1]))
+        for handle in ("ptr", "cuda_stream"):  # CuPy's, PyTorch's
+            if isinstance(getattr(stream, handle, None), int):
+                return cuda.external_stream(getattr(stream, handle))
+    raise TypeError(f"stream must be 0 (the default stream), a Numba stream (cuda.stream()) or a "
+                    f"CuPy or PyTorch stream, not {stream!r}.")
 
 
 class FastMatmul:
@@ -856,6 +880,8 @@ class FastMatmul:
     the call orders like one launch on that stream, with the legacy default stream or the
     per-thread one. Calls queued on different streams of the caller's still run one after
     the other on the object's streams, and one object belongs to one host thread.
+    The padded buffers are filled, used and read on the object's interior stream, so that a
+    call queued on another stream cannot refill them while an earlier call still reads them.
     The strips' partial sums and the padded buffers stay allocated for the latest shape only:
     a strip splits K into at most ``splits`` chunks of at least 8 products, and fewer where its
     partial sums would pass ``PARTIALS_BUDGET`` floats; a strip that cannot be split within it
@@ -874,8 +900,12 @@ class FastMatmul:
         self.threads = (bm // tm) * (bn // tn)
         self._streams = None  # (interior, right strip, bottom strip), made on the first call
         self._events = None
+        self._pad_events = None  # (begin, end) of a padded call, made with the streams
         self._partials = {}
         self._padded = None  # (A, B, C) padded to multiples of 4 in K and N, latest shape
+        # fast_matmul() hands one object to every host thread: one call at a time orders its
+        # events, streams and buffers (a wait captures the event when it is queued)
+        self._lock = threading.Lock()
 
     def _general(self, A, B, C, stream=0):
         M, N = C.shape
@@ -913,7 +943,8 @@ class FastMatmul:
         M, N, K, mi, ni, ki = self._split(A, B)
         self.fast[(ni // self.bn, mi // self.bm), self.threads, stream](A, B, C)
         if ki < K:
-            _add_k_tail[_cdiv(mi * ni, 256), 256, stream](A, B, C, mi, ni, ki)
+            blocks = (_cdiv(ni // 4, 64), min(_cdiv(mi, 4), 65535))
+            _add_k_tail[blocks, (64, 4), stream](A, B, C, mi, ni, ki)
 
     def _strips(self, A, B, C, right, bottom):
         """The right strip on ``right``, the bottom strip on ``bottom`` (where there are any)."""
@@ -960,11 +991,7 @@ class FastMatmul:
                 raise ValueError(f"C overlaps {name} in memory, so the kernels would overwrite "
                                  f"{name} while still reading it: pass a separate output array "
                                  "(cuda.device_array((M, N), np.float32)).")
-        if hasattr(stream, "ptr") and not hasattr(stream, "handle") and not SIMULATOR:
-            stream = cuda.external_stream(stream.ptr)  # a CuPy stream
-        if not (isinstance(stream, int) and stream == 0) and not hasattr(stream, "synchronize"):
-            raise TypeError(f"stream must be 0 (the default stream) or a Numba stream "
-                            f"(cuda.stream()), not {stream!r}.")
+        stream = _numba_stream(stream)
         M, K = A.shape
         N = B.shape[1]
         if B.shape[0] != K or C.shape != (M, N):
@@ -975,7 +1002,13 @@ class FastMatmul:
                              "of 65535 in y: split A into row blocks of at most "
                              f"{65535 * self.bm} rows and call once per block.")
         *_, mi, ni, ki = self._split(A, B)
-        if not (mi and ni and ki):  # smaller than one tile: no interior
+        with self._lock:
+            self._dispatch(A, B, C, stream, mi and ni and ki)
+
+    def _dispatch(self, A, B, C, stream, interior: bool):
+        """The whole product of checked operands, on the path their shape allows."""
+        (M, K), N = A.shape, B.shape[1]
+        if not interior:  # smaller than one tile: no interior
             self._general(A, B, C, stream)
         elif K % 4 or N % 4:  # the fast kernel's vectors need K and N in multiples of 4
             K4, N4 = _cdiv(K, 4) * 4, _cdiv(N, 4) * 4
@@ -983,10 +1016,19 @@ class FastMatmul:
             if self._padded is None or [x.shape for x in self._padded] != shapes:
                 self._padded = [cuda.device_array(sh, np.float32) for sh in shapes]
             A4, B4, C4 = self._padded
+            # All on the object's interior stream, after the caller's earlier work: a call
+            # queued on another stream of the caller's must not refill the padded buffers
+            # while an earlier call still reads them.
+            interior = self.streams()[0]
+            begin, end = self._pad_events
+            begin.record(stream)
+            begin.wait(interior)
             for src, dst in ((A, A4), (B, B4)):
-                _pad_copy[_cdiv(dst.size, 256), 256, stream](src, dst)
-            self._run(A4, B4, C4, stream)
-            _crop_copy[_cdiv(C.size, 256), 256, stream](C4, C)
+                _pad_copy[_cdiv(dst.size, 256), 256, interior](src, dst)
+            self._run(A4, B4, C4, interior)
+            _pad_copy[_cdiv(C.size, 256), 256, interior](C4, C)  # crops
+            end.record(interior)
+            end.wait(stream)
         else:
             self._run(A, B, C, stream)
 
@@ -995,9 +1037,22 @@ class FastMatmul:
         if self._streams is None:
             self._streams = (cuda.stream(), cuda.stream(), cuda.stream())
             # the events only order work; without timing they cost less to record
-            self._events = [cuda.event() if SIMULATOR else cuda.event(timing=False)
-                            for _ in range(4)]
+            events = [cuda.event() if SIMULATOR else cuda.event(timing=False) for _ in range(6)]
+            self._events, self._pad_events = events[:4], events[4:]
         return self._streams
+
+    def _strips_alone(self, A, B, C, stream=0):
+        """The two strips alone, forked from ``stream`` and joined back to it (what
+        ``fast_parts`` times): with the per-thread default stream too, ``stream`` waits for them."""
+        interior, right, bottom = self.streams()
+        start, _, *done = self._events
+        start.record(stream)
+        for s in (right, bottom):
+            start.wait(s)
+        self._strips(A, B, C, right, bottom)
+        for event, s in zip(done, (right, bottom)):
+            event.record(s)
+            event.wait(stream)
 
     def _run(self, A, B, C, stream):
         """The product of checked operands whose K and N are multiples of 4."""
@@ -1102,7 +1157,6 @@ PTX_TARGETS = [
     (_strip_direct, "void(float32[:, ::1], float32[:, ::1], float32[:, ::1], int64, int64, int64, "
                     "int64)"),
     (_pad_copy, "void(float32[:, ::1], float32[:, ::1])"),
-    (_crop_copy, "void(float32[:, ::1], float32[:, ::1])"),
     (_add_k_tail, "void(float32[:, ::1], float32[:, ::1], float32[:, ::1], int64, int64, int64)"),
     (_strip_partials, "void(float32[:, ::1], float32[:, ::1], float32[:, :, ::1], int64, int64, "
                       "int64)"),
@@ -1672,12 +1726,15 @@ def fast_parts(n: int) -> list[dict]:
     the interior."""
     validate.positive_int(n, "n")
     f = fast_matmul()
+    if n % 4 or n % f.bm == 0 or n < f.bm:
+        raise ValueError(f"fast_parts times the call's interior and strips, so n must be a "
+                         f"multiple of 4 (no padding), over {f.bm} and not a multiple of it "
+                         f"(there are strips): n={n}; try {max(n // f.bm, 1) * f.bm + 4}.")
     A, B, C = mm.device_operands(n, n, n)
     f(A, B, C)  # compiles everything
     cuda.synchronize()
-    _, right, bottom = f.streams()
     runs = (lambda: f(A, B, C), lambda: f._interior(A, B, C, 0),
-            lambda: f._strips(A, B, C, right, bottom))
+            lambda: f._strips_alone(A, B, C, 0))
     out = []
     for label, run in zip(FAST_PARTS, runs):
         t = bench.time_kernel(run, warmup=2, min_repeat=20, min_time=0.3)
@@ -1718,6 +1775,9 @@ def fast_path_summary(res) -> str:
                      "this GPU's compiler laid the inner loop out differently, and its loop_inst "
                      "does not compare with the others'")
     fast, ch5 = by.get(("fast path only, int64", 4096)), by["chapter 5's kernel", 4096]
+    if fast is None:
+        lines.append("no 'fast path only, int64' row at 4096: no loop or ablation comparison "
+                     "with chapter 5's kernel (both need its index type)")
     if fast and fast.get("loop_inst") and ch5.get("loop_inst"):  # the same index type as ch. 5's
         lines.append(f"chapter 5's inner loop has {100 * (ch5['loop_inst'] / fast['loop_inst'] - 1):.1f}% "
                      "more instructions than the fast path's; the fast path alone (int64) is "
@@ -1746,7 +1806,7 @@ def fast_path_summary(res) -> str:
                          + (f" (cuBLAS {cub['tflops']:.2f} TFLOP/s at this size)" if cub else ""))
     for n in sorted({r["n"] for r in res.rows}):  # records made before these rows lack them
         call, inner, strips = [by.get((p, n)) for p in FAST_PARTS]
-        if call and inner and strips:
+        if call and inner and strips and strips["ms"] > 0:
             margin = max(r["spread"] * r["ms"] for r in (call, inner, strips))
             verdict = ("the strips ran wholly beside the interior" if call["ms"] <= inner["ms"] + margin
                        else "the strips ran after the interior, within the spread"

@@ -17,8 +17,13 @@ slow the interior at 4100. Two answers:
   what a copy reaches on this GPU: a kernel worth making faster (vector loads and stores of C,
   no 64-bit division per thread), or avoiding (pad K to a multiple of BK as K % 4 is padded).
 
-Run on a GPU:  PYTHONPATH=src python tools/explore/fast_pitch_tail.py
+After the k tail was vectorized (four outputs per thread, 16-byte loads and stores of B and C,
+a 2-D grid): ``python tools/explore/fast_pitch_tail.py tail`` runs the second part alone.
+
+Run on a GPU:  PYTHONPATH=src python tools/explore/fast_pitch_tail.py [tail]
 """
+import sys
+
 import numpy as np
 from numba import cuda
 import gpuperf as gp
@@ -26,7 +31,7 @@ from gpuperf import bench
 from gpuperf.kernels import coarsening as co
 f = co.fast_matmul()
 rows = []
-for K, N in ((4096, 4096), (4100, 4096), (4104, 4096), (4096, 4100), (4096, 4104), (4100, 4100), (4104, 4104), (4112, 4112), (4128, 4128)):
+for K, N in () if "tail" in sys.argv else ((4096, 4096), (4100, 4096), (4104, 4096), (4096, 4100), (4096, 4104), (4100, 4100), (4104, 4104), (4112, 4112), (4128, 4128)):
     A = cuda.to_device(np.random.default_rng(1).standard_normal((4096, K)).astype(np.float32))
     B = cuda.to_device(np.random.default_rng(2).standard_normal((K, N)).astype(np.float32))
     C = cuda.device_array((4096, N), np.float32)
@@ -42,6 +47,6 @@ for n in (4100, 4104):
     f(A, B, C); cuda.synchronize()
     t_int = bench.time_kernel(lambda: f._interior(A, B, C, 0), warmup=2, min_repeat=20, min_time=0.3)
     t_fast = bench.time_kernel(lambda: f.fast[(32, 32), f.threads](A, B, C), warmup=2, min_repeat=20, min_time=0.3)
-    t_tail = bench.time_kernel(lambda: co._add_k_tail[(4096 * 4096 + 255) // 256, 256](A, B, C, 4096, 4096, 4096), warmup=2, min_repeat=20, min_time=0.3) if n % 8 else None
+    t_tail = bench.time_kernel(lambda: co._add_k_tail[(16, 1024), (64, 4)](A, B, C, 4096, 4096, 4096), warmup=2, min_repeat=20, min_time=0.3) if n % 8 else None
     print(f"n={n}: interior {t_int.median_ms:.4f} ms, fast kernel alone {t_fast.median_ms:.4f} ms, tail alone "
           + (f"{t_tail.median_ms:.4f} ms" if t_tail else "none"), flush=True)

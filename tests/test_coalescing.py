@@ -294,7 +294,7 @@ TRANSPOSE_SHAPES = [(1, 1), (31, 33), (40, 70)]
 
 
 @pytest.mark.parametrize("rows,cols", TRANSPOSE_SHAPES)
-@pytest.mark.parametrize("version", ["naive", "tiled_padded_4x", "tiled_padded_64"])
+@pytest.mark.parametrize("version", ["naive", "tiled_padded_4x", "tiled_padded_64", "vec4_64"])
 def test_transpose_against_numpy(rows, cols, version):
     a = ex.random_array((rows, cols), rows + cols)
     out = co.transpose(a, ex.poisoned((cols, rows)), version=version)
@@ -311,6 +311,52 @@ def test_transpose_factory_variants(tile, block_rows, pad, staged):
     np.testing.assert_array_equal(out, a.T)
 
 
+@pytest.mark.parametrize("shape", [(1, 1), (3, 5), (64, 64), (68, 132), (130, 66), (65, 64),
+                                   (64, 65), (129, 200)])
+@pytest.mark.parametrize("block_rows,flip", [(8, True), (2, True), (64, True), (16, False)])
+def test_vec4_transpose_is_right_at_every_shape(shape, block_rows, flip):
+    """Whole 16-byte tiles, edge tiles, and row lengths that are not multiples of 4 (every
+    tile on the one-element path), for the block shapes at both ends and without the flip."""
+    a, out = ex.random_array(shape, sum(shape)), ex.poisoned(shape[::-1])
+    k = co.make_transpose_vec4(block_rows, flip)
+    k[(-(-shape[1] // 64), -(-shape[0] // 64)), (16, block_rows)](a, out)
+    np.testing.assert_array_equal(out, a.T)
+
+
+@pytest.mark.parametrize("block_rows", [2, 4, 8, 16, 32, 64])
+def test_vec4_transpose_flip_removes_the_bank_conflicts(block_rows):
+    """Padding alone leaves lanes tx and tx + 8 of a half-warp on one bank (2-way); the flip
+    across halves removes every conflict; both move the tile with 16-byte global accesses
+    (four sectors of 32 bytes per 128-byte quarter of a warp request: 100% efficient)."""
+    a, out = ex.random_array((64, 64), 7), ex.poisoned((64, 64))
+    conflicts = {}
+    for flip in (False, True):
+        tr = co.trace(co.make_transpose_vec4(block_rows, flip), (1, 1), (16, block_rows), a, out)
+        assert np.array_equal(out, a.T)
+        conflicts[flip] = tr.max_bank_conflict()
+        glob = tr.select(space="global")
+        assert glob and all(r.access.elem_bytes == 16 for r in glob)
+        assert tr.efficiency() == 1.0
+    assert conflicts == {False: 2, True: 1}
+
+
+def test_vec4_transpose_refuses_misaligned_views_and_bad_blocks():
+    from numba import cuda
+
+    flat = cuda.to_device(np.arange(4 * 64 + 1, dtype=np.float32))
+    view = flat[1:].reshape(4, 64)  # starts 4 bytes past an aligned allocation
+    with pytest.raises(ValueError, match="16 bytes"):
+        co.transpose(view, version="vec4_64")
+    np.testing.assert_array_equal(co.transpose(view, version="tiled_padded_64").copy_to_host(),
+                                  view.copy_to_host().T)
+    with pytest.raises(ValueError, match="block_rows"):
+        co.make_transpose_vec4(3)
+    with pytest.raises(ValueError, match="block_rows"):
+        co.make_transpose_vec4(1)
+    with pytest.raises(TypeError, match="flip"):
+        co.make_transpose_vec4(8, "yes")
+
+
 def test_transpose_bad_input_is_explained():
     with pytest.raises(ValueError, match="shape"):
         co.transpose(np.ones((3, 4), np.float32), np.ones((3, 4), np.float32))
@@ -323,7 +369,8 @@ def test_transpose_bad_input_is_explained():
 def test_ptx_targets_cover_the_kernels():
     names = {getattr(k, "py_func", k).__name__ for k, _ in co.PTX_TARGETS}
     assert {"copy_ilp", "copy_vec4", "copy_strided", "matmul_naive", "matmul_naive_bcol",
-            "matmul_tiled_bcol", "transpose_naive", "transpose_tiled", "fill_pseudorandom",
+            "matmul_tiled_bcol", "transpose_naive", "transpose_tiled", "transpose_vec4",
+            "fill_pseudorandom",
             "scale_rows_uncoalesced", "read_strided", "write_strided", "sum_fields_aos",
             "sum_fields_soa"} <= names
 
@@ -477,3 +524,37 @@ def test_the_layout_prediction_is_set_beside_the_recorded_times(capsys):
     assert "predicted 4.50x" in capsys.readouterr().out
     with pytest.raises(ValueError, match=r'fn\("AoS", 8, 1, 4\) returned None'):
         co.compare_layout_bytes(lambda *a: None, res)
+
+
+def _transpose_result(gbps_only, gbps_flip, spread=0.01, scalar=3000.0, with_vec4=True):
+    rows = [{"version": co.BEST_SCALAR, "kind": "transpose", "gbps": scalar, "spread": spread}]
+    if with_vec4:
+        rows += [{"version": co.VEC4_ONLY, "kind": "transpose", "gbps": gbps_only, "spread": spread},
+                 {"version": co.VEC4_FLIP, "kind": "transpose", "gbps": gbps_flip, "spread": spread}]
+    meta = {"gpu": "Test GPU", "ceilings": {"copy_gbps": 4000.0}}
+    return gp.records.Result("coalescing_transpose", rows, meta, "recorded")
+
+
+@pytest.mark.parametrize("only,flip,verdict", [(3600, 3610, "within the spread"),
+                                               (3600, 3900, "faster"), (3900, 3600, "slower")])
+def test_vec4_summary_reads_the_flip_against_the_spread(only, flip, verdict, capsys):
+    text = co.vec4_transpose_summary(_transpose_result(only, flip))
+    assert text == capsys.readouterr().out.strip()
+    assert f"{flip:,} GB/s = {100 * flip / 4000:.1f}% of the copy ceiling ({flip / 3000:.2f}x)" in text
+    assert text.splitlines()[-1].endswith(verdict) if verdict != "within the spread" else \
+        "within the spread" in text.splitlines()[-1]
+
+
+def test_vec4_summary_says_when_a_record_has_no_16_byte_rows():
+    text = co.vec4_transpose_summary(_transpose_result(0, 0, with_vec4=False))
+    assert "Test GPU" in text and "no 16-byte rows" in text and "coalescing_transpose" in text
+    with pytest.raises(TypeError, match="tp"):
+        co.vec4_transpose_summary([])
+
+
+def test_vec4_summary_prints_the_recorded_rows():
+    tp = gp.records.run("coalescing_transpose", live=False)
+    hw = gp.records.run("profiling_transpose", live=False)
+    text = co.vec4_transpose_summary(tp, hw)
+    assert "passes per shared load" in text and "global store requests" in text
+    assert "16-byte accesses, padding + flip" in text

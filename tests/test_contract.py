@@ -472,6 +472,11 @@ BAD = {
         B(co.make_transpose, 32, 8, 1, True, True, word="swizzle"),
         B(co.make_transpose, 32, 8, 0, True, "yes", err=TypeError, word="swizzle")],
     "gpuperf.kernels.coalescing:transpose": [B(co.transpose, X, word="a")],
+    "gpuperf.kernels.coalescing:make_transpose_vec4": [
+        B(co.make_transpose_vec4, 3, word="block_rows"),
+        B(co.make_transpose_vec4, 8, "yes", err=TypeError, word="flip")],
+    "gpuperf.kernels.coalescing:vec4_transpose_summary": [
+        B(co.vec4_transpose_summary, [], err=TypeError, word="tp")],
     # ------------------------------------------------------------------ coarsening
     "gpuperf.kernels.coarsening:make_coarsened": [B(cs.make_coarsened, 32, 0, word="factor")],
     "gpuperf.kernels.coarsening:make_regtile_fast": [

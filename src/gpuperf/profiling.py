@@ -236,16 +236,21 @@ def _stride_part_launch(part: str, stride: int, count: int) -> None:
         raise ValueError(f"part={part!r}: give \"loads\" or \"stores\".")
 
 
-def _transpose_launch(pad: int, n: int) -> None:
-    """Chapter 2: the naive transpose (``pad`` < 0) or the 32 x 32 tiled one with ``pad``
-    words of padding per shared row, on an n x n float32 matrix."""
+def _transpose_launch(pad, n: int) -> None:
+    """Chapter 2: the naive transpose (``pad`` < 0), the 32 x 32 tiled one with ``pad``
+    words of padding per shared row, or (``pad`` "vec4" or "vec4_noflip") the 64 x 64 one
+    with 16-byte global accesses, with and without its column flip, on an n x n float32
+    matrix."""
     from numba import cuda
 
     from .kernels import coalescing as co
 
     a = co._device_data(n * n).reshape(n, n)
     out = cuda.device_array((n, n), a.dtype)
-    if pad < 0:
+    if isinstance(pad, str):
+        kernel = co.make_transpose_vec4(8, pad == "vec4")
+        grid, block = (n // co.VEC_TILE, n // co.VEC_TILE), (16, 8)
+    elif pad < 0:
         kernel, grid, block = co.transpose_naive, (n // 32, n // 8), (32, 8)
     else:
         kernel, grid, block = co.make_transpose(32, 32, pad, True), (n // 32, n // 32), (32, 32)
@@ -597,8 +602,11 @@ TRANSPOSE_METRICS = SHARED_METRICS + (
     "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
     "gpu__time_duration.sum",
 )
-# (label, pad): pad -1 is the naive kernel.
-PROFILED_TRANSPOSES = (("naive", -1), ("tiled", 0), ("tiled + padding", 1))
+# (label, pad): pad -1 is the naive kernel; "vec4"/"vec4_noflip" make_transpose_vec4(8) with
+# and without its column flip (the rows of coalescing_transpose with the same labels).
+PROFILED_TRANSPOSES = (("naive", -1), ("tiled", 0), ("tiled + padding", 1),
+                       ("64x64 tiles, 16-byte accesses, padding only", "vec4_noflip"),
+                       ("64x64 tiles, 16-byte accesses, padding + flip", "vec4"))
 PROFILED_TRANSPOSE_N = 4096
 
 
@@ -607,15 +615,17 @@ PROFILED_TRANSPOSE_N = 4096
     title="Chapter 2's transposes under Nsight Compute: bank conflicts and store sectors",
     units={"duration_ns": "ns"})
 def transpose_experiment(progress) -> list[dict]:
-    """Nsight Compute on the naive transpose and the 32 x 32 tiled one without and with a
-    word of padding (a 4096 x 4096 float32 matrix): the wavefronts each shared load and
-    store took (one: no bank conflict), the bank conflicts, and the sectors per global store
-    request (4 when a warp writes 128 contiguous bytes)."""
+    """Nsight Compute on the naive transpose, the 32 x 32 tiled one without and with a word
+    of padding, and the 64 x 64 one with 16-byte global accesses without and with its column
+    flip (a 4096 x 4096 float32 matrix): the wavefronts each shared load and store took (one:
+    no bank conflict), the bank conflicts, the global store instructions, and the sectors per
+    global store request (4 when a warp writes 128 contiguous bytes, 16 for 512)."""
     n = PROFILED_TRANSPOSE_N
     rows = []
     for label, pad in PROFILED_TRANSPOSES:
         progress(f"ncu on the transpose: {label}")
-        kernel = "transpose_naive" if pad < 0 else "transpose_tiled"
+        kernel = ("transpose_vec4" if isinstance(pad, str) else
+                  "transpose_naive" if pad < 0 else "transpose_tiled")
         m = profile("transpose", pad, n, kernel=kernel, metrics=TRANSPOSE_METRICS)
         rows.append({
             "version": label, "n": n,
@@ -630,6 +640,7 @@ def transpose_experiment(progress) -> list[dict]:
             "store_sectors_per_request": _per(
                 m, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
                 "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
+            "global_store_requests": m["l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"],
             "duration_ns": m["gpu__time_duration.sum"],
         })
     return rows

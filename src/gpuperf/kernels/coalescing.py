@@ -54,7 +54,7 @@ from .. import SIMULATOR, bench, device, emulator, validate
 from .. import exercises as ex
 from ..records import experiment
 from ..simwarp import MAX_GRID_DIM
-from ..vector import load_float4, store_float4
+from ..vector import load4, load_float4, store4, store_float4
 
 SECTOR_BYTES = 32  # the unit DRAM and L2 deliver to an SM
 LINE_BYTES = 128  # an L1 cache line: four sectors
@@ -1003,20 +1003,103 @@ def make_transpose(tile: int = 32, block_rows: int = 8, pad: int = 1, staged: bo
     return transpose_tiled
 
 
+VEC_TILE = 64  # the 16-byte transpose's tile: 64 x 64 floats, rows of 16 vectors
+
+
+@functools.lru_cache(maxsize=None)
+def make_transpose_vec4(block_rows: int = 8, flip: bool = True):
+    """A 64 x 64 tiled transpose whose global loads and stores move 16 bytes each.
+
+    The block is ``(16, block_rows)`` threads. Thread ``(tx, ty)`` reads ``a[r, 4tx:4tx+4]``
+    of the tile's rows ``r = ty, ty + block_rows, ...`` (one ``load4`` each, all issued
+    before any is stored), and writes ``out[c, 4tx:4tx+4]``: four neighbouring rows of the
+    tile at tile column ``c``, gathered from shared memory with four 4-byte reads, in one
+    ``store4``. A warp then moves two rows of 256 bytes per instruction instead of one of 128.
+
+    The shared tile is padded to 64 x 65, and bit 1 of the column is flipped where the row's
+    half (``r >= 32``) and the column's half differ. With padding alone, lanes ``tx`` and
+    ``tx + 8`` of a half-warp (columns 32 apart on the way in, rows 32 apart on the way out)
+    fall on one bank: a 2-way conflict on every shared access. The flip moves one of them
+    two banks on. ``flip=False`` keeps the padding alone (the ablation).
+
+    Tiles at the edges, and matrices whose row lengths are not multiples of 4 (16-byte
+    accesses would be misaligned), go one element at a time with bounds tests, in the same
+    layout.
+    """
+    validate.boolean(flip, "flip")
+    block_rows = validate.positive_int(block_rows, "block_rows", minimum=2, maximum=VEC_TILE)
+    if VEC_TILE % block_rows:
+        raise ValueError(f"block_rows={block_rows} must divide the tile's {VEC_TILE} rows "
+                         "(2, 4, 8, 16, 32 or 64).")
+    R, PER = block_rows, VEC_TILE // block_rows
+    SHAPE = (VEC_TILE, VEC_TILE + 1)
+    FLIP = 2 if flip else 0  # the column bit flipped across halves
+
+    @cuda.jit
+    def transpose_vec4(a, out):
+        t = cuda.shared.array(SHAPE, float32)
+        regs = cuda.local.array((PER, 4), float32)
+        tx = cuda.threadIdx.x
+        ty = cuda.threadIdx.y
+        rows, cols = a.shape
+        r0 = cuda.blockIdx.y * VEC_TILE  # the tile's first row of a
+        c0 = cuda.blockIdx.x * VEC_TILE  # and first column
+        wide = (r0 + VEC_TILE <= rows and c0 + VEC_TILE <= cols
+                and rows % 4 == 0 and cols % 4 == 0)  # the same for the whole block
+        if wide:
+            for i in range(PER):  # all loads first: they are in flight together
+                v0, v1, v2, v3 = load4(a, r0 + ty + i * R, c0 + 4 * tx)
+                regs[i, 0] = v0
+                regs[i, 1] = v1
+                regs[i, 2] = v2
+                regs[i, 3] = v3
+            for i in range(PER):
+                r = ty + i * R
+                for k in range(4):
+                    j = 4 * tx + k
+                    t[r, j ^ (((r ^ j) >> 5) & 1) * FLIP] = regs[i, k]
+        else:
+            for i in range(PER):
+                r = ty + i * R
+                for k in range(4):
+                    j = 4 * tx + k
+                    if r0 + r < rows and c0 + j < cols:
+                        t[r, j ^ (((r ^ j) >> 5) & 1) * FLIP] = a[r0 + r, c0 + j]
+        cuda.syncthreads()
+        r = 4 * tx  # four rows of the tile: four neighbouring columns of out
+        if wide:
+            for i in range(PER):
+                c = ty + i * R  # a column of the tile: a row of out
+                store4(out, c0 + c, r0 + r,
+                       t[r, c ^ (((r ^ c) >> 5) & 1) * FLIP],
+                       t[r + 1, c ^ ((((r + 1) ^ c) >> 5) & 1) * FLIP],
+                       t[r + 2, c ^ ((((r + 2) ^ c) >> 5) & 1) * FLIP],
+                       t[r + 3, c ^ ((((r + 3) ^ c) >> 5) & 1) * FLIP])
+        else:
+            for i in range(PER):
+                c = ty + i * R
+                for k in range(4):
+                    if c0 + c < cols and r0 + r + k < rows:
+                        out[c0 + c, r0 + r + k] = t[r + k, c ^ ((((r + k) ^ c) >> 5) & 1) * FLIP]
+
+    return transpose_vec4
+
+
 TRANSPOSE_VERSIONS = {
-    # name: (tile, block_rows, pad); None is the naive kernel
+    # name: (tile, block_rows, pad); None is the naive kernel, "vec4" make_transpose_vec4()
     "naive": None,
     "tiled": (32, 32, 0),
     "tiled_padded": (32, 32, 1),
     "tiled_padded_4x": (32, 8, 1),
     "tiled_padded_64": (64, 4, 1),  # 64 x 64 tiles: 32 per thread, 256-byte row segments
+    "vec4_64": "vec4",  # make_transpose_vec4(8): the same tiles moved with 16-byte accesses
 }
 
 
 MAX_GRID_Y = MAX_GRID_DIM[1]  # blocks in a grid's y dimension, on every CUDA GPU
 
 
-def transpose(a, out=None, *, version: str = "tiled_padded_64"):
+def transpose(a, out=None, *, version: str = "vec4_64"):
     """``a.T`` as a new C-contiguous float32 matrix, with one of ``TRANSPOSE_VERSIONS``."""
     validate.choice(version, "version", TRANSPOSE_VERSIONS)
     a = validate.array(a, name="a", ndim=2)
@@ -1029,7 +1112,15 @@ def transpose(a, out=None, *, version: str = "tiled_padded_64"):
         raise ValueError(f"out must have shape {(cols, rows)} (a's shape reversed), "
                          f"not {tuple(out.shape)}.")
     params = TRANSPOSE_VERSIONS[version]
-    rows_per_block = 8 if params is None else params[0]
+    if params == "vec4":
+        for name, arr in (("a", a), ("out", out)):
+            ptr = _data_pointer(arr)
+            if ptr is not None and ptr % 16:
+                raise ValueError(
+                    f"{name} starts at an address that is not a multiple of 16 bytes (a view "
+                    f"such as x[1:]), so version {version!r}'s 16-byte accesses would fault. "
+                    "Use version='tiled_padded_64', or a fresh allocation.")
+    rows_per_block = 8 if params is None else VEC_TILE if params == "vec4" else params[0]
     if -(-rows // rows_per_block) > MAX_GRID_Y:
         raise ValueError(
             f"a has {rows} rows: version {version!r} launches one block per {rows_per_block} "
@@ -1038,6 +1129,8 @@ def transpose(a, out=None, *, version: str = "tiled_padded_64"):
             f"a wide matrix ({cols} columns go in x, which has no such limit).")
     if params is None:
         transpose_naive[(-(-cols // 32), -(-rows // 8)), (32, 8)](a, out)
+    elif params == "vec4":
+        make_transpose_vec4()[(-(-cols // VEC_TILE), -(-rows // VEC_TILE)), (16, 8)](a, out)
     else:
         tile, block_rows, pad = params
         make_transpose(tile, block_rows, pad)[(-(-cols // tile), -(-rows // tile)),
@@ -1069,6 +1162,8 @@ PTX_TARGETS = [
     (make_transpose(64, 4, 0, True, True), f"void({_M}, {_M})"),
     (make_transpose(32, 8, 1, staged=False), f"void({_M}, {_M})"),
     (make_transpose(64, 8, 1), f"void({_M}, {_M})"),
+    (make_transpose_vec4(8), f"void({_M}, {_M})"),
+    (make_transpose_vec4(8, False), f"void({_M}, {_M})"),
 ]
 
 
@@ -1287,6 +1382,13 @@ TRANSPOSE_SWEEP = (
     ("64x64 tiles + padding, 16 per thread", 64, 8, 1, True),
     ("64x64 tiles + padding, 32 per thread", 64, 4, 1, True),
 )
+# The same 64 x 64 tiles and 128-thread blocks, 32 per thread, moved with 16-byte global
+# accesses (make_transpose_vec4): label, block_rows, flip (flip=False: padding alone, 2-way
+# bank conflicts, the ablation).
+TRANSPOSE_VEC4_SWEEP = (
+    ("64x64 tiles, 16-byte accesses, padding only", 8, False),
+    ("64x64 tiles, 16-byte accesses, padding + flip", 8, True),
+)
 
 
 @experiment("coalescing_transpose", chapter="coalescing",
@@ -1306,19 +1408,27 @@ def transpose_experiment(progress):
     expected = {r: host[:, r].copy() for r in check_rows}
     rows = []
     flat_out = out.reshape(n * n)
-    for label, tile, block_rows, pad, staged in TRANSPOSE_SWEEP:
+    sweep = [(label, tile, block_rows, pad, staged, None)
+             for label, tile, block_rows, pad, staged in TRANSPOSE_SWEEP]
+    sweep += [(label, VEC_TILE, block_rows, 1, True, flip)
+              for label, block_rows, flip in TRANSPOSE_VEC4_SWEEP]
+    for label, tile, block_rows, pad, staged, flip in sweep:
         # Other values in out first, so that a variant that skips some elements is caught.
         fill_pseudorandom[4 * device.sm_count(default=2), 256](flat_out, 99)
         if tile is None:
             kernel, grid, block = transpose_naive, (n // 32, n // 8), (32, 8)
-        else:
+        elif flip is None:
             kernel = make_transpose(tile, block_rows, pad, staged)
             grid, block = (-(-n // tile), -(-n // tile)), (min(tile, WARP), block_rows)
+        else:
+            kernel = make_transpose_vec4(block_rows, flip)
+            grid, block = (-(-n // tile), -(-n // tile)), (16, block_rows)
         t = _time_launch(kernel, grid, block, a, out, min_time=0.1)
         rows.append(_copy_row(nbytes, t, version=label, kind="transpose",
                               elements_per_thread=1 if tile is None else
-                              tile * tile // (min(tile, WARP) * block_rows),
-                              tile=tile, pad=pad or 0, staged=staged))
+                              tile * tile // (block[0] * block[1]),
+                              tile=tile, pad=pad or 0, staged=staged,
+                              access_bytes=4 if flip is None else 16))
         progress(f"transpose {label}: {rows[-1]['gbps']:.0f} GB/s "
                  f"({rows[-1]['pct_copy']:.0f}% of copy)")
         bad = [r for r in check_rows if not np.array_equal(out[r].copy_to_host(), expected[r])]
@@ -1329,8 +1439,63 @@ def transpose_experiment(progress):
     grid, block = copy_launch(n * n, version="vec4", ilp=1, blocks_per_sm=None)
     t = _time_launch(make_copy_vec4(1), grid, block, flat_a, flat_out, min_time=0.1)
     rows.append(_copy_row(nbytes, t, version="copy of the same bytes (16-byte loads)",
-                          kind="copy", elements_per_thread=4, tile=None, pad=None, staged=None))
+                          kind="copy", elements_per_thread=4, tile=None, pad=None, staged=None,
+                          access_bytes=16))
     return rows
+
+
+VEC4_ONLY, VEC4_FLIP = (label for label, _, _ in TRANSPOSE_VEC4_SWEEP)
+BEST_SCALAR = TRANSPOSE_SWEEP[-1][0]  # the last 4-byte rung: same tiles, blocks and work
+
+
+def vec4_transpose_summary(tp, hw=None) -> str:
+    """What the 16-byte rungs of ``coalescing_transpose`` (``tp``) say, printed from its rows:
+    each against the last 4-byte rung and the copy ceiling, and the flip against padding alone
+    (within the run's spread or not). ``hw``: ``profiling_transpose``, for the shared-memory
+    passes per access and the store requests Nsight Compute counted. Prints and returns it."""
+    validate.result(tp, "tp")
+    rows = {r["version"]: r for r in tp.rows}
+    gpu = getattr(tp, "gpu", None) or "this GPU"
+    if VEC4_FLIP not in rows or VEC4_ONLY not in rows or BEST_SCALAR not in rows:
+        text = (f"The record of {gpu} has no 16-byte rows (recorded before they existed): "
+                "run coalescing_transpose again on that GPU to see them.")
+        print(text)
+        return text
+    copy = (tp.ceilings or {}).get("copy_gbps")
+    base, only, flip = rows[BEST_SCALAR], rows[VEC4_ONLY], rows[VEC4_FLIP]
+    pct = (lambda r: f" = {100 * r['gbps'] / copy:.1f}% of the copy ceiling") if copy else (lambda r: "")
+    lines = [f"On {gpu}, 16384 x 16384 float32:",
+             f"  4-byte accesses ({BEST_SCALAR}): {base['gbps']:,.0f} GB/s{pct(base)}",
+             f"  16-byte accesses, padding only: {only['gbps']:,.0f} GB/s{pct(only)} "
+             f"({only['gbps'] / base['gbps']:.2f}x)",
+             f"  16-byte accesses, padding + flip: {flip['gbps']:,.0f} GB/s{pct(flip)} "
+             f"({flip['gbps'] / base['gbps']:.2f}x)"]
+    diff = flip["gbps"] / only["gbps"] - 1
+    noise = max(only.get("spread") or 0.0, flip.get("spread") or 0.0)
+    verdict = ("within the spread of the run: removing the conflicts did not change the time"
+               if abs(diff) <= noise else
+               "faster" if diff > 0 else "slower")
+    lines.append(f"  flip against padding only: {diff:+.1%} (spread {noise:.1%}): {verdict}")
+    if hw is not None:
+        validate.result(hw, "hw")
+        h = {r["version"]: r for r in hw.rows}
+        if VEC4_ONLY in h and VEC4_FLIP in h and "tiled + padding" in h:
+            lines.append(
+                f"  Nsight Compute ({hw.gpu}, {h[VEC4_FLIP]['n']} x {h[VEC4_FLIP]['n']}): passes "
+                "per shared load / store: padding only "
+                f"{h[VEC4_ONLY]['shared_load_wavefronts_per_load']:.2f} / "
+                f"{h[VEC4_ONLY]['shared_store_wavefronts_per_store']:.2f}, with the flip "
+                f"{h[VEC4_FLIP]['shared_load_wavefronts_per_load']:.2f} / "
+                f"{h[VEC4_FLIP]['shared_store_wavefronts_per_store']:.2f}; global store "
+                f"requests {h[VEC4_FLIP]['global_store_requests']:,.0f} against "
+                f"{h['tiled + padding']['global_store_requests']:,.0f} for the 4-byte tiled "
+                f"kernel ({h[VEC4_FLIP]['store_sectors_per_request']:.0f} sectors each against "
+                f"{h['tiled + padding']['store_sectors_per_request']:.0f})")
+        else:
+            lines.append(f"  The Nsight Compute record of {hw.gpu} has no 16-byte rows.")
+    text = "\n".join(lines)
+    print(text)
+    return text
 
 
 N_COPY = 2**28  # 1 GiB of float32, the size of the device-to-device ceiling's copy

@@ -328,6 +328,8 @@ BAD = {
     "gpuperf.validate:array": [B(v.array, [1.0], err=TypeError, word="x")],
     "gpuperf.validate:same_shape": [B(v.same_shape, np.ones(2), np.ones(3), word="a and b")],
     "gpuperf.validate:positive_int": [B(v.positive_int, 0, "n", word="n")],
+    "gpuperf.validate:disjoint": [(lambda x: B(v.disjoint, x, "out", a=x, word="out overlaps a"))(
+        np.ones(4, np.float32))],
     "gpuperf.validate:block_size": [B(v.block_size, 2000, word="block")],
     "gpuperf.validate:choice": [B(v.choice, "z", "version", ["a"], word="version")],
     "gpuperf.validate:integer": [B(v.integer, "8", "n", err=TypeError, word="n")],

@@ -749,3 +749,12 @@ def test_recorded_fast_path_says_what_chapter_5_says(path):
         cub = by[mm.CUBLAS, n]
         r = by["any size", n]
         assert r["pct_cublas"] == pytest.approx(100 * r["tflops"] / cub["tflops"])
+
+
+def test_fast_matmul_names_the_inner_dimension_when_a_and_b_do_not_match():
+    f = co.fast_matmul(32, 32, 8, 4, 4, 2)
+    A, B, C = (cuda.to_device(ex.random_array(s, 1)) for s in ((3, 5), (6, 7), (3, 7)))
+    with pytest.raises(ValueError, match="A's columns and B's rows must match"):
+        f(A, B, C)
+    with pytest.raises(ValueError, match=r"C must have the shape \(3, 7\)"):
+        f(A, cuda.to_device(ex.random_array((5, 7), 2)), cuda.to_device(ex.random_array((7, 3), 3)))

@@ -92,7 +92,7 @@ class Timing:
                 f"spread={self.spread:.1%}, n={self.n})")
 
 
-@functools.lru_cache(maxsize=1)
+@functools.lru_cache(maxsize=1, typed=True)
 def _flush_buffer():
     from numba import cuda
 
@@ -102,7 +102,7 @@ def _flush_buffer():
     return cuda.device_array(nbytes // 4, dtype=np.float32)
 
 
-@functools.lru_cache(maxsize=1)
+@functools.lru_cache(maxsize=1, typed=True)
 def _scribble_kernel():
     from numba import cuda
 
@@ -123,7 +123,7 @@ def flush_l2() -> None:
     _scribble_kernel()[1024, 256](buf, np.float32(1.0))
 
 
-@functools.lru_cache(maxsize=1)
+@functools.lru_cache(maxsize=1, typed=True)
 def _hold_kernel():
     from numba import cuda
 
@@ -139,7 +139,7 @@ def _hold_kernel():
     return hold
 
 
-@functools.lru_cache(maxsize=1)
+@functools.lru_cache(maxsize=1, typed=True)
 def _hold_rate():
     """(the hold kernel's buffer, its steps per microsecond on this GPU)."""
     from numba import cuda
@@ -304,7 +304,7 @@ def measure_cublas_sgemm(n: int = 4096):
     return time_kernel(run, warmup=3, min_repeat=10, min_time=0.05)
 
 
-@functools.lru_cache(maxsize=1)
+@functools.lru_cache(maxsize=1, typed=True)
 def ceilings() -> dict:
     """The two ceilings every chapter compares against, measured once per process.
 

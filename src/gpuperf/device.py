@@ -65,7 +65,7 @@ class DeviceInfo:
         return d
 
 
-@functools.lru_cache(maxsize=1)
+@functools.lru_cache(maxsize=1, typed=True)
 def info() -> DeviceInfo:
     """The current device's facts (cached for the process)."""
     from . import MODE

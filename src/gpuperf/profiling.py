@@ -247,7 +247,9 @@ def _transpose_launch(pad, n: int) -> None:
 
     a = co._device_data(n * n).reshape(n, n)
     out = cuda.device_array((n, n), a.dtype)
-    if isinstance(pad, str):
+    if pad == "tiled64":
+        kernel, grid, block = co.make_transpose(64, 4, 1, True), (n // 64, n // 64), (32, 4)
+    elif isinstance(pad, str):
         kernel = co.make_transpose_vec4(8, pad == "vec4")
         grid, block = (n // co.VEC_TILE, n // co.VEC_TILE), (16, 8)
     elif pad < 0:
@@ -600,11 +602,17 @@ TRANSPOSE_METRICS = SHARED_METRICS + (
     "smsp__inst_executed_op_shared_st.sum",
     "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
     "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+    # How busy shared memory's data pipe and DRAM were (% of their peaks over the kernel's time):
+    # whether a kernel's bank conflicts can be what limits it.
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum.pct_of_peak_sustained_elapsed",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
     "gpu__time_duration.sum",
 )
-# (label, pad): pad -1 is the naive kernel; "vec4"/"vec4_noflip" make_transpose_vec4(8) with
-# and without its column flip (the rows of coalescing_transpose with the same labels).
+# (label, pad): pad -1 is the naive kernel; "tiled64" make_transpose(64, 4, 1), the last 4-byte
+# rung; "vec4"/"vec4_noflip" make_transpose_vec4(8) with and without its column flip (the
+# rows of coalescing_transpose with the same labels).
 PROFILED_TRANSPOSES = (("naive", -1), ("tiled", 0), ("tiled + padding", 1),
+                       ("64x64 tiles + padding, 32 per thread", "tiled64"),
                        ("64x64 tiles, 16-byte accesses, padding only", "vec4_noflip"),
                        ("64x64 tiles, 16-byte accesses, padding + flip", "vec4"))
 PROFILED_TRANSPOSE_N = 4096
@@ -613,7 +621,7 @@ PROFILED_TRANSPOSE_N = 4096
 @records.experiment(
     "profiling_transpose", chapter="profiling",
     title="Chapter 2's transposes under Nsight Compute: bank conflicts and store sectors",
-    units={"duration_ns": "ns"})
+    units={"duration_ns": "ns", "shared_pipe_pct": "% of peak", "dram_pct": "% of peak"})
 def transpose_experiment(progress) -> list[dict]:
     """Nsight Compute on the naive transpose, the 32 x 32 tiled one without and with a word
     of padding, and the 64 x 64 one with 16-byte global accesses without and with its column
@@ -624,9 +632,10 @@ def transpose_experiment(progress) -> list[dict]:
     rows = []
     for label, pad in PROFILED_TRANSPOSES:
         progress(f"ncu on the transpose: {label}")
-        kernel = ("transpose_vec4" if isinstance(pad, str) else
+        kernel = ("transpose_tiled" if pad == "tiled64" else
+                  "transpose_vec4" if isinstance(pad, str) else
                   "transpose_naive" if pad < 0 else "transpose_tiled")
-        m = profile("transpose", pad, n, kernel=kernel, metrics=TRANSPOSE_METRICS)
+        m = profile("transpose", pad, n, kernel=kernel, metrics=TRANSPOSE_METRICS + STALL_METRICS)
         rows.append({
             "version": label, "n": n,
             "shared_load_wavefronts_per_load": _per(
@@ -641,6 +650,10 @@ def transpose_experiment(progress) -> list[dict]:
                 m, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
                 "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
             "global_store_requests": m["l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"],
+            "shared_pipe_pct": round(m["l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"
+                                       ".pct_of_peak_sustained_elapsed"], 2),
+            "dram_pct": round(m["dram__throughput.avg.pct_of_peak_sustained_elapsed"], 2),
+            **{f"stall_{r}": round(m[x], 3) for r, x in zip(STALL_REASONS, STALL_METRICS)},
             "duration_ns": m["gpu__time_duration.sum"],
         })
     return rows
@@ -1095,7 +1108,8 @@ def plot_dram_roofline(res, *, title: str = "Chapter 4's matmuls: intensity from
 
 def top_stalls(row: dict, n: int = 2) -> list[tuple[str, float]]:
     """The ``n`` stall reasons with the most warps stalled per issued instruction in a row of
-    ``profiling_latency`` or ``profiling_matmul``, largest first: [("long scoreboard", 5.1), ...].
+    ``profiling_latency``, ``profiling_matmul`` or ``profiling_transpose``, largest first:
+    [("long scoreboard", 5.1), ...].
     "Not selected" is left out: such a warp was ready to issue, and another one did."""
     if not isinstance(row, dict):
         raise TypeError(f"row must be a dict (one row of a profiling result), not "

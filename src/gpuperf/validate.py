@@ -93,6 +93,33 @@ def same_shape(a, b, names=("a", "b")):
         )
 
 
+def _pointer(arr) -> int | None:
+    """The device address of a device array's first element (None for NumPy arrays, which a
+    launch copies to a fresh, aligned allocation)."""
+    cai = getattr(arr, "__cuda_array_interface__", None)
+    if cai is not None:
+        return int(cai["data"][0])
+    host = getattr(arr, "_ary", None)  # the simulator's device arrays wrap NumPy arrays
+    return int(host.ctypes.data) if isinstance(host, np.ndarray) else None
+
+
+def disjoint(out, out_name: str, **inputs) -> None:
+    """Refuse an output array that shares memory with an input: blocks would overwrite
+    elements that other blocks have still to read (a silent wrong answer)."""
+    for name, x in inputs.items():
+        if isinstance(out, np.ndarray) and isinstance(x, np.ndarray):
+            shared = np.shares_memory(out, x)
+        else:
+            po, px = _pointer(out), _pointer(x)
+            shared = (po is not None and px is not None
+                      and po < px + x.size * x.dtype.itemsize
+                      and px < po + out.size * out.dtype.itemsize)
+        if shared:
+            raise ValueError(f"{out_name} overlaps {name} in memory, so the kernel would "
+                             f"overwrite {name} while still reading it: pass a separate output "
+                             "array.")
+
+
 def positive_int(value, name: str, *, minimum: int = 1, maximum: int | None = None) -> int:
     """An integer within ``[minimum, maximum]``; bools and floats are refused."""
     return integer(value, name, minimum=minimum, maximum=maximum)

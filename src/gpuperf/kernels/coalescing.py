@@ -484,7 +484,7 @@ def trace(kernel, grid, block, *args) -> AccessTrace:
 # =========================================================================== copies
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_copy_ilp(ilp: int = 4, dtype: str = "float32"):
     """Grid-stride copy with ``ilp`` independent loads in flight per thread.
 
@@ -520,7 +520,7 @@ def make_copy_ilp(ilp: int = 4, dtype: str = "float32"):
     return copy_ilp
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_copy_vec4(ilp: int = 2):
     """Grid-stride float32 copy with 16-byte vector loads, ``ilp`` of them in flight.
 
@@ -561,7 +561,7 @@ def make_copy_vec4(ilp: int = 2):
     return copy_vec4
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_copy_strided(ilp: int = 4, dtype: str = "float32"):
     """Copy every ``stride``-th element: ``dst[j * stride] = src[j * stride]`` for
     ``j < count``, ``ilp`` loads in flight per thread. Lane ``j`` of a warp reads
@@ -593,7 +593,7 @@ def make_copy_strided(ilp: int = 4, dtype: str = "float32"):
 # The strided copy's two halves, for the profiler: which DRAM reads the loads cause and
 # which the strided stores cause (a store that covers part of a sector may make the L2 read
 # the rest of it from DRAM). Each touches exactly the elements copy_strided touches.
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_read_strided(ilp: int = 4):
     """The loads of ``make_copy_strided(ilp)`` alone: each thread sums the float32 elements
     ``src[j * stride]`` it would copy and writes its sum to ``sums[thread]`` (one contiguous
@@ -646,7 +646,7 @@ N_AOS = 2**24  # particles
 AOS_LAYOUTS = ("AoS", "SoA")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_sum_fields(layout: str, used: int):
     """A kernel that adds up the first ``used`` fields of each particle into ``out[i]``, one
     thread per particle, for particles stored as ``layout``: "AoS" (``particles[i, f]``,
@@ -703,14 +703,7 @@ def aos_model_bytes(layout: str, used: int) -> int:
 COPY_VERSIONS = ("one_per_thread", "grid_stride", "ilp", "vec4")
 
 
-def _data_pointer(arr) -> int | None:
-    """The device address of a device array's first element (None for NumPy arrays,
-    which are copied to a fresh, aligned allocation)."""
-    cai = getattr(arr, "__cuda_array_interface__", None)
-    if cai is not None:
-        return int(cai["data"][0])
-    host = getattr(arr, "_ary", None)  # the simulator's device arrays wrap NumPy arrays
-    return int(host.ctypes.data) if isinstance(host, np.ndarray) else None
+_data_pointer = validate._pointer
 
 
 def copy_launch(n: int, *, version: str = "vec4", block: int = 256,
@@ -797,7 +790,7 @@ def matmul_naive_bcol(A, Bt, C):
 MATMUL_MODES = ("rowmajor", "uncoalesced", "corner")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_matmul_bcol(tile: int = 32, mode: str = "corner", pad: int = 0):
     """Tiled C = A @ B (``tile`` x ``tile`` blocks) with B's tiles loaded by ``mode``.
 
@@ -920,7 +913,7 @@ def transpose_naive(a, out):
         out[x, y] = a[y, x]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_transpose(tile: int = 32, block_rows: int = 8, pad: int = 1, staged: bool = True,
                    swizzle: bool = False):
     """Tiled transpose: a ``tile`` x ``tile`` tile through shared memory per block.
@@ -1006,7 +999,7 @@ def make_transpose(tile: int = 32, block_rows: int = 8, pad: int = 1, staged: bo
 VEC_TILE = 64  # the 16-byte transpose's tile: 64 x 64 floats, rows of 16 vectors
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_transpose_vec4(block_rows: int = 8, flip: bool = True):
     """A 64 x 64 tiled transpose whose global loads and stores move 16 bytes each.
 
@@ -1024,7 +1017,9 @@ def make_transpose_vec4(block_rows: int = 8, flip: bool = True):
 
     Tiles at the edges, and matrices whose row lengths are not multiples of 4 (16-byte
     accesses would be misaligned), go one element at a time with bounds tests, in the same
-    layout.
+    layout, neighbouring lanes on neighbouring columns (coalesced 64-byte half-warp segments).
+    A direct launch needs C-contiguous ``a`` and ``out`` that start 16-byte aligned (fresh
+    allocations do); ``transpose()`` checks that.
     """
     validate.boolean(flip, "flip")
     block_rows = validate.positive_int(block_rows, "block_rows", minimum=2, maximum=VEC_TILE)
@@ -1058,11 +1053,11 @@ def make_transpose_vec4(block_rows: int = 8, flip: bool = True):
                 for k in range(4):
                     j = 4 * tx + k
                     t[r, j ^ (((r ^ j) >> 5) & 1) * FLIP] = regs[i, k]
-        else:
+        else:  # one float at a time, neighbouring lanes on neighbouring columns (coalesced)
             for i in range(PER):
                 r = ty + i * R
-                for k in range(4):
-                    j = 4 * tx + k
+                for m in range(4):
+                    j = tx + 16 * m
                     if r0 + r < rows and c0 + j < cols:
                         t[r, j ^ (((r ^ j) >> 5) & 1) * FLIP] = a[r0 + r, c0 + j]
         cuda.syncthreads()
@@ -1078,9 +1073,10 @@ def make_transpose_vec4(block_rows: int = 8, flip: bool = True):
         else:
             for i in range(PER):
                 c = ty + i * R
-                for k in range(4):
-                    if c0 + c < cols and r0 + r + k < rows:
-                        out[c0 + c, r0 + r + k] = t[r + k, c ^ ((((r + k) ^ c) >> 5) & 1) * FLIP]
+                for m in range(4):
+                    q = tx + 16 * m  # a row of the tile: a column of out, neighbours on lanes
+                    if c0 + c < cols and r0 + q < rows:
+                        out[c0 + c, r0 + q] = t[q, c ^ (((q ^ c) >> 5) & 1) * FLIP]
 
     return transpose_vec4
 
@@ -1100,10 +1096,24 @@ MAX_GRID_Y = MAX_GRID_DIM[1]  # blocks in a grid's y dimension, on every CUDA GP
 
 
 def transpose(a, out=None, *, version: str = "vec4_64"):
-    """``a.T`` as a new C-contiguous float32 matrix, with one of ``TRANSPOSE_VERSIONS``."""
+    """``a.T`` as a new C-contiguous float32 matrix, with one of ``TRANSPOSE_VERSIONS``.
+
+    ``"vec4_64"`` (the default) moves whole tiles with 16-byte accesses where both of a's
+    dimensions are multiples of 4, and otherwise runs ``"tiled_padded_64"`` (no row of a or of
+    out would then start on a 16-byte boundary)."""
     validate.choice(version, "version", TRANSPOSE_VERSIONS)
     a = validate.array(a, name="a", ndim=2)
     rows, cols = a.shape
+    params = TRANSPOSE_VERSIONS[version]
+    wide = params == "vec4" and rows % 4 == 0 and cols % 4 == 0  # 16-byte accesses fit
+    rows_per_block = 8 if params is None else 64 if params == "vec4" else params[0]
+    if -(-rows // rows_per_block) > MAX_GRID_Y:  # before allocating anything
+        raise ValueError(
+            f"a has {rows} rows: version {version!r} launches one block per {rows_per_block} "
+            f"rows in the grid's y dimension, which allows at most {MAX_GRID_Y} blocks "
+            f"({MAX_GRID_Y * rows_per_block} rows). Transpose it in slabs of rows, or give "
+            f"a wide matrix ({cols} column{'s' if cols != 1 else ''} go in x, which has no "
+            "such limit).")
     if out is None:
         out = np.empty((cols, rows), np.float32) if isinstance(a, np.ndarray) else \
             cuda.device_array((cols, rows), np.float32)
@@ -1111,26 +1121,21 @@ def transpose(a, out=None, *, version: str = "vec4_64"):
     if tuple(out.shape) != (cols, rows):
         raise ValueError(f"out must have shape {(cols, rows)} (a's shape reversed), "
                          f"not {tuple(out.shape)}.")
-    params = TRANSPOSE_VERSIONS[version]
-    if params == "vec4":
+    validate.disjoint(out, "out", a=a)
+    if wide:
         for name, arr in (("a", a), ("out", out)):
             ptr = _data_pointer(arr)
             if ptr is not None and ptr % 16:
                 raise ValueError(
                     f"{name} starts at an address that is not a multiple of 16 bytes (a view "
-                    f"such as x[1:]), so version {version!r}'s 16-byte accesses would fault. "
-                    "Use version='tiled_padded_64', or a fresh allocation.")
-    rows_per_block = 8 if params is None else VEC_TILE if params == "vec4" else params[0]
-    if -(-rows // rows_per_block) > MAX_GRID_Y:
-        raise ValueError(
-            f"a has {rows} rows: version {version!r} launches one block per {rows_per_block} "
-            f"rows in the grid's y dimension, which allows at most {MAX_GRID_Y} blocks "
-            f"({MAX_GRID_Y * rows_per_block} rows). Transpose it in slabs of rows, or give "
-            f"a wide matrix ({cols} columns go in x, which has no such limit).")
+                    f"such as x[1:]), so the 16-byte accesses of version {version} would "
+                    "fault. Use version='tiled_padded_64', or a fresh allocation.")
     if params is None:
         transpose_naive[(-(-cols // 32), -(-rows // 8)), (32, 8)](a, out)
-    elif params == "vec4":
+    elif wide:
         make_transpose_vec4()[(-(-cols // VEC_TILE), -(-rows // VEC_TILE)), (16, 8)](a, out)
+    elif params == "vec4":  # no 16-byte access fits: the staged 4-byte kernel, same tiles
+        make_transpose(64, 4, 1)[(-(-cols // 64), -(-rows // 64)), (32, 4)](a, out)
     else:
         tile, block_rows, pad = params
         make_transpose(tile, block_rows, pad)[(-(-cols // tile), -(-rows // tile)),
@@ -1454,14 +1459,27 @@ def vec4_transpose_summary(tp, hw=None) -> str:
     (within the run's spread or not). ``hw``: ``profiling_transpose``, for the shared-memory
     passes per access and the store requests Nsight Compute counted. Prints and returns it."""
     validate.result(tp, "tp")
-    rows = {r["version"]: r for r in tp.rows}
+    if tp.name != "coalescing_transpose":
+        raise ValueError(f"tp: give gp.records.run(\"coalescing_transpose\"), not {tp.name!r}.")
+    if hw is not None:
+        validate.result(hw, "hw")
+        if hw.name != "profiling_transpose":
+            raise ValueError(f"hw: give gp.records.run(\"profiling_transpose\"), not "
+                             f"{hw.name!r}.")
+    rows = {r.get("version"): r for r in tp.rows}
     gpu = getattr(tp, "gpu", None) or "this GPU"
+    for label in (BEST_SCALAR, VEC4_ONLY, VEC4_FLIP):
+        g = rows.get(label, {}).get("gbps", 1.0)
+        if not isinstance(g, numbers.Real) or not g > 0 or g == float("inf"):
+            raise ValueError(f"tp: the row {label!r} has gbps={g!r}, not a positive number: "
+                             "record coalescing_transpose again.")
     if VEC4_FLIP not in rows or VEC4_ONLY not in rows or BEST_SCALAR not in rows:
         text = (f"The record of {gpu} has no 16-byte rows (recorded before they existed): "
                 "run coalescing_transpose again on that GPU to see them.")
         print(text)
         return text
-    copy = (tp.ceilings or {}).get("copy_gbps")
+    copy = tp.ceilings.get("copy_gbps") if isinstance(tp.ceilings, dict) else None
+    copy = copy if isinstance(copy, numbers.Real) and copy > 0 else None
     base, only, flip = rows[BEST_SCALAR], rows[VEC4_ONLY], rows[VEC4_FLIP]
     pct = (lambda r: f" = {100 * r['gbps'] / copy:.1f}% of the copy ceiling") if copy else (lambda r: "")
     lines = [f"On {gpu}, 16384 x 16384 float32:",
@@ -1471,15 +1489,22 @@ def vec4_transpose_summary(tp, hw=None) -> str:
              f"  16-byte accesses, padding + flip: {flip['gbps']:,.0f} GB/s{pct(flip)} "
              f"({flip['gbps'] / base['gbps']:.2f}x)"]
     diff = flip["gbps"] / only["gbps"] - 1
-    noise = max(only.get("spread") or 0.0, flip.get("spread") or 0.0)
-    verdict = ("within the spread of the run: removing the conflicts did not change the time"
-               if abs(diff) <= noise else
-               "faster" if diff > 0 else "slower")
-    lines.append(f"  flip against padding only: {diff:+.1%} (spread {noise:.1%}): {verdict}")
+    spreads = [r.get("spread") for r in (only, flip)]
+    if all(isinstance(x, numbers.Real) and x > 0 for x in spreads):
+        noise = max(spreads)
+        verdict = ("no change beyond the run's spread" if abs(diff) <= noise else
+                   "faster" if diff > 0 else "slower")
+        lines.append(f"  flip against padding only: {diff:+.1%} (spread {noise:.1%}): {verdict}")
+    else:  # without the spread a small difference cannot be told from noise
+        lines.append(f"  flip against padding only: {diff:+.1%} (the run's spread is not "
+                     "recorded: repeat the measurement before reading a small difference)")
     if hw is not None:
-        validate.result(hw, "hw")
-        h = {r["version"]: r for r in hw.rows}
-        if VEC4_ONLY in h and VEC4_FLIP in h and "tiled + padding" in h:
+        h = {r.get("version"): r for r in hw.rows}
+        scalar = BEST_SCALAR if BEST_SCALAR in h else "tiled + padding"
+        needed = ("n", "shared_load_wavefronts_per_load", "shared_store_wavefronts_per_store",
+                  "global_store_requests", "store_sectors_per_request")
+        if all(v in h and all(isinstance(h[v].get(k), numbers.Real) for k in needed)
+               for v in (VEC4_ONLY, VEC4_FLIP, scalar)):
             lines.append(
                 f"  Nsight Compute ({hw.gpu}, {h[VEC4_FLIP]['n']} x {h[VEC4_FLIP]['n']}): passes "
                 "per shared load / store: padding only "
@@ -1488,11 +1513,29 @@ def vec4_transpose_summary(tp, hw=None) -> str:
                 f"{h[VEC4_FLIP]['shared_load_wavefronts_per_load']:.2f} / "
                 f"{h[VEC4_FLIP]['shared_store_wavefronts_per_store']:.2f}; global store "
                 f"requests {h[VEC4_FLIP]['global_store_requests']:,.0f} against "
-                f"{h['tiled + padding']['global_store_requests']:,.0f} for the 4-byte tiled "
-                f"kernel ({h[VEC4_FLIP]['store_sectors_per_request']:.0f} sectors each against "
-                f"{h['tiled + padding']['store_sectors_per_request']:.0f})")
+                f"{h[scalar]['global_store_requests']:,.0f} for {scalar!r} "
+                f"({h[VEC4_FLIP]['store_sectors_per_request']:.0f} sectors each against "
+                f"{h[scalar]['store_sectors_per_request']:.0f})")
+            if all(isinstance(h[v].get(k), numbers.Real) for v in (VEC4_ONLY, VEC4_FLIP)
+                   for k in ("shared_pipe_pct", "dram_pct")):
+                lines.append("  busy, % of peak over the kernel's time: shared memory's data pipe "
+                             + ", ".join(f"{name} {h[v]['shared_pipe_pct']:.0f}%" for name, v in
+                                         (("padding only", VEC4_ONLY), ("flip", VEC4_FLIP)))
+                             + "; DRAM " + ", ".join(f"{name} {h[v]['dram_pct']:.0f}%" for name, v in
+                                                     (("padding only", VEC4_ONLY), ("flip", VEC4_FLIP))))
+                pipe, dram = h[VEC4_ONLY]["shared_pipe_pct"], h[VEC4_ONLY]["dram_pct"]
+                # read from the conflicted layout: if DRAM is the busier unit even there, the
+                # conflicts were not the bound, and removing them can only free shared memory
+                lines.append(
+                    f"  with the conflicts (padding only) DRAM was the busier unit ({dram:.0f}% "
+                    f"against {pipe:.0f}%): DRAM bounds this kernel, not shared memory"
+                    if dram > pipe else
+                    f"  with the conflicts (padding only) shared memory's data pipe was the "
+                    f"busier unit ({pipe:.0f}% against DRAM's {dram:.0f}%): the conflicts are "
+                    "on the kernel's critical path")
         else:
-            lines.append(f"  The Nsight Compute record of {hw.gpu} has no 16-byte rows.")
+            lines.append(f"  The Nsight Compute record of {hw.gpu} has no complete 16-byte rows "
+                         "(record profiling_transpose again on that GPU).")
     text = "\n".join(lines)
     print(text)
     return text

@@ -53,7 +53,7 @@ def _jit(max_registers: int | None):
 # --------------------------------------------------------------------------- textbook coarsening
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_coarsened(tile: int = 32, factor: int = 4, max_registers: int | None = None):
     """Coarsened tiled matmul: each thread computes ``factor`` outputs, ``tile`` columns apart.
 
@@ -108,7 +108,7 @@ def vecadd(x, y, out):
         out[i] = x[i] + y[i]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_vecadd_coarsened(factor: int = 4):
     """Each thread adds ``factor`` elements, a block's width apart (stays coalesced)."""
     factor = validate.positive_int(factor, "factor", maximum=64)
@@ -181,7 +181,7 @@ def _check_warp_tile(warp_tile, bm: int, bn: int, tm: int, tn: int) -> tuple[int
     return wm, wn
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_regtile_scalar(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int = 8,
                         max_registers: int | None = None):
     """2D register tiling, first form: scalar loads, each thread a contiguous tm x tn block."""
@@ -240,7 +240,7 @@ def make_regtile_scalar(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, 
     return regtile_scalar
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_regtile_1d(bm: int = 64, bn: int = 64, bk: int = 8, tm: int = 8,
                     max_registers: int | None = None):
     """1-D register blocking: each thread computes a column of ``tm`` outputs.
@@ -297,7 +297,7 @@ def make_regtile_1d(bm: int = 64, bn: int = 64, bk: int = 8, tm: int = 8,
     return regtile_1d
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_regtile(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int = 8,
                  prefetch: bool = False, max_registers: int | None = None):
     """2D register tiling with 16-byte loads, transposed A tile and conflict-free layout.
@@ -454,7 +454,7 @@ def make_regtile(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int
     return regtile
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_regtile_double(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int = 8,
                         max_registers: int | None = None, k_steps: int = 1,
                         warp_tile: tuple[int, int] | None = None, edge: bool = True):
@@ -640,7 +640,7 @@ def make_regtile_double(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, 
 # --------------------------------------------------------------------------- the fast path alone
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_regtile_fast(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int = 8,
                       k_steps: int = 2, max_registers: int | None = None,
                       index: str = "uint32"):
@@ -983,20 +983,15 @@ class FastMatmul:
                                  "such as x[1:]), so the kernels' 16-byte loads would fault: copy "
                                  f"it into a fresh allocation first ({name}.copy_to_host(), then "
                                  "cuda.to_device).")
-        spans = {name: (_data_pointer(x), _data_pointer(x) + x.size * 4)
-                 for x, name in ((A, "A"), (B, "B"), (C, "C")) if _data_pointer(x) is not None}
-        for name in ("A", "B"):  # blocks write C while other blocks still read A and B
-            if "C" in spans and name in spans and spans["C"][0] < spans[name][1] \
-                    and spans[name][0] < spans["C"][1]:
-                raise ValueError(f"C overlaps {name} in memory, so the kernels would overwrite "
-                                 f"{name} while still reading it: pass a separate output array "
-                                 "(cuda.device_array((M, N), np.float32)).")
+        validate.disjoint(C, "C", A=A, B=B)  # blocks write C while others still read A and B
         stream = _numba_stream(stream)
         M, K = A.shape
         N = B.shape[1]
-        if B.shape[0] != K or C.shape != (M, N):
-            raise ValueError(f"A is {M}x{K} and B {B.shape[0]}x{N}: B needs {K} rows and C the "
-                             f"shape ({M}, {N}), but C is {C.shape}.")
+        if B.shape[0] != K:
+            raise ValueError(f"A is {M}x{K} and B {B.shape[0]}x{N}: A's columns and B's rows "
+                             f"must match (B needs {K} rows).")
+        if C.shape != (M, N):
+            raise ValueError(f"C must have the shape ({M}, {N}) of A @ B, not {C.shape}.")
         if _cdiv(M, self.bm) > 65535:
             raise ValueError(f"M={M} needs {_cdiv(M, self.bm)} block rows, over the grid's limit "
                              "of 65535 in y: split A into row blocks of at most "
@@ -1073,7 +1068,7 @@ class FastMatmul:
             event.wait(stream)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def fast_matmul(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int = 8,
                 k_steps: int = 2, splits: int = 16) -> FastMatmul:
     """The ``FastMatmul`` of this configuration (one per configuration: it keeps its streams

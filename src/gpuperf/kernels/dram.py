@@ -329,7 +329,7 @@ def pointer_chase_unsigned(nxt, steps, pos):
         pos[0] = j
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_sum_loads(ilp: int):
     """Partial sums with ``ilp`` independent loads per thread per iteration.
 
@@ -366,7 +366,7 @@ def make_sum_loads(ilp: int):
     return sum_loads
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_copy(ilp: int):
     """``out = x``, one pass, ``ilp`` elements per thread (a block covers block*ilp elements)."""
     ilp = validate.positive_int(ilp, "ilp", maximum=64)
@@ -389,7 +389,7 @@ def make_copy(ilp: int):
     return copy
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_strided_chunks(ilp: int):
     """Warps read 32-float (128-byte) chunks; chunk ``c`` is row ``c % rows``, column ``c // rows``.
 
@@ -801,7 +801,7 @@ def dram_littles_law(progress):
     return rows
 
 
-@functools.lru_cache(maxsize=1)
+@functools.lru_cache(maxsize=1, typed=True)
 def _stream_buffers():
     sms = device.sm_count()
     rng = np.random.default_rng(7)

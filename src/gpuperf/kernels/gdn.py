@@ -191,7 +191,7 @@ def random_problem(n_ch: int, n_samples: int, seed: int = 0):
 # --------------------------------------------------------------------------- kernels
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_forward(block: int = DEFAULT_BLOCK):
     """Forward GDN: ``u = w * D``; grid ``(ceil(S/block), N)``, one thread per (i, s)."""
     v.block_size(block, power_of_two=True)
@@ -216,7 +216,7 @@ def make_forward(block: int = DEFAULT_BLOCK):
 # Algorithm 1: replicate, then multiply index-free. Flat 1D views throughout.
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_replicate(block: int = DEFAULT_BLOCK):
     """Two replication kernels over a flat ``N*N*S`` output.
 
@@ -242,7 +242,7 @@ def make_replicate(block: int = DEFAULT_BLOCK):
     return replicate_rows, replicate_cols
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_multiply(block: int = DEFAULT_BLOCK):
     """Index-free elementwise product of the four replicated matrices."""
     v.block_size(block)
@@ -258,7 +258,7 @@ def make_multiply(block: int = DEFAULT_BLOCK):
     return multiply4
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_per_channel(block: int = DEFAULT_BLOCK):
     """Algorithm 2: one launch per row ``k`` of gamma, ``N * S`` threads, 1D."""
     v.block_size(block)
@@ -277,7 +277,7 @@ def make_per_channel(block: int = DEFAULT_BLOCK):
     return per_channel
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_shared(block: int = DEFAULT_BLOCK):
     """Algorithm 3: grid ``(ceil(S/block), N)``; row k's delta, w, D staged in shared memory."""
     v.block_size(block)
@@ -306,7 +306,7 @@ def make_shared(block: int = DEFAULT_BLOCK):
     return row_shared
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_registers(block: int = DEFAULT_BLOCK):
     """Algorithm 4: as algorithm 3, with row k's three values in registers: no barrier."""
     v.block_size(block)
@@ -326,7 +326,7 @@ def make_registers(block: int = DEFAULT_BLOCK):
     return row_registers
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_row_sum(block: int = DEFAULT_BLOCK):
     """Sum every row of a ``(R, S)`` matrix: one block per row, block-stride loop, tree.
 
@@ -357,7 +357,7 @@ def make_row_sum(block: int = DEFAULT_BLOCK):
     return row_sum
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_beta_grad(block: int = DEFAULT_BLOCK):
     """dL/dbeta: one block per channel k sums ``-1/2 delta_k w_k D_k^3`` over all samples."""
     v.block_size(block, power_of_two=True)
@@ -385,7 +385,7 @@ def make_beta_grad(block: int = DEFAULT_BLOCK):
     return beta_grad
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_fused(block: int = DEFAULT_BLOCK, coarsen: int = 8):
     """Beyond the GDN article: dgamma and dbeta without ever writing the raw contributions.
 
@@ -435,7 +435,7 @@ def make_fused(block: int = DEFAULT_BLOCK, coarsen: int = 8):
     return fused
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_input_grad(block: int = DEFAULT_BLOCK):
     """The error passed to the previous layer, ``dL/dw``; grid ``(ceil(S/block), N)``.
 
@@ -462,7 +462,7 @@ def make_input_grad(block: int = DEFAULT_BLOCK):
     return input_grad
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_factor(block: int = DEFAULT_BLOCK):
     """``F = -1/2 delta w D^3``, elementwise over ``(N, S)``; grid ``(ceil(S/block), N)``."""
     v.block_size(block, power_of_two=True)
@@ -900,7 +900,7 @@ def _cublas_gradient(cp, d_delta, d_w, d_d):
     return run
 
 
-@functools.lru_cache(maxsize=1)
+@functools.lru_cache(maxsize=1, typed=True)
 def _cupy_factor_kernel(cp):
     return cp.ElementwiseKernel("float32 dl, float32 w, float32 d", "float32 f",
                                 "f = -0.5f * dl * w * d * d * d", "gdn_factor")
@@ -1067,7 +1067,7 @@ def _zero(dgamma, dbeta):
     _zero_kernel()[math.ceil(max(flat.size, dbeta.size) / 256), 256](flat, dbeta)
 
 
-@functools.lru_cache(maxsize=1)
+@functools.lru_cache(maxsize=1, typed=True)
 def _zero_kernel():
     @cuda.jit
     def zero_two(a, b):

@@ -141,7 +141,7 @@ class NotPackable(ValueError):
     C-contiguous device array or an integer): launch through Numba instead."""
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def _numpy_dtype(ty) -> np.dtype:
     from numba.np.numpy_support import as_dtype
 

@@ -83,7 +83,7 @@ def _check_tile(tile: int) -> int:
     return tile
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_tiled_article(tile: int = 16):
     """The Numba article's shared-memory kernel, bugs included (do not use it)."""
     tile = _check_tile(tile)
@@ -112,7 +112,7 @@ def make_tiled_article(tile: int = 16):
     return tiled_article
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_tiled_early_return(tile: int = 16):
     """Loads guarded and ``or`` fixed, but threads outside C still return early."""
     tile = _check_tile(tile)
@@ -145,7 +145,7 @@ def make_tiled_early_return(tile: int = 16):
     return tiled_early_return
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_tiled(tile: int = 32):
     """The shared-memory tiled kernel: a tile x tile block computes a tile x tile piece of C.
 
@@ -393,7 +393,7 @@ def roofline_bound(ai: float, bw_gbps: float, peak_tflops: float) -> float:
 # --------------------------------------------------------------------------- measuring
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=4, typed=True)
 def device_operands(M: int, N: int, K: int, seed: int = 0):
     """Random device operands (offset and scale, never zeros) and an output, cached.
 
@@ -407,7 +407,7 @@ def device_operands(M: int, N: int, K: int, seed: int = 0):
     return _cached_operands(int(M), int(N), int(K), int(seed))
 
 
-@functools.lru_cache(maxsize=2)
+@functools.lru_cache(maxsize=2, typed=True)
 def _cached_operands(M: int, N: int, K: int, seed: int):
     A = ex.random_array((M, K), seed)
     B = ex.random_array((K, N), seed + 1)

@@ -66,7 +66,7 @@ def histogram_global(data, hist):
         cuda.atomic.add(hist, data[i], 1)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_private(block: int = 256):
     """Privatized histogram: each block counts into its own shared copy, then merges it."""
     v.block_size(block, multiple_of=32)
@@ -133,7 +133,7 @@ def histogram(data, version: str = "private", *, block: int = 256, blocks_per_sm
 N_BYTES = 64 * 2**20
 
 
-@functools.lru_cache(maxsize=1)
+@functools.lru_cache(maxsize=1, typed=True)
 def _zero_kernel():
     @cuda.jit
     def zero(hist):

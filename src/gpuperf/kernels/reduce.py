@@ -128,7 +128,7 @@ def reduce_grid_atomic(x, out, n):
     cuda.atomic.add(out, 0, total)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_shared_atomic(block: int):
     """Grid-stride sums, a shared-memory tree per block, one atomic add per block."""
     block = _check_block("shared-atomic", block)
@@ -157,7 +157,7 @@ def make_shared_atomic(block: int):
     return reduce_shared_atomic
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_v0(block: int):
     """v0: interleaved addressing; ``tid % (2 * s) == 0`` selects the adding threads."""
     block = _check_block("v0", block)
@@ -181,7 +181,7 @@ def make_v0(block: int):
     return reduce_v0
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_v1(block: int):
     """v1: strided index; consecutive threads add, but at addresses 2*s apart."""
     block = _check_block("v1", block)
@@ -206,7 +206,7 @@ def make_v1(block: int):
     return reduce_v1
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_v1_5(block: int):
     """v1.5: v0 with the remainder replaced by a mask (s is a power of two)."""
     block = _check_block("v1.5", block)
@@ -230,7 +230,7 @@ def make_v1_5(block: int):
     return reduce_v1_5
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_v2(block: int):
     """v2: sequential addressing; thread t adds t + s, and s halves every step."""
     block = _check_block("v2", block)
@@ -254,7 +254,7 @@ def make_v2(block: int):
     return reduce_v2
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_v3(block: int):
     """v3: the first add happens during the load; each block covers 2 * block elements."""
     block = _check_block("v3", block)
@@ -281,7 +281,7 @@ def make_v3(block: int):
     return reduce_v3
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_v4(block: int):
     """v4: the last warp unrolled with no barrier. WRONG since Volta: kept to show the race.
 
@@ -322,7 +322,7 @@ def make_v4(block: int):
     return reduce_v4
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_v4_1(block: int):
     """v4.1: the last warp through a register, ``syncwarp`` between every read and write."""
     block = _check_block("v4.1", block)
@@ -369,7 +369,7 @@ def warp_sum(v):
     return v
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_v4_2(block: int):
     """v4.2: the last warp with warp shuffles: registers, no shared memory, no race."""
     block = _check_block("v4.2", block)
@@ -398,7 +398,7 @@ def make_v4_2(block: int):
     return reduce_v4_2
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_v5(block: int):
     """v5: the whole tree unrolled: ``block`` is a compile-time constant, dead steps vanish."""
     block = _check_block("v5", block)
@@ -439,7 +439,7 @@ def make_v5(block: int):
     return reduce_v5
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_v6(block: int):
     """v6: each thread first sums ``per_thread`` elements (a run-time count), then v5's tree."""
     block = _check_block("v6", block)
@@ -509,7 +509,7 @@ def _make_block_sum(block: int):
     return block_sum
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_v7(block: int):
     """v7: v6's loads, then a block reduce of two warp-shuffle rounds and one barrier."""
     block = _check_block("v7", block)
@@ -532,7 +532,7 @@ def make_v7(block: int):
     return reduce_v7
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_v8(block: int, unroll: int = 1):
     """v8: a grid-stride loop of 16-byte loads, then v7's block reduce.
 
@@ -626,7 +626,7 @@ def _vector_stride_sum(x, n, head, g, stride):
     return (s0 + s1) + (s2 + s3)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_single_pass(block: int, width: int = 4):
     """v8's block reduce, and the second stage in the same launch.
 
@@ -682,7 +682,7 @@ def make_single_pass(block: int, width: int = 4):
 
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_warp_atomic(block: int):
     """The other one-launch pattern: v8's loads, a shuffle reduce inside each warp, then one
     ``atomic.add`` per warp into the result, which must be zero before the launch. No barrier,
@@ -700,7 +700,7 @@ def make_warp_atomic(block: int):
     return reduce_warp_atomic
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_per_block_atomic(block: int):
     """The warp atomics' ablation: the same loads and grid, v7's block reduce (two shuffle
     rounds, one barrier), then one ``atomic.add`` per block instead of one per warp:
@@ -725,7 +725,7 @@ SPREAD_WORD_STRIDE = 32
 SPREAD_WORDS = 16
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_spread_atomic(block: int, words: int = SPREAD_WORDS):
     """The warp atomics' other control: the same loads, grid and one atomic per warp, but warp
     ``w`` adds into word ``w % words`` of ``out``, the words 128 bytes apart
@@ -774,7 +774,7 @@ def warp_argmax(v, i):
     return v, i
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_argmax(block: int, width: int = 4):
     """The index of the largest element in one launch: a grid-stride scan keeps each
     thread's best (value, index), warp shuffles and one barrier reduce the block's pairs, and
@@ -908,7 +908,7 @@ ABLATION = ("width", "unroll", "accumulators")
 ABLATION_CONFIGS = ((1, 1, 1), (1, 4, 1), (1, 4, 4), (4, 1, 1), (4, 1, 4), (4, 4, 1), (4, 4, 4))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None, typed=True)
 def make_v8_ablation(block: int, width: int, unroll: int, accumulators: int):
     """v8's loop with each of its three ingredients chosen separately, for the ablation.
 
@@ -1753,7 +1753,7 @@ def _random_device(n: int, seed: int = 3):
     return d_x, total
 
 
-@functools.lru_cache(maxsize=2)
+@functools.lru_cache(maxsize=2, typed=True)
 def _random_pair(n: int, seed: int):
     """(host array, device copy, float64 sum) for :func:`_random_device`, the two latest kept."""
     rng = np.random.default_rng(seed)
@@ -1765,7 +1765,7 @@ def _random_pair(n: int, seed: int):
 INTEGER_RANGE = 100  # integer_input's values lie in [-INTEGER_RANGE, INTEGER_RANGE]
 
 
-@functools.lru_cache(maxsize=1)
+@functools.lru_cache(maxsize=1, typed=True)
 def _integer_pair(n: int, seed: int):
     x, exact = integer_input(n, seed)
     return cuda.to_device(x), exact

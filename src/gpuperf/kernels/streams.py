@@ -596,7 +596,7 @@ def _host_inputs(n: int, *, pinned: bool = True, seed: int = 7):
     return _cached_host_inputs(int(n), bool(pinned), int(seed))
 
 
-@functools.lru_cache(maxsize=2)
+@functools.lru_cache(maxsize=2, typed=True)
 def _cached_host_inputs(n: int, pinned: bool, seed: int):
     rng = np.random.default_rng(seed)
     a = ex.random_array(n, rng)
@@ -621,7 +621,7 @@ def _check_result(out, a, b, iters, what):
         raise AssertionError(f"{what}: {err}")
 
 
-@functools.lru_cache(maxsize=1)
+@functools.lru_cache(maxsize=1, typed=True)
 def heavy_iters() -> int:
     """Relaxation steps that make the kernel take about twice the copies in (GPU only).
 
@@ -1856,13 +1856,13 @@ def explore_measure(n_streams: int, n_chunks: int, iters: int, *, n: int = EXPLO
             "pct_of_ideal": 100 * ideal / run.total_ms}
 
 
-@functools.lru_cache(maxsize=1)
+@functools.lru_cache(maxsize=1, typed=True)
 def _explore_inputs(n):
     a, b, out = _host_inputs(n)
     return a, b, out, [cuda.device_array(n, dtype=np.float32) for _ in range(3)]
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=64, typed=True)
 def _explore_run(n, iters, n_streams, n_chunks) -> Run:
     """Serial and one-stream runs, measured once per sweep (they do not depend on streams)."""
     a, b, out, buffers = _explore_inputs(n)

@@ -70,6 +70,50 @@ def test_vector_access_refuses_misalignment():
         mm.store4(np.zeros((2, 6), np.float32), 0, 0, 1, 2, 3, 4)
 
 
+def test_vector_access_checks_the_real_address_under_the_simulator():
+    """A view whose start or row pitch is not a multiple of 16 bytes faults on a GPU; the
+    simulator's plain-Python 16-byte accesses must refuse it too, not pass it silently."""
+    from gpuperf.vector import load4, load_float4, store4, store_float4
+
+    @cuda.jit
+    def copy_rows(m, out):
+        i = cuda.threadIdx.x
+        a, b, c, d = load4(m, i, 0)
+        store4(out, i, 0, a, b, c, d)
+
+    @cuda.jit
+    def copy_vec(x, out):
+        a, b, c, d = load_float4(x, 4 * cuda.threadIdx.x)
+        store_float4(out, 4 * cuda.threadIdx.x, (a, b, c, d))
+
+    @cuda.jit
+    def via_shared(m, out):
+        tile = cuda.shared.array((2, 8), float32)
+        i = cuda.threadIdx.x
+        tile[i, 0], tile[i, 1], tile[i, 2], tile[i, 3] = load4(m, i, 0)
+        cuda.syncthreads()
+        a, b, c, d = load4(tile, i, 0)
+        store4(out, i, 0, a, b, c, d)
+
+    wide = np.arange(4 * 66, dtype=np.float32).reshape(4, 66)
+    d, out = cuda.to_device(wide), cuda.device_array((4, 64), np.float32)
+    copy_rows[1, 4](cuda.to_device(np.ascontiguousarray(wide[:, :64])), out)  # fresh: fine
+    np.testing.assert_array_equal(out.copy_to_host()[:, :4], wide[:, :4])
+    with pytest.raises(ValueError, match=r"\[1, 0\].*264 bytes.*misaligned"):
+        copy_rows[1, 2](d[:, :64], out)  # row 0 is aligned, row 1 starts 264 bytes in
+    with pytest.raises(ValueError, match="4 bytes into"):
+        copy_rows[1, 1](cuda.to_device(np.zeros((1, 12), np.float32))[:, 1:9], out)
+    flat = cuda.to_device(np.arange(20, dtype=np.float32))
+    res = cuda.device_array(16, np.float32)
+    copy_vec[1, 4](flat[4:], res)
+    np.testing.assert_array_equal(res.copy_to_host(), np.arange(4, 20, dtype=np.float32))
+    with pytest.raises(ValueError, match="8 bytes apart"):
+        copy_vec[1, 1](cuda.to_device(np.zeros(16, np.float32))[::2], res)
+    small = cuda.to_device(np.arange(16, dtype=np.float32).reshape(2, 8))
+    via_shared[1, 2](small, out[:2, :8])  # shared tiles start aligned
+    np.testing.assert_array_equal(out.copy_to_host()[:2, :4], np.arange(16).reshape(2, 8)[:, :4])
+
+
 def test_traffic_model():
     n = 4096
     assert mm.flops(2, 3, 4) == 48

@@ -13,8 +13,15 @@ allocations are, and so is every fourth float32 after them.
   matrix (global or shared), ``j`` and the row length multiples of 4.
 
 Under the simulator they are plain Python: one slice each (so access tracers see one
-16-byte access), and the matrix forms check the alignment rule, so that a misaligned
-use fails there instead of faulting on a GPU.
+16-byte access) that check what they can of the alignment rule, so that a misaligned use
+fails there instead of faulting on a GPU (or, for a strided view, reading the wrong
+floats). Every form needs consecutive floats. The matrix forms check the element's byte
+offset from the start of its allocation (views such as ``m[1:, 4:]`` or ``m[:, :64]`` of a
+64 x 66 matrix, whose start or row pitch breaks the rule) and the documented rule that the
+row length is a multiple of 4. The vector forms do not check the start: in simulator mode
+the course treats a NumPy view's own address as its device address (``x[1:]`` stands for a
+device view one float in, and ``reduce.head_elements`` reads it), while the simulator
+launches the kernel on a fresh copy; ``gpuperf.emulator`` checks the real address there.
 """
 
 from __future__ import annotations
@@ -25,13 +32,51 @@ from . import SIMULATOR
 
 if SIMULATOR:
 
+    def _host_array(arr):
+        """The NumPy array behind what a simulated kernel sees (a wrapper for device arrays)."""
+        try:
+            arr = object.__getattribute__(arr, "_item")  # the simulator's in-kernel wrapper
+        except AttributeError:
+            pass
+        return getattr(arr, "_ary", arr)
+
+    def _byte_offset(arr, index):
+        """Bytes from the start of ``arr``'s allocation to ``arr[index]`` (an allocation
+        starts aligned, as cudaMalloc's and shared memory's do), and the last axis' stride."""
+        a = _host_array(arr)
+        if not isinstance(a, np.ndarray):
+            return None, None  # something else (an emulator array checks addresses itself)
+        root = a
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        start = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+        return start + sum(int(k) * s for k, s in zip(index, a.strides)), a.strides[-1]
+
+    def _check_address(arr, index, where):
+        offset, stride = _byte_offset(arr, index)
+        if offset is None:
+            return
+        if stride != 4:
+            raise ValueError(
+                f"16-byte access at {where} of a view whose elements are {stride} bytes apart: "
+                "a 16-byte access reads four consecutive floats, so a GPU would return the "
+                "wrong ones. Pass a contiguous array (np.ascontiguousarray, or a fresh copy).")
+        if len(index) > 1 and offset % 16:  # the vector forms' start: see the module docstring
+            raise ValueError(
+                f"16-byte access at {where}: the four floats start {offset} bytes into their "
+                "allocation, not on a multiple of 16, so a GPU would fault with a misaligned "
+                "address. Pass a fresh array, or a view whose start and row pitch are "
+                "multiples of 4 floats.")
+
     def load_float4(x, i):
         """``x[i:i+4]`` as a tuple of four float32, in one 16-byte load."""
+        _check_address(x, (i,), f"[{i}]")
         v = x[i:i + 4]  # one access, as gpuperf.kernels.coalescing.trace sees it
         return (v[0], v[1], v[2], v[3])
 
     def store_float4(x, i, values):
         """Store the tuple ``values`` to ``x[i:i+4]`` in one 16-byte store."""
+        _check_address(x, (i,), f"[{i}]")
         x[i:i + 4] = np.array([values[0], values[1], values[2], values[3]], np.float32)
 
     def _check_aligned(arr, i, j):
@@ -40,6 +85,7 @@ if SIMULATOR:
                 f"16-byte access at [{i}, {j}] of an array with rows of {arr.shape[1]} floats: "
                 "the column and the row length must both be multiples of 4 (a GPU would fault "
                 "with a misaligned address).")
+        _check_address(arr, (i, j), f"[{i}, {j}]")
 
     def load4(arr, i, j):
         """Four consecutive floats ``arr[i, j:j+4]`` in one 16-byte load."""

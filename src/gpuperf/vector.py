@@ -31,6 +31,7 @@ import numpy as np
 from . import SIMULATOR
 
 if SIMULATOR:
+    from .emulator import _host_offset  # a view's byte offset in its allocation: one home
 
     def _host_array(arr):
         """The NumPy array behind what a simulated kernel sees (a wrapper for device arrays)."""
@@ -40,28 +41,20 @@ if SIMULATOR:
             pass
         return getattr(arr, "_ary", arr)
 
-    def _byte_offset(arr, index):
-        """Bytes from the start of ``arr``'s allocation to ``arr[index]`` (an allocation
-        starts aligned, as cudaMalloc's and shared memory's do), and the last axis' stride."""
+    def _check_address(arr, index, where):
         a = _host_array(arr)
         if not isinstance(a, np.ndarray):
-            return None, None  # something else (an emulator array checks addresses itself)
-        root = a
-        while isinstance(root.base, np.ndarray):
-            root = root.base
-        start = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
-        return start + sum(int(k) * s for k, s in zip(index, a.strides)), a.strides[-1]
-
-    def _check_address(arr, index, where):
-        offset, stride = _byte_offset(arr, index)
-        if offset is None:
-            return
-        if stride != 4:
+            return  # something else (an emulator array checks addresses itself)
+        if a.strides[-1] != 4:
             raise ValueError(
-                f"16-byte access at {where} of a view whose elements are {stride} bytes apart: "
-                "a 16-byte access reads four consecutive floats, so a GPU would return the "
-                "wrong ones. Pass a contiguous array (np.ascontiguousarray, or a fresh copy).")
-        if len(index) > 1 and offset % 16:  # the vector forms' start: see the module docstring
+                f"16-byte access at {where} of a view whose elements are {a.strides[-1]} bytes "
+                "apart: a 16-byte access reads four consecutive floats, so a GPU would return "
+                "the wrong ones. Pass a contiguous array (np.ascontiguousarray, or a fresh copy).")
+        if len(index) == 1:  # the vector forms' start is not checked: see the module docstring
+            return
+        # bytes from the (aligned) start of the allocation, as a GPU would see the address
+        offset = _host_offset(a) + sum(int(k) * s for k, s in zip(index, a.strides))
+        if offset % 16:
             raise ValueError(
                 f"16-byte access at {where}: the four floats start {offset} bytes into their "
                 "allocation, not on a multiple of 16, so a GPU would fault with a misaligned "

@@ -67,6 +67,12 @@ def _packed_stand_in():
     return p
 
 
+def _misaligned_view():
+    from numba import cuda
+
+    return cuda.to_device(np.ones(8, np.float32))[1:]
+
+
 def B(fn, *args, err=ValueError, word="", **kw):  # noqa: N802 - one bad call
     return (lambda: fn(*args, **kw), err, word)
 
@@ -330,6 +336,8 @@ BAD = {
     "gpuperf.validate:positive_int": [B(v.positive_int, 0, "n", word="n")],
     "gpuperf.validate:disjoint": [(lambda x: B(v.disjoint, x, "out", a=x, word="out overlaps a"))(
         np.ones(4, np.float32))],
+    "gpuperf.validate:aligned16": [B(v.aligned16, _misaligned_view(), "x", "use a fresh one.",
+                                     word="x starts 4 bytes past")],
     "gpuperf.validate:block_size": [B(v.block_size, 2000, word="block")],
     "gpuperf.validate:choice": [B(v.choice, "z", "version", ["a"], word="version")],
     "gpuperf.validate:integer": [B(v.integer, "8", "n", err=TypeError, word="n")],

@@ -758,3 +758,16 @@ def test_fast_matmul_names_the_inner_dimension_when_a_and_b_do_not_match():
         f(A, B, C)
     with pytest.raises(ValueError, match=r"C must have the shape \(3, 7\)"):
         f(A, cuda.to_device(ex.random_array((5, 7), 2)), cuda.to_device(ex.random_array((7, 3), 3)))
+
+
+def test_fast_matmul_is_one_object_per_configuration_however_it_is_spelled():
+    """It keeps streams and partial-sum buffers: two spellings of one configuration must not
+    make two objects (the docstring promises one per configuration)."""
+    f = co.fast_matmul()
+    assert co.fast_matmul(128) is f and co.fast_matmul(bm=128, splits=16) is f
+    assert co.fast_matmul(np.int64(128), np.int32(128)) is f
+    assert co.fast_matmul(32, 32, 8, 4, 4, 2) is not f
+    with pytest.raises(TypeError, match="bm"):
+        co.fast_matmul(128.0)
+    with pytest.raises(TypeError, match="bm"):
+        co.fast_matmul(True)

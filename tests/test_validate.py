@@ -40,3 +40,15 @@ def test_device_arrays_are_accepted():
     assert v.array(d) is d
     with pytest.raises(TypeError, match="float32"):
         v.array(cuda.to_device(np.ones(4)))
+
+
+def test_aligned16_refuses_device_views_off_a_16_byte_boundary():
+    from numba import cuda
+
+    d = cuda.to_device(np.ones(16, np.float32))
+    for ok in (d, d[4:], d[8:12], np.ones(5, np.float32)[1:]):  # NumPy: a launch copies it
+        v.aligned16(ok, "x", "use a fresh one.")
+    for k in (1, 2, 3, 5):
+        with pytest.raises(ValueError, match=rf"^y starts {4 * k % 16} bytes past a 16-byte "
+                                             r"boundary.*would fault: copy it\.$"):
+            v.aligned16(d[k:], "y", "copy it.")

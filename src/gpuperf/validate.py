@@ -103,6 +103,17 @@ def _pointer(arr) -> int | None:
     return int(host.ctypes.data) if isinstance(host, np.ndarray) else None
 
 
+def aligned16(arr, name: str, fix: str) -> None:
+    """Refuse a device array whose first element is not on a 16-byte boundary (a view such as
+    ``x[1:]``), where a kernel loads or stores 16 bytes at a time: a GPU would fault with a
+    misaligned address and lose the CUDA context. NumPy arrays pass (a launch copies them to a
+    fresh, aligned allocation). ``fix``: what the caller can do instead, ending in a period."""
+    ptr = _pointer(arr)
+    if ptr is not None and ptr % 16:
+        raise ValueError(f"{name} starts {ptr % 16} bytes past a 16-byte boundary (a view such "
+                         f"as x[1:]), so 16-byte loads and stores would fault: {fix}")
+
+
 def disjoint(out, out_name: str, **inputs) -> None:
     """Refuse an output array that shares memory with an input: blocks would overwrite
     elements that other blocks have still to read (a silent wrong answer)."""

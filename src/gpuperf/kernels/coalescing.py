@@ -703,9 +703,6 @@ def aos_model_bytes(layout: str, used: int) -> int:
 COPY_VERSIONS = ("one_per_thread", "grid_stride", "ilp", "vec4")
 
 
-_data_pointer = validate._pointer
-
-
 def copy_launch(n: int, *, version: str = "vec4", block: int = 256,
                 blocks_per_sm: int | None = 8, ilp: int = 2) -> tuple[int, int]:
     """Blocks and threads for copying ``n`` elements with ``version``.
@@ -745,12 +742,7 @@ def copy(src, dst=None, *, version: str = "vec4", block: int = 256,
                               blocks_per_sm=blocks_per_sm, ilp=ilp)
     if version == "vec4":
         for name, arr in (("src", src), ("dst", dst)):
-            ptr = _data_pointer(arr)
-            if ptr is not None and ptr % 16:
-                raise ValueError(
-                    f"{name} starts at an address that is not a multiple of 16 bytes (a view "
-                    f"such as x[1:]), so 16-byte vector loads would fault. Use version='ilp', "
-                    "or copy from a fresh allocation.")
+            validate.aligned16(arr, name, "use version='ilp', or copy from a fresh allocation.")
     from . import gridstride
 
     kernel = {"one_per_thread": gridstride.copy_one_per_thread,
@@ -1124,12 +1116,8 @@ def transpose(a, out=None, *, version: str = "vec4_64"):
     validate.disjoint(out, "out", a=a)
     if wide:
         for name, arr in (("a", a), ("out", out)):
-            ptr = _data_pointer(arr)
-            if ptr is not None and ptr % 16:
-                raise ValueError(
-                    f"{name} starts at an address that is not a multiple of 16 bytes (a view "
-                    f"such as x[1:]), so the 16-byte accesses of version {version} would "
-                    "fault. Use version='tiled_padded_64', or a fresh allocation.")
+            validate.aligned16(arr, name, f"version {version!r} needs them; use "
+                               "version='tiled_padded_64', or a fresh allocation.")
     if params is None:
         transpose_naive[(-(-cols // 32), -(-rows // 8)), (32, 8)](a, out)
     elif wide:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 import threading
 
 import numpy as np
@@ -39,7 +40,6 @@ from .. import SIMULATOR, bench, device, validate
 from .. import exercises as ex
 from ..records import experiment
 from . import matmul as mm
-from .coalescing import _data_pointer
 from .matmul import Variant, _cdiv, load4, store4
 
 
@@ -977,12 +977,9 @@ class FastMatmul:
         A, B, C = (self._operand(x, name) for x, name in ((A, "A"), (B, "B"), (C, "C")))
         for x, name in ((A, "A"), (B, "B"), (C, "C")):
             validate.array(x, name=name, ndim=2)  # float32 and C-contiguous
-            ptr = _data_pointer(x)
-            if ptr is not None and ptr % 16:  # both kernels load and store 16 bytes at a time
-                raise ValueError(f"{name} starts {ptr % 16} bytes past a 16-byte boundary (a view "
-                                 "such as x[1:]), so the kernels' 16-byte loads would fault: copy "
-                                 f"it into a fresh allocation first ({name}.copy_to_host(), then "
-                                 "cuda.to_device).")
+            # both kernels load and store 16 bytes at a time
+            validate.aligned16(x, name, f"copy it into a fresh allocation first "
+                               f"({name}.copy_to_host(), then cuda.to_device).")
         validate.disjoint(C, "C", A=A, B=B)  # blocks write C while others still read A and B
         stream = _numba_stream(stream)
         M, K = A.shape
@@ -1068,12 +1065,20 @@ class FastMatmul:
             event.wait(stream)
 
 
-@functools.lru_cache(maxsize=None, typed=True)
 def fast_matmul(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int = 8,
                 k_steps: int = 2, splits: int = 16) -> FastMatmul:
     """The ``FastMatmul`` of this configuration (one per configuration: it keeps its streams
     and its strips' partial sums between calls)."""
-    return FastMatmul(bm, bn, bk, tm, tn, k_steps, splits)
+    # One cache key per configuration however it is spelled (fast_matmul(), fast_matmul(128),
+    # fast_matmul(bm=128), NumPy integers); anything else reaches FastMatmul's checks as given.
+    args = tuple(int(x) if isinstance(x, numbers.Integral) and not isinstance(x, bool) else x
+                 for x in (bm, bn, bk, tm, tn, k_steps, splits))
+    return _fast_matmul(*args)
+
+
+@functools.lru_cache(maxsize=None, typed=True)
+def _fast_matmul(*args) -> FastMatmul:
+    return FastMatmul(*args)
 
 
 def fast_variant(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int = 8,

@@ -676,3 +676,121 @@ def test_course_roofline_says_what_is_missing_and_survives_old_records(tmp_path)
                            [{**r, "chapter": "coarsening"} for r in mm["rows"]], {}, "recorded")
     with pytest.raises(ValueError, match="chapter 4"):
         profiling.dram_roofline_summary(only5)
+
+
+def test_onchip_read_kernels_sum_what_numpy_says():
+    # under the simulator: every kernel of the SM's read roofs, blocks of a partial warp, of
+    # more than one warp and of several blocks, read counts of one trip and several, and
+    # steps that wrap around the buffer; each thread's sum must match NumPy's from the same
+    # addresses (small whole numbers: float32 adds them exactly)
+    import numpy as np
+    from numba import cuda
+
+    from gpuperf.kernels import gridstride as gs
+
+    src = cuda.to_device(gs.onchip_values())
+    for name, (kernel, _, _, slots) in gs.ONCHIP_READS.items():
+        for reads, block, blocks, step in ((8, 4, 1, gs.ONCHIP_STEP), (16, 33, 2, 1),
+                                           (24, 64, 1, slots - 5)):
+            out = cuda.to_device(np.zeros(block * blocks, np.float32))
+            kernel[blocks, block](src, reads, step, out)
+            want = gs.onchip_expected(name, reads, block, blocks, step)
+            assert np.array_equal(out.copy_to_host(), want), (name, reads, block, blocks, step)
+        # a thread's sum differs from its neighbour's: the addresses depend on the thread
+        assert len(set(want[:block])) > 1, name
+    # the 16-byte kernels read four floats a load, so their sums are about four times larger
+    assert (gs.onchip_expected("shared16", 8, 32, 1).sum()
+            > 3 * gs.onchip_expected("shared4", 8, 32, 1).sum())
+
+
+def _onchip_records():
+    return [p for p in records.available()
+            if "profiling_onchip_roofs" in records.load(p)["experiments"]]
+
+
+@pytest.mark.parametrize("path", _onchip_records(), ids=lambda p: p.stem)
+def test_recorded_onchip_roofs_count_every_load(path):
+    res = records.recorded("profiling_onchip_roofs", path=path)
+    from gpuperf.kernels import gridstride as gs
+
+    assert [r["kernel"] for r in res.rows] == list(gs.ONCHIP_READS)
+    for r in res.rows:
+        # every warp-level load was executed (none merged by the compiler), a 16-byte warp load
+        # took four wavefronts, a 4-byte one one (no bank conflict), and the L1 reads hit
+        assert r["warp_loads"] == r["blocks"] * r["block"] // 32 * r["reads_per_thread"], r
+        assert r["wavefronts_per_load"] == pytest.approx(r["bytes_per_load"] / 4, rel=0.01), r
+        if r["source"] == "L1":
+            assert r["l1_hit_pct"] > 99, r
+        assert r["gbps"] <= r["bank_roof_gbps"], r
+    wide = [r for r in res.rows if r["bytes_per_load"] == 16]
+    # the 16-byte reads reach most of 128 bytes per clock per SM (a roof that can be reached);
+    # the 4-byte ones are slower, with the schedulers issuing in most cycles
+    assert all(r["pct_bank_roof"] > 85 for r in wide)
+    for r in res.rows:
+        if r["bytes_per_load"] == 4:
+            twin = next(w for w in wide if w["source"] == r["source"])
+            assert r["gbps"] < twin["gbps"] and r["issue_active_pct"] > twin["issue_active_pct"]
+    assert profiling.onchip_roof_gbps(res) == wide[0]["bank_roof_gbps"]
+
+
+def test_onchip_roof_falls_back_to_the_fastest_read_without_a_clock(capsys):
+    rows = [{"kernel": "shared16", "source": "shared", "bytes_per_load": 16, "gbps": 900.0,
+             "spread": 0.01, "bank_roof_gbps": None},
+            {"kernel": "l1_16", "source": "L1", "bytes_per_load": 16, "gbps": 950.0,
+             "spread": 0.01, "bank_roof_gbps": None},
+            {"kernel": "l1_4", "source": "L1", "bytes_per_load": 4, "gbps": 990.0,
+             "spread": 0.01, "bank_roof_gbps": None}]
+    res = records.Result("profiling_onchip_roofs", rows, {"gpu": "G", "ceilings": {}}, "recorded")
+    assert profiling.onchip_roof_gbps(res) == 950.0   # a 16-byte read's, not the 4-byte one's
+    lines = profiling.onchip_roofs_summary(res)
+    assert len(lines) == 4 and "no theoretical roof" in lines[-1]
+    with pytest.raises(ValueError, match="16-byte read"):
+        profiling.onchip_roof_gbps(records.Result(res.name, rows[2:], res.meta, res.source))
+
+
+def test_onchip_roofline_places_each_version_at_its_pipe_bytes(capsys):
+    if not _onchip_records():
+        pytest.skip("no record has profiling_onchip_roofs")
+    onchip = records.recorded("profiling_onchip_roofs", path=_onchip_records()[0])
+    dram = records.recorded("profiling_matmul_roofline", path=_onchip_records()[0])
+    chapter4 = [r for r in dram.rows if r.get("chapter", "tiling") == "tiling"]
+    lines = profiling.onchip_roofline_summary(dram, onchip)
+    assert len(lines) == len(chapter4) + 2
+    assert lines[-1].startswith(f"At {profiling.BOUND_PCT}% or more of a roof")
+    roof = profiling.onchip_roof_gbps(onchip)
+    for r, line in zip(chapter4, lines):
+        # the pipe's bytes include the shared ones; the % printed is the rate over the roof
+        # at the version's FLOP per pipe byte
+        assert r["pipe_bytes"] >= r["shared_pipe_bytes"] > 0 or r["version"].startswith("naive")
+        pct = 100 * r["tflops"] / (roof * 2 * r["n"] ** 3 / r["pipe_bytes"] / 1e3)
+        assert f"{pct:4.1f}% of the SM's read roof" in line and 0 < pct <= 100.5, line
+    fig = profiling.plot_onchip_roofline(dram, onchip)
+    from matplotlib.legend import Legend
+
+    legend = " ".join(t.get_text() for ax in fig.axes for child in ax.get_children()
+                      if isinstance(child, Legend) for t in child.get_texts())
+    assert "SM's read roof" in legend and "data pipe" in legend
+    # a record made before the pipe's wavefronts were counted, and two GPUs, are refused
+    old = records.Result(dram.name, [{k: v for k, v in r.items() if k != "pipe_bytes"}
+                                     for r in dram.rows], dram.meta, dram.source)
+    with pytest.raises(ValueError, match="record it again"):
+        profiling.onchip_roofline_summary(old, onchip)
+    other = records.Result(onchip.name, onchip.rows, {**onchip.meta, "gpu": "Other GPU"},
+                           onchip.source)
+    with pytest.raises(ValueError, match="one GPU"):
+        profiling.plot_onchip_roofline(dram, other)
+
+
+def test_nearest_roof_names_the_roof_a_version_is_closest_to():
+    base = {"n": 1024, "tflops": 1.0, "fp32_peak_tflops": 60.0, "memory_roof_tflops": 10.0}
+    flops = 2 * 1024 ** 3
+    # at 1 TFLOP/s: 10% of a 10 TFLOP/s DRAM roof; the pipe bound is 1000 GB/s x flops/bytes
+    near_pipe = {**base, "pct_of_roof": 10.0, "pipe_bytes": flops / 1.25}   # bound 1.25
+    assert profiling._nearest_roof(near_pipe, 1000.0) == (10.0, 80.0, "nearer the SM's read roof")
+    near_dram = {**base, "pct_of_roof": 90.0, "pipe_bytes": flops / 100}     # bound 100
+    assert profiling._nearest_roof(near_dram, 1000.0)[2] == "nearer the DRAM roof"
+    past_ridge = {**near_dram, "memory_roof_tflops": 80.0}
+    assert profiling._nearest_roof(past_ridge, 1000.0)[2] == "nearer the FP32 peak"
+    # shares within ALIKE_PCT of each other: both roofs are named
+    alike = {**past_ridge, "pct_of_roof": 50.0, "pipe_bytes": flops / 2.06}   # 48.5% of 2.06
+    assert profiling._nearest_roof(alike, 1000.0)[2] == "as near the SM's read roof as the FP32 peak"

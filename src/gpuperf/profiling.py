@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 import shutil
 
@@ -775,7 +776,9 @@ ROOFLINE_MATMULS = (("naive_row_x", 0), ("naive_col_x", 0),
 ROOFLINE_METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum",
                     "lts__t_bytes.sum", "l1tex__t_bytes.sum", "sm__sass_data_bytes_mem_shared.sum",
                     "lts__t_sectors_srcunit_tex_op_read.sum",
-                    "lts__t_sectors_srcunit_tex_op_write.sum")
+                    "lts__t_sectors_srcunit_tex_op_write.sum",
+                    "l1tex__data_pipe_lsu_wavefronts.sum",
+                    "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum")
 
 
 @records.experiment(
@@ -785,7 +788,8 @@ ROOFLINE_METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_
     units={"dram_bytes": "B", "model_bytes": "B", "ai_measured": "FLOP/B", "ai_model": "FLOP/B",
            "tflops": "TFLOP/s", "memory_roof_tflops": "TFLOP/s", "fp32_peak_tflops": "TFLOP/s",
            "cublas_tflops": "TFLOP/s", "pct_of_roof": "%", "sm_clock_khz": "kHz",
-           "l2_bytes": "B", "l1_bytes": "B", "shared_bytes": "B", "l2_sm_bytes": "B"})
+           "l2_bytes": "B", "l1_bytes": "B", "shared_bytes": "B", "l2_sm_bytes": "B",
+           "pipe_bytes": "B", "shared_pipe_bytes": "B"})
 def matmul_roofline_experiment(progress) -> list[dict]:
     """Each of chapter 4's versions, then each step of chapter 5's ladder (``chapter``: "tiling"
     or "coarsening"), at 4096^3 float32: the DRAM bytes it moved (Nsight Compute,
@@ -793,7 +797,8 @@ def matmul_roofline_experiment(progress) -> list[dict]:
     model's; its rate timed outside the profiler; the memory roof at the measured intensity
     (the copy bandwidth times it), the theoretical FP32 peak (``device.fp32_peak_tflops``) and
     cuBLAS's rate; the rate as a % of the lower roof; and, for a roofline of the whole memory
-    hierarchy, the bytes the L2 and the L1 were asked for and the shared-memory bytes."""
+    hierarchy, the bytes the L2 and the L1 were asked for, the shared-memory bytes, and the
+    L1/shared data pipe's wavefronts x 128 bytes (all of them, and the shared ones)."""
     from . import bench, device
     from .kernels import matmul as mm
 
@@ -832,6 +837,11 @@ def matmul_roofline_experiment(progress) -> list[dict]:
             # what the SMs read from and wrote to the L2 (32-byte sectors)
             "l2_sm_bytes": 32 * (m["lts__t_sectors_srcunit_tex_op_read.sum"]
                                  + m["lts__t_sectors_srcunit_tex_op_write.sum"]),
+            # the L1/shared data pipe's work, in the bytes its wavefronts could carry: what
+            # the SM's read roof (profiling_onchip_roofs) is measured in
+            "pipe_bytes": BANK_BYTES_PER_CLOCK * m["l1tex__data_pipe_lsu_wavefronts.sum"],
+            "shared_pipe_bytes": (BANK_BYTES_PER_CLOCK
+                                  * m["l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"]),
         })
     return rows
 
@@ -1042,15 +1052,183 @@ def l2_read_gbps(res) -> float:
     return max(fits, key=lambda r: r["fraction_of_l2"])["gbps"]
 
 
-def _dram_roofline_arg(res):
-    """``res`` with chapter 4's rows only (a record made before chapter 5's were added has
-    no ``chapter`` column: all its rows are chapter 4's)."""
+# The roofs inside the SM: how fast shared memory and the L1 deliver bytes. Both are one array
+# of 32 banks of 4 bytes on Volta and later, so their theoretical roof is 128 bytes per clock
+# per SM; the 16-byte read kernels measure what a kernel reaches of it (the 4-byte ones run
+# out of issue slots first), and Nsight Compute confirms that every load was executed and
+# where the bytes came from.
+ONCHIP_BLOCK = 512
+ONCHIP_READS_PER_THREAD = 32768     # per timed launch: 2^15 loads per thread
+ONCHIP_CHECK_READS = 64             # the sums are checked at this count (exact in float32)
+BANK_BYTES_PER_CLOCK = 128          # 32 banks x 4 bytes, per SM and clock
+# The wavefronts the L1/shared data pipe processed, shared and global alike: one per clock at
+# most, each up to BANK_BYTES_PER_CLOCK bytes (a conflict-free 16-byte warp load takes four).
+PIPE_WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts.sum"
+ONCHIP_METRICS = ("smsp__inst_executed_op_shared_ld.sum",
+                  "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+                  "l1tex__t_sector_hit_rate.pct",
+                  PIPE_WAVEFRONTS,
+                  PIPE_WAVEFRONTS + ".pct_of_peak_sustained_elapsed",
+                  "smsp__inst_executed.sum",
+                  "smsp__issue_active.avg.pct_of_peak_sustained_elapsed",
+                  "gpu__time_duration.sum")
+
+
+def _onchip_setup(name: str, reads: int):
+    """The buffer, the output and the launch of ``ONCHIP_READS[name]``'s kernel: one full wave
+    of ``ONCHIP_BLOCK``-thread blocks (as many as the SMs hold at once), ``reads`` loads per
+    thread."""
+    import numpy as np
+    from numba import cuda
+
+    from . import device
+    from .kernels import gridstride as gs
+
+    kernel = gs.ONCHIP_READS[name][0]
+    block = 64 if device.info().simulated else ONCHIP_BLOCK
+    per_sm = max(1, (device.info().max_threads_per_sm or block) // block)
+    grid = device.sm_count(default=2) * per_sm
+    src = cuda.to_device(gs.onchip_values())
+    out = cuda.device_array(grid * block, dtype=np.float32)
+    return kernel, grid, block, src, out, (
+        lambda: kernel[grid, block](src, reads, gs.ONCHIP_STEP, out))
+
+
+def _onchip_read_launch(name: str) -> None:
+    """For Nsight Compute: one on-chip read kernel at the experiment's read count."""
+    *_, launch = _onchip_setup(name, ONCHIP_READS_PER_THREAD)
+    _launch_twice(launch)
+
+
+_LAUNCHES["onchip_read"] = _onchip_read_launch
+
+
+@records.experiment(
+    "profiling_onchip_roofs", chapter="profiling",
+    title="The roofs inside the SM: shared memory and the L1 read with 4- and 16-byte loads",
+    units={"bytes_read": "B", "gbps": "GB/s", "bank_roof_gbps": "GB/s", "pct_bank_roof": "%",
+           "sm_clock_khz": "kHz", "warp_loads": "warp-level load instructions",
+           "wavefronts_per_load": "wavefronts", "pipe_pct": "% of peak", "l1_hit_pct": "%",
+           "issue_active_pct": "% of peak", "inst_per_load": "warp instructions"})
+def onchip_roofs_experiment(progress) -> list[dict]:
+    """Each of ``gridstride.ONCHIP_READS``: a full wave of blocks reads a 16 KiB buffer, from
+    shared memory or (through the L1) from global memory, ``ONCHIP_READS_PER_THREAD`` loads
+    per thread; the sums are checked against NumPy at a small read count, then the rate is
+    timed, beside the bank roof (128 bytes per clock per SM at the SMs' maximum clock: a GPU
+    under load may run below it). Nsight Compute (where it runs) counts the warp-level loads
+    executed (refusing a kernel whose compiler merged some), the data pipe's wavefronts per
+    load and busy share, the L1's hit rate, the share of cycles a scheduler issued and the
+    instructions per load."""
+    import numpy as np
+
+    from . import bench, device
+    from .kernels import gridstride as gs
+
+    clock = device.sm_clock_khz()
+    bank_roof = (device.sm_count() * BANK_BYTES_PER_CLOCK * clock * 1e3 / 1e9 if clock
+                 else None)
+    reads = 16 if device.info().simulated else ONCHIP_READS_PER_THREAD
+    rows = []
+    for name, (_, source, width, _) in gs.ONCHIP_READS.items():
+        progress(f"{source} read, {width}-byte loads")
+        kernel, grid, block, src, out, launch = _onchip_setup(name, ONCHIP_CHECK_READS)
+        launch()
+        want = gs.onchip_expected(name, ONCHIP_CHECK_READS, block, grid)
+        if not np.array_equal(out.copy_to_host(), want):
+            raise AssertionError(f"the on-chip read kernel {name} read the wrong elements")
+        *_, launch = _onchip_setup(name, reads)
+        t = bench.time_kernel(launch, min_repeat=10, min_time=0.2)
+        nbytes = grid * block * reads * width
+        row = {"kernel": name, "source": source, "bytes_per_load": width, "block": block,
+               "blocks": grid, "reads_per_thread": reads, "bytes_read": nbytes,
+               **bench.bandwidth_row(nbytes, t), "bank_roof_gbps": bank_roof,
+               "sm_clock_khz": clock}
+        row["pct_bank_roof"] = 100 * row["gbps"] / bank_roof if bank_roof else None
+        if not device.info().simulated:
+            m = profile("onchip_read", name, kernel=kernel.py_func.__name__,
+                        metrics=ONCHIP_METRICS)
+            loads = m["smsp__inst_executed_op_shared_ld.sum" if source == "shared"
+                      else "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"]
+            expected = grid * block // 32 * reads
+            if loads != expected:
+                raise AssertionError(f"{name} executed {loads:,.0f} warp-level loads, not "
+                                     f"{expected:,}: the compiler merged or added loads, so "
+                                     "its rate does not count the bytes it read")
+            row.update(warp_loads=loads,
+                       wavefronts_per_load=m[PIPE_WAVEFRONTS] / loads,
+                       pipe_pct=m[PIPE_WAVEFRONTS + ".pct_of_peak_sustained_elapsed"],
+                       # the shared kernels' global loads are only their copy into shared memory
+                       l1_hit_pct=(m["l1tex__t_sector_hit_rate.pct"] if source == "L1"
+                                   else None),
+                       issue_active_pct=m["smsp__issue_active.avg.pct_of_peak_sustained_elapsed"],
+                       inst_per_load=m["smsp__inst_executed.sum"] / loads)
+        rows.append(row)
+    return rows
+
+
+def _onchip_arg(res):
+    if not isinstance(res, records.Result) or res.name != "profiling_onchip_roofs":
+        raise TypeError(f"res: give gp.records.run(\"profiling_onchip_roofs\"), not "
+                        f"{getattr(res, 'name', type(res).__name__)!r}.")
+    wide = [r for r in res.rows if r.get("bytes_per_load") == 16 and r.get("gbps")]
+    if not wide:
+        raise ValueError("res has no 16-byte read with a rate: record profiling_onchip_roofs "
+                         "again.")
+    return wide
+
+
+def onchip_roof_gbps(res) -> float:
+    """The SM's read roof from ``profiling_onchip_roofs``, GB/s: 128 bytes per clock per SM
+    (one wavefront of the L1/shared data pipe) at the SMs' maximum clock, an upper bound like
+    the FP32 peak; where the clock is unknown, the faster of the two 16-byte reads (which
+    reach almost all of it; the 4-byte reads run out of issue slots first)."""
+    wide = _onchip_arg(res)
+    return wide[0].get("bank_roof_gbps") or max(r["gbps"] for r in wide)
+
+
+def onchip_roofs_summary(res) -> list[str]:
+    """One line per read kernel of ``profiling_onchip_roofs``: its rate as GB/s and as a % of
+    128 bytes per clock per SM, and what Nsight Compute saw (data-pipe wavefronts per load,
+    the share of cycles a scheduler issued, instructions per load, the L1's hit rate). Printed
+    and returned."""
+    _onchip_arg(res)
+    lines = []
+    for r in res.rows:
+        line = (f"{r['source']:6s} {r['bytes_per_load']:2d}-byte loads: {r['gbps']:8,.0f} GB/s"
+                + (f", {r['pct_bank_roof']:5.1f}% of 128 B per clock per SM"
+                   if r.get("pct_bank_roof") else "")
+                + f" (spread {r['spread']:.1%})")
+        if r.get("warp_loads"):
+            line += (f"; {r['wavefronts_per_load']:.2f} wavefronts per warp load, schedulers "
+                     f"issuing in {r['issue_active_pct']:.0f}% of cycles, "
+                     f"{r['inst_per_load']:.1f} instructions per load"
+                     + (f", L1 hit rate {r['l1_hit_pct']:.2f}%" if r.get("l1_hit_pct") else ""))
+        lines.append(line)
+    first = res.rows[0]
+    if first.get("bank_roof_gbps"):
+        lines.append(f"128 B per clock per SM = {first['bank_roof_gbps']:,.0f} GB/s at the SMs' "
+                     f"maximum clock ({first['sm_clock_khz'] / 1e3:.0f} MHz) ({res.label}).")
+    else:
+        lines.append(f"({res.label}; the SM clock is unknown: no theoretical roof.)")
+    for line in lines:
+        print(line)
+    return lines
+
+
+ROOFLINE_CHAPTERS = {"tiling": "chapter 4's versions", "coarsening": "chapter 5's ladder"}
+
+
+def _dram_roofline_arg(res, chapter: str = "tiling"):
+    """``res`` with the rows of ``chapter`` only ("tiling": chapter 4's; "coarsening": chapter
+    5's ladder beyond them; a record made before chapter 5's were added has no ``chapter``
+    column: all its rows are chapter 4's)."""
     if not isinstance(res, records.Result) or res.name != "profiling_matmul_roofline":
         raise TypeError(f"res: give gp.records.run(\"profiling_matmul_roofline\"), not "
                         f"{getattr(res, 'name', type(res).__name__)!r}.")
-    rows = [r for r in res.rows if r.get("chapter", "tiling") == "tiling"]
+    validate.choice(chapter, "chapter", tuple(ROOFLINE_CHAPTERS))
+    rows = [r for r in res.rows if r.get("chapter", "tiling") == chapter]
     if not rows:
-        raise ValueError("res has no row of chapter 4's versions: record "
+        raise ValueError(f"res has no row of {ROOFLINE_CHAPTERS[chapter]}: record "
                          "profiling_matmul_roofline again.")
     return records.Result(res.name, rows, res.meta, res.source)
 
@@ -1104,6 +1282,110 @@ def plot_dram_roofline(res, *, title: str = "Chapter 4's matmuls: intensity from
               for r in res.rows]
     return plots.roofline(points, bw_gbps=res.ceilings["copy_gbps"], peak_tflops=peak,
                           label=res.label, title=title, xlim=(1 / 2, 64))
+
+
+def _onchip_roofline_args(dram, onchip, chapter: str = "tiling"):
+    """``chapter``'s rows of ``profiling_matmul_roofline`` with the data pipe's bytes, and the
+    SM's read roof of the same GPU."""
+    dram = _dram_roofline_arg(dram, chapter)
+    roof = onchip_roof_gbps(onchip)
+    if dram.gpu != onchip.gpu:
+        raise ValueError(f"dram was recorded on {dram.gpu} and onchip on {onchip.gpu}: a "
+                         "roofline takes its points and roofs from one GPU. Pass records of "
+                         "the same GPU.")
+    if any(r.get("pipe_bytes") is None for r in dram.rows):
+        raise ValueError(f"this record of profiling_matmul_roofline ({dram.label}) has no "
+                         "pipe_bytes (the L1/shared data pipe's wavefronts): record it again "
+                         "with python -m gpuperf.record --only profiling_matmul_roofline.")
+    return dram, roof
+
+
+BOUND_PCT = 85   # a kernel at this share of a roof or more is said to be bound by it
+ALIKE_PCT = 5    # two roofs whose shares differ by less are both named
+
+
+def _nearest_roof(r: dict, roof_gbps: float) -> tuple[float, float, str]:
+    """A row's rate as a % of its DRAM-or-FP32 roof and of the SM's read roof (at its FLOP per
+    data-pipe byte), and which roof it is nearer to ("nearer the DRAM roof"; "as near the SM's
+    read roof as the FP32 peak" where the two shares differ by less than ``ALIKE_PCT``)."""
+    flops = 2 * r["n"] ** 3
+    onchip_bound = roof_gbps * (flops / r["pipe_bytes"]) / 1e3
+    pct_onchip = 100 * r["tflops"] / onchip_bound
+    other = ("the FP32 peak" if r["fp32_peak_tflops"]
+             and r["memory_roof_tflops"] > r["fp32_peak_tflops"] else "the DRAM roof")
+    if abs(pct_onchip - r["pct_of_roof"]) < ALIKE_PCT:
+        # two roofs that cross at this point's rate: neither is the nearer one
+        return r["pct_of_roof"], pct_onchip, f"as near the SM's read roof as {other}"
+    nearer = "the SM's read roof" if pct_onchip > r["pct_of_roof"] else other
+    return r["pct_of_roof"], pct_onchip, f"nearer {nearer}"
+
+
+def onchip_roofline_summary(dram, onchip, *, chapter: str = "tiling") -> list[str]:
+    """One line per version of ``chapter`` ("tiling": chapter 4; "coarsening": chapter 5's
+    ladder) in ``profiling_matmul_roofline`` (``dram``): its FLOP per byte DRAM moved and per
+    byte the L1/shared data pipe processed (its wavefronts x 128 bytes), its rate as a % of
+    the roof at each, the roof it is nearer to, and (where it uses shared memory) the
+    shared-memory wavefronts per warp-level multiply-add; then the roofs (the SM's read roof
+    from ``profiling_onchip_roofs``, ``onchip``) and which versions are at 85% or more of one.
+    Printed and returned."""
+    dram, roof = _onchip_roofline_args(dram, onchip, chapter)
+    lines, bound, free = [], [], []
+    for r in dram.rows:
+        flops = 2 * r["n"] ** 3
+        pct_dram, pct_onchip, nearer = _nearest_roof(r, roof)
+        if max(pct_dram, pct_onchip) >= BOUND_PCT:
+            bound.append(f"{r['version']} ({nearer})")
+        else:
+            free.append(r["version"])
+        lines.append(f"{r['version']} {r['tflops']:5.2f} TFLOP/s; DRAM {flops / r['dram_bytes']:5.1f} "
+                     f"FLOP/B, {pct_dram:4.1f}% of its roof; data pipe "
+                     f"{flops / r['pipe_bytes']:5.2f} FLOP/B, {pct_onchip:4.1f}% of the SM's "
+                     f"read roof: {nearer}"
+                     + (f"; {r['shared_pipe_bytes'] / BANK_BYTES_PER_CLOCK / (r['n'] ** 3 / 32):.2f} "
+                        "shared wavefronts per warp multiply-add" if r.get("shared_bytes") else ""))
+    fastest = max(r["gbps"] for r in _onchip_arg(onchip))
+    lines.append(f"Roofs: the SM's read roof {roof:,.0f} GB/s ("
+                 + (f"128 bytes per clock per SM at the maximum clock; a 16-byte read reached "
+                    f"{100 * fastest / roof:.0f}% of it" if fastest != roof else
+                    "the faster 16-byte read: this GPU's clock is unknown")
+                 + f"); the copy bandwidth {dram.ceilings['copy_gbps']:,.0f} GB/s; "
+                 + (f"the FP32 peak {dram.rows[0]['fp32_peak_tflops']:.1f} TFLOP/s"
+                    if dram.rows[0].get("fp32_peak_tflops") else "no FP32 peak for this GPU")
+                 + f" ({dram.label}).")
+    lines.append(f"At {BOUND_PCT}% or more of a roof: {', '.join(bound) or 'none'}. Below "
+                 f"{BOUND_PCT}% of every roof: {', '.join(free) or 'none'}.")
+    for line in lines:
+        print(line)
+    return lines
+
+
+def plot_onchip_roofline(dram, onchip, *, chapter: str = "tiling",
+                         title: str = "Chapter 4's matmuls against DRAM and the SM's read roof"):
+    """``chapter``'s versions (as in ``onchip_roofline_summary``) twice on one roofline: at
+    their FLOP per DRAM byte (filled, under the copy bandwidth) and at their FLOP per byte of
+    the L1/shared data pipe (open, under the SM's read roof from ``profiling_onchip_roofs``),
+    joined at their measured rate."""
+    from . import plots
+
+    dram, roof = _onchip_roofline_args(dram, onchip, chapter)
+    validate.string(title, "title")
+    peak = dram.rows[0].get("fp32_peak_tflops") or dram.rows[0].get("cublas_tflops")
+    flops = {r["version"]: 2 * r["n"] ** 3 for r in dram.rows}
+    points = [{"name": r["version"], "intensity": r["ai_measured"], "tflops": r["tflops"]}
+              for r in dram.rows]
+    pipe = [{"name": r["version"], "intensity": flops[r["version"]] / r["pipe_bytes"],
+             "tflops": r["tflops"]} for r in dram.rows]
+    every = [p["intensity"] for p in points + pipe]
+    # whole powers of two around every point, at least 1/64 to 64 FLOP/B
+    xlim = (2.0 ** min(-6, math.floor(math.log2(min(every))) - 1),
+            2.0 ** max(6, math.ceil(math.log2(max(every))) + 1))
+    return plots.roofline(
+        points, bw_gbps=dram.ceilings["copy_gbps"], peak_tflops=peak, label=dram.label,
+        title=title, xlim=xlim,
+        more_roofs=[("the SM's read roof (shared memory and L1, 128 B per clock per SM)", roof,
+                     "GB/s")],
+        second_intensity=("FLOP per byte of the L1/shared data pipe (wavefronts x 128 B)",
+                          pipe))
 
 
 def top_stalls(row: dict, n: int = 2) -> list[tuple[str, float]]:

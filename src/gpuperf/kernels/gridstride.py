@@ -7,6 +7,9 @@ Kernels
 grid (even ``[1, 1]``, handy for debugging) covers any size, and the grid can be
 sized to the GPU (blocks per SM) instead of to the data.
 ``saxpy_grid_stride``: ``out = a * x + y``, the chapter's exercise.
+``read_passes`` and the on-chip reads (``shared_read4``, ``shared_read16``, ``l1_read4``,
+``l1_read16``): the L2's, shared memory's and the L1's read roofs for chapter 4's roofline
+(experiments ``profiling_l2_bandwidth`` and ``profiling_onchip_roofs``).
 
 Experiments
 -----------
@@ -27,7 +30,7 @@ from numba import cuda, float32  # gpuperf/__init__ has already chosen the mode
 from .. import SIMULATOR, bench, device, validate
 from .. import exercises as ex
 from ..records import experiment
-from ..vector import load_float4
+from ..vector import load4, load_float4
 
 
 @cuda.jit
@@ -275,6 +278,132 @@ def read_step(quads: int) -> int:
 
 
 PTX_TARGETS.append((read_passes, "void(float32[::1], int64, int64, float32[::1])"))
+
+
+# The SMs' own roofs: how fast shared memory and the L1 cache deliver bytes (the roofs inside
+# the SM on chapter 4's roofline). Every thread of every block reads a 16 KiB buffer again and
+# again, a warp's 32 lanes on 32 consecutive slots (one 128-byte wavefront per 4-byte load,
+# four per 16-byte load: no bank conflict), from shared memory or from a global buffer, which
+# after its first touch stays in each SM's L1 (global loads are cached there by default).
+# Each read's address moves with the loop counter by a runtime step, so the compiler cannot
+# hoist a load out of the loop, and every thread adds what it reads and stores the sum.
+ONCHIP_WORDS = 4096              # 16 KiB of float32
+ONCHIP_QUADS = ONCHIP_WORDS // 4
+ONCHIP_UNROLL = 8
+# The unrolled reads of one trip must land on ONCHIP_UNROLL distinct slots: the compiler loads
+# equal addresses once (with one stride for both widths, the 16-byte kernels' reads k and k + 2
+# coincided, a quarter of the loads were executed, and the rate read four times too high).
+_WORD_STRIDE = ONCHIP_WORDS // ONCHIP_UNROLL
+_QUAD_STRIDE = ONCHIP_QUADS // ONCHIP_UNROLL
+
+
+@cuda.jit
+def shared_read4(src, reads, step, out):
+    """Copy ``src`` (ONCHIP_WORDS floats) into shared memory, then read it ``reads`` times per
+    thread, 4 bytes a load."""
+    sh = cuda.shared.array(ONCHIP_WORDS, float32)
+    t = cuda.threadIdx.x
+    for i in range(t, ONCHIP_WORDS, cuda.blockDim.x):
+        sh[i] = src[i]
+    cuda.syncthreads()
+    acc = float32(0.0)
+    r = 0
+    while r < reads:
+        base = t + r * step
+        for k in range(ONCHIP_UNROLL):
+            acc += sh[(base + k * _WORD_STRIDE) & (ONCHIP_WORDS - 1)]
+        r += ONCHIP_UNROLL
+    out[cuda.grid(1)] = acc
+
+
+@cuda.jit
+def shared_read16(src, reads, step, out):
+    """``shared_read4`` with 16-byte loads (``load4``: one LDS.128, four floats)."""
+    sh = cuda.shared.array((ONCHIP_QUADS, 4), float32)
+    t = cuda.threadIdx.x
+    for i in range(t, ONCHIP_WORDS, cuda.blockDim.x):
+        sh[i // 4, i % 4] = src[i]
+    cuda.syncthreads()
+    acc = float32(0.0)
+    r = 0
+    while r < reads:
+        base = t + r * step
+        for k in range(ONCHIP_UNROLL):
+            a, b, c, d = load4(sh, (base + k * _QUAD_STRIDE) & (ONCHIP_QUADS - 1), 0)
+            acc += (a + b) + (c + d)
+        r += ONCHIP_UNROLL
+    out[cuda.grid(1)] = acc
+
+
+@cuda.jit
+def l1_read4(src, reads, step, out):
+    """Read the global buffer ``src`` ``reads`` times per thread, 4 bytes a load: after the
+    first touch every SM's L1 holds all of it."""
+    t = cuda.threadIdx.x
+    acc = float32(0.0)
+    r = 0
+    while r < reads:
+        base = t + r * step
+        for k in range(ONCHIP_UNROLL):
+            acc += src[(base + k * _WORD_STRIDE) & (ONCHIP_WORDS - 1)]
+        r += ONCHIP_UNROLL
+    out[cuda.grid(1)] = acc
+
+
+@cuda.jit
+def l1_read16(src, reads, step, out):
+    """``l1_read4`` with 16-byte loads."""
+    t = cuda.threadIdx.x
+    acc = float32(0.0)
+    r = 0
+    while r < reads:
+        base = t + r * step
+        for k in range(ONCHIP_UNROLL):
+            a, b, c, d = load_float4(src, 4 * ((base + k * _QUAD_STRIDE) & (ONCHIP_QUADS - 1)))
+            acc += (a + b) + (c + d)
+        r += ONCHIP_UNROLL
+    out[cuda.grid(1)] = acc
+
+
+# name: (kernel, where the bytes come from, bytes per load, slots in the buffer)
+ONCHIP_READS = {"shared4": (shared_read4, "shared", 4, ONCHIP_WORDS),
+                "shared16": (shared_read16, "shared", 16, ONCHIP_QUADS),
+                "l1_4": (l1_read4, "L1", 4, ONCHIP_WORDS),
+                "l1_16": (l1_read16, "L1", 16, ONCHIP_QUADS)}
+ONCHIP_STEP = 32 * 3   # a runtime step that keeps a warp on 32 consecutive slots
+
+
+def onchip_values() -> np.ndarray:
+    """The buffer the on-chip read kernels read: small whole numbers, whose float32 sums are
+    exact below 2^24."""
+    return (np.arange(ONCHIP_WORDS) % 7 + 1).astype(np.float32)
+
+
+def onchip_expected(name: str, reads: int, block: int, blocks: int,
+                    step: int = ONCHIP_STEP) -> np.ndarray:
+    """Every thread's sum from ``ONCHIP_READS[name]``'s kernel, computed in NumPy from the
+    same addresses (float64; equal to the kernel's float32 sums while they stay below 2^24)."""
+    if name not in ONCHIP_READS:
+        raise ValueError(f"name must be one of {sorted(ONCHIP_READS)}, not {name!r}.")
+    for value, what in ((reads, "reads"), (block, "block"), (blocks, "blocks")):
+        validate.positive_int(value, what)
+    validate.integer(step, "step", minimum=0)
+    if reads % ONCHIP_UNROLL:
+        raise ValueError(f"reads must be a multiple of {ONCHIP_UNROLL} (the kernels read "
+                         f"{ONCHIP_UNROLL} slots a trip), not {reads}.")
+    _, _, width, slots = ONCHIP_READS[name]
+    v = onchip_values().astype(np.float64)
+    per_slot = v.reshape(-1, 4).sum(1) if width == 16 else v
+    t = np.arange(block)[:, None]
+    stride = slots // ONCHIP_UNROLL
+    idx = np.concatenate([(t + r * step + k * stride) & (slots - 1)
+                          for r in range(0, reads, ONCHIP_UNROLL)
+                          for k in range(ONCHIP_UNROLL)], axis=1)
+    return np.tile(per_slot[idx].sum(1), blocks)
+
+
+for _kernel, *_ in ONCHIP_READS.values():
+    PTX_TARGETS.append((_kernel, "void(float32[::1], int64, int64, float32[::1])"))
 
 
 @experiment("gridstride_size_sweep", chapter="measuring",
@@ -561,5 +690,6 @@ def compare_call_model(fn, sizes) -> list[dict]:
 __all__ = [
     "copy_one_per_thread", "copy_grid_stride", "saxpy_grid_stride", "copy", "launch_config",
     "check_saxpy", "check_bandwidth_formula", "check_call_time", "compare_call_model",
-    "plot_size_sweep", "read_passes", "read_step", "SIMULATOR",
+    "plot_size_sweep", "read_passes", "read_step", "shared_read4", "shared_read16", "l1_read4",
+    "l1_read16", "ONCHIP_READS", "onchip_values", "onchip_expected", "SIMULATOR",
 ]

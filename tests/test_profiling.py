@@ -731,6 +731,9 @@ def test_recorded_onchip_roofs_count_every_load(path):
             twin = next(w for w in wide if w["source"] == r["source"])
             assert r["gbps"] < twin["gbps"] and r["issue_active_pct"] > twin["issue_active_pct"]
     assert profiling.onchip_roof_gbps(res) == wide[0]["bank_roof_gbps"]
+    # shared memory and the L1 share one data pipe: half of each reads no faster than either
+    mixed = next(r for r in res.rows if r["kernel"] == "mixed16")
+    assert mixed["gbps"] < 1.05 * max(r["gbps"] for r in wide if r is not mixed)
 
 
 def test_onchip_roof_falls_back_to_the_fastest_read_without_a_clock(capsys):
@@ -791,6 +794,8 @@ def test_nearest_roof_names_the_roof_a_version_is_closest_to():
     assert profiling._nearest_roof(near_dram, 1000.0)[2] == "nearer the DRAM roof"
     past_ridge = {**near_dram, "memory_roof_tflops": 80.0}
     assert profiling._nearest_roof(past_ridge, 1000.0)[2] == "nearer the FP32 peak"
-    # shares within ALIKE_PCT of each other: both roofs are named
+    # shares within ALIKE_RATIO of each other: both roofs are named; 2% and 6.9% are not alike
+    small = {**near_dram, "pct_of_roof": 2.0, "tflops": 0.069, "pipe_bytes": flops / 1.0}
+    assert profiling._nearest_roof(small, 1000.0)[2] == "nearer the SM's read roof"
     alike = {**past_ridge, "pct_of_roof": 50.0, "pipe_bytes": flops / 2.06}   # 48.5% of 2.06
     assert profiling._nearest_roof(alike, 1000.0)[2] == "as near the SM's read roof as the FP32 peak"

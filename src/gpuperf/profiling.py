@@ -1147,8 +1147,12 @@ def onchip_roofs_experiment(progress) -> list[dict]:
         if not device.info().simulated:
             m = profile("onchip_read", name, kernel=kernel.py_func.__name__,
                         metrics=ONCHIP_METRICS)
-            loads = m["smsp__inst_executed_op_shared_ld.sum" if source == "shared"
-                      else "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"]
+            shared = m["smsp__inst_executed_op_shared_ld.sum"]
+            # the global loads, less a shared kernel's copy of the buffer into shared memory
+            copy_in = (grid * block // 32 * -(-gs.ONCHIP_WORDS // block)
+                       if "shared" in source else 0)
+            global_ = m["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"] - copy_in
+            loads = {"shared": shared, "L1": global_}.get(source, shared + global_)
             expected = grid * block // 32 * reads
             if loads != expected:
                 raise AssertionError(f"{name} executed {loads:,.0f} warp-level loads, not "
@@ -1202,7 +1206,8 @@ def onchip_roofs_summary(res) -> list[str]:
             line += (f"; {r['wavefronts_per_load']:.2f} wavefronts per warp load, schedulers "
                      f"issuing in {r['issue_active_pct']:.0f}% of cycles, "
                      f"{r['inst_per_load']:.1f} instructions per load"
-                     + (f", L1 hit rate {r['l1_hit_pct']:.2f}%" if r.get("l1_hit_pct") else ""))
+                     + (f", L1 hit rate {r['l1_hit_pct']:.2f}%"
+                        if r.get("l1_hit_pct") is not None else ""))
         lines.append(line)
     first = res.rows[0]
     if first.get("bank_roof_gbps"):
@@ -1289,11 +1294,11 @@ def _onchip_roofline_args(dram, onchip, chapter: str = "tiling"):
     SM's read roof of the same GPU."""
     dram = _dram_roofline_arg(dram, chapter)
     roof = onchip_roof_gbps(onchip)
-    if dram.gpu != onchip.gpu:
+    if dram.meta.get("gpu") is None or dram.gpu != onchip.gpu:
         raise ValueError(f"dram was recorded on {dram.gpu} and onchip on {onchip.gpu}: a "
                          "roofline takes its points and roofs from one GPU. Pass records of "
                          "the same GPU.")
-    if any(r.get("pipe_bytes") is None for r in dram.rows):
+    if any(not r.get("pipe_bytes") for r in dram.rows):
         raise ValueError(f"this record of profiling_matmul_roofline ({dram.label}) has no "
                          "pipe_bytes (the L1/shared data pipe's wavefronts): record it again "
                          "with python -m gpuperf.record --only profiling_matmul_roofline.")
@@ -1301,19 +1306,26 @@ def _onchip_roofline_args(dram, onchip, chapter: str = "tiling"):
 
 
 BOUND_PCT = 85   # a kernel at this share of a roof or more is said to be bound by it
-ALIKE_PCT = 5    # two roofs whose shares differ by less are both named
+ALIKE_RATIO = 1.1   # two roofs whose shares are within this ratio are both named
+
+
+def _dram_side_roof(r: dict) -> str:
+    """The roof ``pct_of_roof`` is a share of: the DRAM roof left of the ridge, the FP32 peak
+    right of it."""
+    return ("the FP32 peak" if r.get("fp32_peak_tflops")
+            and r["memory_roof_tflops"] > r["fp32_peak_tflops"] else "the DRAM roof")
 
 
 def _nearest_roof(r: dict, roof_gbps: float) -> tuple[float, float, str]:
     """A row's rate as a % of its DRAM-or-FP32 roof and of the SM's read roof (at its FLOP per
     data-pipe byte), and which roof it is nearer to ("nearer the DRAM roof"; "as near the SM's
-    read roof as the FP32 peak" where the two shares differ by less than ``ALIKE_PCT``)."""
+    read roof as the FP32 peak" where the larger share is less than ``ALIKE_RATIO`` times the
+    smaller)."""
     flops = 2 * r["n"] ** 3
     onchip_bound = roof_gbps * (flops / r["pipe_bytes"]) / 1e3
     pct_onchip = 100 * r["tflops"] / onchip_bound
-    other = ("the FP32 peak" if r["fp32_peak_tflops"]
-             and r["memory_roof_tflops"] > r["fp32_peak_tflops"] else "the DRAM roof")
-    if abs(pct_onchip - r["pct_of_roof"]) < ALIKE_PCT:
+    other = _dram_side_roof(r)
+    if max(pct_onchip, r["pct_of_roof"]) < ALIKE_RATIO * min(pct_onchip, r["pct_of_roof"]):
         # two roofs that cross at this point's rate: neither is the nearer one
         return r["pct_of_roof"], pct_onchip, f"as near the SM's read roof as {other}"
     nearer = "the SM's read roof" if pct_onchip > r["pct_of_roof"] else other
@@ -1338,15 +1350,18 @@ def onchip_roofline_summary(dram, onchip, *, chapter: str = "tiling") -> list[st
         else:
             free.append(r["version"])
         lines.append(f"{r['version']} {r['tflops']:5.2f} TFLOP/s; DRAM {flops / r['dram_bytes']:5.1f} "
-                     f"FLOP/B, {pct_dram:4.1f}% of its roof; data pipe "
+                     f"FLOP/B, {pct_dram:4.1f}% of {_dram_side_roof(r)}; data pipe "
                      f"{flops / r['pipe_bytes']:5.2f} FLOP/B, {pct_onchip:4.1f}% of the SM's "
                      f"read roof: {nearer}"
                      + (f"; {r['shared_pipe_bytes'] / BANK_BYTES_PER_CLOCK / (r['n'] ** 3 / 32):.2f} "
-                        "shared wavefronts per warp multiply-add" if r.get("shared_bytes") else ""))
-    fastest = max(r["gbps"] for r in _onchip_arg(onchip))
+                        "shared wavefronts per warp multiply-add"
+                        if r.get("shared_bytes") and r.get("shared_pipe_bytes") is not None
+                        else ""))
+    wide = _onchip_arg(onchip)
+    fastest = max(r["gbps"] for r in wide)
     lines.append(f"Roofs: the SM's read roof {roof:,.0f} GB/s ("
                  + (f"128 bytes per clock per SM at the maximum clock; a 16-byte read reached "
-                    f"{100 * fastest / roof:.0f}% of it" if fastest != roof else
+                    f"{100 * fastest / roof:.0f}% of it" if wide[0].get("bank_roof_gbps") else
                     "the faster 16-byte read: this GPU's clock is unknown")
                  + f"); the copy bandwidth {dram.ceilings['copy_gbps']:,.0f} GB/s; "
                  + (f"the FP32 peak {dram.rows[0]['fp32_peak_tflops']:.1f} TFLOP/s"
@@ -1359,8 +1374,7 @@ def onchip_roofline_summary(dram, onchip, *, chapter: str = "tiling") -> list[st
     return lines
 
 
-def plot_onchip_roofline(dram, onchip, *, chapter: str = "tiling",
-                         title: str = "Chapter 4's matmuls against DRAM and the SM's read roof"):
+def plot_onchip_roofline(dram, onchip, *, chapter: str = "tiling", title: str | None = None):
     """``chapter``'s versions (as in ``onchip_roofline_summary``) twice on one roofline: at
     their FLOP per DRAM byte (filled, under the copy bandwidth) and at their FLOP per byte of
     the L1/shared data pipe (open, under the SM's read roof from ``profiling_onchip_roofs``),
@@ -1368,6 +1382,9 @@ def plot_onchip_roofline(dram, onchip, *, chapter: str = "tiling",
     from . import plots
 
     dram, roof = _onchip_roofline_args(dram, onchip, chapter)
+    if title is None:
+        title = (f"{ROOFLINE_CHAPTERS[chapter][0].upper()}{ROOFLINE_CHAPTERS[chapter][1:]} "
+                 "against DRAM and the SM's read roof")
     validate.string(title, "title")
     peak = dram.rows[0].get("fp32_peak_tflops") or dram.rows[0].get("cublas_tflops")
     flops = {r["version"]: 2 * r["n"] ** 3 for r in dram.rows}

@@ -8,7 +8,7 @@ grid (even ``[1, 1]``, handy for debugging) covers any size, and the grid can be
 sized to the GPU (blocks per SM) instead of to the data.
 ``saxpy_grid_stride``: ``out = a * x + y``, the chapter's exercise.
 ``read_passes`` and the on-chip reads (``shared_read4``, ``shared_read16``, ``l1_read4``,
-``l1_read16``): the L2's, shared memory's and the L1's read roofs for chapter 4's roofline
+``l1_read16``, ``mixed_read16``): the L2's, shared memory's and the L1's read roofs for chapter 4's roofline
 (experiments ``profiling_l2_bandwidth`` and ``profiling_onchip_roofs``).
 
 Experiments
@@ -365,11 +365,35 @@ def l1_read16(src, reads, step, out):
     out[cuda.grid(1)] = acc
 
 
+@cuda.jit
+def mixed_read16(src, reads, step, out):
+    """Half of ``shared_read16``'s loads and half of ``l1_read16``'s, alternating: if shared
+    memory and the L1 had a data pipe each, this kernel could read faster than either alone;
+    with one pipe between them it cannot."""
+    sh = cuda.shared.array((ONCHIP_QUADS, 4), float32)
+    t = cuda.threadIdx.x
+    for i in range(t, ONCHIP_WORDS, cuda.blockDim.x):
+        sh[i // 4, i % 4] = src[i]
+    cuda.syncthreads()
+    acc = float32(0.0)
+    r = 0
+    while r < reads:
+        base = t + r * step
+        for k in range(0, ONCHIP_UNROLL, 2):
+            a, b, c, d = load4(sh, (base + k * _QUAD_STRIDE) & (ONCHIP_QUADS - 1), 0)
+            e, f, g, h = load_float4(
+                src, 4 * ((base + (k + 1) * _QUAD_STRIDE) & (ONCHIP_QUADS - 1)))
+            acc += ((a + b) + (c + d)) + ((e + f) + (g + h))
+        r += ONCHIP_UNROLL
+    out[cuda.grid(1)] = acc
+
+
 # name: (kernel, where the bytes come from, bytes per load, slots in the buffer)
 ONCHIP_READS = {"shared4": (shared_read4, "shared", 4, ONCHIP_WORDS),
                 "shared16": (shared_read16, "shared", 16, ONCHIP_QUADS),
                 "l1_4": (l1_read4, "L1", 4, ONCHIP_WORDS),
-                "l1_16": (l1_read16, "L1", 16, ONCHIP_QUADS)}
+                "l1_16": (l1_read16, "L1", 16, ONCHIP_QUADS),
+                "mixed16": (mixed_read16, "shared+L1", 16, ONCHIP_QUADS)}
 ONCHIP_STEP = 32 * 3   # a runtime step that keeps a warp on 32 consecutive slots
 
 
@@ -691,5 +715,5 @@ __all__ = [
     "copy_one_per_thread", "copy_grid_stride", "saxpy_grid_stride", "copy", "launch_config",
     "check_saxpy", "check_bandwidth_formula", "check_call_time", "compare_call_model",
     "plot_size_sweep", "read_passes", "read_step", "shared_read4", "shared_read16", "l1_read4",
-    "l1_read16", "ONCHIP_READS", "onchip_values", "onchip_expected", "SIMULATOR",
+    "l1_read16", "mixed_read16", "ONCHIP_READS", "onchip_values", "onchip_expected", "SIMULATOR",
 ]

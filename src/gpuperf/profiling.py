@@ -1076,19 +1076,20 @@ ONCHIP_METRICS = ("smsp__inst_executed_op_shared_ld.sum",
 
 def _onchip_setup(name: str, reads: int):
     """The buffer, the output and the launch of ``ONCHIP_READS[name]``'s kernel: one full wave
-    of ``ONCHIP_BLOCK``-thread blocks (as many as the SMs hold at once), ``reads`` loads per
-    thread."""
+    of ``ONCHIP_BLOCK``-thread blocks (as many as the SMs hold at once, as ``_l2_setup``
+    sizes its grid), ``reads`` loads per thread."""
     import numpy as np
     from numba import cuda
 
     from . import device
     from .kernels import gridstride as gs
+    from .kernels.dram import _resident_blocks_per_sm
 
-    kernel = gs.ONCHIP_READS[name][0]
-    block = 64 if device.info().simulated else ONCHIP_BLOCK
-    per_sm = max(1, (device.info().max_threads_per_sm or block) // block)
-    grid = device.sm_count(default=2) * per_sm
+    kernel, block = gs.ONCHIP_READS[name][0], ONCHIP_BLOCK
     src = cuda.to_device(gs.onchip_values())
+    probe = cuda.device_array(block, dtype=np.float32)
+    kernel[1, block](src, 0, gs.ONCHIP_STEP, probe)   # compiled, so its occupancy can be asked
+    grid = device.sm_count() * _resident_blocks_per_sm(kernel, block)
     out = cuda.device_array(grid * block, dtype=np.float32)
     return kernel, grid, block, src, out, (
         lambda: kernel[grid, block](src, reads, gs.ONCHIP_STEP, out))
@@ -1115,7 +1116,7 @@ def onchip_roofs_experiment(progress) -> list[dict]:
     shared memory or (through the L1) from global memory, ``ONCHIP_READS_PER_THREAD`` loads
     per thread; the sums are checked against NumPy at a small read count, then the rate is
     timed, beside the bank roof (128 bytes per clock per SM at the SMs' maximum clock: a GPU
-    under load may run below it). Nsight Compute (where it runs) counts the warp-level loads
+    under load may run below it). Nsight Compute counts the warp-level loads
     executed (refusing a kernel whose compiler merged some), the data pipe's wavefronts per
     load and busy share, the L1's hit rate, the share of cycles a scheduler issued and the
     instructions per load."""
@@ -1124,10 +1125,11 @@ def onchip_roofs_experiment(progress) -> list[dict]:
     from . import bench, device
     from .kernels import gridstride as gs
 
+    bench._require_gpu("profiling_onchip_roofs")
     clock = device.sm_clock_khz()
     bank_roof = (device.sm_count() * BANK_BYTES_PER_CLOCK * clock * 1e3 / 1e9 if clock
                  else None)
-    reads = 16 if device.info().simulated else ONCHIP_READS_PER_THREAD
+    reads = ONCHIP_READS_PER_THREAD
     rows = []
     for name, (_, source, width, _) in gs.ONCHIP_READS.items():
         progress(f"{source} read, {width}-byte loads")
@@ -1144,28 +1146,25 @@ def onchip_roofs_experiment(progress) -> list[dict]:
                **bench.bandwidth_row(nbytes, t), "bank_roof_gbps": bank_roof,
                "sm_clock_khz": clock}
         row["pct_bank_roof"] = 100 * row["gbps"] / bank_roof if bank_roof else None
-        if not device.info().simulated:
-            m = profile("onchip_read", name, kernel=kernel.py_func.__name__,
-                        metrics=ONCHIP_METRICS)
-            shared = m["smsp__inst_executed_op_shared_ld.sum"]
-            # the global loads, less a shared kernel's copy of the buffer into shared memory
-            copy_in = (grid * block // 32 * -(-gs.ONCHIP_WORDS // block)
-                       if "shared" in source else 0)
-            global_ = m["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"] - copy_in
-            loads = {"shared": shared, "L1": global_}.get(source, shared + global_)
-            expected = grid * block // 32 * reads
-            if loads != expected:
-                raise AssertionError(f"{name} executed {loads:,.0f} warp-level loads, not "
-                                     f"{expected:,}: the compiler merged or added loads, so "
-                                     "its rate does not count the bytes it read")
-            row.update(warp_loads=loads,
-                       wavefronts_per_load=m[PIPE_WAVEFRONTS] / loads,
-                       pipe_pct=m[PIPE_WAVEFRONTS + ".pct_of_peak_sustained_elapsed"],
-                       # the shared kernels' global loads are only their copy into shared memory
-                       l1_hit_pct=(m["l1tex__t_sector_hit_rate.pct"] if source == "L1"
-                                   else None),
-                       issue_active_pct=m["smsp__issue_active.avg.pct_of_peak_sustained_elapsed"],
-                       inst_per_load=m["smsp__inst_executed.sum"] / loads)
+        m = profile("onchip_read", name, kernel=kernel.py_func.__name__, metrics=ONCHIP_METRICS)
+        shared = m["smsp__inst_executed_op_shared_ld.sum"]
+        # the global loads, less a shared kernel's copy of the buffer into shared memory
+        copy_in = (grid * block // 32 * -(-gs.ONCHIP_WORDS // block)
+                   if "shared" in source else 0)
+        global_ = m["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"] - copy_in
+        loads = {"shared": shared, "L1": global_}.get(source, shared + global_)
+        expected = grid * block // 32 * reads
+        if loads != expected:
+            raise AssertionError(f"{name} executed {loads:,.0f} warp-level loads, not "
+                                 f"{expected:,}: the compiler merged or added loads, so its "
+                                 "rate does not count the bytes it read")
+        row.update(warp_loads=loads,
+                   wavefronts_per_load=m[PIPE_WAVEFRONTS] / loads,
+                   pipe_pct=m[PIPE_WAVEFRONTS + ".pct_of_peak_sustained_elapsed"],
+                   # the shared kernels' global loads are only their copy into shared memory
+                   l1_hit_pct=m["l1tex__t_sector_hit_rate.pct"] if source == "L1" else None,
+                   issue_active_pct=m["smsp__issue_active.avg.pct_of_peak_sustained_elapsed"],
+                   inst_per_load=m["smsp__inst_executed.sum"] / loads)
         rows.append(row)
     return rows
 

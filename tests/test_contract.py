@@ -150,6 +150,8 @@ BAD = {
     "gpuperf.device:describe": [B(device.describe, "x", err=TypeError, word="d")],
     "gpuperf.profiling:dram_roofline_summary": [B(profiling.dram_roofline_summary, "r",
                                                   err=TypeError, word="res")],
+    "gpuperf.profiling:stride_wavefronts": [B(profiling.stride_wavefronts, "r", err=TypeError,
+                                              word="profiling_stride")],
     "gpuperf.profiling:issue_summary": [B(profiling.issue_summary, "r", err=TypeError,
                                           word="res")],
     "gpuperf.profiling:plot_dram_roofline": [B(profiling.plot_dram_roofline, "r", err=TypeError,

@@ -571,6 +571,12 @@ def test_course_roofline_takes_every_point_and_roof_from_one_gpu(capsys):
     legend = [t.get_text() for leg in fig.axes[0].get_children()
               if isinstance(leg, matplotlib.legend.Legend) for t in leg.get_texts()]
     assert any("FP32 peak" in t for t in legend) and any("L2 read" in t for t in legend)
+    if "profiling_onchip_roofs" in records.load(where)["experiments"]:
+        sm = profiling.onchip_roof_gbps(records.recorded("profiling_onchip_roofs", path=where))
+        assert roof["sm_read_gbps"] == sm
+        assert any("128 B/clock/SM" in t and f"{sm:,.0f}" in t for t in legend)
+        assert any(line.startswith("The SMs' read roof") and f"{sm:,.0f} GB/s" in line
+                   for line in lines)
     with pytest.raises(ValueError, match=r"more_roofs\[0\]"):
         gp.plots.roofline(roof["points"], bw_gbps=1000, peak_tflops=10,
                           more_roofs=[("L2", 5000, "GB")])
@@ -799,3 +805,28 @@ def test_nearest_roof_names_the_roof_a_version_is_closest_to():
     assert profiling._nearest_roof(small, 1000.0)[2] == "nearer the SM's read roof"
     alike = {**past_ridge, "pct_of_roof": 50.0, "pipe_bytes": flops / 2.06}   # 48.5% of 2.06
     assert profiling._nearest_roof(alike, 1000.0)[2] == "as near the SM's read roof as the FP32 peak"
+
+
+def test_stride_wavefronts_follow_lines():
+    # What chapter 2 says of its record: about one data-stage wavefront per 128-byte line a
+    # request touches, and the data stage far from the SM's read roof.
+    hw = records.run("profiling_stride", live=False)
+    onchip = records.run("profiling_onchip_roofs", live=False)
+    if "load_wavefronts_per_request" not in hw.rows[0] or onchip.gpu != hw.gpu:
+        pytest.skip("the reference record has no wavefront counts or no roof of its GPU")
+    table = gp.profiling.stride_wavefronts(hw, onchip)
+    for r in table.rows:
+        assert r["model_lines"] <= r["load_wavefronts"] < 1.25 * r["model_lines"]
+        assert r["model_lines"] <= r["store_wavefronts"] < 1.25 * r["model_lines"]
+        assert 0 < r["pipe_pct_of_roof"] < 50
+    assert "pipe_pct_of_roof" not in gp.profiling.stride_wavefronts(hw).rows[0]
+    with pytest.raises(TypeError, match="profiling_stride"):
+        gp.profiling.stride_wavefronts(onchip)
+    other = records.Result(onchip.name, onchip.rows, {**onchip.meta, "gpu": "Another GPU"},
+                           "recorded")
+    with pytest.raises(ValueError, match="same GPU"):
+        gp.profiling.stride_wavefronts(hw, other)
+    old = records.Result(hw.name, [{k: v for k, v in r.items() if "wavefronts" not in k}
+                                   for r in hw.rows], hw.meta, "recorded")
+    with pytest.raises(ValueError, match="record it again"):
+        gp.profiling.stride_wavefronts(old)

@@ -501,12 +501,18 @@ STRIDE_METRICS = (
     "dram__bytes_write.sum",
     "gpu__time_duration.sum",
 )
+# The L1's data stage: the wavefronts (passes of up to 128 bytes through it) that the global
+# loads and stores took. (Names from `ncu --query-metrics` on an H200.)
+STRIDE_WAVEFRONT_METRICS = (
+    "l1tex__data_pipe_lsu_wavefronts_mem_lgds_cmd_read.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_lgds_cmd_write.sum",
+)
 PROFILED_STRIDES = (1, 2, 4, 8, 16, 32)
 
 
 @records.experiment(
     "profiling_stride", chapter="profiling",
-    title="The strided copy under Nsight Compute: sectors per request and DRAM bytes",
+    title="The strided copy under Nsight Compute: sectors and wavefronts per request, DRAM bytes",
     units={"duration_ns": "ns", "dram_read_bytes": "B", "dram_write_bytes": "B"})
 def stride_experiment(progress) -> list[dict]:
     """Nsight Compute on chapter 2's strided copy (float32, the ``coalescing_stride`` launch
@@ -519,16 +525,24 @@ def stride_experiment(progress) -> list[dict]:
     rows = []
     for stride in PROFILED_STRIDES:
         progress(f"ncu on the strided copy, stride {stride}")
-        m = profile("stride", stride, count, kernel="copy_strided", metrics=STRIDE_METRICS)
+        m = profile("stride", stride, count, kernel="copy_strided",
+                    metrics=STRIDE_METRICS + STRIDE_WAVEFRONT_METRICS)
         useful = count * size  # bytes the copy reads (and writes)
+        warp = co.warp_access(stride=stride, elem_bytes=size)
         rows.append({
             "stride": stride, "dtype": "float32", "n": count,
             "load_sectors_per_request": _per(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
                                              "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
             "store_sectors_per_request": _per(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
                                               "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
-            "model_sectors_per_request": len(co.warp_access(stride=stride,
-                                                            elem_bytes=size).sectors),
+            "model_sectors_per_request": len(warp.sectors),
+            "load_wavefronts_per_request": _per(
+                m, "l1tex__data_pipe_lsu_wavefronts_mem_lgds_cmd_read.sum",
+                "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
+            "store_wavefronts_per_request": _per(
+                m, "l1tex__data_pipe_lsu_wavefronts_mem_lgds_cmd_write.sum",
+                "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
+            "model_lines_per_request": len(warp.lines),
             "dram_read_bytes": m["dram__bytes_read.sum"],
             "dram_write_bytes": m["dram__bytes_write.sum"],
             "dram_read_per_useful": round(m["dram__bytes_read.sum"] / useful, 3),
@@ -595,6 +609,42 @@ def stride_parts_table(result) -> records.Result:
             "loads + stores": round(read["loads only"] + read["stores only"], 3),
             "copy": read["copy"],
         })
+    return records.Result(result.name, rows, result.meta, result.source)
+
+
+def stride_wavefronts(result, onchip=None) -> records.Result:
+    """``profiling_stride`` per stride: the sectors and the L1 data-stage wavefronts each warp's
+    load and store request took, beside the model's sectors and 128-byte lines per request;
+    with ``onchip`` (``profiling_onchip_roofs`` of the same GPU), the wavefronts' bytes over
+    the kernel's duration as a share of the SM's read roof (``pipe_pct_of_roof``): how busy
+    the L1's data stage was."""
+    if not isinstance(result, records.Result) or result.name != "profiling_stride":
+        raise TypeError(f"result: give gp.records.run(\"profiling_stride\"), not "
+                        f"{getattr(result, 'name', type(result).__name__)!r}.")
+    if "load_wavefronts_per_request" not in result.rows[0]:
+        raise ValueError(f"result: the profiling_stride record of {result.gpu} has no wavefront "
+                         "counts; record it again (python -m gpuperf.record --only "
+                         "profiling_stride).")
+    roof = None
+    if onchip is not None:
+        roof = onchip_roof_gbps(onchip)
+        if onchip.gpu != result.gpu:
+            raise ValueError(f"onchip is from {onchip.gpu}, result from {result.gpu}: pass the "
+                             "profiling_onchip_roofs record of the same GPU.")
+    rows = []
+    for r in result.rows:
+        row = {"stride": r["stride"], "model_sectors": r["model_sectors_per_request"],
+               "load_sectors": r["load_sectors_per_request"],
+               "model_lines": r["model_lines_per_request"],
+               "load_wavefronts": r["load_wavefronts_per_request"],
+               "store_wavefronts": r["store_wavefronts_per_request"],
+               "dram_read_per_useful": r["dram_read_per_useful"]}
+        if roof:
+            # One load and one store request per 32 elements copied; a wavefront is 128 bytes.
+            wavefronts = (r["load_wavefronts_per_request"] + r["store_wavefronts_per_request"]) \
+                * r["n"] / 32
+            row["pipe_pct_of_roof"] = 100 * wavefronts * 128 / r["duration_ns"] / roof
+        rows.append(row)
     return records.Result(result.name, rows, result.meta, result.source)
 
 
@@ -1919,8 +1969,14 @@ def course_roofline(path=None) -> dict:
             l2_gbps = l2_read_gbps(l2)
         except ValueError as err:
             missing.append(("profiling_l2_bandwidth", f"no L2 roof: {err}"))
+    onchip, sm_read_gbps = get("profiling_onchip_roofs", "no SM read roof"), None
+    if onchip is not None:
+        try:
+            sm_read_gbps = onchip_roof_gbps(onchip)
+        except ValueError as err:
+            missing.append(("profiling_onchip_roofs", f"no SM read roof: {err}"))
     first = mm.rows[0] if mm is not None and mm.rows else {}
-    return {"gpu": record.get("gpu"),
+    return {"gpu": record.get("gpu"), "sm_read_gbps": sm_read_gbps,
             "label": source.label if source else f"nothing recorded in {where.name}",
             "points": points, "copy_gbps": ceilings.get("copy_gbps"),
             "cublas_tflops": ceilings.get("matmul_tflops"),
@@ -1935,7 +1991,9 @@ def plot_course_roofline(roof: dict, *, title: str = "Every kernel of the course
     (solid), with the theoretical FP32 peak and the L2's measured read bandwidth (dashed)
     where recorded; with the L2 roof, each profiled matmul also as an open marker at its
     intensity in L2 bytes (a hierarchical roofline: the filled marker against the DRAM roof,
-    the open one against the L2 roof)."""
+    the open one against the L2 roof), and the SMs' L1/shared read roof (dashed) where
+    ``profiling_onchip_roofs`` is recorded: on this axis of DRAM intensity, like the L2 roof,
+    only an upper envelope."""
     from . import plots
 
     if not isinstance(roof, dict) or "points" not in roof:
@@ -1949,6 +2007,8 @@ def plot_course_roofline(roof: dict, *, title: str = "Every kernel of the course
         more.append(("FP32 peak (theoretical)", roof["fp32_peak_tflops"], "TFLOP/s"))
     if roof["l2_gbps"]:
         more.append(("L2 read (measured)", roof["l2_gbps"], "GB/s"))
+    if roof.get("sm_read_gbps"):
+        more.append(("SMs' L1/shared read (128 B/clock/SM)", roof["sm_read_gbps"], "GB/s"))
     second = None
     if roof["l2_gbps"] and roof.get("l2_points"):
         second = ("the matmul at its FLOP per byte through the L2 (read against the L2 roof)",
@@ -2011,6 +2071,12 @@ def course_roofline_summary(roof: dict) -> list[str]:
             lines.append(f"  {r['version']:45s} {ai_l2:6.2f} FLOP per L2 byte; "
                          f"{r['tflops']:5.2f} TFLOP/s is {r['tflops'] / bound:4.0%} of "
                          f"{bound:5.1f} ({which})")
+    if roof.get("sm_read_gbps"):
+        lines.append(f"The SMs' read roof (L1 and shared memory, 128 bytes per clock per SM): "
+                     f"{roof['sm_read_gbps']:,.0f} GB/s, "
+                     + (f"{roof['sm_read_gbps'] / l2:.1f}x the L2's read and " if l2 else "")
+                     + (f"{roof['sm_read_gbps'] / copy:.1f}x the copy" if copy else "")
+                     + "; chapter 4 reads the matmuls against it at their FLOP per data-pipe byte.")
     for line in lines:
         print(line)
     return lines

@@ -822,6 +822,8 @@ def test_stride_wavefronts_follow_lines():
     assert "pipe_pct_of_roof" not in gp.profiling.stride_wavefronts(hw).rows[0]
     with pytest.raises(TypeError, match="profiling_stride"):
         gp.profiling.stride_wavefronts(onchip)
+    with pytest.raises(TypeError, match="onchip"):
+        gp.profiling.stride_wavefronts(hw, hw)
     other = records.Result(onchip.name, onchip.rows, {**onchip.meta, "gpu": "Another GPU"},
                            "recorded")
     with pytest.raises(ValueError, match="same GPU"):

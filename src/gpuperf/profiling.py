@@ -627,6 +627,9 @@ def stride_wavefronts(result, onchip=None) -> records.Result:
                          "profiling_stride).")
     roof = None
     if onchip is not None:
+        if not isinstance(onchip, records.Result) or onchip.name != "profiling_onchip_roofs":
+            raise TypeError(f"onchip: give gp.records.run(\"profiling_onchip_roofs\") or None, "
+                            f"not {getattr(onchip, 'name', type(onchip).__name__)!r}.")
         roof = onchip_roof_gbps(onchip)
         if onchip.gpu != result.gpu:
             raise ValueError(f"onchip is from {onchip.gpu}, result from {result.gpu}: pass the "
@@ -1963,18 +1966,16 @@ def course_roofline(path=None) -> dict:
     source = mm or next((records.recorded(n, path=where) for n in
                          ("reduce_ladder", "gdn_algorithms", "streams_pipeline") if n in have), None)
     ceilings = source.ceilings if source else {}
-    l2, l2_gbps = get("profiling_l2_bandwidth", "no L2 roof"), None
-    if l2 is not None:
+    def roof_gbps(name, what, read):
+        res = get(name, what)
         try:
-            l2_gbps = l2_read_gbps(l2)
+            return read(res) if res is not None else None
         except ValueError as err:
-            missing.append(("profiling_l2_bandwidth", f"no L2 roof: {err}"))
-    onchip, sm_read_gbps = get("profiling_onchip_roofs", "no SM read roof"), None
-    if onchip is not None:
-        try:
-            sm_read_gbps = onchip_roof_gbps(onchip)
-        except ValueError as err:
-            missing.append(("profiling_onchip_roofs", f"no SM read roof: {err}"))
+            missing.append((name, f"{what}: {err}"))
+            return None
+
+    l2_gbps = roof_gbps("profiling_l2_bandwidth", "no L2 roof", l2_read_gbps)
+    sm_read_gbps = roof_gbps("profiling_onchip_roofs", "no SM read roof", onchip_roof_gbps)
     first = mm.rows[0] if mm is not None and mm.rows else {}
     return {"gpu": record.get("gpu"), "sm_read_gbps": sm_read_gbps,
             "label": source.label if source else f"nothing recorded in {where.name}",
@@ -1988,12 +1989,13 @@ def course_roofline(path=None) -> dict:
 def plot_course_roofline(roof: dict, *, title: str = "Every kernel of the course against the "
                                                      "roofs of one GPU"):
     """``course_roofline``'s points under the measured copy bandwidth and cuBLAS's FP32 rate
-    (solid), with the theoretical FP32 peak and the L2's measured read bandwidth (dashed)
-    where recorded; with the L2 roof, each profiled matmul also as an open marker at its
+    (solid), with the theoretical FP32 peak and the L2's measured read bandwidth where
+    recorded; with the L2 roof, each profiled matmul also as an open marker at its
     intensity in L2 bytes (a hierarchical roofline: the filled marker against the DRAM roof,
-    the open one against the L2 roof), and the SMs' L1/shared read roof (dashed) where
+    the open one against the L2 roof), and the SMs' L1/shared read roof where
     ``profiling_onchip_roofs`` is recorded: on this axis of DRAM intensity, like the L2 roof,
-    only an upper envelope."""
+    only an upper envelope. (The roofs beyond the two measured ones are drawn as broken lines,
+    one style each.)"""
     from . import plots
 
     if not isinstance(roof, dict) or "points" not in roof:
@@ -2072,10 +2074,11 @@ def course_roofline_summary(roof: dict) -> list[str]:
                          f"{r['tflops']:5.2f} TFLOP/s is {r['tflops'] / bound:4.0%} of "
                          f"{bound:5.1f} ({which})")
     if roof.get("sm_read_gbps"):
+        sm = roof["sm_read_gbps"]
+        against = [f"{sm / gbps:.1f}x {what}" for gbps, what in ((l2, "the L2's read"),
+                                                                  (copy, "the copy")) if gbps]
         lines.append(f"The SMs' read roof (L1 and shared memory, 128 bytes per clock per SM): "
-                     f"{roof['sm_read_gbps']:,.0f} GB/s, "
-                     + (f"{roof['sm_read_gbps'] / l2:.1f}x the L2's read and " if l2 else "")
-                     + (f"{roof['sm_read_gbps'] / copy:.1f}x the copy" if copy else "")
+                     f"{sm:,.0f} GB/s" + (", " + " and ".join(against) if against else "")
                      + "; chapter 4 reads the matmuls against it at their FLOP per data-pipe byte.")
     for line in lines:
         print(line)

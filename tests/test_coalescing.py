@@ -407,7 +407,7 @@ def test_experiments_registered():
     assert set(names) == {"coalescing_stride", "coalescing_offset", "coalescing_traversal",
                           "coalescing_matmul_bcol", "coalescing_transpose",
                           "coalescing_copy_ladder", "coalescing_copy_tuning",
-                          "coalescing_aos_soa"}
+                          "coalescing_aos_soa", "coalescing_stride_span"}
 
 
 # --------------------------------------------------------------------------- exercises
@@ -676,3 +676,34 @@ def test_vec4_summary_refuses_other_records_and_bad_rows():
             co.vec4_transpose_summary(_transpose_result(3600, bad))
     text = co.vec4_transpose_summary(_transpose_result(3600, 3610, spread=None))
     assert "spread is not recorded" in text and "faster" not in text
+
+
+def test_stride_footprint_pairs_the_two_sweeps(capsys):
+    count = gp.records.run("coalescing_stride", live=False)
+    span = gp.records.run("coalescing_stride_span", live=False)
+    rows = co.stride_footprint(count, span)
+    assert "count_ratio" in capsys.readouterr().out
+    for r in rows:
+        c = count.one(dtype=r["dtype"], stride=r["stride"])
+        w = span.one(dtype=r["dtype"], stride=r["stride"])
+        assert r["span_over_count"] == pytest.approx(w["gbps"] / c["gbps"])
+        assert r["count_ratio"] == pytest.approx(c["gbps"] / count.one(dtype=r["dtype"], stride=1)["gbps"])
+        assert r["count_us"] == pytest.approx(1e3 * c["ms"])
+    with pytest.raises(ValueError, match="coalescing_stride_span"):
+        co.stride_footprint(count, count)
+    other = gp.records.Result(span.name, span.rows, {**span.meta, "gpu": "Another GPU"}, "recorded")
+    with pytest.raises(ValueError, match="one GPU"):
+        co.stride_footprint(count, other)
+
+
+def test_recorded_footprint_does_not_set_the_stride_cost():
+    # What chapter 2 says: once the fixed-count copy lasts long enough (strides 3 and up here),
+    # the two sweeps run within a few percent; the short stride-1 copy reads slower.
+    count = gp.records.run("coalescing_stride", live=False)
+    span = gp.records.run("coalescing_stride_span", live=False)
+    if span.gpu != count.gpu:
+        pytest.skip("the two sweeps come from different GPUs")
+    for dtype in count.values("dtype"):
+        gap = [w["gbps"] / c["gbps"] for c, w in zip(count.select(dtype=dtype), span.select(dtype=dtype))]
+        assert gap[0] > 1.05
+        assert all(abs(g - 1) < 0.06 for g in gap[2:])

@@ -473,6 +473,8 @@ BAD = {
         B(co.WarpAccess.from_addresses, [0, -4], 4, word="addresses[1]")],
     "gpuperf.kernels.coalescing:WarpAccess.__init__": [B(co.WarpAccess, [0], 4, err=TypeError,
                                                          word="addresses")],
+    "gpuperf.kernels.coalescing:stride_footprint": [
+        lazy(co.stride_footprint, _rec("coalescing_offset"), None, word="coalescing_stride")],
     "gpuperf.kernels.coalescing:warp_access": [B(co.warp_access, -1, word="stride")],
     "gpuperf.kernels.coalescing:stride_efficiency": [B(co.stride_efficiency, 1, 3,
                                                        word="elem_bytes")],
@@ -696,6 +698,8 @@ BAD = {
                                                B(dr.verify_prediction, 1, 8, res="r",
                                                  err=TypeError, word="res")],
     # ------------------------------------------------------------------ gdn
+    "gpuperf.kernels.gdn:make_fused_tiled": [B(gdn.make_fused_tiled, 12, word="tile")],
+    "gpuperf.kernels.gdn:tiled_launch": [B(gdn.tiled_launch, 4, 0, word="n_samples")],
     "gpuperf.kernels.gdn:channel_major": [B(gdn.channel_major, [1], err=TypeError, word="x")],
     "gpuperf.kernels.gdn:reference_forward": [B(gdn.reference_forward, "w", G, BETA,
                                                 err=TypeError, word="w")],
@@ -1030,6 +1034,11 @@ BAD = {
         lazy(dr.launch_in_timing, _rec("dram_latency"), word="ilp")],
     "gpuperf.kernels.dram:loaded_latency_reading": [
         lazy(dr.loaded_latency_reading, _rec("dram_littles_law"), None, word="loaded_ns")],
+    "gpuperf.kernels.dram:loaded_littles_law": [
+        lazy(dr.loaded_littles_law, _rec("dram_littles_law"), None, word="loaded_ns"),
+        (lambda: dr.loaded_littles_law(records.run("dram_loaded_latency"),
+                                       records.run("dram_littles_law"), within=0.5),
+         ValueError, "within")],
     "gpuperf.kernels.dram:loaded_latency_summary": [
         lazy(dr.loaded_latency_summary, _rec("dram_littles_law"), word="loaded_ns")],
     "gpuperf.kernels.dram:show_loaded_latency": [B(dr.show_loaded_latency, 3, err=TypeError,

@@ -89,7 +89,7 @@ def test_algorithms_build_the_raw_contributions(algorithm, n_ch, n_s, block):
     np.testing.assert_allclose(raw, gdn.reference_raw(w, delta, d), rtol=1e-5, atol=1e-7)
 
 
-@pytest.mark.parametrize("method", ["registers", "shared", "fused"])
+@pytest.mark.parametrize("method", ["registers", "shared", "fused", "fused_tiled"])
 def test_backward_gives_both_gradients(method):
     # S = 300 with blocks of 32: the fused kernel coarsens by 8 (chunks of 256) and has a tail.
     n_ch, n_s = 3, 300
@@ -99,6 +99,37 @@ def test_backward_gives_both_gradients(method):
     ref_g, ref_b = gdn.reference_backward(w, delta, gamma, beta)
     assert _rel(dgamma, ref_g) < 1e-5
     assert _rel(dbeta, ref_b) < 1e-5
+
+
+@pytest.mark.parametrize("tile", [8, 16, 32])
+@pytest.mark.parametrize("n_ch,n_s,depth", [(1, 1, 8), (5, 37, 8), (17, 300, 16), (9, 70, 5)])
+def test_fused_tiled_every_shape(tile, n_ch, n_s, depth):
+    # Channels not a multiple of the tile, samples not a multiple of the step, steps that do
+    # not divide the split, a depth unlike the tile: every output once, nothing read past S.
+    w, delta, gamma, beta = gdn.random_problem(n_ch, n_s, seed=n_ch + n_s)
+    _, d = gdn.reference_forward(w, gamma, beta)
+    d = d.astype(np.float32)
+    ref_g, ref_b = gdn.reference_backward(w, delta, gamma, beta)
+    for blocks_per_sm in (1, 8):   # one split or several: atomics across blocks
+        grid, threads, span = gdn.tiled_launch(n_ch, n_s, tile=tile, depth=depth,
+                                              blocks_per_sm=blocks_per_sm)
+        assert span % depth == 0 and grid[2] * span >= n_s > (grid[2] - 1) * span
+        assert grid[0] == grid[1] == -(-n_ch // tile) and threads == (tile, tile)
+        dgamma = cuda.to_device(np.zeros((n_ch, n_ch), np.float32))
+        dbeta = cuda.to_device(np.zeros(n_ch, np.float32))
+        gdn.make_fused_tiled(tile, depth)[grid, threads](
+            cuda.to_device(delta), cuda.to_device(w), cuda.to_device(d), dgamma, dbeta, span)
+        assert _rel(dgamma.copy_to_host(), ref_g) < 1e-5
+        assert _rel(dbeta.copy_to_host(), ref_b) < 1e-5
+
+
+def test_fused_tiled_refuses_bad_shapes():
+    with pytest.raises(ValueError, match="tile"):
+        gdn.make_fused_tiled(12)
+    with pytest.raises(ValueError, match="depth"):
+        gdn.make_fused_tiled(16, 0)
+    with pytest.raises(ValueError, match="n_samples"):
+        gdn.tiled_launch(4, 0)
 
 
 def test_row_sums():
@@ -158,7 +189,7 @@ def test_bytes_and_memory_order_the_algorithms():
 
 def test_experiments_are_registered():
     names = records.experiments()
-    for name in ("gdn_algorithms", "gdn_reduction"):
+    for name in ("gdn_algorithms", "gdn_reduction", "gdn_tiled"):
         assert name in names and names[name].chapter == "gdn"
 
 

@@ -1194,6 +1194,8 @@ _BW_UNITS = {"ms": "ms", "gbps": "GB/s", "pct_copy": "% of copy", "pct_peak": "%
 
 N_STRIDE = 2**23  # elements each strided copy moves
 STRIDES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
+# The span of the arrays the strided copies read: the fixed-count sweep's widest, at stride 32.
+STRIDE_SPAN = N_STRIDE * max(STRIDES)
 
 
 @experiment("coalescing_stride", chapter="coalescing",
@@ -1206,29 +1208,87 @@ def stride_experiment(progress):
     return rows
 
 
-def _stride_sweep(dtype, progress):
+@experiment("coalescing_stride_span", chapter="coalescing",
+            title="Copying every s-th element of one span (2^28 elements): useful GB/s "
+                  "against stride, the footprint fixed",
+            units={**_BW_UNITS, "model_pct": "% (sector model)", "moved_gbps": "GB/s",
+                   "span_bytes": "B"})
+def stride_span_experiment(progress):
+    """``coalescing_stride`` with the footprint held: every stride's copy walks the same
+    STRIDE_SPAN elements and copies STRIDE_SPAN / stride of them (the fixed-count sweep's
+    footprint grows with the stride, from 2^23 elements to STRIDE_SPAN). At stride 32 the two
+    sweeps run the same copy."""
+    rows = []
+    for dtype in ("float32", "float64"):
+        rows += _stride_sweep(dtype, progress, fixed_span=True)
+    return rows
+
+
+def _stride_sweep(dtype, progress, *, fixed_span: bool = False):
     np_type, _ = _DTYPES[dtype]
     size = np.dtype(np_type).itemsize
-    src = _device_data(N_STRIDE * max(STRIDES), np_type)
+    src = _device_data(STRIDE_SPAN, np_type)
     dst = cuda.device_array_like(src)
     kernel = make_copy_strided(4, dtype)
-    grid, block = copy_launch(N_STRIDE, version="ilp", ilp=4)
 
     def measure(stride):
+        count = STRIDE_SPAN // stride if fixed_span else N_STRIDE
+        grid, block = copy_launch(count, version="ilp", ilp=4)
         # (Strided views src[::stride] would do the same, but Numba launches kernels on
         # non-contiguous device arrays through a slow path: milliseconds per launch.)
-        t = _time_launch(kernel, grid, block, src, dst, N_STRIDE, stride, min_time=0.1)
-        for first in (0, N_STRIDE - 4096):  # spot-check the head and the tail
+        t = _time_launch(kernel, grid, block, src, dst, count, stride, min_time=0.1)
+        for first in (0, count - 4096):  # spot-check the head and the tail
             span = slice(first * stride, (first + 4096) * stride)
             if not np.array_equal(dst[span].copy_to_host()[::stride],
                                   src[span].copy_to_host()[::stride]):
                 raise AssertionError(f"the strided copy (stride {stride}) is wrong")
         eff = stride_efficiency(stride, size)
-        row = _copy_row(2 * size * N_STRIDE, t, dtype=dtype, elem_bytes=size)
+        row = _copy_row(2 * size * count, t, dtype=dtype, elem_bytes=size)
         row.update(model_pct=100 * eff, moved_gbps=row["gbps"] / eff)
+        if fixed_span:
+            row.update(count=count, span_bytes=size * count * stride)
         return row
 
     return bench.sweep(measure, {"stride": list(STRIDES)}, label=dtype, progress=progress)
+
+
+def stride_footprint(count_res, span_res) -> list[dict]:
+    """``coalescing_stride`` (a fixed count of elements, the footprint growing with the
+    stride) beside ``coalescing_stride_span`` (a fixed footprint, the count falling with the
+    stride), same GPU: per element type and stride, the useful GB/s of each and each one's
+    ratio to its own stride 1, with the sector model. Shown as a table; rows returned."""
+    from ..records import Result
+
+    for res, name in ((count_res, "coalescing_stride"), (span_res, "coalescing_stride_span")):
+        if getattr(res, "name", None) != name:
+            raise ValueError(f"pass the Result of {name!r} (gp.records.run({name!r})), not "
+                             f"{getattr(res, 'name', type(res).__name__)!r}.")
+    if count_res.gpu != span_res.gpu:
+        raise ValueError(f"coalescing_stride is from {count_res.gpu}, coalescing_stride_span from "
+                         f"{span_res.gpu}: compare the two sweeps of one GPU.")
+    rows = []
+    for dtype in count_res.values("dtype"):
+        fixed = {r["stride"]: r for r in count_res.select(dtype=dtype)}
+        span = {r["stride"]: r for r in span_res.select(dtype=dtype)}
+        strides = sorted(set(fixed) & set(span))
+        if not strides:
+            continue
+        one_c, one_s = fixed[strides[0]]["gbps"], span[strides[0]]["gbps"]
+        for s in strides:
+            c, w = fixed[s], span[s]
+            rows.append({"dtype": dtype, "stride": s, "count_us": 1e3 * c["ms"],
+                         "span_us": 1e3 * w["ms"], "count_gbps": c["gbps"],
+                         "span_gbps": w["gbps"], "span_over_count": w["gbps"] / c["gbps"],
+                         "count_ratio": c["gbps"] / one_c, "span_ratio": w["gbps"] / one_s,
+                         "model": c["model_pct"] / 100})
+    Result("coalescing_stride against coalescing_stride_span", rows, span_res.meta,
+           span_res.source).show(
+        ["dtype", "stride", "count_us", "span_us", "count_gbps", "span_gbps", "count_ratio",
+         "span_ratio", "model"],
+        note="count_*: a fixed 2^23 elements copied (footprint grows with the stride); span_*: "
+             "one fixed span, STRIDE_SPAN / stride elements copied. *_ratio: useful GB/s over "
+             "the same sweep's stride 1. model: the sector model's useful fraction.")
+    return rows
 
 
 N_OFFSET = 2**26

@@ -982,6 +982,56 @@ def loaded_latency_reading(res, little) -> str:
     return text
 
 
+def loaded_littles_law(res, little, *, within: float = 1.2) -> list[dict]:
+    """Little's law at every point of ``dram_loaded_latency`` (``res``), with the latency
+    measured under load, printed as a table and returned as rows.
+
+    Two predictions, each capped at the device copy (``res.ceilings["copy_gbps"]``):
+
+    * ``loaded_gbps``: the allowed bytes in flight over the probe's loaded latency, the
+      textbook law with the loaded latency in it;
+    * ``predicted_gbps``: the allowed bytes in flight over one warp's round of loads alone
+      (``round_ns`` of ``dram_littles_law``, ``little``, same GPU, same loads per thread)
+      stretched by the probe's loaded over idle latency. A thread waits for its whole batch
+      of loads each round, so its round, not one load, is the time the law needs; under load
+      every load of the batch waits longer, by the factor the probe measures.
+
+    ``agrees``: ``predicted_gbps`` and the measured GB/s within a factor ``within`` (1.2:
+    20%) of each other. A point of ``res`` with no round time for its loads per thread in
+    ``little`` is refused.
+    """
+    _check_res(res, "ilp", "warps_per_sm", "gbps", "loaded_ns", "idle_ns", "bytes_in_flight")
+    _check_res(little, "ilp", "round_ns")
+    within = validate.number(within, "within", minimum=1.0, maximum=10.0)
+    if little.gpu != res.gpu:
+        raise ValueError(f"little was recorded on {little.gpu}, res on {res.gpu}: pass both "
+                         "experiments of the same GPU.")
+    rounds = {r["ilp"]: r["round_ns"] for r in little.rows}
+    missing = sorted({r["ilp"] for r in res.rows} - set(rounds))
+    if missing:
+        raise ValueError(f"little has no round time for {missing} loads per thread: pass the "
+                         "dram_littles_law record of the same GPU, which sweeps them.")
+    copy = res.ceilings.get("copy_gbps") or math.inf
+    out = []
+    for r in sorted(res.rows, key=lambda r: (r["ilp"], r["warps_per_sm"])):
+        stretch = r["loaded_ns"] / r["idle_ns"]
+        predicted = min(r["bytes_in_flight"] / (rounds[r["ilp"]] * stretch), copy)
+        out.append({"ilp": r["ilp"], "warps_per_sm": r["warps_per_sm"], "gbps": r["gbps"],
+                    "x_idle": stretch,
+                    "loaded_gbps": min(r["bytes_in_flight"] / r["loaded_ns"], copy),
+                    "predicted_gbps": predicted, "measured_over_predicted": r["gbps"] / predicted,
+                    "agrees": 1 / within <= predicted / r["gbps"] <= within})
+    agree = sum(r["agrees"] for r in out)
+    print(f"On {res.gpu}: {agree} of {len(out)} points within {100 * (within - 1):.0f}% of "
+          "Little's law with the round time stretched by the loaded latency")
+    Result("dram_loaded_latency (Little's law under load)", out, res.meta, res.source).show(
+        note="loaded_gbps: min(allowed bytes in flight / probe's loaded latency, copy). "
+             "predicted_gbps: min(allowed bytes in flight / (one warp's round alone x x_idle), "
+             "copy). agrees: predicted and measured within "
+             f"{100 * (within - 1):.0f}% of each other.")
+    return out
+
+
 def plot_loaded_latency(res):
     """Left: latency under load against the bandwidth carried, per loads per thread, with the
     idle latency and the copy ceiling. Right: the bytes in flight the measurement implies

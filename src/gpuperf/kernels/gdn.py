@@ -44,7 +44,7 @@ import math
 import numpy as np
 from numba import cuda  # safe: importing gpuperf.kernels.* runs gpuperf/__init__ (the mode) first
 
-from .. import bench, device
+from .. import SIMULATOR, bench, device
 from .. import exercises as ex
 from .. import validate as v
 from ..records import experiment
@@ -436,6 +436,97 @@ def make_fused(block: int = DEFAULT_BLOCK, coarsen: int = 8):
 
 
 @functools.lru_cache(maxsize=None, typed=True)
+def make_fused_tiled(tile: int = 16, depth: int = 16):
+    """The fused kernel as chapter 4's tiled matrix product: ``dgamma = F (w*w)^T``.
+
+    Block ``(tile, tile)``; grid ``(ceil(N / tile), ceil(N / tile), splits)``. Block
+    ``(x, y, z)`` owns the ``tile x tile`` square of ``dgamma`` at rows ``y*tile``, columns
+    ``x*tile``, over the samples ``[z*span, (z+1)*span)``: the tiles vary fastest, so the
+    blocks that run together read the same samples and can share them in the L2. Each step
+    stages ``depth`` samples: thread ``(ty, tx)`` computes ``F_k[s]`` for row
+    ``k = y*tile + ty`` and squares ``w_j[s]`` for row ``j = x*tile + ty`` (consecutive ``tx``
+    on consecutive samples: coalesced), so each loaded value serves ``tile`` products instead
+    of one. Then thread ``(ty, tx)`` adds ``F_k[s] w_j[s]^2`` over the step for its
+    ``(k, j) = (y*tile + ty, x*tile + tx)``. Both tiles' rows are padded to an odd number of
+    words, so the different rows that a warp reads at one column fall in different banks. At
+    the end each thread adds its sum to ``dgamma[k, j]`` atomically (the samples are split
+    across blocks to fill the GPU), and the blocks of the first column of tiles add ``F``'s
+    row sums to ``dbeta``. Outputs must be zeroed before the launch.
+    """
+    tile = v.choice(tile, "tile", (8, 16, 32))
+    depth = v.positive_int(depth, "depth", maximum=64)
+    T, D = tile, depth
+    # Both tiles' rows padded to an odd number of words: rows a warp reads at one column then
+    # fall in different banks, whatever the depth (a Python int here, so the shared arrays'
+    # shapes are compile-time constants).
+    PADDED = depth | 1
+    # 32 x 32 threads fit on an SM only at 64 registers each or fewer (65,536 per SM).
+    # (The simulator takes no register cap.)
+    options = {"max_registers": 65536 // (T * T)} if T * T > 256 and not SIMULATOR else {}
+
+    @cuda.jit(**options)
+    def fused_tiled(delta, w, d, dgamma, dbeta, span):
+        fs = cuda.shared.array((T, PADDED), np.float32)
+        ws = cuda.shared.array((T, PADDED), np.float32)
+        n_ch, n_s = w.shape
+        tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+        k = cuda.blockIdx.y * T + ty          # the row of F this thread stages and sums
+        j_load = cuda.blockIdx.x * T + ty     # the row of w it stages
+        j = cuda.blockIdx.x * T + tx          # the column of dgamma it sums
+        first_column = cuda.blockIdx.x == 0
+        start = cuda.blockIdx.z * span
+        stop = min(start + span, n_s)
+        acc = _ZERO
+        beta_acc = _ZERO
+        for s0 in range(start, stop, D):
+            for c in range(tx, D, T):
+                s = s0 + c
+                f = _ZERO
+                ww = _ZERO
+                if s < stop:
+                    if k < n_ch:
+                        dk = d[k, s]
+                        f = _MINUS_HALF * delta[k, s] * w[k, s] * dk * dk * dk
+                    if j_load < n_ch:
+                        wj = w[j_load, s]
+                        ww = wj * wj
+                fs[ty, c] = f
+                ws[ty, c] = ww
+            cuda.syncthreads()
+            for c in range(D):
+                acc += fs[ty, c] * ws[tx, c]
+            if first_column and tx == 0:
+                for c in range(D):
+                    beta_acc += fs[ty, c]
+            cuda.syncthreads()  # before the next step overwrites the tiles
+        if k < n_ch and j < n_ch:
+            cuda.atomic.add(dgamma, (k, j), acc)
+        if first_column and tx == 0 and k < n_ch:
+            cuda.atomic.add(dbeta, k, beta_acc)
+
+    return fused_tiled
+
+
+def tiled_launch(n_ch: int, n_samples: int, *, tile: int = 16, depth: int = 16,
+                 blocks_per_sm: int = 4) -> tuple[tuple[int, int, int], tuple[int, int], int]:
+    """``(grid, block, span)`` for :func:`make_fused_tiled`: enough sample splits for about
+    ``blocks_per_sm`` blocks per SM (fewer fit at once when the blocks are large: then the
+    grid runs in several waves), each split a whole number of ``depth`` steps, at least one
+    step long."""
+    n_ch = v.positive_int(n_ch, "n_ch", maximum=MAX_GRID_Y)
+    n_samples = v.positive_int(n_samples, "n_samples")
+    tile = v.choice(tile, "tile", (8, 16, 32))
+    depth = v.positive_int(depth, "depth", maximum=64)
+    blocks_per_sm = v.positive_int(blocks_per_sm, "blocks_per_sm", maximum=64)
+    tiles = math.ceil(n_ch / tile)
+    steps = math.ceil(n_samples / depth)
+    splits = min(steps, MAX_GRID_DIM[2],
+                 max(1, math.ceil(blocks_per_sm * device.sm_count(default=2) / tiles ** 2)))
+    span = depth * math.ceil(steps / splits)
+    return (tiles, tiles, math.ceil(n_samples / span)), (tile, tile), span
+
+
+@functools.lru_cache(maxsize=None, typed=True)
 def make_input_grad(block: int = DEFAULT_BLOCK):
     """The error passed to the previous layer, ``dL/dw``; grid ``(ceil(S/block), N)``.
 
@@ -646,18 +737,25 @@ def row_sums(mat, *, block: int = DEFAULT_BLOCK):
 
 
 def backward(w, delta, d, method: str = "registers", *, block: int = DEFAULT_BLOCK):
-    """``(dgamma, dbeta)`` as NumPy arrays, by one of the GDN article's algorithms or ``fused``.
+    """``(dgamma, dbeta)`` as NumPy arrays, by one of the GDN article's algorithms, ``fused``
+    or ``fused_tiled`` (:func:`make_fused_tiled` with its default tile, :func:`tiled_launch`).
 
     Algorithms 1-4 build the raw contributions and reduce them with the batched
     row-sum kernel; ``fused`` never writes them. ``dbeta`` comes from :func:`make_beta_grad`
     (or from ``fused`` itself).
     """
     v.block_size(block, power_of_two=True)
-    v.choice(method, "method", ALGORITHMS + ("fused",))
+    v.choice(method, "method", ALGORITHMS + ("fused", "fused_tiled"))
     w, delta, d = _check_inputs(w, delta, d)
     block = v.block_size(block, power_of_two=True, minimum=32)
     n_ch, n_s = w.shape
     d_w, d_delta, d_d = _device(w), _device(delta), _device(d)
+    if method == "fused_tiled":
+        dgamma = cuda.to_device(np.zeros((n_ch, n_ch), np.float32))
+        dbeta = cuda.to_device(np.zeros(n_ch, np.float32))
+        grid, threads, span = tiled_launch(n_ch, n_s)
+        make_fused_tiled()[grid, threads](d_delta, d_w, d_d, dgamma, dbeta, span)
+        return dgamma.copy_to_host(), dbeta.copy_to_host()
     if method == "fused":
         coarsen = 8 if n_s >= 8 * block else 1
         dgamma = cuda.to_device(np.zeros((n_ch, n_ch), np.float32))
@@ -710,6 +808,8 @@ PTX_TARGETS = [
     (make_beta_grad(256), "void(float32[:, ::1], float32[:, ::1], float32[:, ::1], float32[::1])"),
     (make_fused(256, 8), "void(float32[:, ::1], float32[:, ::1], float32[:, ::1], "
                          "float32[:, ::1], float32[::1])"),
+    (make_fused_tiled(16, 16), "void(float32[:, ::1], float32[:, ::1], float32[:, ::1], "
+                               "float32[:, ::1], float32[::1], int64)"),
     (make_factor(256), _SIG2),
     (make_input_grad(256), "void(float32[:, ::1], float32[:, ::1], float32[:, ::1], "
                            "float32[:, ::1], float32[:, ::1], float32[:, ::1])"),
@@ -1149,6 +1249,67 @@ def _input_grad_rows(n_ch, n_s, cp, progress):
                      "tflops": bench.tflops(2 * n_ch * n_ch * n_s, t.median_ms),
                      "rel_err": err})
         progress(f"N={n_ch} {method}: {t.median_ms:.3f} ms, error {err:.1e}")
+    return rows
+
+
+TILED_CHANNELS = (16, 64, 128, 256)   # the sweep's smallest N, the headline's, and the article's
+TILED_TILES = (16, 32)
+
+
+@experiment("gdn_tiled", chapter="gdn",
+            title="dgamma as a tiled matrix product (128x128, batch 4): the fused kernel, "
+                  "its tiled version (chapter 4) and cuBLAS, over channels N",
+            units={"ms": "ms", "tflops": "TFLOP/s", "rel_err": "relative",
+                   "x_fused": "x", "x_cublas": "x"})
+def tiled_experiment(progress):
+    """At the headline image size, for each N of ``TILED_CHANNELS``: ``fused`` (one thread
+    row per channel k, reading every w_j for each), ``fused_tiled`` with each tile of
+    ``TILED_TILES`` (each staged value serving a tile of outputs), and cuBLAS (CuPy: F, then
+    w*w, then the SGEMM) when present. Every time includes the launch that zeroes the
+    outputs and the host's launch work (the sweep's protocol, ``_time``); every result is
+    checked against the float64 reference. ``x_fused``, ``x_cublas``: that method's time
+    over this one's, at the same N."""
+    cp = _cupy()
+    n_s = BATCH * HEADLINE["side"] ** 2
+    rows = []
+    for n_ch in TILED_CHANNELS:
+        prob = _Problem(n_ch, n_s, seed=n_ch + 1)
+        ref = prob.reference()
+        flops = 2 * n_ch * n_ch * n_s
+        dgamma = cuda.device_array((n_ch, n_ch), np.float32)
+        dbeta = cuda.device_array(n_ch, np.float32)
+        runs = {"fused": _method_launcher("fused", prob, None, DEFAULT_BLOCK, cp)[0]}
+        for tile in TILED_TILES:
+            grid, threads, span = tiled_launch(n_ch, n_s, tile=tile, depth=tile)
+            kernel = make_fused_tiled(tile, tile)
+
+            def run(kernel=kernel, grid=grid, threads=threads, span=span, prob=prob,
+                    dgamma=dgamma, dbeta=dbeta):
+                _zero(dgamma, dbeta)
+                kernel[grid, threads](prob.delta, prob.w, prob.d, dgamma, dbeta, span)
+                return dgamma
+
+            runs[f"fused_tiled {tile}x{tile}"] = run
+        if cp is not None:
+            runs["cublas"] = _cublas_gradient(cp, prob.delta, prob.w, prob.d)
+        here = []
+        for method, run in runs.items():
+            out = run()
+            got = out.copy_to_host() if hasattr(out, "copy_to_host") else cp.asnumpy(out)
+            err = _rel_err(got, ref)
+            if err > 1e-4:
+                raise AssertionError(f"{method} is wrong at N={n_ch}: relative error {err:.2e}")
+            t = _time(run, 3 * 4 * n_ch * n_s)
+            here.append({"n_ch": n_ch, "samples": n_s, "method": method, "ms": t.median_ms,
+                         "spread": t.spread, "tflops": bench.tflops(flops, t.median_ms),
+                         "rel_err": err})
+            progress(f"N={n_ch:4d} {method:18s} {t.median_ms:8.3f} ms "
+                     f"({here[-1]['tflops']:.2f} TFLOP/s)")
+        ms = {r["method"]: r["ms"] for r in here}
+        for r in here:
+            r["x_fused"] = ms["fused"] / r["ms"]
+            r["x_cublas"] = ms["cublas"] / r["ms"] if "cublas" in ms else None
+        rows += here
     return rows
 
 

@@ -9,6 +9,9 @@ the private copies into the global one once per block at the end.
 Kernels (input: ``uint8`` bytes, 256 bins, ``int32`` counts)
 -----------------------------------------------------------
 ``histogram_global``: one thread per byte, one global atomic per byte.
+``histogram_global_stride``: the same global atomics from a grid-stride loop over a grid
+sized to the GPU, the loop ``make_private`` uses: between it and ``make_private`` only the
+privatization changes.
 ``make_private(block)``: grid-stride loop (a grid sized to the GPU, so each block
 sees many bytes: privatization pays off only with coarsening), a shared 256-bin
 copy zeroed first, and one global atomic per non-empty bin per block at the end.
@@ -34,7 +37,7 @@ from .. import validate as v
 from ..records import experiment
 
 NBINS = 256
-VERSIONS = ("global", "private")
+VERSIONS = ("global", "global_stride", "private")
 DISTRIBUTIONS = ("uniform", "skewed")
 
 
@@ -66,6 +69,14 @@ def histogram_global(data, hist):
         cuda.atomic.add(hist, data[i], 1)
 
 
+@cuda.jit
+def histogram_global_stride(data, hist):
+    i = cuda.grid(1)
+    while i < data.size:
+        cuda.atomic.add(hist, data[i], 1)
+        i += cuda.gridsize(1)
+
+
 @functools.lru_cache(maxsize=None, typed=True)
 def make_private(block: int = 256):
     """Privatized histogram: each block counts into its own shared copy, then merges it."""
@@ -94,6 +105,7 @@ def make_private(block: int = 256):
 
 PTX_TARGETS = [
     (histogram_global, "void(uint8[::1], int32[::1])"),
+    (histogram_global_stride, "void(uint8[::1], int32[::1])"),
     (make_private(256), "void(uint8[::1], int32[::1])"),
 ]
 
@@ -111,8 +123,11 @@ def launch(version: str, d_data, d_hist, *, block: int = 256, blocks_per_sm: int
     n = d_data.size
     if version == "global":
         histogram_global[math.ceil(n / block), block](d_data, d_hist)
+        return
+    grid = min(math.ceil(n / block), blocks_per_sm * device.sm_count(default=2))
+    if version == "global_stride":
+        histogram_global_stride[grid, block](d_data, d_hist)
     else:
-        grid = min(math.ceil(n / block), blocks_per_sm * device.sm_count(default=2))
         make_private(block)[grid, block](d_data, d_hist)
 
 

@@ -132,6 +132,69 @@ def test_the_issue_experiment_bounds_each_kernel_by_its_ffma_share_and_issue_rat
         profiling.issue_summary(records.Result("profiling_matmul", rows, {}, "live"))
 
 
+
+@pytest.mark.parametrize("path", record_paths_with("profiling_gdn"), ids=lambda p: p.stem)
+def test_recorded_gdn_kernels_are_bound_by_issue_not_by_bytes(path):
+    """Chapter 8's reading of the fused GDN kernels: each runs within a few points of the FP32
+    share its FFMA share and issue rate allow (never above it); tiling raises the FFMA share;
+    DRAM serves each at under a tenth of the copy ceiling, so bytes are not what limits them."""
+    res = records.recorded("profiling_gdn", path=path)
+    copy_gbps = res.ceilings["copy_gbps"]
+    assert {r["method"] for r in res.rows} >= {"fused", "fused_tiled 16x16", "fused_tiled 32x32"}
+    for r in res.rows:
+        measured = 100 * r["tflops"] / r["fp32_peak_tflops"]
+        assert r["issue_bound_pct"] - 5 <= measured <= r["issue_bound_pct"] + 1, r
+        assert r["dram_bytes"] / r["duration_ns"] < copy_gbps / 10, r
+    for n_ch in {r["n_ch"] for r in res.rows}:
+        share = {r["method"]: r["ffma_share_pct"] for r in res.rows if r["n_ch"] == n_ch}
+        assert share["fused"] < share["fused_tiled 16x16"] < share["fused_tiled 32x32"]
+    lines = profiling.issue_summary(res)
+    assert len(lines) == len(res.rows) + 1 and "at N = " in lines[0]
+
+
+def test_the_gdn_profile_computes_its_columns_from_the_counters(monkeypatch):
+    """The GDN experiment's arithmetic on made-up counters: 1 in 10 instructions an FFMA,
+    issuing in half the cycles, bound a Hopper SM at 5% of the FP32 peak; the rate comes from
+    the profiled duration and the grid from the launch the chapter uses."""
+    import dataclasses
+
+    from gpuperf import device
+    from gpuperf.kernels import gdn
+
+    seen = []
+
+    def fake_profile(name, *args, kernel, metrics, library=False):
+        seen.append((name, args, kernel))
+        m = {k: 0.0 for k in metrics}
+        m.update({"smsp__inst_issued.sum": 10000.0,
+                  "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": 32 * 1000.0,
+                  "smsp__issue_active.avg.pct_of_peak_sustained_active": 50.0,
+                  "smsp__inst_executed_op_shared_ld.sum": 2000.0,
+                  "l1tex__data_pipe_lsu_wavefronts_mem_shared_cmd_read.sum": 2000.0,
+                  "gpu__time_duration.sum": 1e6})
+        return m
+
+    monkeypatch.setattr(profiling, "profile", fake_profile)
+    monkeypatch.setattr(device, "fp32_peak_tflops", lambda: 60.0)
+    hopper = dataclasses.replace(device.info(), compute_capability=(9, 0))
+    monkeypatch.setattr(device, "info", lambda: hopper)
+    rows = profiling.gdn_experiment(lambda msg: None)
+    assert len(rows) == len(profiling.GDN_PROFILED) * len(profiling.GDN_PROFILED_CHANNELS)
+    assert seen[0] == ("gdn", ("fused", 0, profiling.GDN_PROFILED_CHANNELS[0]), "fused")
+    assert seen[1][2] == "fused_tiled"
+    r = rows[1]
+    n_s = gdn.BATCH * gdn.HEADLINE["side"] ** 2
+    assert r["ffma_share_pct"] == 10.0 and r["issue_bound_pct"] == 5.0
+    assert r["shared_loads_per_ffma"] == 2.0 and r["wavefronts_per_shared_load"] == 1.0
+    assert r["tflops"] == pytest.approx(2 * r["n_ch"] ** 2 * n_s / 1e6 / 1e3)
+    grid = gdn.tiled_launch(r["n_ch"], n_s, tile=16, depth=16)[0]
+    assert r["grid_blocks"] == grid[0] * grid[1] * grid[2]
+    assert rows[0]["wavefronts_per_shared_load"] is not None  # made-up counters: not zero
+    res = records.Result("profiling_gdn", rows, {"gpu": "Some GPU"}, "live")
+    line = profiling.issue_summary(res)[1]
+    assert line.startswith("fused_tiled 16x16 at N = ")
+    assert "10% of its instructions are FFMAs" in line and "together 5% of the FP32 peak" in line
+
 # --------------------------------------------------------------------------- experiments
 
 

@@ -370,6 +370,36 @@ def _matmul_early_return_launch(n: int) -> None:
     _print_result(C.copy_to_host(), mm.reference(A, B))
 
 
+def _gdn_launch(method: str, tile: int, n_ch: int) -> None:
+    """Chapter 8: dgamma at the headline image size (``gdn.BATCH`` images of
+    ``gdn.HEADLINE["side"]`` squared) and ``n_ch`` channels, by the fused kernel (``tile`` 0)
+    or its tiled version with ``tile`` x ``tile`` blocks and depth ``tile``, twice, each
+    launch after the one that zeroes the outputs. Prints whether the result is right."""
+    from numba import cuda
+
+    from .kernels import gdn
+
+    n_s = gdn.BATCH * gdn.HEADLINE["side"] ** 2
+    prob = gdn._Problem(n_ch, n_s, seed=n_ch + 1)
+    if method == "fused":
+        run, _ = gdn._method_launcher("fused", prob, None, gdn.DEFAULT_BLOCK, None)
+    else:
+        grid, threads, span = gdn.tiled_launch(n_ch, n_s, tile=tile, depth=tile)
+        kernel = gdn.make_fused_tiled(tile, tile)
+        dgamma = cuda.device_array((n_ch, n_ch), "float32")
+        dbeta = cuda.device_array(n_ch, "float32")
+
+        def run():
+            gdn._zero(dgamma, dbeta)
+            kernel[grid, threads](prob.delta, prob.w, prob.d, dgamma, dbeta, span)
+            return dgamma
+    out = None
+    for _ in range(2):
+        out = run()
+    cuda.synchronize()
+    _print_result(out.copy_to_host(), prob.reference())
+
+
 _LAUNCHES = {"reduce": _reduce_launch, "stride": _stride_launch,
              "stride_part": _stride_part_launch,
              "transpose": _transpose_launch, "sum_loads": _sum_loads_launch,
@@ -377,7 +407,8 @@ _LAUNCHES = {"reduce": _reduce_launch, "stride": _stride_launch,
              "cublas": _cublas_launch,
              "smooth": _smooth_launch,
              "copy_unguarded": _copy_unguarded_launch,
-             "matmul_early_return": _matmul_early_return_launch}
+             "matmul_early_return": _matmul_early_return_launch,
+             "gdn": _gdn_launch}
 
 
 def _launch_from_argv(argv=None) -> None:
@@ -973,22 +1004,117 @@ def matmul_issue_experiment(progress) -> list[dict]:
     return rows
 
 
+# Why chapter 8's tiled fused kernel stops far below chapter 4's tiled matmul: the fused kernel
+# and the tiled one (both tiles) at the headline image size, for the headline's N and the
+# article's. The same counters as profiling_matmul_issue (what share of instructions are FFMAs,
+# how often a scheduler issues, why warps wait), with the bytes DRAM and the L2 served, the
+# shared loads per FFMA and the wavefronts per shared load (bank conflicts), and the atomics.
+GDN_PROFILED = (("fused", 0), ("fused_tiled", 16), ("fused_tiled", 32))
+GDN_PROFILED_CHANNELS = (64, 256)
+GDN_METRICS = ISSUE_METRICS + (
+    "dram__bytes_read.sum", "dram__bytes_write.sum",
+    "lts__t_sectors_srcunit_tex_op_read.sum", "lts__t_sectors_srcunit_tex_op_write.sum",
+    "smsp__inst_executed_op_shared_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_cmd_read.sum",
+    "smsp__inst_executed_op_global_ld.sum", "smsp__inst_executed_op_global_red.sum",
+    "sm__maximum_warps_per_active_cycle_pct", "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "launch__registers_per_thread")
+
+
+@records.experiment(
+    "profiling_gdn", chapter="profiling",
+    title="Chapter 8's fused dgamma kernel and its tiled version under Nsight Compute: "
+          "instructions, issue, stalls, bytes",
+    units={"tflops": "TFLOP/s (profiled launch)", "duration_ns": "ns", "dram_bytes": "B",
+           "l2_sm_bytes": "B", "ffma_share_pct": "% of instructions",
+           "issue_active_pct": "% of cycles", "issue_bound_pct": "% of FP32 peak",
+           "achieved_occupancy_pct": "%", "theoretical_occupancy_pct": "%"})
+def gdn_experiment(progress) -> list[dict]:
+    """Nsight Compute on chapter 8's ``fused`` kernel and ``fused_tiled`` (tiles 16 and 32,
+    depth = tile, the launch of ``gdn.tiled_launch``) at the headline image size and each N of
+    ``GDN_PROFILED_CHANNELS``: the warp instructions issued and the FFMAs among them, the
+    share of active cycles a scheduler issued, the FP32 share those two allow
+    (``issue_bound_pct``, as in ``profiling_matmul_issue``), the stall reasons per issued
+    instruction, the bytes DRAM and the L2 served to the SMs, shared loads per FFMA and
+    wavefronts per shared load, global loads per FFMA, atomics, registers, the grid's blocks
+    and occupancy. ``tflops`` is the profiled launch's rate (ncu's duration, clocks as
+    they were), for comparing the rows, not the chapter's timed rate."""
+    from . import device
+    from .kernels import gdn
+
+    n_s = gdn.BATCH * gdn.HEADLINE["side"] ** 2
+    peak = device.fp32_peak_tflops()
+    lanes = device.FP32_LANES_PER_SM.get(tuple(device.info().compute_capability or ()))
+    rows = []
+    for n_ch in GDN_PROFILED_CHANNELS:
+        for method, tile in GDN_PROFILED:
+            label = method if not tile else f"{method} {tile}x{tile}"
+            progress(f"ncu on the GDN gradient: {label} (N = {n_ch})")
+            m = profile("gdn", method, tile, n_ch, kernel=method, metrics=GDN_METRICS)
+            inst = m["smsp__inst_issued.sum"]
+            ffma = m["smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"] / 32
+            share = 100 * ffma / inst
+            issue = m["smsp__issue_active.avg.pct_of_peak_sustained_active"]
+            flops = 2 * n_ch * n_ch * n_s
+            shared_ld = m["smsp__inst_executed_op_shared_ld.sum"]
+            if tile:
+                grid = gdn.tiled_launch(n_ch, n_s, tile=tile, depth=tile)[0]
+            else:  # make_fused's grid, as gdn._method_launcher launches it
+                grid = (math.ceil(n_s / (gdn.DEFAULT_BLOCK * 8)), n_ch, 1)
+            grid_blocks = math.prod(grid)
+            rows.append({
+                "method": label, "n_ch": n_ch, "samples": n_s, "kernel": method,
+                "tflops": flops / m["gpu__time_duration.sum"] / 1e3,
+                "duration_ns": m["gpu__time_duration.sum"], "fp32_peak_tflops": peak,
+                "inst": inst, "ffma_inst": ffma, "ffma_share_pct": share,
+                "issue_active_pct": issue, "fp32_lanes_per_sm": lanes,
+                "issue_bound_pct": (min(100.0, share * issue / 100 * 128 / lanes) if lanes
+                                    else None),
+                "dram_bytes": m["dram__bytes_read.sum"] + m["dram__bytes_write.sum"],
+                "l2_sm_bytes": 32 * (m["lts__t_sectors_srcunit_tex_op_read.sum"]
+                                     + m["lts__t_sectors_srcunit_tex_op_write.sum"]),
+                "shared_loads_per_ffma": shared_ld / ffma if ffma else None,
+                "wavefronts_per_shared_load": _per(
+                    m, "l1tex__data_pipe_lsu_wavefronts_mem_shared_cmd_read.sum",
+                    "smsp__inst_executed_op_shared_ld.sum"),
+                "global_loads_per_ffma": m["smsp__inst_executed_op_global_ld.sum"] / ffma
+                if ffma else None,
+                # atomic adds whose result is unused compile to reductions (RED)
+                "atomics": m["smsp__inst_executed_op_global_red.sum"],
+                "registers": m["launch__registers_per_thread"],
+                "grid_blocks": grid_blocks,
+                "theoretical_occupancy_pct": m["sm__maximum_warps_per_active_cycle_pct"],
+                "achieved_occupancy_pct": m["sm__warps_active.avg.pct_of_peak_sustained_active"],
+                "warps_active": m["sm__warps_active.avg.per_cycle_active"],
+                "stall_dispatch_stall": m[
+                    "smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio"],
+                **{f"stall_{r}": m[f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio"]
+                   for r in STALL_REASONS},
+            })
+    return rows
+
+
 def issue_summary(res) -> list[str]:
-    """One line per kernel of ``profiling_matmul_issue``: the share of its instructions that
-    are FFMAs, the share of cycles a scheduler issued, the share of the FP32 peak the two allow,
-    and the rate measured (both as % of the peak), then its top stall reasons."""
-    if not isinstance(res, records.Result) or res.name != "profiling_matmul_issue":
-        raise TypeError("res must be the Result of profiling_matmul_issue "
+    """One line per kernel of ``profiling_matmul_issue`` or ``profiling_gdn``: the share of
+    its instructions that are FFMAs, the share of cycles a scheduler issued, the share of the
+    FP32 peak the two allow, and the rate measured (both as % of the peak), then its top stall
+    reasons."""
+    names = ("profiling_matmul_issue", "profiling_gdn")
+    if not isinstance(res, records.Result) or res.name not in names:
+        raise TypeError("res must be the Result of profiling_matmul_issue or profiling_gdn "
                         "(gp.records.run(\"profiling_matmul_issue\")).")
     lines = []
     for r in res.rows:
-        if r.get("pct_fp32_peak") is not None and r.get("issue_bound_pct") is not None:
+        measured = r.get("pct_fp32_peak")
+        if measured is None and r.get("fp32_peak_tflops") and r.get("tflops") is not None:
+            measured = 100 * r["tflops"] / r["fp32_peak_tflops"]
+        if measured is not None and r.get("issue_bound_pct") is not None:
             rate = (f"together {r['issue_bound_pct']:.0f}% of the FP32 peak, measured "
-                    f"{r['pct_fp32_peak']:.0f}%")
+                    f"{measured:.0f}%")
         else:
             rate = "no FP32 peak known for this GPU"
+        label = r.get("version") or f"{r['method']} at N = {r['n_ch']}"
         stalls = ", ".join(f"{name} {value:.2f}" for name, value in top_stalls(r, 2))
-        lines.append(f"{r['version']}: {r['ffma_share_pct']:.0f}% of its instructions are FFMAs, "
+        lines.append(f"{label}: {r['ffma_share_pct']:.0f}% of its instructions are FFMAs, "
                      f"a scheduler issues in {r['issue_active_pct']:.0f}% of cycles: {rate} "
                      f"(top stalls per issued instruction: {stalls})")
     lines.append(f"({res.label})")

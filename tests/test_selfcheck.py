@@ -129,23 +129,134 @@ def test_the_shipped_self_checks_pass_for_every_notebook_and_copy():
 
 
 def test_the_shipped_self_checks_are_newer_than_the_notebooks_and_kernels():
-    """The self-check must have run on the commit that last changed what it checks."""
+    """Each row of a self-check must have run on a commit after which nothing it checks
+    changed: its chapter's notebooks, the kernels, the checkers."""
     import subprocess
 
     from conftest import ROOT
 
+    try:
+        subprocess.run(["git", "rev-parse", "--git-dir"], cwd=ROOT, capture_output=True,
+                       check=True)
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("no git history here to compare the self-check's commits with")
     for path in _shipped():
-        commit = json.loads(path.read_text())["commit"]
-        try:
-            changed = subprocess.run(
-                ["git", "log", "--format=%h", f"{commit}..HEAD", "--", "notebooks", "solutions",
-                 "src/gpuperf/kernels", "src/gpuperf/exercises.py"],
-                cwd=ROOT, capture_output=True, text=True, check=True)
-        except (OSError, subprocess.CalledProcessError):
-            pytest.skip("no git history here to compare the self-check's commit with")
-        assert not changed.stdout.strip(), (
-            f"{path.name} ran on {commit}; the chapters, their checkers or kernels changed since "
-            f"({changed.stdout.split()}): run python -m gpuperf.selfcheck on a GPU again")
+        doc = json.loads(path.read_text())
+        changed: dict = {}
+        for r in doc["notebooks"]:
+            commit = sc.row_commit(doc, r)
+            assert commit, (path.name, r["notebook"], "names no commit")
+            if commit not in changed:
+                try:
+                    changed[commit] = sc.changed_files(commit, "HEAD", root=ROOT)
+                except subprocess.CalledProcessError:
+                    pytest.fail(f"{path.name}: {r['notebook']} ran on {commit}, which this "
+                                "repository does not have (a commit that never landed?)")
+            stale = sc.stale_inputs(r["notebook"], changed[commit])
+            assert not stale, (
+                f"{path.name}: {r['notebook']} ({r['copy']}) ran on {commit}; what it checks "
+                f"changed since ({stale[:5]}): run python -m gpuperf.selfcheck on a GPU again")
+
+
+def test_a_row_goes_stale_when_its_chapter_or_any_kernel_changes():
+    changed = ["notebooks/02_b.ipynb", "solutions/02_b.ipynb"]
+    assert sc.stale_inputs("01_a", changed) == []
+    assert sc.stale_inputs("02_b", changed) == changed
+    assert sc.stale_inputs("01_a", ["src/gpuperf/kernels/dram.py"]) == [
+        "src/gpuperf/kernels/dram.py"]
+    assert sc.stale_inputs("01_a", ["src/gpuperf/exercises.py"]) == ["src/gpuperf/exercises.py"]
+    # anything else under the notebook folders (a data file a chapter might read) counts too
+    assert sc.stale_inputs("01_a", ["notebooks/data/x.csv"]) == ["notebooks/data/x.csv"]
+    assert sc.row_commit({"commit": "new"}, {"notebook": "01_a"}) == "new"
+    assert sc.row_commit({"commit": "new"}, {"notebook": "01_a", "commit": "old"}) == "old"
+
+
+def _merge_tool():
+    import importlib.util
+
+    from conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location(
+        "merge_selfchecks", ROOT / "tools" / "device" / "merge_selfchecks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_merging_one_chapter_keeps_the_other_rows_only_while_they_are_still_valid(tmp_path):
+    """A self-check of one changed chapter merges into an older full one: the other chapters'
+    rows keep their commit. Once a kernel changes, the merge refuses and names them."""
+    import subprocess
+
+    tool = _merge_tool()
+    repo = tmp_path / "repo"
+    for folder in ("notebooks", "solutions", "src/gpuperf/kernels"):
+        (repo / folder).mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, capture_output=True)
+
+    def commit(message):
+        git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo)]
+        subprocess.run([*git, "add", "-A"], check=True, capture_output=True)
+        subprocess.run([*git, "commit", "-qm", message], check=True, capture_output=True)
+        return subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True,
+                              text=True).stdout.strip()
+
+    def write(rel, text):
+        (repo / rel).write_text(text)
+
+    for name in ("01_a", "02_b"):
+        write(f"notebooks/{name}.ipynb", name)
+        write(f"solutions/{name}.ipynb", name)
+    write("src/gpuperf/kernels/k.py", "x = 1\n")
+    c0 = commit("c0")
+
+    def doc(c, names):
+        return {"gpu": "NVIDIA X1", "commit": c, "versions": {}, "budget_s": 60,
+                "mode": "gpu", "measure": True, "simulated": False, "passed": True,
+                "notebooks": [{"notebook": n, "copy": copy, "ok": True, "seconds": 1.0}
+                              for n in names for copy in ("chapter", "student")]}
+
+    out = tmp_path / "selfcheck.json"
+    out.write_text(json.dumps(doc(c0, ["01_a", "02_b"])))
+    write("solutions/02_b.ipynb", "02_b, changed")
+    c1 = commit("c1")
+    part = tmp_path / "part.json"
+    part.write_text(json.dumps(doc(c1, ["02_b"])))
+    merged = tool.merge(out, [part], root=repo)
+    commits = {(r["notebook"], r["copy"]): r["commit"] for r in merged["notebooks"]}
+    assert commits == {("01_a", "chapter"): c0, ("01_a", "student"): c0,
+                       ("02_b", "chapter"): c1, ("02_b", "student"): c1}
+    assert merged["commit"] == c1 and merged["passed"]
+    assert sc._commits_label(merged) == f"{c1} (2 of 4 rows at {c0})"
+    # a part of chapter 01 only, while 02's own change since c0 is not in it: refused
+    part.write_text(json.dumps(doc(c1, ["01_a"])))
+    with pytest.raises(SystemExit, match="02_b"):
+        tool.merge(out, [part], root=repo)
+    # a kernel changed: chapter 01's old rows are stale, so a part of 02 alone is refused
+    write("src/gpuperf/kernels/k.py", "x = 2\n")
+    c2 = commit("c2")
+    part.write_text(json.dumps(doc(c2, ["02_b"])))
+    with pytest.raises(SystemExit, match="01_a"):
+        tool.merge(out, [part], root=repo)
+    part.write_text(json.dumps(doc(c2, ["01_a", "02_b"])))
+    assert {r["commit"] for r in tool.merge(out, [part], root=repo)["notebooks"]} == {c2}
+    # parts of two commits, or of another GPU, never merge
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({**doc(c2, ["01_a"]), "gpu": "NVIDIA X2"}))
+    with pytest.raises(SystemExit, match="gpu"):
+        tool.merge(out, [other], root=repo)
+
+
+def test_the_device_tree_listing_watches_the_same_paths_as_the_freshness_rule():
+    import importlib.util
+
+    from conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location("tree_hash",
+                                                  ROOT / "tools" / "device" / "tree_hash.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.WATCHED == sc.WATCHED
 
 
 def test_the_simulator_banner_on_stderr_is_not_a_problem():

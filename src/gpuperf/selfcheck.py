@@ -259,6 +259,37 @@ def _commit(root: Path) -> str | None:
         return None
 
 
+
+# The files a self-check depends on: a change to one of them since a row's commit makes the
+# row stale (tests/test_selfcheck.py; tools/device/tree_hash.py lists the same paths). A row
+# ran one chapter, so another chapter's own notebook files changing leaves it as it ran; any
+# kernel or checker changing makes every row stale.
+WATCHED = ("notebooks", "solutions", "src/gpuperf/kernels", "src/gpuperf/exercises.py")
+_CHAPTER_FILE = re.compile(r"(notebooks|solutions)/[^/]+\.ipynb")
+
+
+def row_commit(doc: dict, row: dict) -> str | None:
+    """The commit a self-check row ran: its own, or (older files) the whole run's."""
+    return row.get("commit") or doc.get("commit")
+
+
+def changed_files(since: str, until: str = "HEAD", root: Path | None = None) -> list[str]:
+    """The watched files whose content differs between commits ``since`` and ``until``
+    (``git diff``: a change made and undone in between is no change). Raises
+    subprocess.CalledProcessError when git does not know a commit."""
+    out = subprocess.run(["git", "diff", "--name-only", since, until, "--", *WATCHED],
+                         cwd=root, capture_output=True, text=True, check=True).stdout
+    return sorted(out.split())
+
+
+def stale_inputs(notebook: str, changed) -> list[str]:
+    """Of the ``changed`` files, those a self-check row of chapter ``notebook`` depends on:
+    its own notebook (chapter and student copy) and everything watched that is not another
+    chapter's notebook."""
+    own = {f"notebooks/{notebook}.ipynb", f"solutions/{notebook}.ipynb"}
+    return [p for p in changed if p in own or not _CHAPTER_FILE.fullmatch(p)]
+
+
 def _table(runs: list[_Run]) -> str:
     head = (f"{'notebook':<24} {'copy':<8} {'s':>6} {'cells':>5} {'live':>6} {'checkers':>9} "
             f"{'stubs':>5}  result")
@@ -289,6 +320,22 @@ def _shipped_files(folder) -> list[tuple[Path, dict]]:
     return [(p, json.loads(p.read_text(encoding="utf-8"))) for p in paths]
 
 
+def _commits_label(data: dict) -> str | None:
+    """The run's commit, and where rows kept an older one (their chapters unchanged since),
+    how many and which: "abc1234 (30 of 32 rows at 9f8e7d6)"."""
+    newest = data.get("commit")
+    runs = data.get("notebooks", [])
+    older: dict = {}
+    for r in runs:
+        c = row_commit(data, r)
+        if c != newest:
+            older[c] = older.get(c, 0) + 1
+    if not older:
+        return newest
+    return f"{newest} (" + "; ".join(f"{n} of {len(runs)} rows at {c}"
+                                      for c, n in sorted(older.items())) + ")"
+
+
 def shipped(folder: Path | None = None) -> list[dict]:
     """One row per self-check result shipped with the package (``data/selfcheck-*.json``):
     where it ran, what passed, the slowest notebook against the budget, and the versions."""
@@ -307,7 +354,7 @@ def shipped(folder: Path | None = None) -> list[dict]:
             "environment": ("Colab-like (Colab's preinstalled versions)"
                             if path.stem.endswith("-colab") else "the course's versions"),
             "GPU": data.get("gpu"), "driver": versions.get("driver"),
-            "date": str(data.get("date") or "")[:10], "commit": data.get("commit"),
+            "date": str(data.get("date") or "")[:10], "commit": _commits_label(data),
             "chapter notebooks passed": passed("chapter"),
             "student copies passed": passed("student"),
             "measurements": ("recorded (MEASURE = False: kernels and checkers ran on the GPU, "

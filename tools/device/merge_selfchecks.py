@@ -8,6 +8,12 @@ another GPU of the same machine, or another copy). OUT, where it exists, is merg
 parts that differ in the GPU, commit, versions, budget, mode or measuring, so that one table
 never mixes two runs' conditions. Prints one line per notebook and exits 1 unless all passed.
 
+OUT may come from an older commit, the rest being the same: then each of its rows that no PART
+replaces keeps its own commit, and only if nothing it depends on changed between that commit
+and the parts' (its chapter's notebooks, the kernels, the checkers:
+``gpuperf.selfcheck.stale_inputs``); otherwise the merge is refused and names the chapters to
+run again. So a change to one chapter needs a self-check of that chapter only.
+
 A PART with a ``.tree`` file beside it (``part.json`` and ``part.tree``, from tree_hash.py on
 the device) is checked against the commit it names: the device runs the working tree it was
 sent, whatever commit the caller exported, and a self-check of one tree must never be recorded
@@ -17,8 +23,13 @@ under another commit. A PART without one is merged with a warning.
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "src"))
+from gpuperf.selfcheck import changed_files, row_commit, stale_inputs  # noqa: E402
 
 SAME = ("gpu", "commit", "versions", "budget_s", "mode", "measure", "simulated")
 
@@ -43,19 +54,58 @@ def _check_tree(part: Path, commit: str | None) -> None:
                          "under the commit it ran")
 
 
-def merge(out: Path, parts: list[Path]) -> dict:
-    docs = [json.loads(p.read_text()) for p in parts]
-    if out.exists():
-        docs.append(json.loads(out.read_text()))  # last: the parts' rows replace its rows
-    for key in SAME:
+def _same(docs: list[dict], keys, what: str) -> None:
+    for key in keys:
         if len({json.dumps(d.get(key), sort_keys=True) for d in docs}) != 1:
-            raise SystemExit(f"merge_selfchecks: the runs differ in {key!r}; rerun them on one "
-                             f"machine at one commit, or remove {out}")
+            raise SystemExit(f"merge_selfchecks: {what} differ in {key!r}; rerun them on one "
+                             "machine at one commit (or remove the file they are merged into)")
+
+
+def _kept_rows(old: dict, replaced: set, commit: str, root: Path) -> list[dict]:
+    """OUT's rows that no part replaces, each with its commit, if still valid at ``commit``."""
+    kept, stale = [], {}
+    changed: dict = {}
+    for r in old["notebooks"]:
+        if (r["notebook"], r["copy"]) in replaced:
+            continue
+        since = row_commit(old, r)
+        if since is None:
+            stale[r["notebook"]] = ["(the row names no commit)"]
+        elif since != commit:
+            if since not in changed:
+                try:
+                    changed[since] = changed_files(since, commit, root=root)
+                except (OSError, subprocess.CalledProcessError):
+                    raise SystemExit(f"merge_selfchecks: git cannot compare {since} (the commit "
+                                     f"of {r['notebook']}'s row) with {commit}: run in the "
+                                     "repository, with both commits fetched") from None
+            files = stale_inputs(r["notebook"], changed[since])
+            if files:
+                stale[r["notebook"]] = files
+        kept.append({**r, "commit": since})
+    if stale:
+        names = ", ".join(sorted(stale))
+        example = next(iter(stale.values()))[:3]
+        raise SystemExit(f"merge_selfchecks: the rows of {names} ran at an older commit, and "
+                         f"what they depend on changed since (e.g. {', '.join(example)}): run "
+                         f"those notebooks at {commit} too, in a part of this merge")
+    return kept
+
+
+def merge(out: Path, parts: list[Path], root: Path = ROOT) -> dict:
+    docs = [json.loads(p.read_text()) for p in parts]
+    _same(docs, SAME, "the parts")
     for part, doc in zip(parts, docs):
         _check_tree(part, doc.get("commit"))
+    commit = docs[0].get("commit")
     rows = {}
-    for d in reversed(docs):  # OUT first, then the parts in order: later ones win
+    for d in docs:  # the parts in order: later ones win
         for r in d["notebooks"]:
+            rows[(r["notebook"], r["copy"])] = {**r, "commit": commit}
+    if out.exists():
+        old = json.loads(out.read_text())
+        _same([docs[0], old], [k for k in SAME if k != "commit"], f"{out} and the parts")
+        for r in _kept_rows(old, set(rows), commit, root):
             rows[(r["notebook"], r["copy"])] = r
     doc = dict(docs[0])
     doc["notebooks"] = sorted(rows.values(), key=lambda r: (r["copy"] != "chapter", r["notebook"]))
@@ -76,7 +126,7 @@ def main(argv: list[str]) -> int:
     out.write_text(json.dumps(doc, indent=1) + "\n")
     for r in doc["notebooks"]:
         print(f"  {r['notebook']:24s} {r['copy']:8s} {r.get('seconds', 0):6.1f} s  "
-              f"{'ok' if r.get('ok') else 'FAILED'}")
+              f"{'ok' if r.get('ok') else 'FAILED'}  {r.get('commit')}")
     print(f"merge_selfchecks: {len(doc['notebooks'])} rows in {out}; "
           f"{'passed' if doc['passed'] else 'NOT passed'}")
     return 0 if doc["passed"] else 1

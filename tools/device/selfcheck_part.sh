@@ -44,7 +44,8 @@ try:
 except ImportError:
     pass
 PY
-echo "bytecode compiled in $(echo "$(date +%s.%N) - $t0" | bc) s (once per machine)"
+# (python, not bc: the image has no bc)
+echo "bytecode compiled in $(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$t0" "$(date +%s.%N)") s (once per machine)"
 # What this machine was sent, before the run writes anything: merge_selfchecks.py refuses a
 # part whose notebooks and kernels are not those of the commit it is recorded under.
 python3 tools/device/tree_hash.py > "${OUT:-/tmp}/part.tree" || exit 1

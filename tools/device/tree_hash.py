@@ -16,7 +16,8 @@ import os
 import subprocess
 import sys
 
-# The paths tests/test_selfcheck.py watches: a change there makes a self-check stale.
+# The paths tests/test_selfcheck.py watches (gpuperf.selfcheck.WATCHED, kept equal by a test;
+# this file runs on the device without the package): a change there makes a self-check stale.
 WATCHED = ("notebooks", "solutions", "src/gpuperf/kernels", "src/gpuperf/exercises.py")
 
 

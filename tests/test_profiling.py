@@ -190,7 +190,14 @@ def test_the_gdn_profile_computes_its_columns_from_the_counters(monkeypatch):
     grid = gdn.tiled_launch(r["n_ch"], n_s, tile=16, depth=16)[0]
     assert r["grid_blocks"] == grid[0] * grid[1] * grid[2]
     assert rows[0]["wavefronts_per_shared_load"] is not None  # made-up counters: not zero
-    res = records.Result("profiling_gdn", rows, {"gpu": "Some GPU"}, "live")
+    res = records.Result("profiling_gdn", rows, {"gpu": "Some GPU",
+                                                  "ceilings": {"copy_gbps": 4000.0}}, "live")
+    table = profiling.gdn_profile_table(res).rows[1]
+    assert table["inst_per_ffma"] == 10.0 and table["pct_fp32_peak"] == pytest.approx(
+        100 * r["tflops"] / 60.0)
+    assert table["dram_gbps"] == 0.0 and table["dram_pct_copy"] == 0.0
+    with pytest.raises(TypeError, match="profiling_gdn"):
+        profiling.gdn_profile_table(records.Result("profiling_matmul", rows, {}, "live"))
     line = profiling.issue_summary(res)[1]
     assert line.startswith("fused_tiled 16x16 at N = ")
     assert "10% of its instructions are FFMAs" in line and "together 5% of the FP32 peak" in line

@@ -1027,7 +1027,10 @@ GDN_METRICS = ISSUE_METRICS + (
     units={"tflops": "TFLOP/s (profiled launch)", "duration_ns": "ns", "dram_bytes": "B",
            "l2_sm_bytes": "B", "ffma_share_pct": "% of instructions",
            "issue_active_pct": "% of cycles", "issue_bound_pct": "% of FP32 peak",
-           "achieved_occupancy_pct": "%", "theoretical_occupancy_pct": "%"})
+           "achieved_occupancy_pct": "%", "theoretical_occupancy_pct": "%",
+           # gdn_profile_table's columns
+           "inst_per_ffma": "warp instructions", "pct_fp32_peak": "% of FP32 peak",
+           "dram_gbps": "GB/s", "dram_pct_copy": "% of copy", "l2_gbps": "GB/s"})
 def gdn_experiment(progress) -> list[dict]:
     """Nsight Compute on chapter 8's ``fused`` kernel and ``fused_tiled`` (tiles 16 and 32,
     depth = tile, the launch of ``gdn.tiled_launch``) at the headline image size and each N of
@@ -1091,6 +1094,31 @@ def gdn_experiment(progress) -> list[dict]:
                    for r in STALL_REASONS},
             })
     return rows
+
+
+def gdn_profile_table(res) -> records.Result:
+    """``profiling_gdn`` as chapter 8 reads it, one row per kernel and N: instructions issued
+    per FFMA, the share of cycles a scheduler issued, the FP32 share those allow and the share
+    measured (under the profiler), shared loads per FFMA, and DRAM's and the L2's bytes per
+    second as a % of the copy ceiling of the same record (``dram_pct_copy``) and in GB/s."""
+    if not isinstance(res, records.Result) or res.name != "profiling_gdn":
+        raise TypeError(f"res: give gp.records.run(\"profiling_gdn\"), not "
+                        f"{getattr(res, 'name', type(res).__name__)!r}.")
+    copy = res.ceilings.get("copy_gbps")
+    rows = []
+    for r in res.rows:
+        dram_gbps = r["dram_bytes"] / r["duration_ns"]
+        rows.append({
+            "n_ch": r["n_ch"], "method": r["method"],
+            "inst_per_ffma": 100 / r["ffma_share_pct"] if r["ffma_share_pct"] else None,
+            "issue_active_pct": r["issue_active_pct"], "issue_bound_pct": r["issue_bound_pct"],
+            "pct_fp32_peak": (100 * r["tflops"] / r["fp32_peak_tflops"]
+                              if r.get("fp32_peak_tflops") else None),
+            "shared_loads_per_ffma": r["shared_loads_per_ffma"],
+            "dram_gbps": dram_gbps, "dram_pct_copy": 100 * dram_gbps / copy if copy else None,
+            "l2_gbps": r["l2_sm_bytes"] / r["duration_ns"],
+            "achieved_occupancy_pct": r["achieved_occupancy_pct"]})
+    return records.Result(res.name, rows, res.meta, res.source)  # units: the experiment's
 
 
 def issue_summary(res) -> list[str]:

@@ -270,6 +270,10 @@ _CHAPTER_FILE = re.compile(r"(notebooks|solutions)/[^/]+\.ipynb")
 
 def row_commit(doc: dict, row: dict) -> str | None:
     """The commit a self-check row ran: its own, or (older files) the whole run's."""
+    from . import validate as v
+
+    v.mapping(doc, "doc")
+    v.mapping(row, "row")
     return row.get("commit") or doc.get("commit")
 
 
@@ -277,6 +281,13 @@ def changed_files(since: str, until: str = "HEAD", root: Path | None = None) -> 
     """The watched files whose content differs between commits ``since`` and ``until``
     (``git diff``: a change made and undone in between is no change). Raises
     subprocess.CalledProcessError when git does not know a commit."""
+    from . import validate as v
+
+    v.string(since, "since")
+    v.string(until, "until")
+    if root is not None and not isinstance(root, (str, os.PathLike)):
+        raise TypeError(f"root must be a path (the repository's folder) or None, not "
+                        f"{type(root).__name__}.")
     out = subprocess.run(["git", "diff", "--name-only", since, until, "--", *WATCHED],
                          cwd=root, capture_output=True, text=True, check=True).stdout
     return sorted(out.split())
@@ -286,6 +297,11 @@ def stale_inputs(notebook: str, changed) -> list[str]:
     """Of the ``changed`` files, those a self-check row of chapter ``notebook`` depends on:
     its own notebook (chapter and student copy) and everything watched that is not another
     chapter's notebook."""
+    from . import validate as v
+
+    v.string(notebook, "notebook")
+    changed = [v.string(p, f"changed[{i}]")
+               for i, p in enumerate(v.sequence(changed, "changed", empty=True))]
     own = {f"notebooks/{notebook}.ipynb", f"solutions/{notebook}.ipynb"}
     return [p for p in changed if p in own or not _CHAPTER_FILE.fullmatch(p)]
 

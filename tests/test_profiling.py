@@ -202,6 +202,55 @@ def test_the_gdn_profile_computes_its_columns_from_the_counters(monkeypatch):
     assert line.startswith("fused_tiled 16x16 at N = ")
     assert "10% of its instructions are FFMAs" in line and "together 5% of the FP32 peak" in line
 
+
+@pytest.mark.parametrize("path", record_paths_with("profiling_reduce_atomics"),
+                         ids=lambda p: p.stem)
+def test_recorded_atomics_patterns_differ_in_registers_and_waves_as_chapter_6_says(path):
+    """Chapter 6.3's reading: the two one-atomic-per-warp kernels take more registers and
+    reach a lower theoretical occupancy than the per-block one, read DRAM more slowly and keep
+    the SMs active for less of the kernel at 2^28 floats, while their atomics are as many at
+    both sizes."""
+    res = records.recorded("profiling_reduce_atomics", path=path)
+    sizes = sorted(res.values("n"))
+    for n in sizes:
+        block = res.one(n=n, version="block atomics")
+        for version in ("warp atomics", "spread atomics"):
+            r = res.one(n=n, version=version)
+            assert r["registers"] > block["registers"], r
+            assert r["theoretical_occupancy_pct"] < block["theoretical_occupancy_pct"], r
+            assert r["active_pct"] < block["active_pct"], r
+            assert r["atomic_inst"] > block["atomic_inst"], r
+            assert r["atomic_inst"] == res.one(n=sizes[0], version=version)["atomic_inst"]
+    big = sizes[-1]
+    block = res.one(n=big, version="block atomics")
+    for version in ("warp atomics", "spread atomics"):
+        r = res.one(n=big, version=version)
+        assert r["dram_gbps"] < block["dram_gbps"] and r["duration_ns"] > block["duration_ns"]
+    # at 2^24, spreading the atomics removes most of the warp atomics' excess
+    small = sizes[0]
+    warp, spread, block = (res.one(n=small, version=v)["duration_ns"]
+                           for v in ("warp atomics", "spread atomics", "block atomics"))
+    assert spread - block < (warp - block) / 2
+
+
+def test_the_atomics_profile_asks_for_each_pattern_at_each_size(monkeypatch):
+    seen = []
+
+    def fake_profile(name, *args, kernel, metrics, library=False):
+        seen.append((name, args, kernel))
+        m = {k: 1.0 for k in metrics}
+        m.update({"gpu__time_duration.sum": 2.0, "dram__bytes_read.sum": 8.0,
+                  "sm__cycles_active.avg": 3.0, "sm__cycles_elapsed.avg": 4.0})
+        return m
+
+    monkeypatch.setattr(profiling, "profile", fake_profile)
+    rows = profiling.reduce_atomics_experiment(lambda msg: None)
+    assert [(r["version"], r["n"]) for r in rows] == [
+        (label, n) for n in profiling.ATOMICS_SIZES for label, _ in profiling.ATOMICS_PATTERNS]
+    assert seen[0] == ("reduce_atomics", ("warp atomics", profiling.ATOMICS_SIZES[0]),
+                       "reduce_warp_atomic")
+    assert rows[0]["dram_gbps"] == 4.0 and rows[0]["active_pct"] == 75.0
+
 # --------------------------------------------------------------------------- experiments
 
 

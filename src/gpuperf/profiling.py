@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
 import re
 import shutil
@@ -400,6 +401,25 @@ def _gdn_launch(method: str, tile: int, n_ch: int) -> None:
     _print_result(out.copy_to_host(), prob.reference())
 
 
+def _reduce_atomics_launch(label: str, n: int) -> None:
+    """Chapter 6.3: one of ``reduce_single_pass``'s atomics patterns ("warp atomics", "block
+    atomics", "spread atomics") on ``n`` float32 ones, with that experiment's grid and block
+    (v8's plan without unroll), twice, each call after its zeroing launch."""
+    import numpy as np
+    from numba import cuda
+
+    from .kernels import reduce as red
+
+    calls = {"warp atomics": red._warp_atomic_calls, "block atomics": red._block_atomic_calls,
+             "spread atomics": red._spread_atomic_calls}[label]
+    x = cuda.to_device(np.ones(n, dtype=np.float32))
+    plan = red.ablation_plan(n, 4, 1, 4)
+    run, fetch, _ = calls(x, n, plan.grid, plan.block)
+    _launch_twice(run)
+    got = fetch()  # float32 atomics round partial sums above 2^24
+    print("RESULT " + json.dumps({"sum": got, "correct": abs(got - n) <= 1e-6 * n}), flush=True)
+
+
 _LAUNCHES = {"reduce": _reduce_launch, "stride": _stride_launch,
              "stride_part": _stride_part_launch,
              "transpose": _transpose_launch, "sum_loads": _sum_loads_launch,
@@ -408,7 +428,7 @@ _LAUNCHES = {"reduce": _reduce_launch, "stride": _stride_launch,
              "smooth": _smooth_launch,
              "copy_unguarded": _copy_unguarded_launch,
              "matmul_early_return": _matmul_early_return_launch,
-             "gdn": _gdn_launch}
+             "gdn": _gdn_launch, "reduce_atomics": _reduce_atomics_launch}
 
 
 def _launch_from_argv(argv=None) -> None:
@@ -1092,6 +1112,60 @@ def gdn_experiment(progress) -> list[dict]:
                     "smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio"],
                 **{f"stall_{r}": m[f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio"]
                    for r in STALL_REASONS},
+            })
+    return rows
+
+
+# Chapter 6.3's atomics patterns: why one atomic per warp costs more than one per block at
+# 2^28 floats even when its atomics are spread over 16 words (the chapter could not separate it
+# from timings). Nsight Compute on the three kernels at the sizes where spreading did and did
+# not remove the excess: registers and occupancy (whether the kernels differ in more than
+# their atomics), DRAM throughput, the SMs' active cycles against elapsed (a tail), the
+# atomics the L2 served, and the stall reasons.
+ATOMICS_PATTERNS = (("warp atomics", "reduce_warp_atomic"),
+                    ("block atomics", "reduce_per_block_atomic"),
+                    ("spread atomics", "reduce_spread_atomic"))
+ATOMICS_SIZES = (2**24, 2**28)
+ATOMICS_METRICS = STALL_METRICS + (
+    "gpu__time_duration.sum", "dram__bytes_read.sum",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "launch__registers_per_thread", "sm__maximum_warps_per_active_cycle_pct",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "sm__cycles_active.avg", "sm__cycles_elapsed.avg",
+    "smsp__inst_executed_op_global_red.sum", "lts__t_requests_op_red.sum")
+
+
+@records.experiment(
+    "profiling_reduce_atomics", chapter="profiling",
+    title="Chapter 6.3's atomics patterns under Nsight Compute: registers, occupancy, DRAM, "
+          "the SMs' active cycles and the L2's atomics",
+    units={"duration_ns": "ns", "dram_gbps": "GB/s", "dram_pct": "% of peak",
+           "active_pct": "% of elapsed cycles", "achieved_occupancy_pct": "%",
+           "theoretical_occupancy_pct": "%"})
+def reduce_atomics_experiment(progress) -> list[dict]:
+    """Nsight Compute on ``reduce_single_pass``'s three atomics patterns (one atomic per warp,
+    per block, and per warp spread over ``reduce.SPREAD_WORDS`` words) at each size of
+    ``ATOMICS_SIZES``, with that experiment's grid: the kernel's duration, DRAM's bytes per
+    second and % of peak, registers, theoretical and achieved occupancy, the SMs' active cycles
+    as a % of elapsed cycles (below 100: SMs idle while the kernel ends), the atomic
+    instructions issued and the atomic requests the L2 served, and the stall reasons."""
+    rows = []
+    for n in ATOMICS_SIZES:
+        for label, kernel in ATOMICS_PATTERNS:
+            progress(f"ncu on {label} (n = 2^{n.bit_length() - 1})")
+            m = profile("reduce_atomics", label, n, kernel=kernel, metrics=ATOMICS_METRICS)
+            rows.append({
+                "version": label, "n": n, "kernel": kernel,
+                "duration_ns": m["gpu__time_duration.sum"],
+                "dram_gbps": m["dram__bytes_read.sum"] / m["gpu__time_duration.sum"],
+                "dram_pct": m["dram__throughput.avg.pct_of_peak_sustained_elapsed"],
+                "registers": m["launch__registers_per_thread"],
+                "theoretical_occupancy_pct": m["sm__maximum_warps_per_active_cycle_pct"],
+                "achieved_occupancy_pct": m["sm__warps_active.avg.pct_of_peak_sustained_active"],
+                "active_pct": 100 * m["sm__cycles_active.avg"] / m["sm__cycles_elapsed.avg"],
+                "atomic_inst": m["smsp__inst_executed_op_global_red.sum"],
+                "l2_atomic_requests": m["lts__t_requests_op_red.sum"],
+                **{f"stall_{r}": m[x] for r, x in zip(STALL_REASONS, STALL_METRICS)},
             })
     return rows
 

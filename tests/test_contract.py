@@ -356,6 +356,10 @@ BAD = {
     "gpuperf.validate:array": [B(v.array, [1.0], err=TypeError, word="x")],
     "gpuperf.validate:same_shape": [B(v.same_shape, np.ones(2), np.ones(3), word="a and b")],
     "gpuperf.validate:positive_int": [B(v.positive_int, 0, "n", word="n")],
+    "gpuperf.validate:result_with": [B(v.result_with, "r", "little", "ilp", err=TypeError,
+                                       word="little must be"),
+                                     lazy(v.result_with, _rec("dram_littles_law"), "little",
+                                          "no_such_column", word="little column")],
     "gpuperf.validate:disjoint": [(lambda x: B(v.disjoint, x, "out", a=x, word="out overlaps a"))(
         np.ones(4, np.float32))],
     "gpuperf.validate:aligned16": [B(v.aligned16, _misaligned_view(), "x", "use a fresh one.",

@@ -334,6 +334,15 @@ def column(res, col, name: str = "column") -> str:
     return col
 
 
+def result_with(res, name: str, *columns) -> object:
+    """``res`` must be a Result (named ``name`` in the message) with every one of ``columns``:
+    the Result of the right experiment."""
+    result(res, name)
+    for c in columns:
+        column(res, c, f"{name} column")
+    return res
+
+
 class Spec:
     """A reusable check for :func:`checks`: ``Spec(fn, **kw)(value, name)``; ``optional``
     lets ``None`` through."""

@@ -152,6 +152,8 @@ BAD = {
                                                   err=TypeError, word="res")],
     "gpuperf.profiling:stride_wavefronts": [B(profiling.stride_wavefronts, "r", err=TypeError,
                                               word="profiling_stride")],
+    "gpuperf.profiling:atomics_waves": [B(profiling.atomics_waves, "r", err=TypeError,
+                                          word="profiling_reduce_atomics")],
     "gpuperf.profiling:gdn_profile_table": [B(profiling.gdn_profile_table, "r", err=TypeError,
                                               word="profiling_gdn")],
     "gpuperf.profiling:issue_summary": [B(profiling.issue_summary, "r", err=TypeError,

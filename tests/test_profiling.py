@@ -226,6 +226,12 @@ def test_recorded_atomics_patterns_differ_in_registers_and_waves_as_chapter_6_sa
     for version in ("warp atomics", "spread atomics"):
         r = res.one(n=big, version=version)
         assert r["dram_gbps"] < block["dram_gbps"] and r["duration_ns"] > block["duration_ns"]
+    # the waves the chapter prints: fewer places for the warp kernels' blocks than the grid has
+    lines = profiling.atomics_waves(res)
+    assert any(line.startswith("block atomics") and line.endswith("1.00 waves")
+               for line in lines)
+    assert all(float(line.split(": ")[-1].split()[0]) > 1.0 for line in lines
+               if not line.startswith("block atomics"))
     # at 2^24, spreading the atomics removes most of the warp atomics' excess
     small = sizes[0]
     warp, spread, block = (res.one(n=small, version=v)["duration_ns"]

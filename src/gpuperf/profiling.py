@@ -1170,6 +1170,34 @@ def reduce_atomics_experiment(progress) -> list[dict]:
     return rows
 
 
+def atomics_waves(res) -> list[str]:
+    """For each pattern of ``profiling_reduce_atomics`` (``res``), printed and returned: its
+    registers, the blocks of the experiment's block size that fit on an SM at its theoretical
+    occupancy, and the waves the grid of ``reduce_single_pass`` (the record of the same GPU)
+    takes at the largest size: grid / (blocks per SM x SMs)."""
+    if not isinstance(res, records.Result) or res.name != "profiling_reduce_atomics":
+        raise TypeError(f"res: give gp.records.run(\"profiling_reduce_atomics\"), not "
+                        f"{getattr(res, 'name', type(res).__name__)!r}.")
+    timed = records.run("reduce_single_pass", live=False, like=res)
+    facts = res.meta.get("device") or {}
+    if timed.gpu != res.gpu or not facts.get("sm_count") or not facts.get("max_threads_per_sm"):
+        raise ValueError(f"no reduce_single_pass record of {res.gpu} with its SM count to "
+                         "compare with: record both on that GPU.")
+    n = max(res.values("n"))
+    lines = []
+    for r in res.select(n=n):
+        launch = timed.one(n=n, version=r["version"])
+        threads_per_sm = r["theoretical_occupancy_pct"] / 100 * facts["max_threads_per_sm"]
+        per_sm = int(round(threads_per_sm / launch["block"]))
+        places = per_sm * facts["sm_count"]
+        lines.append(f"{r['version']}: {r['registers']:.0f} registers per thread; "
+                     f"{per_sm} blocks of {launch['block']} threads fit per SM x "
+                     f"{facts['sm_count']} SMs = {places} places for a grid of "
+                     f"{launch['blocks']} blocks: {launch['blocks'] / places:.2f} waves")
+    print("\n".join(lines))
+    return lines
+
+
 def gdn_profile_table(res) -> records.Result:
     """``profiling_gdn`` as chapter 8 reads it, one row per kernel and N: instructions issued
     per FFMA, the share of cycles a scheduler issued, the FP32 share those allow and the share

@@ -964,6 +964,34 @@ ISSUE_FIRST_RUNG = "regtile vectorized"  # the ladder's rungs from this one on a
 CUBLAS_KERNEL = "gemm"  # a pattern of cuBLAS's SGEMM kernel names
 
 
+def _fp32_lanes():
+    """FP32 lanes per SM of this GPU (``device.FP32_LANES_PER_SM``), or None if unknown."""
+    from . import device
+
+    return device.FP32_LANES_PER_SM.get(tuple(device.info().compute_capability or ()))
+
+
+def _issue_columns(m: dict, lanes) -> dict:
+    """The columns ``ISSUE_METRICS`` give a row: warp instructions issued and FFMAs among them,
+    the FFMA share, the share of cycles a scheduler issued, the FP32 share the two allow
+    (``issue_bound_pct``: FFMA share x issue rate x 128/lanes, at most 100), the warps active,
+    and the stall reasons per issued instruction."""
+    inst = m["smsp__inst_issued.sum"]
+    ffma = m["smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"] / 32
+    share = 100 * ffma / inst
+    issue = m["smsp__issue_active.avg.pct_of_peak_sustained_active"]
+    return {
+        "inst": inst, "ffma_inst": ffma, "ffma_share_pct": share, "issue_active_pct": issue,
+        "fp32_lanes_per_sm": lanes,
+        "issue_bound_pct": min(100.0, share * issue / 100 * 128 / lanes) if lanes else None,
+        "warps_active": m["sm__warps_active.avg.per_cycle_active"],
+        "stall_dispatch_stall": m[
+            "smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio"],
+        **{f"stall_{r}": m[f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio"]
+           for r in STALL_REASONS},
+    }
+
+
 @records.experiment(
     "profiling_matmul_issue", chapter="profiling",
     title="Chapter 5's register-tiled matmuls and cuBLAS at 4096^3: how often a scheduler "
@@ -990,7 +1018,7 @@ def matmul_issue_experiment(progress) -> list[dict]:
 
     n = PROFILED_MATMUL_N
     peak = device.fp32_peak_tflops()
-    lanes = device.FP32_LANES_PER_SM.get(tuple(device.info().compute_capability or ()))
+    lanes = _fp32_lanes()
     ladder = cz.ladder_variants()
     first = next(i for i, v in enumerate(ladder) if v.name.startswith(ISSUE_FIRST_RUNG))
     todo = [(v.name, ("matmul_ladder", i, n), getattr(v.kernel, "py_func", v.kernel).__name__,
@@ -1002,24 +1030,12 @@ def matmul_issue_experiment(progress) -> list[dict]:
         progress(f"ncu and timing: {label} (n = {n})")
         m = profile(*launch, kernel=kernel, metrics=ISSUE_METRICS, library=library)
         timed = cublas if v is None else mm.measure_variant(v, n, min_repeat=5, min_time=0.2)
-        inst = m["smsp__inst_issued.sum"]
-        ffma = m["smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"] / 32
-        share = 100 * ffma / inst
-        issue = m["smsp__issue_active.avg.pct_of_peak_sustained_active"]
         rows.append({
-            "version": label, "n": n, "kernel": kernel, "inst": inst, "ffma_inst": ffma,
-            "ffma_share_pct": share, "issue_active_pct": issue, "fp32_lanes_per_sm": lanes,
-            "issue_bound_pct": (min(100.0, share * issue / 100 * 128 / lanes) if lanes
-                                else None),
+            "version": label, "n": n, "kernel": kernel, **_issue_columns(m, lanes),
             "tflops": timed["tflops"],
             "spread": timed["spread"], "fp32_peak_tflops": peak,
             "pct_fp32_peak": 100 * timed["tflops"] / peak if peak else None,
             "pct_cublas": 100 * timed["tflops"] / cublas["tflops"] if cublas else None,
-            "warps_active": m["sm__warps_active.avg.per_cycle_active"],
-            "stall_dispatch_stall": m[
-                "smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio"],
-            **{f"stall_{r}": m[f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio"]
-               for r in STALL_REASONS},
         })
     return rows
 
@@ -1066,17 +1082,15 @@ def gdn_experiment(progress) -> list[dict]:
 
     n_s = gdn.BATCH * gdn.HEADLINE["side"] ** 2
     peak = device.fp32_peak_tflops()
-    lanes = device.FP32_LANES_PER_SM.get(tuple(device.info().compute_capability or ()))
+    lanes = _fp32_lanes()
     rows = []
     for n_ch in GDN_PROFILED_CHANNELS:
         for method, tile in GDN_PROFILED:
             label = method if not tile else f"{method} {tile}x{tile}"
             progress(f"ncu on the GDN gradient: {label} (N = {n_ch})")
             m = profile("gdn", method, tile, n_ch, kernel=method, metrics=GDN_METRICS)
-            inst = m["smsp__inst_issued.sum"]
-            ffma = m["smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"] / 32
-            share = 100 * ffma / inst
-            issue = m["smsp__issue_active.avg.pct_of_peak_sustained_active"]
+            issue = _issue_columns(m, lanes)
+            ffma = issue["ffma_inst"]
             flops = 2 * n_ch * n_ch * n_s
             shared_ld = m["smsp__inst_executed_op_shared_ld.sum"]
             if tile:
@@ -1088,10 +1102,7 @@ def gdn_experiment(progress) -> list[dict]:
                 "method": label, "n_ch": n_ch, "samples": n_s, "kernel": method,
                 "tflops": flops / m["gpu__time_duration.sum"] / 1e3,
                 "duration_ns": m["gpu__time_duration.sum"], "fp32_peak_tflops": peak,
-                "inst": inst, "ffma_inst": ffma, "ffma_share_pct": share,
-                "issue_active_pct": issue, "fp32_lanes_per_sm": lanes,
-                "issue_bound_pct": (min(100.0, share * issue / 100 * 128 / lanes) if lanes
-                                    else None),
+                **issue,
                 "dram_bytes": m["dram__bytes_read.sum"] + m["dram__bytes_write.sum"],
                 "l2_sm_bytes": 32 * (m["lts__t_sectors_srcunit_tex_op_read.sum"]
                                      + m["lts__t_sectors_srcunit_tex_op_write.sum"]),
@@ -1107,11 +1118,6 @@ def gdn_experiment(progress) -> list[dict]:
                 "grid_blocks": grid_blocks,
                 "theoretical_occupancy_pct": m["sm__maximum_warps_per_active_cycle_pct"],
                 "achieved_occupancy_pct": m["sm__warps_active.avg.pct_of_peak_sustained_active"],
-                "warps_active": m["sm__warps_active.avg.per_cycle_active"],
-                "stall_dispatch_stall": m[
-                    "smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio"],
-                **{f"stall_{r}": m[f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio"]
-                   for r in STALL_REASONS},
             })
     return rows
 

@@ -18,24 +18,9 @@ from __future__ import annotations
 
 import importlib
 
-from . import _mode
+from .mode import MODE, SIMULATOR  # noqa: F401 (decided before numba.cuda loads)
 
 __version__ = "0.1.0"
-
-MODE: str = _mode.select_mode()
-SIMULATOR: bool = MODE == _mode.SIMULATOR
-
-if SIMULATOR:
-    import sys as _sys
-
-    from . import simwarp as _simwarp
-
-    _simwarp.install()
-    # Simulated threads hand the interpreter to each other at every barrier; a short
-    # switch interval roughly halves the time a simulated launch takes.
-    _sys.setswitchinterval(1e-4)
-    # To stderr: the reader of a notebook sees it, a program's output and the book do not.
-    print(_mode.SIMULATOR_BANNER, file=_sys.stderr)
 
 _TOOLS = {"bench", "records", "plots", "widgets", "exercises", "device", "validate", "assign",
           "emulator", "headlines", "profiling"}

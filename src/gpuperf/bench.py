@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import SIMULATOR
 from . import validate as v
+from .mode import SIMULATOR
 
 
 class NeedsGPU(RuntimeError):
@@ -33,7 +33,7 @@ class NeedsGPU(RuntimeError):
 
 
 def _require_gpu(what: str) -> None:
-    from . import MODE
+    from .mode import MODE
 
     if MODE == "compile":
         raise NeedsGPU(

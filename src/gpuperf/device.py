@@ -11,8 +11,8 @@ from __future__ import annotations
 import functools
 from dataclasses import asdict, dataclass
 
-from . import SIMULATOR
 from ._mode import static_book
+from .mode import SIMULATOR
 
 SIMULATOR_NAME = "Numba CUDA simulator (no GPU)"
 
@@ -68,7 +68,7 @@ class DeviceInfo:
 @functools.lru_cache(maxsize=1, typed=True)
 def info() -> DeviceInfo:
     """The current device's facts (cached for the process)."""
-    from . import MODE
+    from .mode import MODE
 
     if SIMULATOR or MODE == "compile":
         return DeviceInfo(

@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import SIMULATOR
 from . import validate as v
 from .emulator import Unsupported
+from .mode import SIMULATOR
 
 PASS, FAIL = "\u2713", "\u2717"  # check mark, cross
 

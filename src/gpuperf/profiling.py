@@ -1834,7 +1834,7 @@ def try_profile(name: str, *args, kernel: str, metrics, launch_count: int = 1) -
     to read the GPU's counters), None, with the reason on stderr."""
     import sys
 
-    from . import SIMULATOR
+    from .mode import SIMULATOR
 
     ncu_command(launch_command(name, *args), kernel=kernel, metrics=metrics)  # bad input: now
     reason = None

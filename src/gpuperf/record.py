@@ -19,7 +19,8 @@ import sys
 import time
 from pathlib import Path
 
-from . import SIMULATOR, bench, records
+from . import bench, records
+from .mode import SIMULATOR
 
 
 def _err(msg: str) -> int:

@@ -41,7 +41,7 @@ ENV_LIVE = "GPUPERF_LIVE"
 
 def live_by_default() -> bool:
     """Whether ``run(name)`` measures: on a GPU, unless ``GPUPERF_LIVE`` is 0/false/no/off."""
-    from . import MODE
+    from .mode import MODE
 
     raw = os.environ.get(ENV_LIVE, "").strip().lower()
     if raw in ("0", "false", "no", "off"):

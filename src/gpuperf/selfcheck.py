@@ -586,11 +586,11 @@ def main(argv=None) -> int:
               "ipykernel).", file=sys.stderr)
         return 2
 
-    import gpuperf as gp
     from gpuperf import assign, device, records
+    from gpuperf.mode import MODE, SIMULATOR
 
     gpu = device.info().name
-    if gp.SIMULATOR:
+    if SIMULATOR:
         print("selfcheck: no GPU here: the notebooks run on the CUDA simulator; the shipped "
               "self-check must come from a GPU.", file=sys.stderr)
     out = args.out or (records.DATA_DIR / f"selfcheck-{records.slug(gpu)}.json")
@@ -599,7 +599,7 @@ def main(argv=None) -> int:
         return 2
     info = device.info()
     doc = {
-        "gpu": gpu, "simulated": info.simulated, "mode": gp.MODE,
+        "gpu": gpu, "simulated": info.simulated, "mode": MODE,
         # False under GPUPERF_LIVE=0 (MEASURE = False): experiments replayed, not measured
         "measure": records.live_by_default(),
         "compute_capability": list(info.compute_capability) if info.compute_capability else None,

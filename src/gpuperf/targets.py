@@ -27,7 +27,7 @@ import types as pytypes
 
 import numpy as np
 
-from . import SIMULATOR
+from .mode import SIMULATOR
 
 TARGETS = ((7, 5), (9, 0))  # Colab's T4 and the reference H100/H200
 

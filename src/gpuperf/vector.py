@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import SIMULATOR
+from .mode import SIMULATOR
 
 if SIMULATOR:
     from .emulator import _host_offset  # a view's byte offset in its allocation: one home

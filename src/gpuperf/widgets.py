@@ -31,7 +31,7 @@ _MAX_VALUES = 9  # values per slider in a static explorer (ends and start always
 
 
 def _has_gpu() -> bool:
-    from . import MODE
+    from .mode import MODE
 
     return MODE == "gpu"
 

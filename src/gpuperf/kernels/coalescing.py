@@ -50,8 +50,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import cuda, float32, float64  # noqa: E402,I001  (after gpuperf: the mode is chosen first)
 
-from .. import SIMULATOR, bench, device, emulator, validate
+from .. import bench, device, emulator, validate
 from .. import exercises as ex
+from ..mode import SIMULATOR
 from ..records import experiment
 from ..simwarp import MAX_GRID_DIM
 from ..vector import load4, load_float4, store4, store_float4

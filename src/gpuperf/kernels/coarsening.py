@@ -36,8 +36,9 @@ import threading
 import numpy as np
 from numba import cuda, float32  # noqa: E402,I001  (after gpuperf: the mode is chosen first)
 
-from .. import SIMULATOR, bench, device, validate
+from .. import bench, device, validate
 from .. import exercises as ex
+from ..mode import SIMULATOR
 from ..records import experiment
 from . import matmul as mm
 from .matmul import Variant, _cdiv, load4, store4

@@ -2059,7 +2059,7 @@ _IN_FLIGHT_SIMULATED = (2, 32)  # the simulator runs every thread in Python: a s
 def in_flight_launch() -> tuple[int, int]:
     """``(blocks, threads)`` of the copy exercise: one block of ``IN_FLIGHT_THREADS`` threads
     per SM of this GPU (on the simulator, 2 blocks of 32)."""
-    from .. import SIMULATOR
+    from ..mode import SIMULATOR
 
     if SIMULATOR:
         return _IN_FLIGHT_SIMULATED
@@ -2095,8 +2095,8 @@ def check_copy_in_flight(kernel):
     grid's thread count, so that whole trips and tails both run. On a GPU, also at least
     ``IN_FLIGHT_SPEED_TARGET`` of a device-to-device copy measured in the same check, at
     ``IN_FLIGHT_SPEED_N`` elements."""
-    from .. import SIMULATOR
     from .. import exercises as ex
+    from ..mode import SIMULATOR
 
     chk = ex.Checker("a copy with few threads: loads in flight")
     if not chk.is_kernel(kernel):

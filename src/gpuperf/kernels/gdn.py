@@ -44,9 +44,10 @@ import math
 import numpy as np
 from numba import cuda  # safe: importing gpuperf.kernels.* runs gpuperf/__init__ (the mode) first
 
-from .. import SIMULATOR, bench, device
+from .. import bench, device
 from .. import exercises as ex
 from .. import validate as v
+from ..mode import SIMULATOR
 from ..records import experiment
 from ..simwarp import MAX_GRID_DIM
 

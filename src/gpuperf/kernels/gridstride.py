@@ -27,8 +27,9 @@ import time
 import numpy as np
 from numba import cuda, float32  # gpuperf/__init__ has already chosen the mode
 
-from .. import SIMULATOR, bench, device, validate
+from .. import bench, device, validate
 from .. import exercises as ex
+from ..mode import SIMULATOR
 from ..records import experiment
 from ..vector import load4, load_float4
 

@@ -37,8 +37,9 @@ import time
 import numpy as np
 from numba import cuda
 
-from .. import SIMULATOR, bench, validate
+from .. import bench, validate
 from .. import exercises as ex
+from ..mode import SIMULATOR
 from ..records import Result, experiment
 from .streams import _check_res, relax_kernel
 

@@ -37,8 +37,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import cuda, float32  # noqa: E402,I001  (after gpuperf: the mode is chosen first)
 
-from .. import SIMULATOR, bench, validate
+from .. import bench, validate
 from .. import exercises as ex
+from ..mode import SIMULATOR
 from ..records import experiment
 from ..vector import load4, store4  # noqa: F401  (16-byte access; shown in the chapter)
 

@@ -42,8 +42,9 @@ import time
 import numpy as np
 from numba import cuda, float32, int32, int64  # gpuperf/__init__ (our parent) has already chosen the mode
 
-from .. import SIMULATOR, bench, device, profiling, simwarp, validate
+from .. import bench, device, profiling, simwarp, validate
 from .. import exercises as ex
+from ..mode import SIMULATOR
 from ..records import experiment
 from ..vector import load_float4  # noqa: F401  (16-byte loads for v8; shown in the chapter)
 

@@ -73,8 +73,9 @@ import numpy as np
 # package, so numba.cuda is already in the right mode here.
 from numba import cuda
 
-from .. import SIMULATOR, bench, device, validate
+from .. import bench, device, validate
 from .. import exercises as ex
+from ..mode import SIMULATOR
 from ..records import Result, experiment
 
 # --------------------------------------------------------------------------- kernels

@@ -14,7 +14,7 @@ import pytest
 
 matplotlib.use("Agg")
 
-from gpuperf import _mode, bench, plots, record, records, widgets  # noqa: E402
+from gpuperf import _mode, bench, plots, record, records, store, widgets  # noqa: E402
 from gpuperf import exercises as ex  # noqa: E402
 from gpuperf.kernels import coarsening as cs  # noqa: E402
 from gpuperf.kernels import dram as dr  # noqa: E402
@@ -185,7 +185,8 @@ def fake_gpu(tmp_path, monkeypatch):
     monkeypatch.setattr(bench, "ceilings",
                         lambda: {"copy_gbps": 500.0, "peak_gbps": 600.0, "matmul_tflops": None})
     monkeypatch.setenv(records.ENV_HOME, str(tmp_path / "home"))
-    monkeypatch.setattr(records, "DATA_DIR", tmp_path / "package-data")
+    monkeypatch.setattr(store, "DATA_DIR", tmp_path / "package-data")
+    monkeypatch.setattr(records, "DATA_DIR", store.DATA_DIR)
     (tmp_path / "package-data").mkdir()
     return {"calls": calls, "behaviour": behaviour, "prov": prov,
             "default": tmp_path / "home" / "records" / "fake-gpu.json"}

@@ -8,7 +8,7 @@ import pytest
 from conftest import record_paths_with
 
 import gpuperf as gp
-from gpuperf import profiling, records
+from gpuperf import nsight, profiling, records
 
 FIXTURES = Path(__file__).parent / "fixtures" / "profiling"
 
@@ -286,9 +286,9 @@ def test_the_recorded_tools_back_the_ladders_claims():
 
 
 def test_a_missing_tool_is_said_plainly(monkeypatch):
-    monkeypatch.setattr(profiling.shutil, "which", lambda tool: None)
+    monkeypatch.setattr(nsight.shutil, "which", lambda tool: None)
     with pytest.raises(RuntimeError, match="ncu is not on this machine's PATH"):
-        profiling._tool_run(["ncu", "--version"], "reduce v1")
+        nsight._tool_run(["ncu", "--version"], "reduce v1")
 
 
 def test_the_strided_copy_and_transposes_replay_with_what_chapter_2_teaches():
@@ -320,8 +320,8 @@ def test_the_strided_copy_and_transposes_replay_with_what_chapter_2_teaches():
 
 def test_a_launch_runs_in_a_process_of_its_own_by_name():
     cmd = profiling.launch_command("matmul", "tiled", 32, 1, 4096)
-    assert cmd[1] == "-c" and "_launch_from_argv" in cmd[2]
-    assert cmd[3:] == ["matmul", "tiled", "32", "1", "4096"]
+    assert cmd[1] == "-c" and "launch_from_argv" in cmd[2]
+    assert cmd[3:] == [profiling.launch("matmul"), "tiled", "32", "1", "4096"]
     with pytest.raises(ValueError, match="name"):
         profiling.launch_command("transposed", 1)
     # The kernel a matmul row profiles is the one the variant launches.
@@ -333,15 +333,15 @@ def test_a_launch_runs_in_a_process_of_its_own_by_name():
 def test_the_launch_functions_run_under_the_simulator(monkeypatch):
     """Each launch function builds its data and launches its kernel (small sizes here)."""
     calls = []
-    monkeypatch.setattr(profiling, "_launch_twice", lambda launch: calls.append(launch()))
-    profiling._launch_from_argv(["stride", "2", "64"])
-    profiling._launch_from_argv(["transpose", "-1", "32"])
-    profiling._launch_from_argv(["transpose", "vec4", "64"])
-    profiling._launch_from_argv(["transpose", "vec4_noflip", "64"])
-    profiling._launch_from_argv(["transpose", "tiled64", "64"])
-    profiling._launch_from_argv(["reduce", "v2", "64", "256"])
-    profiling._launch_from_argv(["stride_part", "loads", "2", "64"])
-    profiling._launch_from_argv(["stride_part", "stores", "2", "64"])
+    monkeypatch.setattr(profiling, "launch_twice", lambda launch: calls.append(launch()))
+    nsight.launch_from_argv([profiling.launch("stride"), "2", "64"])
+    nsight.launch_from_argv([profiling.launch("transpose"), "-1", "32"])
+    nsight.launch_from_argv([profiling.launch("transpose"), "vec4", "64"])
+    nsight.launch_from_argv([profiling.launch("transpose"), "vec4_noflip", "64"])
+    nsight.launch_from_argv([profiling.launch("transpose"), "tiled64", "64"])
+    nsight.launch_from_argv([profiling.launch("reduce"), "v2", "64", "256"])
+    nsight.launch_from_argv([profiling.launch("stride_part"), "loads", "2", "64"])
+    nsight.launch_from_argv([profiling.launch("stride_part"), "stores", "2", "64"])
     assert len(calls) == 8
     with pytest.raises(ValueError, match="part='both'"):
         profiling._stride_part_launch("both", 2, 64)
@@ -383,7 +383,7 @@ def test_the_printed_command_names_no_path_and_the_tools_run_this_python(monkeyp
 
     assert profiling.launch_command("stride", 1, 64)[0] == "python3"  # the book prints it
     seen = []
-    monkeypatch.setattr(profiling, "_tool_run", lambda cmd, what: seen.append(cmd) or "")
+    monkeypatch.setattr(nsight, "_tool_run", lambda cmd, what: seen.append(cmd) or "")
     with pytest.raises(ValueError):  # no CSV in "": only the command line matters here
         profiling.profile("stride", 1, 64, kernel="copy_strided", metrics=["m"])
     assert sys.executable in seen[0] and "python3" not in seen[0]
@@ -452,10 +452,10 @@ def test_cupti_records_of_another_run_or_shape_are_refused():
 
 def test_interval_union_and_overlap():
     spans = [(0.0, 2.0), (1.0, 3.0), (5.0, 6.0), (5.5, 5.75)]
-    assert profiling._union_ms(spans) == pytest.approx(4.0)
-    assert profiling._overlap_ms(spans) == pytest.approx(1.0 + 0.25)
-    assert profiling._overlap_ms([(0.0, 1.0), (1.0, 2.0)]) == 0.0  # touching is not at once
-    assert profiling._union_ms([]) == profiling._overlap_ms([]) == 0.0
+    assert nsight.union_ms(spans) == pytest.approx(4.0)
+    assert nsight.overlap_ms(spans) == pytest.approx(1.0 + 0.25)
+    assert nsight.overlap_ms([(0.0, 1.0), (1.0, 2.0)]) == 0.0  # touching is not at once
+    assert nsight.union_ms([]) == nsight.overlap_ms([]) == 0.0
 
 
 def test_cupti_summary_shows_waits_in_the_event_spans_and_kernels_at_once(capsys):

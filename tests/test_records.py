@@ -7,7 +7,7 @@ import pytest
 from conftest import ROOT
 
 import gpuperf as gp
-from gpuperf import records
+from gpuperf import records, store
 
 
 @pytest.fixture
@@ -108,7 +108,7 @@ def test_an_experiment_missing_from_the_reference_replays_from_another_record(mo
     entry["rows"] = entry["rows"][::-1][:2]
     (tmp_path / f"{records.REFERENCE}.json").write_text(json.dumps(reference))
     (tmp_path / "nvidia-h100-test-record.json").write_text(json.dumps(other))
-    monkeypatch.setattr(records, "DATA_DIR", tmp_path)
+    monkeypatch.setattr(store, "DATA_DIR", tmp_path)
     res = records.recorded(name)
     assert res.gpu == "NVIDIA H100 (test record)"
     assert res.rows == entry["rows"]
@@ -154,7 +154,7 @@ def test_records_are_plain_json():
 def test_gpuperf_live_switches_measuring_off_on_a_gpu(monkeypatch):
     import gpuperf
 
-    monkeypatch.setattr(gpuperf, "MODE", "gpu")
+    monkeypatch.setattr(gpuperf.mode, "MODE", "gpu")
     monkeypatch.delenv(records.ENV_LIVE, raising=False)
     assert records.live_by_default() is True
     for off in ("0", "false", " OFF "):
@@ -164,7 +164,7 @@ def test_gpuperf_live_switches_measuring_off_on_a_gpu(monkeypatch):
         assert res.source == "recorded"
     monkeypatch.setenv(records.ENV_LIVE, "1")
     assert records.live_by_default() is True
-    monkeypatch.setattr(gpuperf, "MODE", "sim")
+    monkeypatch.setattr(gpuperf.mode, "MODE", "sim")
     assert records.live_by_default() is False  # no GPU: never live
     monkeypatch.setenv(records.ENV_LIVE, "sometimes")
     with pytest.raises(ValueError, match="GPUPERF_LIVE='sometimes'"):

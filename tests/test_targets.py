@@ -131,7 +131,7 @@ def test_a_kernel_no_gpu_compiles_fails_in_plain_words():
     result = targets.compile_for_targets(_shape_from_block, (np.zeros(4, np.float32),))
     assert all(result.values())
     chk = ex.Checker("compile")
-    assert not targets.check_compiles(chk, _shape_from_block, (np.zeros(4, np.float32),))
+    assert not ex.check_compiles(chk, _shape_from_block, (np.zeros(4, np.float32),))
     report = chk.report(show=False)
     assert "must be known when the kernel compiles" in report.failed[0][1]
     assert " at 0x" not in report.failed[0][1]
@@ -141,7 +141,7 @@ def test_what_cannot_be_written_out_is_skipped_with_a_note():
     # Numba types a global array of any size (it becomes a constant), but the bundle writes
     # out only small ones: a larger one skips the compile, never fails it.
     chk = ex.Checker("compile")
-    assert targets.check_compiles(chk, _reads_a_big_global_array, (np.zeros(4, np.float32),))
+    assert ex.check_compiles(chk, _reads_a_big_global_array, (np.zeros(4, np.float32),))
     report = chk.report(show=False)
     assert not report.failed and "BIG_TABLE is a ndarray" in report.notes[0]
 
@@ -164,7 +164,7 @@ def test_writes_to_a_global_array_and_plain_python_calls_fail():
                           (_calls_a_plain_function, "calls _plain_helper, a plain Python"),
                           (_calls_a_lambda, "calls _LAMBDA, a plain Python")):
         chk = ex.Checker("compile")
-        assert not targets.check_compiles(chk, kernel, (np.zeros(4, np.float32),))
+        assert not ex.check_compiles(chk, kernel, (np.zeros(4, np.float32),))
         why = chk.report(show=False).failed[0][1]
         assert words in why and "Atomics exist" not in why, why
 
@@ -177,7 +177,7 @@ def test_a_value_no_numba_target_can_type_fails_without_a_compile():
         result = targets.compile_for_targets(kernel, (np.zeros(4, np.float32),))
         assert set(result) == {"7.5", "9.0"} and all(result.values())
         chk = ex.Checker("compile")
-        assert not targets.check_compiles(chk, kernel, (np.zeros(4, np.float32),))
+        assert not ex.check_compiles(chk, kernel, (np.zeros(4, np.float32),))
         why = chk.report(show=False).failed[0][1]
         assert f"uses {name}, {kind}" in why and "not Python objects" in why, why
 

@@ -37,6 +37,8 @@ import re
 import sys
 from pathlib import Path
 
+from .nbtools import default_file_mode, notebook_arg
+
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 # nbgrader's markers in any case and spacing ("###BEGIN SOLUTION", "### Begin Solution").
 _BEGIN = re.compile(r"^\s*#+\s*begin\s+solution\s*#*\s*$", re.I)
@@ -157,7 +159,7 @@ def _walk(nb, code_cell):
     ``code_cell(i, cell, src)``. A code cell inside a hidden solution must mark its region."""
     import copy
 
-    _notebook_arg(nb)
+    notebook_arg(nb)
     nb = copy.deepcopy(nb)
     cells, inside = [], False
     for i, cell in enumerate(nb.cells):
@@ -209,10 +211,10 @@ def nbgrader_source(nb, *, points: int = 1):
     marked as autograded answers (nbgrader replaces their marked regions), every checker
     cell an autograder test worth ``points`` that fails when the checker does, and the
     markdown as in the student copy (hidden solutions' prose out, exercises as headings)."""
-    from .grade import checker_cells
+    from .nbtools import checker_cells
     from .validate import positive_int
 
-    _notebook_arg(nb)
+    notebook_arg(nb)
     positive_int(points, "points")
     checks = {cid for cid, _ in checker_cells(nb)}
 
@@ -266,19 +268,13 @@ def _as_test(source: str, *, where: str) -> str:
 
 def solution_leaks(nb) -> list[str]:
     """Places where a student copy still shows solution markers (should be empty)."""
-    _notebook_arg(nb)
+    notebook_arg(nb)
     leaks = []
     for i, cell in enumerate(nb.cells):
         src = cell.source if isinstance(cell.source, str) else "".join(cell.source)
         if _MARKERISH.search(src) or _FENCE.search(src):
             leaks.append(f"cell {i}")
     return leaks
-
-
-def _notebook_arg(nb):
-    if not hasattr(nb, "cells") or not isinstance(getattr(nb, "cells", None), list):
-        raise TypeError(f"nb must be a notebook object (nbformat.read(path, as_version=4)), not "
-                        f"{type(nb).__name__}.")
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -363,7 +359,7 @@ def assign(src: Path, out: Path, *, force: bool = False, nbgrader: bool = False)
         for tmp, _ in staged:
             tmp.unlink(missing_ok=True)
         raise
-    mode = _default_mode()
+    mode = default_file_mode()
     for tmp, target in staged:  # each file is replaced whole (same folder: an atomic rename)
         os.chmod(tmp, mode)  # a temporary file is private; a copy is as readable as any file
         os.replace(tmp, target)
@@ -397,16 +393,6 @@ def stale_copies(src, out) -> list[str]:
         if nbformat.reads(target.read_text(encoding="utf-8"), as_version=4) != want:
             stale.append(f"{p.name}: {target} is not its student copy")
     return stale
-
-
-def _default_mode(base: int = 0o666) -> int:
-    """The permissions a new file (``base`` 0o666) or folder (0o777) gets under the current
-    umask (0o644 or 0o755 under umask 022)."""
-    import os
-
-    umask = os.umask(0)
-    os.umask(umask)
-    return base & ~umask
 
 
 def main(argv=None) -> int:

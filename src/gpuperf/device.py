@@ -229,9 +229,9 @@ def facts(res=None) -> tuple[dict, str]:
         meta = getattr(res, "meta", None) or {}
         return dict(meta.get("device") or {}), _recorded_phrase(meta.get("gpu"))
     if res is None and here.simulated:
-        from . import records
+        from . import store
 
-        data = records.load()
+        data = store.load()
         exps = data.get("experiments") or {}
         entry = next(iter(exps.values()), {}) if exps else {}
         prov = entry.get("provenance") or data.get("provenance") or {}
@@ -257,10 +257,10 @@ def _check_names(names, known):
 
 
 def _recorded_phrase(gpu) -> str:
-    from . import records
+    from . import store
 
     try:
-        ref = records.load(records.DATA_DIR / f"{records.REFERENCE}.json")
+        ref = store.load(store.DATA_DIR / f"{store.REFERENCE}.json")
         exps = ref.get("experiments") or {}
         entry = next(iter(exps.values()), {}) if exps else {}
         ref_gpu = (entry.get("provenance") or ref.get("provenance") or {}).get("gpu")

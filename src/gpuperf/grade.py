@@ -48,49 +48,12 @@ import time
 from pathlib import Path
 
 from . import validate as v
-from .assign import _default_mode
+from .nbtools import EXPECT_REJECT, checker_cells, default_file_mode, notebook_arg  # noqa: F401
+from .nbtools import checker_name as _checker_name
 
 # The details file: one row per student, notebook and exercise.
 COLUMNS = ("student", "notebook", "exercise", "passed", "total", "points", "possible", "score",
            "status", "graded_on", "detail")
-
-
-def _checker_name(source: str) -> str | None:
-    """The first ``check_*`` function a code cell calls (by the AST, not by substring)."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            fn = node.func
-            name = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", "")
-            if name.startswith("check_"):
-                return name
-    return None
-
-
-def _calls_a_checker(source: str) -> bool:
-    return _checker_name(source) is not None
-
-
-def checker_cells(nb) -> list[tuple[str, str]]:
-    """``(cell id, source)`` of each checker cell of a source notebook, in order (not the
-    cells tagged ``expect-reject``, which show a checker rejecting a wrong kernel on purpose)."""
-    from .assign import _notebook_arg
-    from .selfcheck import EXPECT_REJECT
-
-    _notebook_arg(nb)
-    out = []
-    for cell in nb.cells:
-        if EXPECT_REJECT in cell.get("metadata", {}).get("tags", []):
-            continue
-        if cell.cell_type == "code" and _calls_a_checker(cell.source):
-            if not cell.get("id"):
-                raise ValueError("a checker cell of the source notebook has no cell id "
-                                 "(nbformat 4.5 or later is needed to match it).")
-            out.append((cell.id, cell.source))
-    return out
 
 
 def _guarded(cid: str, source: str, log: str, hidden_seed: int | None = None) -> str:
@@ -124,10 +87,8 @@ def grading_notebook(submission, source, log: str = "verdicts.jsonl",
 
     import nbformat
 
-    from .assign import _notebook_arg
-
-    _notebook_arg(submission)
-    _notebook_arg(source)
+    notebook_arg(submission)
+    notebook_arg(source)
     v.string(log, "log")
     if hidden_seed is not None:
         v.integer(hidden_seed, "hidden_seed", minimum=2)
@@ -171,9 +132,9 @@ def _grading_client():
 
     from nbclient.exceptions import CellTimeoutError
 
-    from .selfcheck import _client_class
+    from .nbtools import client_class
 
-    class GradingClient(_client_class()):
+    class GradingClient(client_class()):
         async def _async_handle_timeout(self, timeout, cell=None):
             first = getattr(self, "_interrupted", None)
             if first is None or first[0] is not cell:
@@ -487,7 +448,7 @@ def _write_file(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(text)
-        os.chmod(tmp, _default_mode())  # as readable as any new file, not private
+        os.chmod(tmp, default_file_mode())  # as readable as any new file, not private
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -514,7 +475,7 @@ def write_gradebook(rows: list[dict], out: Path, *, force: bool = False) -> Path
     try:
         for student in dict.fromkeys(r["student"] for r in rows):
             _write_file(staging / f"{_safe_name(student)}.md", feedback(rows, student))
-        os.chmod(staging, _default_mode(0o777))  # mkdtemp's folder is private
+        os.chmod(staging, default_file_mode(0o777))  # mkdtemp's folder is private
         _write_file(details, _csv_text(COLUMNS, rows))
         _write_file(out, _csv_text(columns, table))
         if feedback_dir.exists():

@@ -28,157 +28,34 @@ Chapter 6's ``reduce_racecheck`` runs compute-sanitizer and counts with ``parse_
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
-import re
-import shutil
 
-from . import records, validate
+from . import nsight, records, validate
 
-# Shared-memory traffic: bank conflicts and wavefronts (the passes a request needs) per
-# shared load instruction; a conflict-free warp load is one wavefront.
-SHARED_METRICS = (
-    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
-    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
-    "smsp__inst_executed_op_shared_ld.sum",
+# The tools' runners and parsers live in ``gpuperf.nsight``; their names stay reachable here.
+from .nsight import (  # noqa: F401
+    GLOBAL_METRICS,
+    SANITIZER_TOOLS,
+    SHARED_METRICS,
+    SOL_METRICS,
+    STALL_METRICS,
+    STALL_REASONS,
+    TIME_METRICS,
+    available,
+    cupti_ops,
+    launch_twice,
+    metrics_by_kernel,
+    ncu_command,
+    overlap_ms,
+    parse_cupti_trace,
+    parse_ncu_csv,
+    parse_racecheck,
+    parse_sanitizer,
+    speed_of_light,
+    top_stalls,
+    union_ms,
 )
-# Global loads: sectors per request (4 for a coalesced warp of float32), DRAM bytes.
-GLOBAL_METRICS = (
-    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
-    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
-    "dram__bytes_read.sum",
-)
-TIME_METRICS = ("gpu__time_duration.sum", "sm__warps_active.avg.pct_of_peak_sustained_active")
-
-
-def available(tool: str = "ncu") -> bool:
-    """Whether ``tool`` ("ncu", "compute-sanitizer" or "nsys") is on this machine's PATH."""
-    validate.choice(tool, "tool", ("ncu", "compute-sanitizer", "nsys"))
-    return shutil.which(tool) is not None
-
-
-def ncu_command(program, *, kernel: str, metrics=(), sections=(), launch_skip: int = 0,
-                launch_count: int = 1, library: bool = False) -> list[str]:
-    """The ``ncu`` command line that profiles ``launch_count`` launches of the kernel whose
-    name starts with ``kernel`` (after skipping ``launch_skip`` of them: the first launch
-    of a Numba kernel may include loading the module), collecting ``metrics`` and/or
-    ``sections``, as CSV. The clocks are left alone (``--clock-control none``), as the
-    course's timings leave them. ``program``: the command to run, e.g. ``["python3",
-    "script.py"]``. ``library=True``: ``kernel`` is a regular expression found anywhere in
-    the name of a library's kernel (cuBLAS's, say), which is not a Python function's."""
-    program = [validate.string(p, f"program[{i}]") for i, p in
-               enumerate(validate.sequence(program, "program"))]
-    if not program:
-        raise ValueError("program: give the command to profile, e.g. [\"python3\", \"x.py\"].")
-    kernel = validate.string(kernel, "kernel")
-    library = validate.boolean(library, "library")
-    if library:
-        try:
-            re.compile(kernel)
-        except re.error as e:
-            raise ValueError(f"kernel={kernel!r} is not a regular expression ({e}): with "
-                             "library=True give a pattern of the library kernel's name, e.g. "
-                             "\"gemm\".") from None
-    elif not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", kernel):
-        raise ValueError(f"kernel={kernel!r} is not a Python function name: give the name of "
-                         "the kernel's Python function (e.g. \"reduce_v1\").")
-    metrics = [validate.string(m, f"metrics[{i}]") for i, m in
-               enumerate(validate.sequence(metrics, "metrics", empty=True))]
-    sections = [validate.string(s, f"sections[{i}]") for i, s in
-                enumerate(validate.sequence(sections, "sections", empty=True))]
-    if not metrics and not sections:
-        raise ValueError("give metrics (e.g. profiling.SHARED_METRICS) or sections (e.g. "
-                         "[\"SpeedOfLight\"]) to collect.")
-    validate.positive_int(launch_skip, "launch_skip", minimum=0)
-    validate.positive_int(launch_count, "launch_count")
-    cmd = ["ncu", "--clock-control", "none", "--csv", "-k",
-           f"regex:{kernel}" if library else f"regex:^{kernel}\\[",
-           "--launch-skip", str(launch_skip), "--launch-count", str(launch_count)]
-    if metrics:
-        cmd += ["--metrics", ",".join(metrics)]
-    for section in sections:
-        cmd += ["--section", section]
-    return cmd + program
-
-
-def _number(text: str):
-    """``"1,191,577"`` -> 1191577, ``"27.5"`` -> 27.5; anything else stays text."""
-    plain = text.replace(",", "")
-    try:
-        return int(plain)
-    except ValueError:
-        try:
-            return float(plain)
-        except ValueError:
-            return text
-
-
-def parse_ncu_csv(text: str) -> list[dict]:
-    """The rows of ``ncu --csv`` output, one per kernel launch and metric: ``kernel`` (the
-    Python function's name, Numba's specialization suffix dropped), ``launch`` (ncu's ID),
-    ``block``, ``grid``, ``section``, ``metric``, ``unit``, ``value`` (a number where the
-    tool printed one; thousands separators removed). Lines before the CSV header (the tool's
-    ``==PROF==`` lines, the program's output) are skipped. Raises ValueError if there is no
-    CSV table (the tool failed: its message is in its stderr)."""
-    validate.string(text, "text", empty=True)
-    lines = text.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.startswith('"ID",')), None)
-    if start is None:
-        raise ValueError("no ncu CSV table in this text: was ncu run with --csv, and did it "
-                         "profile a kernel? (-k must match the start of the kernel's name; "
-                         "ncu's own errors go to stderr.)")
-    table = [line for line in lines[start:] if line.startswith('"')]
-    rows = []
-    for rec in csv.DictReader(io.StringIO("\n".join(table))):
-        if not rec.get("Metric Name"):  # a section's rule (advice text), not a metric
-            continue
-        name = rec.get("Kernel Name", "")
-        rows.append({
-            "kernel": name.split("[", 1)[0].split("(", 1)[0],
-            "launch": _number(rec.get("ID", "")),
-            "block": rec.get("Block Size", ""),
-            "grid": rec.get("Grid Size", ""),
-            "section": rec.get("Section Name", ""),
-            "metric": rec.get("Metric Name", ""),
-            "unit": rec.get("Metric Unit", ""),
-            "value": _number(rec.get("Metric Value", "")),
-        })
-    return rows
-
-
-def metrics_by_kernel(rows) -> dict:
-    """``{kernel: {metric: value}}`` from ``parse_ncu_csv`` rows. Where a kernel was profiled
-    more than once, its last launch's values are kept."""
-    out: dict = {}
-    for i, row in enumerate(validate.sequence(rows, "rows", empty=True)):
-        if not isinstance(row, dict) or not {"kernel", "metric", "value"} <= row.keys():
-            raise TypeError(f"rows[{i}] must be a row of parse_ncu_csv (a dict with kernel, "
-                            f"metric and value), not {row!r}.")
-        out.setdefault(row["kernel"], {})[row["metric"]] = row["value"]
-    return out
-
-
-def parse_racecheck(text: str) -> dict:
-    """What ``compute-sanitizer --tool racecheck`` found: ``errors`` and ``warnings`` (its
-    summary), ``displayed`` (hazard reports printed, at most ``--print-limit``),
-    ``hazards`` (the hazard counts the reports give, summed: each report names one pair of
-    instructions and how many times they conflicted) and ``kernels`` (the Python function
-    names the reports name). Raises ValueError without a racecheck summary (the tool did
-    not finish)."""
-    validate.string(text, "text", empty=True)
-    summary = re.search(r"RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, "
-                        r"(\d+) warnings?\)", text)
-    if summary is None:
-        raise ValueError("no RACECHECK SUMMARY line in this text: was it compute-sanitizer "
-                         "--tool racecheck's output, and did the program finish?")
-    counts = [int(c) for c in re.findall(r"\[(\d+) hazards?\]", text)]
-    kernels = sorted(set(re.findall(r"::([A-Za-z_][A-Za-z0-9_]*)\[abi:", text)))
-    return {"displayed": int(summary.group(1)), "errors": int(summary.group(2)),
-            "warnings": int(summary.group(3)), "hazards": sum(counts), "kernels": kernels}
-
 
 # --------------------------------------------------------------------------- experiments
 # Each experiment runs a tool on a process of its own: ``python -c`` calling one of the launch
@@ -187,12 +64,6 @@ def parse_racecheck(text: str) -> dict:
 # first may include loading the module) and flushes the caches before it.
 
 
-def _launch_twice(launch) -> None:
-    from numba import cuda
-
-    for _ in range(2):
-        launch()
-    cuda.synchronize()
 
 
 def _reduce_launch(version: str, block: int, n: int) -> None:
@@ -203,7 +74,7 @@ def _reduce_launch(version: str, block: int, n: int) -> None:
     from .kernels import reduce as red
 
     x = cuda.to_device(np.random.default_rng(1).random(n, dtype=np.float32))
-    _launch_twice(lambda: red.reduce_sum(x, version, block=block))
+    launch_twice(lambda: red.reduce_sum(x, version, block=block))
 
 
 def _stride_launch(stride: int, count: int) -> None:
@@ -216,7 +87,7 @@ def _stride_launch(stride: int, count: int) -> None:
     dst = cuda.device_array_like(src)
     kernel = co.make_copy_strided(4, "float32")
     grid, block = co.copy_launch(count, version="ilp", ilp=4)
-    _launch_twice(lambda: kernel[grid, block](src, dst, count, stride))
+    launch_twice(lambda: kernel[grid, block](src, dst, count, stride))
 
 
 def _stride_part_launch(part: str, stride: int, count: int) -> None:
@@ -231,9 +102,9 @@ def _stride_part_launch(part: str, stride: int, count: int) -> None:
     if part == "loads":
         sums = cuda.device_array(grid * block, dtype=data.dtype)
         kernel = co.make_read_strided(4)
-        _launch_twice(lambda: kernel[grid, block](data, sums, count, stride))
+        launch_twice(lambda: kernel[grid, block](data, sums, count, stride))
     elif part == "stores":
-        _launch_twice(lambda: co.write_strided[grid, block](data, count, stride))
+        launch_twice(lambda: co.write_strided[grid, block](data, count, stride))
     else:
         raise ValueError(f"part={part!r}: give \"loads\" or \"stores\".")
 
@@ -258,7 +129,7 @@ def _transpose_launch(pad, n: int) -> None:
         kernel, grid, block = co.transpose_naive, (n // 32, n // 8), (32, 8)
     else:
         kernel, grid, block = co.make_transpose(32, 32, pad, True), (n // 32, n // 32), (32, 32)
-    _launch_twice(lambda: kernel[grid, block](a, out))
+    launch_twice(lambda: kernel[grid, block](a, out))
 
 
 def _sum_loads_launch(ilp: int, warps_per_sm: int) -> None:
@@ -275,7 +146,7 @@ def _sum_loads_launch(ilp: int, warps_per_sm: int) -> None:
     partial = cuda.device_array(sms * 64 * dram.WARP, dtype=np.float32)
     kernel[sms, 32](x, partial, sms * 32)  # compile it: its occupancy sizes the grid
     blocks, threads, _ = dram._persistent_launch(kernel, warps_per_sm)
-    _launch_twice(lambda: kernel[blocks, threads](x, partial, blocks * threads))
+    launch_twice(lambda: kernel[blocks, threads](x, partial, blocks * threads))
 
 
 def _matmul_variant(version: str, tile: int, factor: int):
@@ -295,7 +166,7 @@ def _launch_matmul_twice(v, n: int) -> None:
     from .kernels import matmul as mm
 
     A, B, C = mm.device_operands(n, n, n)
-    _launch_twice(lambda: v.launch(A, B, C))
+    launch_twice(lambda: v.launch(A, B, C))
 
 
 def _matmul_launch(version: str, tile: int, factor: int, n: int) -> None:
@@ -316,7 +187,7 @@ def _cublas_launch(n: int) -> None:
 
     a = cp.ones((n, n), dtype=cp.float32)
     b = cp.ones((n, n), dtype=cp.float32)
-    _launch_twice(lambda: cp.matmul(a, b))
+    launch_twice(lambda: cp.matmul(a, b))
 
 
 def _print_result(got, want) -> None:
@@ -415,7 +286,7 @@ def _reduce_atomics_launch(label: str, n: int) -> None:
     x = cuda.to_device(np.ones(n, dtype=np.float32))
     plan = red.ablation_plan(n, 4, 1, 4)
     run, fetch, _ = calls(x, n, plan.grid, plan.block)
-    _launch_twice(run)
+    launch_twice(run)
     got = fetch()  # float32 atomics round partial sums above 2^24
     print("RESULT " + json.dumps({"sum": got, "correct": abs(got - n) <= 1e-6 * n}), flush=True)
 
@@ -431,79 +302,34 @@ _LAUNCHES = {"reduce": _reduce_launch, "stride": _stride_launch,
              "gdn": _gdn_launch, "reduce_atomics": _reduce_atomics_launch}
 
 
-def _launch_from_argv(argv=None) -> None:
-    """The profiled process: ``python -c "...; _launch_from_argv()" NAME ARG ...``."""
-    import sys
-
-    name, *args = sys.argv[1:] if argv is None else argv
-    _LAUNCHES[name](*(int(a) if re.fullmatch(r"-?\d+", a) else a for a in args))
+def launch(name: str) -> str:
+    """The ``"module:function"`` of the launch called ``name`` here (``nsight`` runs it)."""
+    validate.choice(name, "name", tuple(_LAUNCHES))
+    return f"{__name__}:{_LAUNCHES[name].__name__}"
 
 
 def launch_command(name: str, *args, python: str = "python3") -> list[str]:
     """The command line of a process that runs launch ``name`` with ``args``, as one would
-    type it (``python``: the interpreter; the experiments pass ``sys.executable``)."""
-    validate.choice(name, "name", tuple(_LAUNCHES))
-    validate.string(python, "python")
-    return [python, "-c", "from gpuperf.profiling import _launch_from_argv; _launch_from_argv()",
-            name, *map(str, args)]
-
-
-def _python() -> str:
-    """This interpreter: the profiled process must import the same packages."""
-    import sys
-
-    return sys.executable
-
-
-def _tool_run(cmd, what: str, timeout: float = 300.0) -> str:
-    """Run a tool's command line; its stdout, or RuntimeError with its last words."""
-    import os
-    import subprocess
-
-    tool = cmd[0]
-    if shutil.which(tool) is None:
-        raise RuntimeError(f"{tool} is not on this machine's PATH: {what} needs NVIDIA's "
-                           f"{tool} (Nsight Compute and compute-sanitizer come with the CUDA "
-                           "toolkit, and on Colab's GPU image). Without it the recorded "
-                           "result is shown.")
-    # The profiled process imports this package from where this process found it.
-    src = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        p for p in (src, os.environ.get("PYTHONPATH", "")) if p)}
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
-    log = os.environ.get("GPUPERF_TOOL_LOG")  # a folder: keep every tool's raw output there
-    if log:
-        os.makedirs(log, exist_ok=True)
-        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{tool}_{what}")[:120]
-        with open(os.path.join(log, name + ".txt"), "w", encoding="utf-8") as f:
-            f.write(done.stdout + "\n--- stderr ---\n" + done.stderr)
-    if done.returncode != 0 and "SUMMARY" not in done.stdout:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-        raise RuntimeError(f"{tool} failed on {what} (exit {done.returncode}): "
-                           + " | ".join(tail))
-    return done.stdout
+    type it (see ``nsight.launch_command``)."""
+    return nsight.launch_command(launch(name), *args, python=python)
 
 
 def profile(name: str, *args, kernel: str, metrics, launch_count: int = 1,
             library: bool = False) -> dict:
-    """Nsight Compute's ``metrics`` for a launch of ``kernel`` in a process that runs launch
-    ``name`` with ``args`` (see ``launch_command``): {metric: value}. The first launch is
-    skipped (it may include loading the module); of the ``launch_count`` launches after it,
-    the longest is kept (a reduction launches the same kernel again on its partial sums).
-    ``library=True``: ``kernel`` is a pattern of a library kernel's name (``ncu_command``)."""
-    launch_count = validate.positive_int(launch_count, "launch_count")
-    cmd = ncu_command(launch_command(name, *args, python=_python()), kernel=kernel,
-                      metrics=metrics, launch_skip=1, launch_count=launch_count,
-                      library=library)
-    what = " ".join([name, *map(str, args)])
-    rows = [r for r in parse_ncu_csv(_tool_run(cmd, what))
-            if (re.search(kernel, r["kernel"]) if library else r["kernel"] == kernel)]
-    if not rows:
-        raise RuntimeError(f"ncu profiled no kernel named {kernel} in {what}.")
-    launches: dict = {}
-    for r in rows:
-        launches.setdefault(r["launch"], {})[r["metric"]] = r["value"]
-    return max(launches.values(), key=lambda m: m.get("gpu__time_duration.sum") or 0)
+    """``nsight.profile`` of launch ``name`` with ``args``."""
+    return nsight.profile(launch(name), *args, kernel=kernel, metrics=metrics,
+                          launch_count=launch_count, library=library)
+
+
+def try_profile(name: str, *args, kernel: str, metrics, launch_count: int = 1) -> dict | None:
+    """``nsight.try_profile`` of launch ``name`` with ``args``."""
+    return nsight.try_profile(launch(name), *args, kernel=kernel, metrics=metrics,
+                              launch_count=launch_count)
+
+
+def sanitize(tool: str, name: str, *args) -> dict:
+    """``nsight.sanitize`` of launch ``name`` with ``args``."""
+    return nsight.sanitize(tool, launch(name), *args)
 
 
 def _per(m: dict, numerator: str, denominator: str) -> float | None:
@@ -764,14 +590,6 @@ def transpose_experiment(progress) -> list[dict]:
     return rows
 
 
-# Why a warp did not issue: the average number of warps stalled for each reason, per issued
-# instruction (Nsight Compute's warp state statistics). Long scoreboard: waiting for a global
-# (or local) load; barrier: at syncthreads; MIO throttle and short scoreboard: the shared-
-# memory pipe's queue and results; math pipe throttle: an execution pipe busy.
-STALL_REASONS = ("long_scoreboard", "barrier", "mio_throttle", "short_scoreboard",
-                 "math_pipe_throttle", "wait", "not_selected")
-STALL_METRICS = tuple(f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio"
-                      for r in STALL_REASONS)
 LOAD_METRICS = STALL_METRICS + (
     "dram__throughput.avg.pct_of_peak_sustained_elapsed",
     "dram__bytes_read.sum",
@@ -1301,7 +1119,7 @@ def _l2_setup(footprint: int):
 def _l2_read_launch(footprint: int) -> None:
     """For Nsight Compute: the read of a ``footprint``-byte buffer, passes and all."""
     *_, launch = _l2_setup(footprint)
-    _launch_twice(launch)
+    launch_twice(launch)
 
 
 _LAUNCHES["l2_read"] = _l2_read_launch
@@ -1413,7 +1231,7 @@ def _onchip_setup(name: str, reads: int):
 def _onchip_read_launch(name: str) -> None:
     """For Nsight Compute: one on-chip read kernel at the experiment's read count."""
     *_, launch = _onchip_setup(name, ONCHIP_READS_PER_THREAD)
-    _launch_twice(launch)
+    launch_twice(launch)
 
 
 _LAUNCHES["onchip_read"] = _onchip_read_launch
@@ -1719,234 +1537,28 @@ def plot_onchip_roofline(dram, onchip, *, chapter: str = "tiling", title: str | 
                           pipe))
 
 
-def top_stalls(row: dict, n: int = 2) -> list[tuple[str, float]]:
-    """The ``n`` stall reasons with the most warps stalled per issued instruction in a row of
-    ``profiling_latency``, ``profiling_matmul`` or ``profiling_transpose``, largest first:
-    [("long scoreboard", 5.1), ...].
-    "Not selected" is left out: such a warp was ready to issue, and another one did."""
-    if not isinstance(row, dict):
-        raise TypeError(f"row must be a dict (one row of a profiling result), not "
-                        f"{type(row).__name__}.")
-    n = validate.positive_int(n, "n", maximum=len(STALL_REASONS))
-    stalls = [(k.removeprefix("stall_").replace("_", " "), float(val)) for k, val in row.items()
-              if k.startswith("stall_") and k != "stall_not_selected"]
-    if not stalls:
-        raise ValueError("row has no stall_ columns: give a row of profiling_latency or "
-                         "profiling_matmul.")
-    return sorted(stalls, key=lambda kv: -kv[1])[:n]
 
 
 # --------------------------------------------------------------------------- compute-sanitizer
 
-SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 
 
-def parse_sanitizer(text: str) -> dict:
-    """What a ``compute-sanitizer`` run reported: {"errors", "warnings", "first", "correct",
-    "max_error"}. ``first`` is the first problem it printed (None if none); ``correct`` and
-    ``max_error`` come from the program's own ``RESULT`` line (None if it printed none,
-    e.g. because the tool stopped it)."""
-    import json
-
-    text = validate.string(text, "text")
-    race = re.search(r"RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, "
-                     r"(\d+) warnings?\)", text)
-    summary = re.search(r"ERROR SUMMARY: (\d+) errors?", text)
-    if race is None and summary is None:
-        raise ValueError("no ERROR SUMMARY or RACECHECK SUMMARY line in this text: was it "
-                         "compute-sanitizer's output (its stdout), complete?")
-    if race is not None:
-        errors, warnings = int(race.group(2)), int(race.group(3))
-    else:
-        errors, warnings = int(summary.group(1)), 0
-    first = None
-    for line in text.splitlines():
-        body = line.removeprefix("=========").strip()
-        if line.startswith("=========") and re.match(
-                r"(Invalid|Error|Warning|Barrier|Potential|Uninitialized|Race|Divergent)", body):
-            first = re.sub(r"\[abi:.*$", "", body)  # Numba's mangled signature: noise here
-            break
-    result = next((json.loads(line[len("RESULT "):]) for line in text.splitlines()
-                   if line.startswith("RESULT ")), {})
-    return {"errors": errors, "warnings": warnings, "first": first,
-            "correct": result.get("correct"), "max_error": result.get("max_error")}
-
-
-def sanitize(tool: str, name: str, *args) -> dict:
-    """Run launch ``name`` with ``args`` (see ``launch_command``) under ``compute-sanitizer
-    --tool <tool>``: what ``parse_sanitizer`` reads from its output."""
-    validate.choice(tool, "tool", SANITIZER_TOOLS)
-    # API errors are left out: Numba's start-up probes the driver with calls that may fail,
-    # and each would count as an error of the kernel.
-    cmd = ["compute-sanitizer", "--tool", tool, "--print-limit", "5", "--report-api-errors", "no",
-           *launch_command(name, *args, python=_python())]
-    return parse_sanitizer(_tool_run(cmd, " ".join([tool, name, *map(str, args)])))
 
 
 # --------------------------------------------------------------------------- Speed of Light
 
-# The first section Nsight Compute shows for a kernel: how close it came to the peak of the
-# SM (sm__throughput: the busiest of several SM units, instruction issue and the pipelines
-# among them) and of memory (the busiest of DRAM, L2 and L1), in % of the peak sustained rate
-# over the kernel's time (L1's over the cycles it was active), with the occupancy and the
-# stall reasons beside them.
-SOL_METRICS = STALL_METRICS + (
-    "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
-    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
-    "l1tex__throughput.avg.pct_of_peak_sustained_active",
-    "lts__throughput.avg.pct_of_peak_sustained_elapsed",
-    "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
-    "sm__warps_active.avg.pct_of_peak_sustained_active",
-    "gpu__time_duration.sum",
-)
 
 
-def speed_of_light(metrics: dict) -> dict:
-    """The columns of a Speed-of-Light row from Nsight Compute's ``SOL_METRICS``."""
-    if not isinstance(metrics, dict):
-        raise TypeError(f"metrics must be a dict of Nsight Compute metrics (from profile), not "
-                        f"{type(metrics).__name__}.")
-    missing = [m for m in SOL_METRICS if m not in metrics]
-    if missing:
-        raise ValueError(f"metrics lacks {missing[0]} (and {len(missing) - 1} more): collect "
-                         "profiling.SOL_METRICS.")
-
-    def pct(name):
-        return round(float(metrics[name]), 1)
-
-    return {
-        "sm_pct": pct("sm__throughput.avg.pct_of_peak_sustained_elapsed"),
-        "memory_pct": pct("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"),
-        "dram_pct": pct("dram__throughput.avg.pct_of_peak_sustained_elapsed"),
-        "l1_pct": pct("l1tex__throughput.avg.pct_of_peak_sustained_active"),
-        "l2_pct": pct("lts__throughput.avg.pct_of_peak_sustained_elapsed"),
-        "fma_pct": pct("sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active"),
-        "occupancy_pct": pct("sm__warps_active.avg.pct_of_peak_sustained_active"),
-        **{f"stall_{r}": round(float(metrics[x]), 3) for r, x in zip(STALL_REASONS, STALL_METRICS)},
-        "duration_ns": metrics["gpu__time_duration.sum"],
-    }
-
-
-def try_profile(name: str, *args, kernel: str, metrics, launch_count: int = 1) -> dict | None:
-    """``profile(...)`` where it can run now: on a GPU, with Nsight Compute, with live
-    measurement on (``GPUPERF_LIVE``). Elsewhere, or when the tool fails (e.g. no permission
-    to read the GPU's counters), None, with the reason on stderr."""
-    import sys
-
-    from .mode import SIMULATOR
-
-    ncu_command(launch_command(name, *args), kernel=kernel, metrics=metrics)  # bad input: now
-    reason = None
-    if SIMULATOR:
-        reason = "no GPU here"
-    elif not records.live_by_default():
-        reason = f"{records.ENV_LIVE}=0 asks for recorded results"
-    elif not available("ncu"):
-        reason = "Nsight Compute (ncu) is not on this machine's PATH"
-    if reason is None:
-        try:
-            return profile(name, *args, kernel=kernel, metrics=metrics,
-                           launch_count=launch_count)
-        except RuntimeError as err:
-            reason = str(err)
-    print(f"gpuperf: no live profile ({reason}); the recorded one is shown instead.",
-          file=sys.stderr)
-    return None
 
 
 # --------------------------------------------------------------------------- CUPTI timeline
 
-# What the GPU itself reports of each copy and kernel: CUPTI's activity records, the source
-# Nsight Systems reads its CUDA timeline from. Here they come through PyTorch's profiler
-# (torch.profiler, which writes them as a Chrome trace): Nsight Systems on the course's
-# reference machines writes its raw capture but cannot turn it into a report there.
-_COPY_KINDS = {"HtoD": "h2d", "DtoH": "d2h", "DtoD": "d2d", "HtoH": "h2h"}
 
 
-def _kernel_name(name: str) -> str:
-    """``gpuperf::kernels::streams::add_kernel[abi:v1]...(Array<...>)`` -> ``add_kernel``."""
-    head = re.split(r"[\[(<]", name, maxsplit=1)[0]
-    return head.rsplit("::", 1)[-1] or name
 
 
-def parse_cupti_trace(doc) -> list[dict]:
-    """The GPU operations in a Chrome trace written by PyTorch's profiler
-    (``prof.export_chrome_trace``; the dict or its JSON text): one dict per copy, memset or
-    kernel, in the order they were issued (CUPTI's correlation ID), with ``kind`` ("h2d",
-    "d2h", "d2d", "h2h", "memset" or "kernel"), ``name`` (a kernel's Python function name),
-    ``stream`` (CUPTI's stream ID), ``correlation``, ``start_us``, ``end_us`` (the GPU's clock,
-    microseconds) and ``bytes`` (copies and memsets; None for kernels). Host-side events
-    (runtime and driver calls, flow arrows) are skipped. Raises ValueError if the trace has
-    no ``traceEvents`` (not such a trace)."""
-    import json
-
-    if isinstance(doc, str):
-        try:
-            doc = json.loads(doc)
-        except json.JSONDecodeError as err:
-            raise ValueError(f"doc is not JSON ({err}): give the file that "
-                             "torch.profiler's export_chrome_trace wrote, or its dict.") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
-        raise ValueError("doc has no traceEvents list: give the Chrome trace that "
-                         "torch.profiler's export_chrome_trace wrote (or its JSON text).")
-    ops = []
-    for e in doc["traceEvents"]:
-        if not isinstance(e, dict) or e.get("ph") != "X":
-            continue  # flow arrows, metadata
-        cat = e.get("cat")
-        if cat not in ("kernel", "gpu_memcpy", "gpu_memset"):
-            continue  # host-side: runtime and driver calls
-        args = e.get("args", {})
-        name = str(e.get("name", ""))
-        if cat == "kernel":
-            kind, short = "kernel", _kernel_name(name)
-        elif cat == "gpu_memset":
-            kind, short = "memset", name
-        else:
-            found = re.search(r"\b(HtoD|DtoH|DtoD|HtoH)\b", name)
-            if found is None:
-                continue  # a peer-to-peer or other copy: not one the course issues
-            kind, short = _COPY_KINDS[found.group(1)], name
-        start = float(e["ts"])
-        ops.append({"kind": kind, "name": short, "stream": args.get("stream"),
-                    "correlation": args.get("correlation"), "start_us": start,
-                    "end_us": start + float(e.get("dur", 0.0)),
-                    "bytes": args.get("bytes") if kind != "kernel" else None})
-    # The issue order; a record without a correlation ID (none seen) goes by its start.
-    ops.sort(key=lambda o: (o["correlation"] is None, o["correlation"] or 0, o["start_us"]))
-    return ops
 
 
-def cupti_ops(fn) -> list[dict]:
-    """Call ``fn()`` with PyTorch's profiler collecting CUPTI's activity records of the GPU;
-    return them as ``parse_cupti_trace`` does. Needs a GPU and PyTorch (preinstalled on Colab);
-    RuntimeError otherwise."""
-    import json
-    import os
-    import tempfile
-
-    validate.function(fn, "fn", what="a function of no arguments that issues GPU work")
-    try:
-        from torch.profiler import ProfilerActivity
-        from torch.profiler import profile as torch_profile
-    except ImportError:
-        raise RuntimeError("the CUPTI timeline needs PyTorch's profiler (import torch failed): "
-                           "install torch, or read the recorded result "
-                           "(gp.records.run(..., live=False)).") from None
-    import warnings
-
-    with warnings.catch_warnings():
-        # torch warns once per process that "the profiler clears events at the end of each
-        # cycle": true, and what we want (one cycle, one call); not the reader's concern.
-        warnings.filterwarnings("ignore", message=".*Profiler clears events", category=UserWarning)
-        with torch_profile(activities=[ProfilerActivity.CUDA]) as prof:
-            fn()
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "trace.json")
-        prof.export_chrome_trace(path)
-        with open(path, encoding="utf-8") as f:
-            return parse_cupti_trace(json.load(f))
 
 
 PIPELINE_OPS = ("h2d", "h2d", "kernel", "d2h")  # what Pipeline._enqueue issues per chunk
@@ -2013,27 +1625,8 @@ def match_pipeline_run(ops, spans) -> list[dict]:
     return rows
 
 
-def _union_ms(intervals) -> float:
-    """The time covered by at least one of the (start, end) intervals."""
-    total, end = 0.0, float("-inf")
-    for a, b in sorted(intervals):
-        if b > end:
-            total += b - max(a, end)
-            end = b
-    return total
 
 
-def _overlap_ms(intervals) -> float:
-    """The time covered by at least two of the (start, end) intervals."""
-    points = sorted([(a, 1) for a, b in intervals] + [(b, -1) for a, b in intervals],
-                    key=lambda p: (p[0], p[1]))
-    total, depth, last = 0.0, 0, None
-    for t, step in points:
-        if depth >= 2:
-            total += t - last
-        depth += step
-        last = t
-    return total
 
 
 @records.experiment(
@@ -2090,9 +1683,9 @@ def cupti_timeline_summary(res) -> list[dict]:
             out.append({"work": work, "kind": kind,
                         "events_sum_ms": sum(b - a for a, b in ev),
                         "gpu_busy_ms": sum(r["gpu_busy_ms"] for r in stage),
-                        "events_in_flight_ms": _union_ms(ev),
-                        "gpu_in_flight_ms": _union_ms(gpu),
-                        "gpu_overlap_ms": _overlap_ms(gpu)})
+                        "events_in_flight_ms": union_ms(ev),
+                        "gpu_in_flight_ms": union_ms(gpu),
+                        "gpu_overlap_ms": overlap_ms(gpu)})
         out.append({"work": work, "kind": "run", "events_total_ms": mine[0]["events_total_ms"],
                     "gpu_total_ms": max(r["gpu_end_ms"] for r in mine)
                     - min(r["gpu_start_ms"] for r in mine)})

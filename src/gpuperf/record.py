@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import bench, records
+from . import bench, records, store
 from .mode import SIMULATOR
 
 
@@ -43,7 +43,7 @@ def _check_out(out: Path, gpu: str, into_package: bool):
         return None, f"--out {out} is a folder; give a file name such as {out / 'my-gpu.json'}."
     if out.suffix.lower() != ".json":
         return None, f"--out {out} must end in .json (a record file)."
-    if _inside(out, records.DATA_DIR) and not into_package:
+    if _inside(out, store.DATA_DIR) and not into_package:
         return None, (f"{out} is inside the installed package (its shipped records, which the "
                       "book replays). Write to your own folder (the default, or --out), or pass "
                       "--into-package if you really mean to change the package's records.")
@@ -114,7 +114,7 @@ def main(argv=None) -> int:
     if args.out:
         out = Path(args.out).expanduser()
     elif args.into_package:
-        out = records.DATA_DIR / f"{records.slug(gpu)}.json"
+        out = store.DATA_DIR / f"{records.slug(gpu)}.json"
     else:
         out = records.user_dir() / f"{records.slug(gpu)}.json"
     data, problem = _check_out(out, gpu, args.into_package)

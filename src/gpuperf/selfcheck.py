@@ -34,10 +34,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ._mode import SIMULATOR_BANNER
+from .nbtools import EXPECT_REJECT, client_class, sliced  # noqa: F401 (sliced: tests)
 
 ALLOW_STDERR = "allow-stderr"
-# A cell that shows a checker rejecting a wrong kernel on purpose (the exercise's "before").
-EXPECT_REJECT = "expect-reject"
 PASS_MARK, FAIL_MARK = "\u2713", "\u2717"
 _STUB = "not implemented yet"
 SLOW_CELL_S = 5.0
@@ -125,52 +124,6 @@ def _analyse(nb, run: _Run, *, student: bool) -> _Run:
 
 
 # How long one wait on a kernel channel may block before it looks again (seconds).
-POLL_SLICE_S = 1.0
-
-
-def _sliced(channel) -> None:
-    """Make ``channel.get_msg(timeout)`` wait in slices of ``POLL_SLICE_S``, looking again
-    after each, until the message comes or ``timeout`` passes.
-
-    nbclient waits for a cell's reply with one long poll of the shell socket. With widget
-    cells that poll sometimes misses the wake-up although the reply has arrived, and the
-    cell then seems to take the whole cell timeout (the reply is read when the poll gives
-    up; jupyter/nbclient#312). A run of the course on an H100 lost 120 s that way in one
-    explorer cell that takes 0.1 s; polling again each second finds the reply at once.
-    """
-    import asyncio
-    from queue import Empty
-
-    get_msg = channel.get_msg
-
-    async def get_msg_sliced(timeout=None, **kwargs):
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            step = POLL_SLICE_S if left is None else min(POLL_SLICE_S, left)
-            try:
-                got = get_msg(timeout=step, **kwargs)
-                return await got if asyncio.iscoroutine(got) else got
-            except Empty:
-                if deadline is not None and time.monotonic() >= deadline:
-                    raise
-
-    channel.get_msg = get_msg_sliced
-
-
-def _client_class():
-    from nbclient import NotebookClient
-
-    class SlicedPollClient(NotebookClient):
-        """nbclient's client, with its shell and IOPub waits polled in slices (``_sliced``)."""
-
-        async def async_start_new_kernel_client(self):
-            kc = await super().async_start_new_kernel_client()
-            _sliced(kc.shell_channel)
-            _sliced(kc.iopub_channel)
-            return kc
-
-    return SlicedPollClient
 
 
 def _execute(path: Path, *, student: bool, budget: float, cell_timeout: int,
@@ -196,7 +149,7 @@ def _execute(path: Path, *, student: bool, budget: float, cell_timeout: int,
         if took >= SLOW_CELL_S:  # long work shows progress
             print(f"      cell {cell_index}: {took:.1f} s", file=sys.stderr, flush=True)
 
-    client = _client_class()(nb, timeout=cell_timeout, kernel_name="python3",
+    client = client_class()(nb, timeout=cell_timeout, kernel_name="python3",
                             allow_errors=student, on_cell_start=cell_start,
                             on_cell_executed=cell_done,
                             resources={"metadata": {"path": str(path.parent)}})
@@ -260,12 +213,14 @@ def _commit(root: Path) -> str | None:
 
 
 
-# The files a self-check depends on: a change to one of them since a row's commit makes the
-# row stale (tests/test_selfcheck.py; tools/device/tree_hash.py lists the same paths). A row
-# ran one chapter, so another chapter's own notebook files changing leaves it as it ran; any
-# kernel or checker changing makes every row stale.
-WATCHED = ("notebooks", "solutions", "src/gpuperf/kernels", "src/gpuperf/exercises.py")
+# The files a self-check row depends on: its chapter's two notebook copies and the source of
+# every module the chapter's code reaches through the import graph (``gpuperf.depgraph``), so a
+# change makes stale only the rows of the chapters that import what changed. Anything else
+# under the notebook folders (a data file a chapter might read) counts for every row.
+# ``git diff`` is asked about these paths (tools/device/tree_hash.py lists the same).
+WATCHED = ("notebooks", "solutions", "src/gpuperf")
 _CHAPTER_FILE = re.compile(r"(notebooks|solutions)/[^/]+\.ipynb")
+_REPO = Path(__file__).resolve().parents[2]  # the checkout this package runs from
 
 
 def row_commit(doc: dict, row: dict) -> str | None:
@@ -293,17 +248,113 @@ def changed_files(since: str, until: str = "HEAD", root: Path | None = None) -> 
     return sorted(out.split())
 
 
-def stale_inputs(notebook: str, changed) -> list[str]:
+def notebook_inputs(notebook: str, root: Path | None = None) -> set:
+    """The repository files a self-check row of chapter ``notebook`` depends on (paths
+    relative to ``root``, the checkout; default: this package's): both copies of the notebook
+    and every module of the package its code reaches (``gpuperf.depgraph``)."""
+    from . import depgraph
+    from . import validate as v
+
+    v.string(notebook, "notebook")
+    if root is not None and not isinstance(root, (str, os.PathLike)):
+        raise TypeError(f"root must be a path (the repository's folder) or None, not "
+                        f"{type(root).__name__}.")
+    return depgraph.notebook_inputs(notebook, _REPO if root is None else Path(root))
+
+
+def stale_inputs(notebook: str, changed, inputs=None) -> list[str]:
     """Of the ``changed`` files, those a self-check row of chapter ``notebook`` depends on:
-    its own notebook (chapter and student copy) and everything watched that is not another
-    chapter's notebook."""
+    its ``inputs`` (default: ``notebook_inputs(notebook)``), and any file under the notebook
+    folders that is not another chapter's notebook."""
     from . import validate as v
 
     v.string(notebook, "notebook")
     changed = [v.string(p, f"changed[{i}]")
                for i, p in enumerate(v.sequence(changed, "changed", empty=True))]
+    if inputs is None:
+        inputs = notebook_inputs(notebook)
+    else:
+        inputs = {v.string(p, "inputs[...]") for p in v.sequence(inputs, "inputs", empty=True)}
     own = {f"notebooks/{notebook}.ipynb", f"solutions/{notebook}.ipynb"}
-    return [p for p in changed if p in own or not _CHAPTER_FILE.fullmatch(p)]
+    return [p for p in changed
+            if p in inputs or p in own
+            or (p.startswith(("notebooks/", "solutions/")) and not _CHAPTER_FILE.fullmatch(p))]
+
+
+def stale_rows(doc: dict, root: Path | None = None) -> list[dict]:
+    """The rows of the self-check ``doc`` whose inputs changed since the commit they ran:
+    ``{"notebook", "copy", "commit", "changed": [files]}``, in the file's order. A row whose
+    commit this repository lacks is stale, with ``changed`` naming that."""
+    from . import validate as v
+
+    v.mapping(doc, "doc")
+    root = _REPO if root is None else Path(root)
+    diffs: dict = {}
+    inputs: dict = {}
+    out = []
+    for r in doc.get("notebooks", []):
+        commit = row_commit(doc, r)
+        if commit not in diffs:
+            try:
+                diffs[commit] = changed_files(commit, "HEAD", root=root) if commit else None
+            except subprocess.CalledProcessError:
+                diffs[commit] = None
+        if diffs[commit] is None:
+            out.append({"notebook": r["notebook"], "copy": r["copy"], "commit": commit,
+                        "changed": [f"commit {commit} is not in this repository"]})
+            continue
+        name = r["notebook"]
+        if name not in inputs:
+            try:
+                inputs[name] = notebook_inputs(name, root)
+            except ValueError:  # a chapter that no longer exists
+                inputs[name] = None
+        if inputs[name] is None:
+            out.append({"notebook": name, "copy": r["copy"], "commit": commit,
+                        "changed": [f"solutions/{name}.ipynb no longer exists"]})
+            continue
+        files = stale_inputs(name, diffs[commit], inputs=inputs[name])
+        if files:
+            out.append({"notebook": name, "copy": r["copy"], "commit": commit, "changed": files})
+    return out
+
+
+def chapter_status(folder: Path | None = None, root: Path | None = None) -> list[dict]:
+    """One row per chapter notebook of the shipped self-check on the course's versions
+    (``data/selfcheck-<gpu>.json``, not the Colab-like run): ``chapter``, ``status`` ("checked
+    live on <GPU> at <commit>" or "changed since its last GPU check (<GPU>, <commit>)") and
+    ``changed`` (the first files that changed, if any)."""
+    rows = []
+    for path, doc in _shipped_files(folder):
+        if path.stem.endswith("-colab"):
+            continue
+        stale = {(r["notebook"], r["copy"]): r for r in stale_rows(doc, root)}
+        gpu = doc.get("gpu") or "a GPU"
+        for name in sorted({r["notebook"] for r in doc.get("notebooks", [])}):
+            mine = [r for r in doc["notebooks"] if r["notebook"] == name]
+            commits = sorted({str(row_commit(doc, r))[:7] for r in mine})
+            ok = all(r.get("ok") for r in mine)
+            changed = sorted({f for r in mine for f in stale.get((name, r["copy"]), {})
+                              .get("changed", [])})
+            where = f"{gpu}, {'/'.join(commits)}"
+            if changed:
+                status = f"changed since its last GPU check ({where})"
+            elif ok:
+                status = f"checked live on {gpu} at {'/'.join(commits)}"
+            else:
+                status = f"failed its last GPU check ({where})"
+            rows.append({"chapter": name, "status": status, "changed": changed[:3]})
+    return rows
+
+
+def show_chapter_status(folder: Path | None = None, root: Path | None = None) -> None:
+    """``chapter_status`` as a table (HTML in Jupyter)."""
+    rows = chapter_status(folder, root)
+    if not rows:
+        print("No self-check results are shipped yet: run `python -m gpuperf.selfcheck` on a GPU.")
+        return
+    _show_table(["chapter", "GPU self-check"], [[r["chapter"], r["status"]] for r in rows],
+                "gp-table", plain="\n".join(f"{r['chapter']}: {r['status']}" for r in rows))
 
 
 def _table(runs: list[_Run]) -> str:
@@ -486,7 +537,7 @@ def t4_estimate(folder: Path | None = None) -> list[dict]:
     not (compiling, timing loops that run for a fixed time), so the truth is nearer the
     low end. The host CPU is the self-check's, not Colab's. Both runs must come from one
     commit (the same notebooks); otherwise there is no estimate."""
-    from . import records
+    from . import records, store
 
     live_runs = [d for p, d in _shipped_files(folder) if not p.stem.endswith("-colab")]
     replays = _replay_files(folder)
@@ -497,7 +548,7 @@ def t4_estimate(folder: Path | None = None) -> list[dict]:
         return []
     peak = None
     try:  # that GPU's theoretical peak, from its shipped record (None: no upper bound)
-        data = records.load(records.DATA_DIR / f"{records.slug(live_doc.get('gpu') or '')}.json")
+        data = records.load(store.DATA_DIR / f"{records.slug(live_doc.get('gpu') or '')}.json")
         for exp in data["experiments"].values():
             peak = peak or exp.get("provenance", {}).get("device", {}).get("peak_gbps")
     except (OSError, ValueError, KeyError, AttributeError):
@@ -552,6 +603,11 @@ def _parse(argv):
                    help="merge into an existing --out made on the same GPU, commit and versions "
                         "(rows of the notebooks run now replace theirs): one table from several "
                         "runs")
+    p.add_argument("--stale", action="store_true",
+                   help="list the rows of --out whose inputs (their notebooks and the modules "
+                        "they import) changed since the commit they ran, run exactly those "
+                        "chapters, and merge them into --out (the other rows keep their "
+                        "commits)")
     return p.parse_args(argv)
 
 
@@ -586,14 +642,14 @@ def main(argv=None) -> int:
               "ipykernel).", file=sys.stderr)
         return 2
 
-    from gpuperf import assign, device, records
+    from gpuperf import assign, device, records, store
     from gpuperf.mode import MODE, SIMULATOR
 
     gpu = device.info().name
     if SIMULATOR:
         print("selfcheck: no GPU here: the notebooks run on the CUDA simulator; the shipped "
               "self-check must come from a GPU.", file=sys.stderr)
-    out = args.out or (records.DATA_DIR / f"selfcheck-{records.slug(gpu)}.json")
+    out = args.out or (store.DATA_DIR / f"selfcheck-{records.slug(gpu)}.json")
     if out.suffix != ".json" or (out.exists() and out.is_dir()):
         print(f"selfcheck: --out {out} must be a .json file.", file=sys.stderr)
         return 2
@@ -608,7 +664,37 @@ def main(argv=None) -> int:
         "budget_s": args.budget, "passed": False, "notebooks": [],
     }
     earlier: list[dict] = []
-    if args.append and out.exists():
+    if args.stale:
+        if args.append:
+            print("selfcheck: --stale merges into --out already; drop --append.", file=sys.stderr)
+            return 2
+        try:
+            old = json.loads(out.read_text(encoding="utf-8"))
+            stale = stale_rows(old, root=folder.resolve().parent)
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            print(f"selfcheck: --stale: cannot read the self-check {out} ({err}); run the "
+                  "whole course once without --stale.", file=sys.stderr)
+            return 2
+        for key in ("gpu", "versions", "budget_s", "mode", "measure"):
+            if old.get(key) != doc[key]:
+                print(f"selfcheck: --stale: {out} was made with {key}={old.get(key)!r}, this run "
+                      f"has {doc[key]!r}; its rows cannot be mixed with this run's. Run the whole "
+                      "course without --stale (into another --out, or replacing this one).",
+                      file=sys.stderr)
+                return 2
+        names = sorted({r["notebook"] for r in stale})
+        for r in stale:
+            print(f"stale: {r['notebook']} ({r['copy']}, ran at {str(r['commit'])[:7]}): "
+                  + ", ".join(r["changed"][:4]) + (" ..." if len(r["changed"]) > 4 else ""),
+                  file=sys.stderr)
+        paths = [p for p in paths if p.stem in names]
+        if not paths:
+            print(f"selfcheck: --stale: no row of {out} is stale"
+                  + (f" among notebooks matching --only {args.only!r}" if pattern else "")
+                  + "; nothing to run.", file=sys.stderr)
+            return 0
+        earlier = [{**r, "commit": row_commit(old, r)} for r in old.get("notebooks", [])]
+    elif args.append and out.exists():
         try:
             old = json.loads(out.read_text(encoding="utf-8"))
             earlier = list(old["notebooks"])

@@ -2,7 +2,7 @@
 
 The simulator runs a kernel as Python, so code that no GPU compiler accepts runs there
 without complaint: a shared array whose shape is computed inside the kernel, atomics on
-an ``int16`` array, a Python object the kernel cannot hold. :func:`check_compiles` compiles
+an ``int16`` array, a Python object the kernel cannot hold. :func:`gpuperf.exercises.check_compiles` compiles
 the kernel to PTX for the course's targets (``TARGETS``: sm_75, Colab's T4, and sm_90, the
 reference Hopper GPUs), with the argument types of a call the checker is about to make,
 and turns a compiler error into one failed case in plain words.
@@ -36,7 +36,7 @@ IMPORTABLE = ("gpuperf", "numba", "numpy", "math", "cmath", "operator")
 _CACHE: dict = {}  # (module source, argument types, targets) -> outcome
 
 
-class _Unbundlable(ValueError):
+class Unbundlable(ValueError):
     """The kernel refers to something that cannot be written as source."""
 
 
@@ -89,7 +89,7 @@ def argument_types(args) -> list:
                       "F" if flags.f_contiguous else "A")
             out.append(["array", np.dtype(a.dtype).name, int(a.ndim), layout])
         else:
-            raise _Unbundlable(f"argument {i} ({type(a).__name__}) has no simple GPU type")
+            raise Unbundlable(f"argument {i} ({type(a).__name__}) has no simple GPU type")
     return out
 
 
@@ -140,10 +140,10 @@ def _def_source(py) -> str:
         src = textwrap.dedent(inspect.getsource(py))
         tree = ast.parse(src)
     except (OSError, TypeError, SyntaxError):
-        raise _Unbundlable(f"the source of {py.__name__} cannot be read") from None
+        raise Unbundlable(f"the source of {py.__name__} cannot be read") from None
     node = tree.body[0] if tree.body else None
     if not isinstance(node, ast.FunctionDef) or node.name != py.__name__:
-        raise _Unbundlable(f"the source of {py.__name__} cannot be read")
+        raise Unbundlable(f"the source of {py.__name__} cannot be read")
     return "\n".join(src.splitlines()[node.lineno - 1:]) + "\n"
 
 
@@ -192,7 +192,7 @@ class _Bundle:
             if self.defined[name] is value or (type(value) is type(self.defined[name])
                                                and self._same(value, self.defined[name])):
                 return
-            raise _Unbundlable(f"two different objects are called {name}")
+            raise Unbundlable(f"two different objects are called {name}")
         self.defined[name] = value
         self.lines.extend(self._text(name, value))
 
@@ -211,7 +211,7 @@ class _Bundle:
             if module.startswith("numba.cuda"):
                 module = "numba.cuda"
             if module.split(".")[0] not in IMPORTABLE:
-                raise _Unbundlable(f"{name} is the module {module}")
+                raise Unbundlable(f"{name} is the module {module}")
             return [f"import {module} as {name}"] if "." in module or module != name else [
                 f"import {module}"]
         if isinstance(value, float) or (isinstance(value, np.generic)
@@ -231,14 +231,14 @@ class _Bundle:
 
             if getattr(numba, str(value), None) == value:
                 return [f"from numba import {value} as {name}"]
-            raise _Unbundlable(f"{name} is the Numba type {value}")
+            raise Unbundlable(f"{name} is the Numba type {value}")
         if isinstance(value, type) and issubclass(value, np.generic):
             return [f"{name} = np.{value.__name__}"]
         if isinstance(value, np.ndarray):
             # Numba freezes a global array into the kernel as a read-only constant: written
             # out with its values, the compile sees what a GPU's does.
             if value.dtype.kind not in "biuf" or value.size > MAX_CONSTANT_ELEMENTS:
-                raise _Unbundlable(f"{name} is a ndarray")
+                raise Unbundlable(f"{name} is a ndarray")
             flat = [v.item() if value.dtype.kind == "f" else int(v) for v in value.ravel()]
             body = ", ".join(f"float({str(v)!r})" if isinstance(v, float) else str(v)
                              for v in flat)
@@ -261,7 +261,7 @@ class _Bundle:
         if not _numba_types(value):
             raise _Untypable(f"the kernel uses {name}, {_kind_of(value)}, which a kernel "
                              "cannot hold")
-        raise _Unbundlable(f"{name} is a {type(value).__name__}")
+        raise Unbundlable(f"{name} is a {type(value).__name__}")
 
     def function(self, fn, name: str | None = None) -> list[str]:
         """The source of ``fn`` (a kernel or device function), after everything it refers to."""
@@ -276,7 +276,7 @@ class _Bundle:
                 try:
                     value = cells[ref].cell_contents
                 except ValueError:
-                    raise _Unbundlable(f"{ref} is not set yet") from None
+                    raise Unbundlable(f"{ref} is not set yet") from None
             elif ref in py.__globals__:
                 value = py.__globals__[ref]
             else:
@@ -292,7 +292,7 @@ class _Bundle:
         lines = [src]
         if fn is not py:  # a device function the kernel calls (the kernel itself: py_func)
             if name is None:
-                raise _Unbundlable(f"{py.__name__} is not a function")
+                raise Unbundlable(f"{py.__name__} is not a function")
             lines.append(f"{py.__name__} = cuda.jit(device=True)({py.__name__})")
         if name is not None and name != py.__name__:
             lines.append(f"{name} = {py.__name__}")
@@ -305,7 +305,7 @@ class _Bundle:
 def bundle(kernel) -> str:
     """A module's source that defines ``kernel`` (by its own name) and all it refers to.
 
-    Raises :class:`_Unbundlable` where something has no source form."""
+    Raises :class:`Unbundlable` where something has no source form."""
     if not isinstance(getattr(kernel, "py_func", None), pytypes.FunctionType):
         raise TypeError(f"kernel must be a @cuda.jit kernel, not {type(kernel).__name__}.")
     b = _Bundle()
@@ -363,7 +363,7 @@ def compile_for_targets(kernel, args, ccs=TARGETS) -> dict:
 
     Returns ``{"7.5": None, "9.0": "TypingError: ..."}`` (None: it compiled). Under the
     simulator, a kernel that uses a value no Numba target can type (a class, a dict) gets
-    that answer for every target without a compile; :class:`_Unbundlable` is raised where
+    that answer for every target without a compile; :class:`Unbundlable` is raised where
     the kernel cannot be written out for a fresh process, and ``RuntimeError`` where the
     compiler cannot run.
     """
@@ -374,7 +374,7 @@ def compile_for_targets(kernel, args, ccs=TARGETS) -> dict:
     if not isinstance(getattr(kernel, "py_func", None), pytypes.FunctionType):
         raise TypeError(f"kernel must be a @cuda.jit kernel, not {type(kernel).__name__}.")
     arg_types = argument_types(args)
-    ccs = _check_ccs(ccs)
+    ccs = check_ccs(ccs)
     if not SIMULATOR:
         return _compile_here(kernel, arg_types, ccs)
     try:
@@ -404,7 +404,7 @@ def compile_for_targets(kernel, args, ccs=TARGETS) -> dict:
     return result
 
 
-def _check_ccs(ccs) -> list:
+def check_ccs(ccs) -> list:
     ok = isinstance(ccs, (tuple, list)) and len(ccs) > 0 and all(
         isinstance(cc, (tuple, list)) and len(cc) == 2
         and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in cc)
@@ -447,33 +447,5 @@ def plain_words(message: str) -> str:
     return head + hint
 
 
-def check_compiles(chk, kernel, args, ccs=TARGETS) -> bool:
-    """One case of ``chk``: ``kernel`` compiles for every target in ``ccs`` with the types of
-    ``args``. A compiler error fails the case (False); a kernel that cannot be written out,
-    or a missing compiler, gives a note and True."""
-    from . import exercises as ex
-
-    if not isinstance(chk, ex.Checker):
-        raise TypeError(f"chk must be the exercise's Checker (ex.Checker(...)), not "
-                        f"{type(chk).__name__}.")
-    if not isinstance(getattr(kernel, "py_func", None), pytypes.FunctionType):
-        raise TypeError(f"kernel must be a @cuda.jit kernel, not {type(kernel).__name__}.")
-    names = " and ".join(f"sm_{a}{b}" for a, b in _check_ccs(ccs))
-    try:
-        result = compile_for_targets(kernel, args, ccs)
-    except (_Unbundlable, RuntimeError) as err:
-        chk.note(f"the kernel was not compiled for {names} here: {err}")
-        return True
-    failed = {cc: msg for cc, msg in result.items() if msg}
-    if not failed:
-        return True
-    with chk.case(f"compiles for {names}"):
-        cc, msg = next(iter(failed.items()))
-        where = "any of them" if len(failed) == len(result) else f"sm_{cc.replace('.', '')}"
-        chk.fail(f"the kernel does not compile for {where} (the simulator runs it as Python, "
-                 f"but a GPU cannot): {plain_words(msg)}")
-    return False
-
-
 __all__ = ["TARGETS", "argument_types", "bundle", "compile_for_targets",
-           "plain_words", "check_compiles"]
+           "plain_words"]

@@ -312,11 +312,25 @@ def sequence(value, name: str, *, empty: bool = False) -> list:
     return value
 
 
+# The class of ``gp.records.run(...)``'s results. ``gpuperf.records`` sits above this module
+# and registers it when it loads (before then no Result can exist), so that this bottom layer
+# never imports the records.
+_RESULT_TYPES: tuple = ()
+
+
+def register_result_type(cls: type) -> type:
+    """Called once by ``gpuperf.records`` with its ``Result`` class."""
+    global _RESULT_TYPES
+    if not isinstance(cls, type):
+        raise TypeError(f"cls must be a class, not {type(cls).__name__}.")
+    if cls not in _RESULT_TYPES:
+        _RESULT_TYPES = (*_RESULT_TYPES, cls)
+    return cls
+
+
 def result(obj, name: str = "result"):
     """A ``gpuperf.records.Result`` (what ``gp.records.run(...)`` returns)."""
-    from .records import Result
-
-    if not isinstance(obj, Result):
+    if not isinstance(obj, _RESULT_TYPES):
         raise TypeError(f"{name} must be a Result from gp.records.run(name), not "
                         f"{type(obj).__name__} ({_short(obj)}).")
     return obj

@@ -29,7 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "src"))
-from gpuperf.selfcheck import changed_files, row_commit, stale_inputs  # noqa: E402
+from gpuperf.selfcheck import changed_files, notebook_inputs, row_commit, stale_inputs  # noqa: E402
 
 SAME = ("gpu", "commit", "versions", "budget_s", "mode", "measure", "simulated")
 
@@ -79,7 +79,11 @@ def _kept_rows(old: dict, replaced: set, commit: str, root: Path) -> list[dict]:
                     raise SystemExit(f"merge_selfchecks: git cannot compare {since} (the commit "
                                      f"of {r['notebook']}'s row) with {commit}: run in the "
                                      "repository, with both commits fetched") from None
-            files = stale_inputs(r["notebook"], changed[since])
+            try:
+                inputs = notebook_inputs(r["notebook"], root)
+            except ValueError:  # no such chapter or package at root: every source file counts
+                inputs = [f for f in changed[since] if f.startswith("src/")]
+            files = stale_inputs(r["notebook"], changed[since], inputs=inputs)
             if files:
                 stale[r["notebook"]] = files
         kept.append({**r, "commit": since})

@@ -18,7 +18,7 @@ import sys
 
 # The paths tests/test_selfcheck.py watches (gpuperf.selfcheck.WATCHED, kept equal by a test;
 # this file runs on the device without the package): a change there makes a self-check stale.
-WATCHED = ("notebooks", "solutions", "src/gpuperf/kernels", "src/gpuperf/exercises.py")
+WATCHED = ("notebooks", "solutions", "src/gpuperf")
 
 
 def working_tree(root: str = ".") -> list[str]:

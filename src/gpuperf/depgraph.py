@@ -1,0 +1,302 @@
+"""What imports what inside ``gpuperf``, read from the source with ``ast`` (nothing is imported).
+
+Two users:
+
+* ``tests/test_imports.py`` holds the package to its layers (below): no import cycle, no arrow
+  from a lower layer to a higher one, no ``_private`` name taken from another package.
+* the GPU self-check (``gpuperf.selfcheck``) asks which files a chapter notebook depends on —
+  its two copies and every module its code reaches through the import graph — so that a change
+  makes stale only the rows of the chapters that import the changed file.
+
+The layers, lowest first (a module may import its own layer and the ones below):
+
+1. ``core``: the shared machinery (mode, device, bench, records, validate, vector, emulator,
+   simwarp, plots, widgets, the exercise engine, the Nsight Compute and sanitizer runners).
+2. ``chapters``: ``gpuperf.kernels.<topic>``, one package per chapter. A chapter may use another
+   chapter's public names (no cycle between chapters).
+3. ``course``: experiments that read several chapters (``profiling``, ``headlines``).
+4. ``classroom``: the class tools (``assign``, ``grade``, ``selfcheck``, ``record``, ``colab``,
+   this module).
+5. ``facade``: ``gpuperf/__init__.py``, which reaches everything lazily (``gp.reduce``...) and is
+   imported by no module of the package.
+
+An import inside a function counts like one at the top of the module.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+PACKAGE = "gpuperf"
+SRC = Path(__file__).resolve().parent.parent  # the folder that holds the package
+
+LAYERS = ("core", "chapters", "course", "classroom", "facade")
+COURSE = {"gpuperf.profiling", "gpuperf.headlines"}
+CLASSROOM = {"gpuperf.assign", "gpuperf.grade", "gpuperf.selfcheck", "gpuperf.record",
+             "gpuperf.colab", "gpuperf.depgraph", "gpuperf.nbtools"}
+
+
+def layer(module: str) -> str:
+    """The layer of a module of the package (see the module docstring)."""
+    if module == PACKAGE:
+        return "facade"
+    if module == f"{PACKAGE}.kernels" or module.startswith(f"{PACKAGE}.kernels."):
+        return "chapters"
+    base = ".".join(module.split(".")[:2])
+    if base in COURSE:
+        return "course"
+    if base in CLASSROOM:
+        return "classroom"
+    return "core"
+
+
+def package_of(module: str, modules: dict) -> str:
+    """The package a module belongs to: itself if it is a package (``__init__.py``), else its
+    parent."""
+    return module if modules[module].name == "__init__.py" else module.rsplit(".", 1)[0]
+
+
+@dataclass(frozen=True)
+class Import:
+    """One import statement's arrow: ``source`` imports ``target`` (a module of the package),
+    taking ``names`` from it (empty for ``import x``), at ``line``."""
+    source: str
+    target: str
+    names: tuple = ()
+    line: int = 0
+
+
+@dataclass
+class Graph:
+    modules: dict = field(default_factory=dict)    # module name -> Path
+    imports: list = field(default_factory=list)    # [Import]
+
+    def edges(self) -> dict:
+        out: dict = {m: set() for m in self.modules}
+        for imp in self.imports:
+            if imp.target != imp.source:
+                out[imp.source].add(imp.target)
+        return out
+
+    def closure(self, roots) -> set:
+        """Every module reachable from ``roots`` (themselves included), with the packages
+        that hold them (importing ``a.b.c`` runs ``a/__init__`` and ``a/b/__init__``)."""
+        edges = self.edges()
+        seen: set = set()
+        todo = [r for r in roots if r in self.modules]
+        while todo:
+            m = todo.pop()
+            if m in seen:
+                continue
+            seen.add(m)
+            todo.extend(edges.get(m, ()))
+            parts = m.split(".")
+            todo.extend(p for p in (".".join(parts[:i]) for i in range(1, len(parts)))
+                        if p in self.modules)
+        return seen
+
+    def cycles(self) -> list[list[str]]:
+        """The strongly connected components of more than one module (and self-loops)."""
+        edges = self.edges()
+        index: dict = {}
+        low: dict = {}
+        stack: list = []
+        on: set = set()
+        out: list = []
+        counter = [0]
+
+        def visit(v):  # iterative Tarjan would be longer; the package is a few hundred modules
+            index[v] = low[v] = counter[0]
+            counter[0] += 1
+            stack.append(v)
+            on.add(v)
+            for w in sorted(edges.get(v, ())):
+                if w not in index:
+                    visit(w)
+                    low[v] = min(low[v], low[w])
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    out.append(sorted(comp))
+
+        for v in sorted(self.modules):
+            if v not in index:
+                visit(v)
+        return out
+
+    def private_crossings(self) -> list[Import]:
+        """Imports of a ``_name`` (not a dunder) from a module of another package."""
+        bad = []
+        for imp in self.imports:
+            src_pkg = package_of(imp.source, self.modules)
+            for n in imp.names:
+                if n.startswith("_") and not n.startswith("__"):
+                    full = f"{imp.target}.{n}"
+                    owner = full if full in self.modules else imp.target
+                    if package_of(owner, self.modules) != src_pkg:
+                        bad.append(imp)
+                        break
+            # ``import gpuperf.kernels.reduce._x`` / ``from gpuperf.x import _y``: the target
+            # module itself private and in another package
+            if not imp.names and any(p.startswith("_") and not p.startswith("__")
+                                     for p in imp.target.split(".")):
+                if package_of(imp.target, self.modules) != src_pkg:
+                    bad.append(imp)
+        return bad
+
+    def upward(self) -> list[Import]:
+        """Imports from a lower layer into a higher one (the facade counts as the highest)."""
+        rank = {name: i for i, name in enumerate(LAYERS)}
+        return [imp for imp in self.imports
+                if imp.target != imp.source
+                and rank[layer(imp.target)] > rank[layer(imp.source)]]
+
+
+def _module_name(path: Path, src: Path) -> str:
+    rel = path.relative_to(src).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _resolve(modules: dict, source: str, node: ast.ImportFrom) -> str | None:
+    if node.level:
+        is_pkg = modules[source].name == "__init__.py"
+        parts = source.split(".") if is_pkg else source.split(".")[:-1]
+        if node.level > 1:
+            parts = parts[: len(parts) - (node.level - 1)]
+        base = ".".join(parts)
+        return f"{base}.{node.module}" if node.module else base
+    return node.module
+
+
+def _owner(modules: dict, dotted: str) -> str | None:
+    """The longest prefix of ``dotted`` that is a module of the package."""
+    while dotted:
+        if dotted in modules:
+            return dotted
+        if "." not in dotted:
+            return None
+        dotted = dotted.rsplit(".", 1)[0]
+    return None
+
+
+def build(src: Path | str | None = None, package: str = PACKAGE) -> Graph:
+    """The import graph of ``package`` under the folder ``src`` (default: this installation)."""
+    src = SRC if src is None else Path(src)
+    root = src / package
+    if not (root / "__init__.py").is_file():
+        raise ValueError(f"src={str(src)!r} holds no package {package!r} (no "
+                         f"{root / '__init__.py'}); pass the folder above the package.")
+    g = Graph()
+    for path in sorted(root.rglob("*.py")):
+        if "__pycache__" not in path.parts:
+            g.modules[_module_name(path, src)] = path
+    for name, path in g.modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name == package or alias.name.startswith(package + "."):
+                        target = _owner(g.modules, alias.name)
+                        if target:
+                            g.imports.append(Import(name, target, (), node.lineno))
+            elif isinstance(node, ast.ImportFrom):
+                base = _resolve(g.modules, name, node)
+                if not base or not (base == package or base.startswith(package + ".")):
+                    continue
+                plain = []
+                for alias in node.names:
+                    full = f"{base}.{alias.name}"
+                    if full in g.modules:        # ``from pkg import submodule``
+                        g.imports.append(Import(name, full, (), node.lineno))
+                    else:
+                        plain.append(alias.name)
+                if plain:
+                    target = _owner(g.modules, base)
+                    if target:
+                        g.imports.append(Import(name, target, tuple(plain), node.lineno))
+    return g
+
+
+# --------------------------------------------------------------------------- notebooks
+
+
+_TOOL_ATTR = re.compile(r"\bgp\.([A-Za-z_][A-Za-z0-9_]*)")
+_EXPERIMENT_RUN = re.compile(r"""\brun\(\s*['"]([a-z][a-z0-9_]*)['"]""")
+
+
+@lru_cache(maxsize=4)
+def _experiment_homes(src: str) -> dict:
+    """``{experiment name: module}``, read from the ``@records.experiment("name", ...)``
+    decorators in the source (nothing is imported)."""
+    g = build(src)
+    homes = {}
+    for name, path in g.modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+                fn = node.func
+                called = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", "")
+                if called == "experiment" and isinstance(node.args[0].value, str):
+                    homes[node.args[0].value] = name
+    return homes
+
+
+def notebook_modules(notebook: Path | str, src: Path | str | None = None) -> set:
+    """The modules of the package that a notebook's code cells reach: the facade, each
+    ``gp.<name>`` it touches (a tool or a chapter), each module it imports, and the module
+    of each experiment it runs by name (``gp.records.run("reduce_ladder")``)."""
+    src = SRC if src is None else Path(src)
+    g = build(src)
+    cells = json.loads(Path(notebook).read_text(encoding="utf-8")).get("cells", [])
+    code = "\n".join("".join(c.get("source", "")) for c in cells if c.get("cell_type") == "code")
+    roots = {PACKAGE}
+    for attr in _TOOL_ATTR.findall(code):
+        for candidate in (f"{PACKAGE}.{attr}", f"{PACKAGE}.kernels.{attr}"):
+            if candidate in g.modules:
+                roots.add(candidate)
+    for m in re.findall(r"\b(gpuperf(?:\.[A-Za-z_][A-Za-z0-9_]*)+)", code):
+        owner = _owner(g.modules, m)
+        if owner:
+            roots.add(owner)
+    for base, names in re.findall(r"\bfrom\s+(gpuperf[A-Za-z0-9_.]*)\s+import\s+([A-Za-z0-9_, ]+)", code):
+        for n in (x.split(" as ")[0].strip() for x in names.split(",")):
+            if f"{base}.{n}" in g.modules:
+                roots.add(f"{base}.{n}")
+    homes = _experiment_homes(str(src))
+    for exp in _EXPERIMENT_RUN.findall(code):
+        if exp in homes:
+            roots.add(homes[exp])
+    return roots
+
+
+def notebook_inputs(notebook: str, root: Path | str, src: Path | str | None = None) -> set:
+    """The repository files (paths relative to ``root``) a self-check row of the chapter
+    ``notebook`` (e.g. ``"06_reduce"``) depends on: both copies of the notebook and the source
+    file of every module its code reaches through the import graph."""
+    root = Path(root)
+    src = root / "src" if src is None else Path(src)
+    g = build(src)
+    files = {f"notebooks/{notebook}.ipynb", f"solutions/{notebook}.ipynb"}
+    chapter = root / "solutions" / f"{notebook}.ipynb"
+    if not chapter.is_file():
+        raise ValueError(f"notebook={notebook!r}: there is no {chapter}; pass a chapter's name "
+                         "such as '06_reduce'.")
+    for m in g.closure(notebook_modules(chapter, src)):
+        files.add(g.modules[m].resolve().relative_to(root.resolve()).as_posix())
+    return files

@@ -27,7 +27,7 @@ def tmp_record(tmp_path, monkeypatch):
 def test_save_load_replay_roundtrip(tmp_record):
     res = records.run("gridstride_ceilings")
     assert res.source == "recorded" and res.gpu == "My GPU"
-    assert res.label == "recorded on My GPU, 2026-01-02, numba-cuda 0.30.4"
+    assert res.label == "recorded on My GPU, 2026-01-02, numba-cuda 0.30.4, code not fingerprinted"
     assert res.column("value") == [1000.0, 1200.0]
     assert res.one(ceiling="peak")["value"] == 1200.0
     assert res.where(ceiling="copy").rows == [{"ceiling": "copy", "value": 1000.0}]
@@ -169,3 +169,21 @@ def test_gpuperf_live_switches_measuring_off_on_a_gpu(monkeypatch):
     monkeypatch.setenv(records.ENV_LIVE, "sometimes")
     with pytest.raises(ValueError, match="GPUPERF_LIVE='sometimes'"):
         records.live_by_default()
+
+
+def test_a_replay_says_whether_todays_code_is_what_was_measured():
+    """Each measurement carries a fingerprint of the code it ran; a replay compares it with
+    today's and says so in its label (and another GPU's record is shown beside the reference
+    only where the code is the same)."""
+    now = records.code_fingerprint("reduce_ladder")
+    assert now == records.code_fingerprint("reduce_ladder") != records.code_fingerprint(
+        "gridstride_ceilings")
+    rows = [{"x": 1}]
+    same = records.Result("reduce_ladder", rows, {"gpu": "G", "code": now}, "recorded")
+    other = records.Result("reduce_ladder", rows, {"gpu": "G", "code": "0" * 12}, "recorded")
+    unknown = records.Result("reduce_ladder", rows, {"gpu": "G"}, "recorded")
+    live = records.Result("reduce_ladder", rows, {"gpu": "G"}, "live")
+    assert [r.code_status for r in (same, other, unknown, live)] == [
+        "same", "other", "unknown", "same"]
+    assert "earlier code" in other.label and "not fingerprinted" in unknown.label
+    assert "code" not in same.label and "code" not in live.label

@@ -1,7 +1,9 @@
 """What imports what inside ``gpuperf``, read from the source with ``ast`` (nothing is imported).
 
-Two users:
+Three users:
 
+* ``gpuperf.records`` fingerprints the code an experiment ran (its function and the chapter
+  modules it imports), so that a replay can say whether today's code is what was measured.
 * ``tests/test_imports.py`` holds the package to its layers (below): no import cycle, no arrow
   from a lower layer to a higher one, no ``_private`` name taken from another package.
 * the GPU self-check (``gpuperf.selfcheck``) asks which files a chapter notebook depends on —
@@ -10,13 +12,15 @@ Two users:
 
 The layers, lowest first (a module may import its own layer and the ones below):
 
-1. ``core``: the shared machinery (mode, device, bench, records, validate, vector, emulator,
-   simwarp, plots, widgets, the exercise engine, the Nsight Compute and sanitizer runners).
+1. ``core``: the shared machinery (mode, device, bench, store, records, validate, vector,
+   emulator, simwarp, plots, widgets, the exercise engine and targets, the Nsight Compute and
+   sanitizer runners in ``nsight``, and this module, which the records use to fingerprint the
+   code an experiment ran).
 2. ``chapters``: ``gpuperf.kernels.<topic>``, one package per chapter. A chapter may use another
    chapter's public names (no cycle between chapters).
 3. ``course``: experiments that read several chapters (``profiling``, ``headlines``).
 4. ``classroom``: the class tools (``assign``, ``grade``, ``selfcheck``, ``record``, ``colab``,
-   this module).
+   and ``nbtools``, the notebook helpers they share).
 5. ``facade``: ``gpuperf/__init__.py``, which reaches everything lazily (``gp.reduce``...) and is
    imported by no module of the package.
 
@@ -38,7 +42,7 @@ SRC = Path(__file__).resolve().parent.parent  # the folder that holds the packag
 LAYERS = ("core", "chapters", "course", "classroom", "facade")
 COURSE = {"gpuperf.profiling", "gpuperf.headlines"}
 CLASSROOM = {"gpuperf.assign", "gpuperf.grade", "gpuperf.selfcheck", "gpuperf.record",
-             "gpuperf.colab", "gpuperf.depgraph", "gpuperf.nbtools"}
+             "gpuperf.colab", "gpuperf.nbtools"}
 
 
 def layer(module: str) -> str:
@@ -71,7 +75,7 @@ class Import:
     line: int = 0
 
 
-@dataclass
+@dataclass(eq=False)  # compared and hashed by identity: built once per state of the files
 class Graph:
     modules: dict = field(default_factory=dict)    # module name -> Path
     imports: list = field(default_factory=list)    # [Import]
@@ -196,16 +200,24 @@ def _owner(modules: dict, dotted: str) -> str | None:
 
 
 def build(src: Path | str | None = None, package: str = PACKAGE) -> Graph:
-    """The import graph of ``package`` under the folder ``src`` (default: this installation)."""
+    """The import graph of ``package`` under the folder ``src`` (default: this installation).
+    Read again whenever a file of the package changed (size or time); treat it as read-only."""
     src = SRC if src is None else Path(src)
     root = src / package
     if not (root / "__init__.py").is_file():
         raise ValueError(f"src={str(src)!r} holds no package {package!r} (no "
                          f"{root / '__init__.py'}); pass the folder above the package.")
+    paths = sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
+    stamp = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in paths)
+    return _build(str(src), package, stamp)
+
+
+@lru_cache(maxsize=8)
+def _build(src: str, package: str, stamp: tuple) -> Graph:
+    src = Path(src)
     g = Graph()
-    for path in sorted(root.rglob("*.py")):
-        if "__pycache__" not in path.parts:
-            g.modules[_module_name(path, src)] = path
+    for path, _, _ in stamp:
+        g.modules[_module_name(Path(path), src)] = Path(path)
     for name, path in g.modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         for node in ast.walk(tree):

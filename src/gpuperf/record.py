@@ -148,8 +148,11 @@ def main(argv=None) -> int:
                       "failed to re-record", flush=True)
             continue
         secs = time.perf_counter() - t
-        data["experiments"][name] = {"provenance": entry_prov, "meta": {"seconds": round(secs, 1)},
-                                     "rows": rows}
+        # The code it ran (its function and the chapter modules it imports): a replay says
+        # whether today's code is what was measured.
+        data["experiments"][name] = {"provenance": {**entry_prov,
+                                                    "code": records.code_fingerprint(name)},
+                                     "meta": {"seconds": round(secs, 1)}, "rows": rows}
         records.save(data, out)
         print(f"   {len(rows)} rows in {secs:.1f} s", flush=True)
     print(f"done in {time.perf_counter() - t0:.0f} s; wrote {out}", flush=True)

@@ -12,6 +12,7 @@ simulator, and wraps them in a ``Result`` that carries where they came from.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import html
 import importlib
 import json
@@ -211,6 +212,66 @@ def provenance() -> dict:
     }
 
 
+# --------------------------------------------------------------------------- code fingerprints
+
+
+def _function_sources(fn, seen=None) -> list[str]:
+    """The source of ``fn`` and of every function of its own module it calls (by name,
+    transitively): the experiment function and its helpers, not the rest of its file."""
+    import inspect
+    import types
+
+    seen = set() if seen is None else seen
+    fn = inspect.unwrap(fn)
+    if fn in seen or not isinstance(fn, types.FunctionType):
+        return []
+    seen.add(fn)
+    try:
+        out = [inspect.getsource(fn)]
+    except (OSError, TypeError):
+        out = [fn.__qualname__]
+    names: set = set()
+    todo = [fn.__code__]
+    while todo:
+        code = todo.pop()
+        names.update(code.co_names)
+        todo.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+    for name in sorted(names):
+        other = fn.__globals__.get(name)
+        if isinstance(other, types.FunctionType) and other.__module__ == fn.__module__:
+            out += _function_sources(other, seen)
+    return out
+
+
+def code_fingerprint(name: str) -> str:
+    """A short hash of the code experiment ``name`` runs: its function (and the helpers of its
+    own module it calls) and every chapter module its module imports (the kernels), read from
+    the source. Recorded with each experiment; a replay whose fingerprint differs from today's
+    was measured with other code."""
+    import inspect
+
+    from . import depgraph
+
+    exp = get(name)
+    fn = inspect.unwrap(exp.fn)
+    graph = depgraph.build()
+    return _fingerprint(fn, graph)
+
+
+@functools.lru_cache(maxsize=256)
+def _fingerprint(fn, graph) -> str:
+    import hashlib
+
+    from . import depgraph
+
+    home = fn.__module__
+    parts = _function_sources(fn)
+    for module in sorted(graph.closure({home}) - {home}):
+        if depgraph.layer(module) == "chapters":
+            parts.append(graph.modules[module].read_text(encoding="utf-8"))
+    return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()[:12]
+
+
 # --------------------------------------------------------------------------- results
 
 
@@ -241,11 +302,29 @@ class Result:
         return self.meta.get("ceilings") or {}
 
     @property
+    def code_status(self) -> str:
+        """``"same"``: measured with today's code of the experiment (live, or a record whose
+        fingerprint matches ``code_fingerprint``); ``"other"``: recorded with other code;
+        ``"unknown"``: recorded before records carried a fingerprint."""
+        if self.source == "live":
+            return "same"
+        recorded_code = self.meta.get("code")
+        if not recorded_code:
+            return "unknown"
+        try:
+            now = code_fingerprint(self.name)
+        except (KeyError, ValueError, OSError):  # an experiment no longer defined
+            return "other"
+        return "same" if now == recorded_code else "other"
+
+    @property
     def label(self) -> str:
         versions = f"numba-cuda {self.meta.get('numba_cuda')}" if self.meta.get("numba_cuda") else ""
         when = self.meta.get("date", "")
         verb = "measured live on" if self.source == "live" else "recorded on"
-        return ", ".join(p for p in (f"{verb} {self.gpu}", when, versions) if p)
+        code = {"same": "", "other": "with earlier code than today's",
+                "unknown": "code not fingerprinted"}[self.code_status]
+        return ", ".join(p for p in (f"{verb} {self.gpu}", when, versions, code) if p)
 
     def select(self, **filters) -> list[dict]:
         """Rows whose columns equal every given value (each filter must name a column)."""
@@ -438,7 +517,8 @@ def references(name: str, *, besides: str | None = None) -> list[Result]:
             res = recorded(name, path=path)
         except NotRecorded:  # this GPU's record lacks the experiment
             continue
-        if res.gpu != besides:
+        # Another GPU's record is shown beside the reference only where it ran today's code.
+        if res.gpu != besides and (path.stem == REFERENCE or res.code_status == "same"):
             out.append(res)
     return out
 
@@ -453,7 +533,7 @@ def measure(name: str, progress=None) -> Result:
     bench._require_gpu(f"experiment {name!r}")
     rows = exp.fn(progress or bench._default_progress)
     _check_rows(name, rows)
-    meta = {**provenance(), "ceilings": bench.ceilings()}
+    meta = {**provenance(), "ceilings": bench.ceilings(), "code": code_fingerprint(name)}
     return Result(name, rows, meta, "live")
 
 
@@ -492,6 +572,14 @@ def run(name: str, *, live: bool | None = None, progress=None, like: Result | No
     return recorded(name)
 
 
+def _same_code(entries: dict) -> int:
+    """How many of a record's experiments were measured with today's code (fingerprints)."""
+    known = experiments()
+    return sum(1 for name, e in entries.items()
+               if name in known and e["provenance"].get("code")
+               and e["provenance"]["code"] == code_fingerprint(name))
+
+
 def devices() -> list[dict]:
     """One row per shipped record file: the GPU, when, versions, ceilings, experiments."""
     rows = []
@@ -511,6 +599,7 @@ def devices() -> list[dict]:
             "cuBLAS SGEMM (TFLOP/s)": c.get("matmul_tflops"),
             "numba-cuda": p.get("numba_cuda"), "driver API": p.get("cuda_driver_api"),
             "experiments": len(data.get("experiments", {})),
+            "with today's code": _same_code(data["experiments"]),
             "reference": path.stem == REFERENCE,
         })
     return rows

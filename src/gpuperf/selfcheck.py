@@ -297,7 +297,7 @@ def stale_rows(doc: dict, root: Path | None = None) -> list[dict]:
         if commit not in diffs:
             try:
                 diffs[commit] = changed_files(commit, "HEAD", root=root) if commit else None
-            except subprocess.CalledProcessError:
+            except (OSError, subprocess.CalledProcessError):  # no git, or no such commit
                 diffs[commit] = None
         if diffs[commit] is None:
             out.append({"notebook": r["notebook"], "copy": r["copy"], "commit": commit,

@@ -84,3 +84,8 @@ def test_the_checks_find_each_fault_in_a_toy_package(toy):
                                                    "gpuperf.kernels.b.kernels", "gpuperf"}
     with pytest.raises(ValueError, match="holds no package"):
         depgraph.build(toy.modules["gpuperf"].parent / "kernels")
+
+
+def test_a_closure_wants_a_set_of_module_names():
+    with pytest.raises(TypeError, match="roots"):
+        GRAPH.closure("gpuperf.bench")

@@ -8,7 +8,7 @@ import pytest
 from conftest import record_paths_with
 
 import gpuperf as gp
-from gpuperf import nsight, profiling, records
+from gpuperf import bench, nsight, profiling, records
 
 FIXTURES = Path(__file__).parent / "fixtures" / "profiling"
 
@@ -111,6 +111,7 @@ def test_the_issue_experiment_bounds_each_kernel_by_its_ffma_share_and_issue_rat
     monkeypatch.setattr(device, "info", lambda: hopper)
     monkeypatch.setattr(mm, "measure_variant", lambda v, n, **kw: {"tflops": 25.0, "spread": 0.01})
     monkeypatch.setattr(mm, "measure_cublas", lambda n: {"tflops": 40.0, "spread": 0.01})
+    monkeypatch.setattr(bench, "require_gpu", lambda what: None)  # a GPU, as far as the experiment can tell
     rows = profiling.matmul_issue_experiment(lambda msg: None)
     assert rows[0]["version"].startswith(profiling.ISSUE_FIRST_RUNG)
     assert rows[-1]["version"] == mm.CUBLAS and seen[-1] == ("cublas", "gemm", True)
@@ -127,6 +128,7 @@ def test_the_issue_experiment_bounds_each_kernel_by_its_ffma_share_and_issue_rat
     # same counters allow twice the share of its (halved) peak
     turing = dataclasses.replace(hopper, compute_capability=(7, 5))
     monkeypatch.setattr(device, "info", lambda: turing)
+    monkeypatch.setattr(bench, "require_gpu", lambda what: None)  # a GPU, as far as the experiment can tell
     assert profiling.matmul_issue_experiment(lambda msg: None)[0]["issue_bound_pct"] == 100.0
     with pytest.raises(TypeError, match="profiling_matmul_issue"):
         profiling.issue_summary(records.Result("profiling_matmul", rows, {}, "live"))
@@ -178,6 +180,7 @@ def test_the_gdn_profile_computes_its_columns_from_the_counters(monkeypatch):
     monkeypatch.setattr(device, "fp32_peak_tflops", lambda: 60.0)
     hopper = dataclasses.replace(device.info(), compute_capability=(9, 0))
     monkeypatch.setattr(device, "info", lambda: hopper)
+    monkeypatch.setattr(bench, "require_gpu", lambda what: None)  # a GPU, as far as the experiment can tell
     rows = profiling.gdn_experiment(lambda msg: None)
     assert len(rows) == len(profiling.GDN_PROFILED) * len(profiling.GDN_PROFILED_CHANNELS)
     assert seen[0] == ("gdn", ("fused", 0, profiling.GDN_PROFILED_CHANNELS[0]), "fused")
@@ -250,6 +253,7 @@ def test_the_atomics_profile_asks_for_each_pattern_at_each_size(monkeypatch):
         return m
 
     monkeypatch.setattr(profiling, "profile", fake_profile)
+    monkeypatch.setattr(bench, "require_gpu", lambda what: None)  # a GPU, as far as the experiment can tell
     rows = profiling.reduce_atomics_experiment(lambda msg: None)
     assert [(r["version"], r["n"]) for r in rows] == [
         (label, n) for n in profiling.ATOMICS_SIZES for label, _ in profiling.ATOMICS_PATTERNS]

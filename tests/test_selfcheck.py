@@ -332,7 +332,7 @@ def test_sliced_polls_find_a_message_that_arrives_after_the_first_slice(monkeypa
             raise Empty
 
     ch = Channel()
-    nbtools.sliced(ch)
+    nbtools._sliced(ch)
     assert asyncio.run(ch.get_msg(timeout=10)) == {"msg": "reply"}
     assert max(asked) <= 0.05 and 2 <= len(asked) <= 10
     arrives = time.monotonic() + 100

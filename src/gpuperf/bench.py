@@ -32,8 +32,13 @@ class NeedsGPU(RuntimeError):
     """Timing was asked for where there is no GPU to time."""
 
 
-def _require_gpu(what: str) -> None:
+def require_gpu(what: str) -> None:
+    """Raise ``NeedsGPU`` at once, saying what to do instead, unless a real GPU runs kernels
+    here: anything that measures calls it first (a simulated launch at a measuring size can
+    take minutes before any timing would fail)."""
     from .mode import MODE
+
+    v.string(what, "what")
 
     if MODE == "compile":
         raise NeedsGPU(
@@ -119,6 +124,7 @@ def _scribble_kernel():
 
 def flush_l2() -> None:
     """Overwrite a buffer twice the L2's size, evicting whatever the last run left there."""
+    require_gpu("flush_l2")
     buf = _flush_buffer()
     _scribble_kernel()[1024, 256](buf, np.float32(1.0))
 
@@ -162,7 +168,7 @@ def hold_gpu(us: float) -> None:
     ``us`` microseconds. An event recorded after it completes only when it ends, so work
     the host issues meanwhile is already queued when the event's clock starts."""
     v.positive(us, "us")
-    _require_gpu("hold_gpu")
+    require_gpu("hold_gpu")
     cell, rate = _hold_rate()
     _hold_kernel()[1, 1](cell, max(1, int(us * rate)))
 
@@ -194,7 +200,7 @@ def time_kernel(fn, *, warmup: int = 2, min_repeat: int = 10, min_time: float = 
     With ``flush=True`` and the launch counted, the flush is waited for before the start event:
     a flush still running would hide the launch (in part or whole, as the two race).
     """
-    _require_gpu("time_kernel")
+    require_gpu("time_kernel")
     from numba import cuda
 
     host_s = 0.0
@@ -265,7 +271,7 @@ def measure_copy(nbytes: int = 2**30) -> Timing:
     it measured 2970 GB/s at 1 GiB where the asynchronous copy measured 4192 GB/s (one
     run, 2026-11-21), because the synchronous call adds a fixed host-side delay.
     """
-    _require_gpu("measure_copy")
+    require_gpu("measure_copy")
     from numba import cuda
 
     n = nbytes // 4
@@ -286,7 +292,7 @@ def measure_copy(nbytes: int = 2**30) -> Timing:
 @v.checks(n=v.Int(1))
 def measure_cublas_sgemm(n: int = 4096):
     """Time CuPy's float32 matrix product (cuBLAS SGEMM, no TF32); None without CuPy."""
-    _require_gpu("measure_cublas_sgemm")
+    require_gpu("measure_cublas_sgemm")
     try:
         import cupy as cp
     except ImportError:
@@ -312,7 +318,7 @@ def ceilings() -> dict:
     ``peak_gbps``: memory clock x bus width x 2. ``matmul_tflops``: cuBLAS FP32 at
     4096^3 through CuPy, or None without CuPy.
     """
-    _require_gpu("ceilings")
+    require_gpu("ceilings")
     from . import device
 
     nbytes = 2**30
@@ -349,6 +355,9 @@ def sweep(measure, grid: dict, *, label: str = "", progress=None) -> list[dict]:
     for key, values in grid.items():
         if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
             raise TypeError(f"grid[{key!r}] must be a list of values, not {values!r}.")
+        if not list(values):
+            raise ValueError(f"grid[{key!r}] is empty, so the sweep would measure nothing; "
+                             f"give at least one value, e.g. grid[{key!r}] = [256].")
     report = _default_progress if progress is None else (progress or (lambda _m: None))
     names = list(grid)
     combos = list(itertools.product(*(list(grid[k]) for k in names)))

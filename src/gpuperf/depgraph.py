@@ -47,6 +47,9 @@ CLASSROOM = {"gpuperf.assign", "gpuperf.grade", "gpuperf.selfcheck", "gpuperf.re
 
 def layer(module: str) -> str:
     """The layer of a module of the package (see the module docstring)."""
+    if not isinstance(module, str) or not (module == PACKAGE or module.startswith(PACKAGE + ".")):
+        raise ValueError(f"module={module!r} is not a module of {PACKAGE}; pass a dotted name "
+                         f"such as '{PACKAGE}.bench'.")
     if module == PACKAGE:
         return "facade"
     if module == f"{PACKAGE}.kernels" or module.startswith(f"{PACKAGE}.kernels."):
@@ -59,14 +62,14 @@ def layer(module: str) -> str:
     return "core"
 
 
-def package_of(module: str, modules: dict) -> str:
+def _package_of(module: str, modules: dict) -> str:
     """The package a module belongs to: itself if it is a package (``__init__.py``), else its
     parent."""
     return module if modules[module].name == "__init__.py" else module.rsplit(".", 1)[0]
 
 
 @dataclass(frozen=True)
-class Import:
+class _Import:
     """One import statement's arrow: ``source`` imports ``target`` (a module of the package),
     taking ``names`` from it (empty for ``import x``), at ``line``."""
     source: str
@@ -76,9 +79,9 @@ class Import:
 
 
 @dataclass(eq=False)  # compared and hashed by identity: built once per state of the files
-class Graph:
+class _Graph:
     modules: dict = field(default_factory=dict)    # module name -> Path
-    imports: list = field(default_factory=list)    # [Import]
+    imports: list = field(default_factory=list)    # [_Import]
 
     def edges(self) -> dict:
         out: dict = {m: set() for m in self.modules}
@@ -90,6 +93,9 @@ class Graph:
     def closure(self, roots) -> set:
         """Every module reachable from ``roots`` (themselves included), with the packages
         that hold them (importing ``a.b.c`` runs ``a/__init__`` and ``a/b/__init__``)."""
+        if isinstance(roots, str) or not hasattr(roots, "__iter__"):
+            raise TypeError(f"roots must be a set of module names, not {roots!r}; e.g. "
+                            f"{{'{PACKAGE}.bench'}}.")
         edges = self.edges()
         seen: set = set()
         todo = [r for r in roots if r in self.modules]
@@ -141,27 +147,27 @@ class Graph:
                 visit(v)
         return out
 
-    def private_crossings(self) -> list[Import]:
+    def private_crossings(self) -> list[_Import]:
         """Imports of a ``_name`` (not a dunder) from a module of another package."""
         bad = []
         for imp in self.imports:
-            src_pkg = package_of(imp.source, self.modules)
+            src_pkg = _package_of(imp.source, self.modules)
             for n in imp.names:
                 if n.startswith("_") and not n.startswith("__"):
                     full = f"{imp.target}.{n}"
                     owner = full if full in self.modules else imp.target
-                    if package_of(owner, self.modules) != src_pkg:
+                    if _package_of(owner, self.modules) != src_pkg:
                         bad.append(imp)
                         break
             # ``import gpuperf.kernels.reduce._x`` / ``from gpuperf.x import _y``: the target
             # module itself private and in another package
             if not imp.names and any(p.startswith("_") and not p.startswith("__")
                                      for p in imp.target.split(".")):
-                if package_of(imp.target, self.modules) != src_pkg:
+                if _package_of(imp.target, self.modules) != src_pkg:
                     bad.append(imp)
         return bad
 
-    def upward(self) -> list[Import]:
+    def upward(self) -> list[_Import]:
         """Imports from a lower layer into a higher one (the facade counts as the highest)."""
         rank = {name: i for i, name in enumerate(LAYERS)}
         return [imp for imp in self.imports
@@ -199,9 +205,13 @@ def _owner(modules: dict, dotted: str) -> str | None:
     return None
 
 
-def build(src: Path | str | None = None, package: str = PACKAGE) -> Graph:
+def build(src: Path | str | None = None, package: str = PACKAGE) -> _Graph:
     """The import graph of ``package`` under the folder ``src`` (default: this installation).
     Read again whenever a file of the package changed (size or time); treat it as read-only."""
+    if src is not None and not isinstance(src, (str, Path)):
+        raise TypeError(f"src must be a folder (str or Path) or None, not {type(src).__name__}.")
+    if not isinstance(package, str) or not package.isidentifier():
+        raise ValueError(f"package={package!r} is not a package name; e.g. '{PACKAGE}'.")
     src = SRC if src is None else Path(src)
     root = src / package
     if not (root / "__init__.py").is_file():
@@ -213,9 +223,9 @@ def build(src: Path | str | None = None, package: str = PACKAGE) -> Graph:
 
 
 @lru_cache(maxsize=8)
-def _build(src: str, package: str, stamp: tuple) -> Graph:
+def _build(src: str, package: str, stamp: tuple) -> _Graph:
     src = Path(src)
-    g = Graph()
+    g = _Graph()
     for path, _, _ in stamp:
         g.modules[_module_name(Path(path), src)] = Path(path)
     for name, path in g.modules.items():
@@ -226,7 +236,7 @@ def _build(src: str, package: str, stamp: tuple) -> Graph:
                     if alias.name == package or alias.name.startswith(package + "."):
                         target = _owner(g.modules, alias.name)
                         if target:
-                            g.imports.append(Import(name, target, (), node.lineno))
+                            g.imports.append(_Import(name, target, (), node.lineno))
             elif isinstance(node, ast.ImportFrom):
                 base = _resolve(g.modules, name, node)
                 if not base or not (base == package or base.startswith(package + ".")):
@@ -235,13 +245,13 @@ def _build(src: str, package: str, stamp: tuple) -> Graph:
                 for alias in node.names:
                     full = f"{base}.{alias.name}"
                     if full in g.modules:        # ``from pkg import submodule``
-                        g.imports.append(Import(name, full, (), node.lineno))
+                        g.imports.append(_Import(name, full, (), node.lineno))
                     else:
                         plain.append(alias.name)
                 if plain:
                     target = _owner(g.modules, base)
                     if target:
-                        g.imports.append(Import(name, target, tuple(plain), node.lineno))
+                        g.imports.append(_Import(name, target, tuple(plain), node.lineno))
     return g
 
 
@@ -269,7 +279,7 @@ def _experiment_homes(src: str) -> dict:
     return homes
 
 
-def notebook_modules(notebook: Path | str, src: Path | str | None = None) -> set:
+def _notebook_modules(notebook: Path | str, src: Path | str | None = None) -> set:
     """The modules of the package that a notebook's code cells reach: the facade, each
     ``gp.<name>`` it touches (a tool or a chapter), each module it imports, and the module
     of each experiment it runs by name (``gp.records.run("reduce_ladder")``)."""
@@ -301,6 +311,12 @@ def notebook_inputs(notebook: str, root: Path | str, src: Path | str | None = No
     """The repository files (paths relative to ``root``) a self-check row of the chapter
     ``notebook`` (e.g. ``"06_reduce"``) depends on: both copies of the notebook and the source
     file of every module its code reaches through the import graph."""
+    if not isinstance(notebook, str):
+        raise TypeError(f"notebook must be a chapter's name (a string such as '06_reduce'), "
+                        f"not {type(notebook).__name__}.")
+    if not isinstance(root, (str, Path)):
+        raise TypeError(f"root must be the repository's folder (str or Path), not "
+                        f"{type(root).__name__}.")
     root = Path(root)
     src = root / "src" if src is None else Path(src)
     g = build(src)
@@ -309,6 +325,6 @@ def notebook_inputs(notebook: str, root: Path | str, src: Path | str | None = No
     if not chapter.is_file():
         raise ValueError(f"notebook={notebook!r}: there is no {chapter}; pass a chapter's name "
                          "such as '06_reduce'.")
-    for m in g.closure(notebook_modules(chapter, src)):
+    for m in g.closure(_notebook_modules(chapter, src)):
         files.add(g.modules[m].resolve().relative_to(root.resolve()).as_posix())
     return files

@@ -23,6 +23,8 @@ def notebook_arg(nb):
 
 def checker_name(source: str) -> str | None:
     """The first ``check_*`` function a code cell calls (by the AST, not by substring)."""
+    if not isinstance(source, str):
+        raise TypeError(f"source must be a code cell's text (a string), not {type(source).__name__}.")
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -61,12 +63,15 @@ def default_file_mode(base: int = 0o666) -> int:
     umask (0o644 or 0o755 under umask 022)."""
     import os
 
+    if isinstance(base, bool) or not isinstance(base, int) or not 0 <= base <= 0o7777:
+        raise ValueError(f"base={base!r} is not a permission mode; pass 0o666 (a file) or 0o777 "
+                         "(a folder).")
     umask = os.umask(0)
     os.umask(umask)
     return base & ~umask
 
 
-def sliced(channel) -> None:
+def _sliced(channel) -> None:
     """Make ``channel.get_msg(timeout)`` wait in slices of ``POLL_SLICE_S``, looking again
     after each, until the message comes or ``timeout`` passes.
 
@@ -100,12 +105,12 @@ def client_class():
     from nbclient import NotebookClient
 
     class SlicedPollClient(NotebookClient):
-        """nbclient's client, with its shell and IOPub waits polled in slices (``sliced``)."""
+        """nbclient's client, with its shell and IOPub waits polled in slices (``_sliced``)."""
 
         async def async_start_new_kernel_client(self):
             kc = await super().async_start_new_kernel_client()
-            sliced(kc.shell_channel)
-            sliced(kc.iopub_channel)
+            _sliced(kc.shell_channel)
+            _sliced(kc.iopub_channel)
             return kc
 
     return SlicedPollClient

@@ -179,6 +179,8 @@ def parse_racecheck(text: str) -> dict:
 
 
 def launch_twice(launch) -> None:
+    """Call ``launch()`` twice and wait: Nsight Compute profiles the second launch."""
+    validate.function(launch, "launch", what="a function of no arguments that launches a kernel")
     from numba import cuda
 
     for _ in range(2):
@@ -417,8 +419,18 @@ def cupti_ops(fn) -> list[dict]:
             return parse_cupti_trace(json.load(f))
 
 
+def _intervals(intervals) -> list:
+    spans = validate.sequence(intervals, "intervals", empty=True)
+    for i, span in enumerate(spans):
+        if not (isinstance(span, (tuple, list)) and len(span) == 2
+                and all(isinstance(t, (int, float)) and not isinstance(t, bool) for t in span)):
+            raise TypeError(f"intervals[{i}] = {span!r} is not a (start, end) pair of numbers.")
+    return spans
+
+
 def union_ms(intervals) -> float:
     """The time covered by at least one of the (start, end) intervals."""
+    intervals = _intervals(intervals)
     total, end = 0.0, float("-inf")
     for a, b in sorted(intervals):
         if b > end:
@@ -429,6 +441,7 @@ def union_ms(intervals) -> float:
 
 def overlap_ms(intervals) -> float:
     """The time covered by at least two of the (start, end) intervals."""
+    intervals = _intervals(intervals)
     points = sorted([(a, 1) for a, b in intervals] + [(b, -1) for a, b in intervals],
                     key=lambda p: (p[0], p[1]))
     total, depth, last = 0.0, 0, None
@@ -459,7 +472,9 @@ def launch_from_argv(argv=None) -> None:
     arguments that look like integers are passed as integers."""
     import sys
 
-    launch, *args = sys.argv[1:] if argv is None else argv
+    argv = sys.argv[1:] if argv is None else argv
+    argv = [validate.string(a, f"argv[{i}]") for i, a in enumerate(validate.sequence(argv, "argv"))]
+    launch, *args = argv
     module, function = _launch_spec(launch)
     fn = getattr(importlib.import_module(module), function)
     fn(*(int(a) if re.fullmatch(r"-?\d+", a) else a for a in args))

@@ -1258,7 +1258,7 @@ def onchip_roofs_experiment(progress) -> list[dict]:
     from . import bench, device
     from .kernels import gridstride as gs
 
-    bench._require_gpu("profiling_onchip_roofs")
+    bench.require_gpu("profiling_onchip_roofs")
     clock = device.sm_clock_khz()
     bank_roof = (device.sm_count() * BANK_BYTES_PER_CLOCK * clock * 1e3 / 1e9 if clock
                  else None)

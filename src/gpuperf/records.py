@@ -107,8 +107,6 @@ def experiment(name: str, *, chapter: str, title: str, units: dict | None = None
         v.mapping(units, "units")
 
     def register(fn):
-        import functools
-
         v.function(fn, "fn")
         previous = _REGISTRY.get(name)
         if previous is not None and previous.fn.__qualname__ != fn.__qualname__:
@@ -117,8 +115,11 @@ def experiment(name: str, *, chapter: str, title: str, units: dict | None = None
 
         @functools.wraps(fn)
         def experiment_fn(progress):
+            from . import bench
+
             v.function(progress, "progress", what="a callable taking one status string "
                        "(e.g. print)")
+            bench.require_gpu(f"experiment {name!r}")  # at once, not after a simulated sweep
             return fn(progress)
 
         _REGISTRY[name] = Experiment(name, experiment_fn, chapter, title, dict(units or {}))
@@ -530,7 +531,7 @@ def measure(name: str, progress=None) -> Result:
     exp = get(name)
     if progress is not None:
         v.function(progress, "progress", what="a callable taking one status string")
-    bench._require_gpu(f"experiment {name!r}")
+    bench.require_gpu(f"experiment {name!r}")
     rows = exp.fn(progress or bench._default_progress)
     _check_rows(name, rows)
     meta = {**provenance(), "ceilings": bench.ceilings(), "code": code_fingerprint(name)}

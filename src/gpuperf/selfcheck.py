@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ._mode import SIMULATOR_BANNER
-from .nbtools import EXPECT_REJECT, client_class, sliced  # noqa: F401 (sliced: tests)
+from .nbtools import EXPECT_REJECT, client_class
 
 ALLOW_STDERR = "allow-stderr"
 PASS_MARK, FAIL_MARK = "\u2713", "\u2717"
@@ -288,6 +288,9 @@ def stale_rows(doc: dict, root: Path | None = None) -> list[dict]:
     from . import validate as v
 
     v.mapping(doc, "doc")
+    if root is not None and not isinstance(root, (str, os.PathLike)):
+        raise TypeError(f"root must be a path (the repository's folder) or None, not "
+                        f"{type(root).__name__}.")
     root = _REPO if root is None else Path(root)
     diffs: dict = {}
     inputs: dict = {}
@@ -324,6 +327,9 @@ def chapter_status(folder: Path | None = None, root: Path | None = None) -> list
     (``data/selfcheck-<gpu>.json``, not the Colab-like run): ``chapter``, ``status`` ("checked
     live on <GPU> at <commit>" or "changed since its last GPU check (<GPU>, <commit>)") and
     ``changed`` (the first files that changed, if any)."""
+    if root is not None and not isinstance(root, (str, os.PathLike)):
+        raise TypeError(f"root must be a path (the repository's folder) or None, not "
+                        f"{type(root).__name__}.")
     rows = []
     for path, doc in _shipped_files(folder):
         if path.stem.endswith("-colab"):

@@ -405,6 +405,8 @@ def compile_for_targets(kernel, args, ccs=TARGETS) -> dict:
 
 
 def check_ccs(ccs) -> list:
+    """``ccs`` as a list of [major, minor] pairs; ValueError unless it is a non-empty list of
+    compute capabilities."""
     ok = isinstance(ccs, (tuple, list)) and len(ccs) > 0 and all(
         isinstance(cc, (tuple, list)) and len(cc) == 2
         and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in cc)

@@ -39,8 +39,8 @@ def array(x, *, name: str = "x", dtype=np.float32, ndim: int | None = 1,
     if dtype is not None and np.dtype(arr.dtype) != np.dtype(dtype):
         want = np.dtype(dtype).name
         raise TypeError(
-            f"{name} has dtype {np.dtype(arr.dtype).name}, but this function works on {want}. "
-            f"Convert it first: {name}.astype(np.{want})."
+            f"{name} has dtype {dtype_words(arr.dtype)}, but this function works on "
+            f"{dtype_words(dtype)}. Convert it first: {name}.astype(np.{want})."
         )
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(
@@ -60,6 +60,19 @@ def array(x, *, name: str = "x", dtype=np.float32, ndim: int | None = 1,
             f"assume consecutive elements. Pass np.ascontiguousarray({name})."
         )
     return arr
+
+
+def dtype_words(dtype) -> str:
+    """A dtype as a reader tells it from another: ``float32``, or ``float32 in big-endian byte
+    order ('>f4')`` where the byte order is not this machine's (both are "float32" by name)."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"dtype={dtype!r} is not a NumPy dtype; pass one such as np.float32.") from None
+    if dt.byteorder in ("=", "|") or dt.isnative:
+        return dt.name
+    order = "big" if dt.byteorder == ">" else "little"
+    return f"{dt.name} in {order}-endian byte order ({dt.str!r})"
 
 
 def _c_contiguous(arr) -> bool:

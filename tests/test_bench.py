@@ -43,3 +43,27 @@ def test_timing_in_the_simulator_says_what_to_do():
     with pytest.raises(bench.NeedsGPU):
         bench.time_kernel(lambda: None, hide_launch=True)
 
+
+
+def test_what_needs_a_gpu_says_so_at_once_in_the_simulator():
+    """flush_l2 and every experiment refuse before any simulated work, naming what to do."""
+    import time
+
+    from gpuperf import bench, records
+    from gpuperf.mode import SIMULATOR
+
+    if not SIMULATOR:
+        pytest.skip("runs under the simulator")
+    with pytest.raises(bench.NeedsGPU, match="flush_l2"):
+        bench.flush_l2()
+    t0 = time.perf_counter()
+    with pytest.raises(bench.NeedsGPU, match="reduce_ladder"):
+        records.experiments()["reduce_ladder"].fn(lambda msg: None)
+    assert time.perf_counter() - t0 < 5
+
+
+def test_an_empty_sweep_is_refused():
+    from gpuperf import bench
+
+    with pytest.raises(ValueError, match=r"grid\['block'\] is empty"):
+        bench.sweep(lambda block: {"ms": 1.0}, {"block": []}, progress=False)

@@ -31,6 +31,16 @@ def modules() -> list:
     return [importlib.import_module(n) for n in names if n not in DEVICE_SIDE]
 
 
+def chapter_of(module_name: str) -> str:
+    """The module whose API ``module_name``'s functions belong to: a chapter package
+    (``gpuperf.kernels.dram``) for its submodules (``gpuperf.kernels.dram.models``), which it
+    re-exports; the module itself otherwise."""
+    parts = module_name.split(".")
+    if len(parts) > 3 and parts[:2] == ["gpuperf", "kernels"]:
+        return ".".join(parts[:3])
+    return module_name
+
+
 def _takes_arguments(fn, bound: bool) -> bool:
     try:
         params = list(inspect.signature(fn).parameters.values())
@@ -55,7 +65,8 @@ def public_api() -> dict[str, object]:
         names += [n for n in vars(mod) if not n.startswith("_") and n not in names]
         for name in names:
             obj = getattr(mod, name, None)
-            if getattr(obj, "__module__", None) != mod.__name__:
+            home = getattr(obj, "__module__", None)
+            if not isinstance(home, str) or chapter_of(home) != mod.__name__:
                 continue
             fn = _plain(obj)
             if inspect.isfunction(fn):

@@ -680,6 +680,13 @@ BAD = {
     "gpuperf.kernels.dram:chunk_geometry": [B(dr.chunk_geometry, 0, 128, word="n_elements")],
     "gpuperf.kernels.dram:strided_sum": [B(dr.strided_sum, X, 100, word="stride_bytes")],
     "gpuperf.kernels.dram:measure_loads": [B(dr.measure_loads, 0, 8, word="ilp")],
+    "gpuperf.kernels.dram:resident_blocks_per_sm": [
+        B(dr.resident_blocks_per_sm, "k", 128, err=TypeError, word="kernel"),
+        B(dr.resident_blocks_per_sm, dr.pointer_chase, 0, word="block"),
+        B(dr.resident_blocks_per_sm, dr.pointer_chase, 128, -1, word="shared_bytes")],
+    "gpuperf.kernels.dram:persistent_launch": [
+        B(dr.persistent_launch, "k", 8, err=TypeError, word="kernel"),
+        B(dr.persistent_launch, dr.pointer_chase, 0, word="warps_per_sm")],
     "gpuperf.kernels.dram:littles_law_agreement": [B(dr.littles_law_agreement, "res",
                                                      err=TypeError, word="res")],
     "gpuperf.kernels.dram:latency_levels": [lazy(dr.latency_levels, _rec("dram_latency"),
@@ -1315,7 +1322,7 @@ def _experiment_entries() -> dict:
     """Every registered experiment takes one argument, ``progress``: a callable."""
     out = {}
     for e in records.experiments().values():
-        mod = e.fn.__module__
+        mod = contract_api.chapter_of(e.fn.__module__)
         out[f"{mod}:{e.fn.__name__}"] = [B(e.fn, 42, err=TypeError, word="progress")]
     return out
 

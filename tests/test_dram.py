@@ -9,10 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import load_answer
+from numba import cuda
 
 import gpuperf as gp  # first: it picks the GPU or the simulator before numba.cuda loads
 from gpuperf import records
 from gpuperf.kernels import dram
+from gpuperf.kernels.dram import checks as dram_checks
 
 WRONG = Path(__file__).parent / "wrong" / "dram"
 
@@ -260,9 +262,9 @@ def test_chase_chain_is_one_cycle_and_the_kernel_follows_it(order):
 
 def test_the_unsigned_chase_follows_the_same_chain():
     nxt = dram.chase_chain(29, spacing=4, order="random", seed=3)
-    d_nxt = dram.cuda.to_device(nxt)
+    d_nxt = cuda.to_device(nxt)
     for kernel in (dram.pointer_chase, dram.pointer_chase_unsigned):
-        pos = dram.cuda.to_device(np.array([8], np.int32))
+        pos = cuda.to_device(np.array([8], np.int32))
         kernel[1, 1](d_nxt, 41, pos)
         assert int(pos.copy_to_host()[0]) == dram.chase(nxt, 41, 8)
 
@@ -405,7 +407,7 @@ def test_gp_attribute_reaches_the_module():
 def test_occupancy_agreement_counts_every_recorded_configuration(capsys):
     dram.occupancy_agreement()
     out = capsys.readouterr().out
-    n = len(dram._recorded_occupancy_cases())
+    n = len(dram_checks._recorded_occupancy_cases())
     assert out.startswith(f"{n} of {n} kernel configurations")
 
 

@@ -6,6 +6,7 @@ import pytest
 import gpuperf as gp
 from gpuperf import records
 from gpuperf.kernels import dram
+from gpuperf.kernels.dram import checks as dram_checks
 
 # A T4's facts, by NVIDIA's specifications (compute capability 7.5: no reserved shared
 # memory, 16 blocks and 1024 threads per SM).
@@ -14,7 +15,7 @@ T4 = dram.T4_SPEC_FACTS
 
 def test_occupancy_by_hand_matches_every_recorded_api_answer():
     # every compiled kernel whose resources and occupancy API answer a shipped record holds
-    cases = dram._recorded_occupancy_cases()
+    cases = dram_checks._recorded_occupancy_cases()
     assert len(cases) >= 20 and len({c[3]["name"] for c in cases}) == len(records.available())
     for threads, regs, shared, facts, blocks in cases:
         got = gp.device.occupancy(threads, regs, shared, facts)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import load_wrong
+from numba import cuda
 
 import gpuperf  # noqa: F401  (first: it picks the GPU or the simulator before numba.cuda loads)
 from gpuperf import records
 from gpuperf.kernels import privatization as pv
 
-cuda = pv.cuda
 # The histogram's known-wrong answers live beside the case study's, in tests/wrong/gdn/.
 WRONG = [(name, mod) for name, mod in load_wrong("gdn") if name.startswith("histogram_")]
 

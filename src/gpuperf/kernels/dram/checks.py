@@ -1,0 +1,476 @@
+"""Chapter 3's exercise checkers and the data they are checked against.
+
+``check_bank_queue``: the longest bank queue of a set of loads (the model).
+``check_loads_needed``: Little's law, loads per thread to reach the ceiling.
+``check_blocks_per_sm``: occupancy by hand, against the CUDA occupancy API's recorded answers.
+``check_copy_in_flight``: a copy with few threads, which must keep loads in flight.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import cuda
+
+from gpuperf import device
+from gpuperf import exercises as _exercises
+
+from .kernels import WARP
+from .models import TEXTBOOK, DramLayout, loads_per_thread_needed
+
+
+def _sample_layouts():
+    return [TEXTBOOK, DramLayout(32, 8, 4), DramLayout(64, 6, 3), DramLayout(16, 5, 1),
+            DramLayout(256, 16, 16)]
+
+
+def _bank_queues(indices, element_bytes: int, layout: DramLayout) -> dict:
+    """Accesses per (channel, bank) when concurrent threads load ``indices``: elements in one
+    burst arrive in one access, so each burst counts once."""
+    from collections import Counter
+
+    bursts = {int(i) * element_bytes // layout.burst_bytes for i in indices}
+    return Counter(layout.locate(b * layout.burst_bytes) for b in bursts)
+
+
+def _bank_queue_cases(layout: DramLayout, element_bytes: int, rng) -> list[tuple[str, list]]:
+    """Index sets that tell the wrong answers apart, each named so that a student can rebuild
+    it: walks whose stride is one element, one burst, one round of the channels and one round
+    of every bank; a tile's rows; random sets with repeats (listed whole); a single element."""
+    per_burst = max(1, layout.burst_bytes // element_bytes)
+    per_round = per_burst * layout.channels
+    cases = []
+    for name, stride in (("consecutive", 1), ("one burst apart", per_burst),
+                         ("one round of the channels apart", per_round),
+                         ("one round of every bank apart", per_round * layout.banks_per_channel),
+                         ("a random stride", int(rng.integers(2, 3 * per_round)))):
+        count = int(rng.integers(8, 40))
+        start = int(rng.integers(0, 1000))
+        cases.append((f"{count} loads from element {start}, {_plural(stride, 'element')} "
+                      f"apart ({name})",
+                      [start + k * stride for k in range(count)]))
+    width = 4 * per_burst
+    cases.append((f"a 4 x {width} tile at the start of a row-major array {3 * width} elements "
+                  "wide", [r * 3 * width + c for r in range(4) for c in range(width)]))
+    for _ in range(3):
+        picks = rng.integers(0, 50 * per_round, int(rng.integers(5, 60)))
+        indices = [int(i) for i in np.concatenate([picks, picks[:3]])]
+        cases.append((f"the loads {indices}", indices))
+    one = int(rng.integers(0, 10**6))
+    cases.append((f"one load, element {one}", [one]))
+    return cases
+
+
+def _bank_queue_mistakes(indices, element_bytes: int, layout: DramLayout) -> list[tuple]:
+    """(value, why) for each known mistake: what it returns for ``indices``, and the advice."""
+    from collections import Counter
+
+    queues = _bank_queues(indices, element_bytes, layout)
+    bursts = {i * element_bytes // layout.burst_bytes for i in indices}
+    ch, banks = layout.channels, layout.banks_per_channel
+
+    def longest(keys):
+        return max(Counter(keys).values())
+
+    return [
+        (longest(layout.locate(i * element_bytes) for i in indices),
+         "that is what counting elements (or repeats) gives: elements in one burst arrive in "
+         "one access, so count each burst once"),
+        (longest(b % ch for b in bursts), "that is what counting per channel gives: a channel "
+         "has several banks, and only accesses to the same bank wait for each other"),
+        (longest((b // ch) % banks for b in bursts), "that is what counting per bank number "
+         "gives: bank b of channel 0 and bank b of channel 1 are different banks; a bank is "
+         "the pair (channel, bank)"),
+        (len(queues), "that is how many banks are busy; the question is the longest queue, "
+         "the most accesses any one bank serves"),
+        (len(bursts), "that is how many bursts the loads touch, not how many one bank serves"),
+        (longest(layout.locate(b * layout.burst_bytes)
+                 for b in {i // layout.burst_bytes for i in indices}),
+         "that is what taking the index for the byte address gives: element i starts at "
+         "byte i * element_bytes"),
+        (longest((b % ch, b // ch) for b in bursts), "that is what banks that never wrap "
+         "give: after every bank of a channel has had a burst, the next round starts again "
+         "at bank 0"),
+    ]
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+@_exercises.refuses_stubs
+def check_bank_queue(fn):
+    """Exercise: the longest bank queue of a set of loads.
+
+    ``fn(indices, element_bytes, burst_bytes, channels, banks) -> int``: the most accesses
+    any one (channel, bank) serves when concurrent threads load elements ``indices`` of an
+    array that starts at address 0 (``banks`` per channel). A hint names a mistake only
+    where that mistake gives every answer the student's code gave on a system."""
+    import inspect
+
+    from gpuperf import exercises as ex
+
+    chk = ex.Checker("the longest bank queue of a set of loads")
+    if not callable(fn):
+        chk.fail(f"expected a function, got {type(fn).__name__}.")
+        return chk.report()
+    try:
+        inspect.signature(fn).bind(0, 0, 0, 0, 0)
+    except TypeError:
+        chk.fail(f"{getattr(fn, '__name__', 'your function')} must take five arguments: "
+                 "(indices, element_bytes, burst_bytes, channels, banks).")
+        return chk.report()
+    except ValueError:  # no signature to read (a builtin): let the calls tell
+        pass
+    rng = ex.case_rng(4)
+    for layout in _sample_layouts():
+        for element_bytes in (4, 8, 2):
+            system = (f"{layout.burst_bytes}-byte bursts, {_plural(layout.channels, 'channel')} "
+                      f"x {_plural(layout.banks_per_channel, 'bank')}, {element_bytes}-byte "
+                      "elements")
+            with chk.case(system):
+                answers = []  # (what, got, want, mistakes)
+                for what, indices in _bank_queue_cases(layout, element_bytes, rng):
+                    got = fn(list(indices), element_bytes, layout.burst_bytes, layout.channels,
+                             layout.banks_per_channel)
+                    whole = isinstance(got, (int, np.integer)) or (
+                        isinstance(got, (float, np.floating)) and float(got).is_integer())
+                    if isinstance(got, bool) or not whole:
+                        chk.fail(f"{what}: returned {got!r}; return the number of accesses, "
+                                 "a whole number.")
+                        break
+                    answers.append((what, int(got),
+                                    max(_bank_queues(indices, element_bytes, layout).values()),
+                                    _bank_queue_mistakes(indices, element_bytes, layout)))
+                else:
+                    wrong = [a for a in answers if a[1] != a[2]]
+                    if wrong:
+                        what, got, want, _ = wrong[0]
+                        # A mistake is named only if it explains every answer on this system:
+                        # one coincidence on a single index set names nothing.
+                        explains = [k for k in range(len(answers[0][3]))
+                                    if all(a[1] == a[3][k][0] for a in answers)]
+                        hint = f" ({answers[0][3][explains[0]][1]})" if len(explains) == 1 else ""
+                        chk.fail(f"{what}: got {got}, expected {want}{hint}; "
+                                 f"{len(wrong)} of {len(answers)} index sets wrong here.")
+    return chk.report()
+
+
+def _loads_cases():
+    """Cases whose exact answer is far from a rounding boundary (no float ambiguity), and two
+    whose quotient is exactly a whole number (every float in them is exact): there the
+    answer is that number, which tells a ceiling from ``int(q) + 1``."""
+    rng = _exercises.case_rng(12)
+    cases = [(3350.0, 620.0, 8, 132, 4), (3350.0, 620.0, 64, 132, 4), (4200.0, 700.0, 16, 132, 4),
+             (300.0, 450.0, 4, 40, 4), (300.0, 450.0, 32, 40, 16), (2000.0, 550.0, 2, 108, 8),
+             (4096.0, 500.0, 8, 100, 4), (3200.0, 640.0, 16, 100, 4)]
+    while len(cases) < 14:
+        c = (float(rng.integers(200, 5000)), float(rng.integers(300, 900)),
+             int(rng.choice([1, 2, 4, 8, 16, 32, 48, 64])), int(rng.integers(20, 150)),
+             int(rng.choice([4, 8, 16])))
+        q = c[0] * c[1] / (c[2] * c[3] * WARP * c[4])
+        if q > 1 and abs(q - round(q)) > 1e-3:
+            cases.append(c)
+    return cases
+
+
+@_exercises.refuses_stubs(solved_by=("gpuperf.kernels.dram:loads_per_thread_needed",))
+def check_loads_needed(fn):
+    """Exercise: ``fn(ceiling_gbps, latency_ns, warps_per_sm, sm_count, bytes_per_load) -> int``."""
+    from gpuperf import exercises as ex
+
+    chk = ex.Checker("Little's law: loads per thread to reach the ceiling")
+    if not callable(fn):
+        chk.fail(f"expected a function, got {type(fn).__name__}.")
+        return chk.report()
+    for c in _loads_cases():
+        gbps, ns, warps, sms, nbytes = c
+        with chk.case(f"{gbps:.0f} GB/s, {ns:.0f} ns, {warps} warps/SM, {sms} SMs, "
+                      f"{nbytes}-byte loads"):
+            got = fn(*c)
+            want = loads_per_thread_needed(*c)
+            exact = gbps * ns / (warps * sms * WARP * nbytes)
+            if isinstance(got, bool) or not isinstance(got, (int, np.integer)):
+                if isinstance(got, (float, np.floating)) and float(got).is_integer():
+                    chk.fail(f"returned {got!r}, a float; return an int (loads are whole).")
+                else:
+                    chk.fail(f"returned {got!r}; return a whole number of loads (an int): "
+                             f"{exact:.3g} loads per thread is not enough, so round up.")
+            elif got != want:
+                if got == want + 1 and float(exact).is_integer():
+                    why = (f"exactly {exact:.0f} loads per thread are enough here: round up "
+                           "with a ceiling (math.ceil), not int(q) + 1.")
+                elif got == math.floor(exact):
+                    why = "that is rounded down, and falls short of the ceiling; round up."
+                elif got == math.ceil(exact * WARP - 1e-9):
+                    why = "each warp is 32 threads, and each thread has its own loads in flight."
+                elif got == math.ceil(gbps * ns / (warps * WARP * nbytes) - 1e-9):
+                    why = "the bytes in flight are spread over every SM, not one."
+                else:
+                    why = ("bytes in flight = bandwidth x latency, and GB/s x ns = bytes "
+                           f"(exact answer before rounding: {exact:.3g}).")
+                chk.fail(f"got {got}, expected {want}: {why}")
+    return chk.report()
+
+
+# --------------------------------------------------------------------------- occupancy by hand
+
+# Colab's GPU, from NVIDIA's specifications of compute capability 7.5 (not a record): a
+# third set of facts for the occupancy exercise, with another per-SM block limit, no
+# reserved shared memory and half the resident threads of a Hopper SM.
+T4_SPEC_FACTS = {"name": "NVIDIA T4 (specification)", "compute_capability": (7, 5),
+                 "max_threads_per_sm": 1024, "max_threads_per_block": 1024,
+                 "registers_per_sm": 65536, "registers_per_block": 65536,
+                 "shared_per_sm": 65536, "shared_per_block": 49152,
+                 "shared_per_block_optin": 65536, "warp_size": 32}
+
+_RESOURCE_EXPERIMENTS = ("matmul_resources", "matmul_coarsen_sweep", "matmul_regtile_sweep")
+
+
+def _recorded_occupancy_cases() -> list[tuple]:
+    """(threads, registers, shared_bytes, facts, blocks_per_sm) of every compiled kernel whose
+    resources and occupancy a shipped record holds: the CUDA occupancy API's answers."""
+    from gpuperf import records
+
+    seen, cases = set(), []
+    for path in records.available():
+        exps = records.load(path)["experiments"]
+        for name in _RESOURCE_EXPERIMENTS:
+            entry = exps.get(name)
+            if not entry:
+                continue
+            facts = entry["provenance"].get("device") or {}
+            for r in entry["rows"]:
+                if r.get("blocks_per_sm") is None or r.get("regs") is None:
+                    continue
+                threads = r.get("threads") or r["tile"] ** 2
+                key = (threads, r["regs"], r["smem_bytes"], facts.get("name"))
+                if key not in seen:
+                    seen.add(key)
+                    cases.append((threads, r["regs"], r["smem_bytes"], facts,
+                                  r["blocks_per_sm"]))
+    return cases
+
+
+def _drawn_occupancy_cases(n: int = 24) -> list[tuple]:
+    """Configurations drawn at random, on each recorded GPU's facts and the T4's, that each
+    put another limit in charge; the answer is gp.device.occupancy's."""
+    from gpuperf import records
+
+    facts = [T4_SPEC_FACTS] + [records.load(p)["experiments"][_RESOURCE_EXPERIMENTS[0]]
+                               ["provenance"]["device"] for p in records.available()
+                               if _RESOURCE_EXPERIMENTS[0] in records.load(p)["experiments"]]
+    rng = _exercises.case_rng(31)
+    # Each of these puts one rule on the edge: registers' unit of 256 (640, 33), the reserved
+    # KiB (128, 116000 and 256, 58000), shared memory's unit of 128 bytes (256, 45670), whole
+    # warps (680 threads), the per-SM block limit (32 threads), and more.
+    fixed = [(48, 40, 0), (1024, 64, 0), (96, 255, 100), (64, 24, 40000), (32, 16, 0),
+             (640, 33, 12345), (200, 72, 3000), (128, 32, 116000), (256, 24, 58000),
+             (256, 32, 45670), (680, 16, 0)]
+    cases = []
+    while len(cases) < n + len(fixed) * len(facts):
+        if fixed:
+            t, r, sh = fixed.pop()
+            chosen = list(facts)
+        else:
+            t = int(rng.choice([32, 48, 64, 96, 128, 160, 192, 256, 384, 512, 768, 1000, 1024]))
+            r = int(rng.integers(16, 256))
+            sh = int(rng.choice([0, int(rng.integers(1, 48 * 1024)), int(rng.integers(1, 8192))]))
+            chosen = [facts[int(rng.integers(len(facts)))]]
+        for f in chosen:
+            try:
+                o = device.occupancy(t, r, sh, f)
+            except ValueError:  # a block that cannot run at all: not a case
+                continue
+            cases.append((t, r, sh, f, o["blocks_per_sm"]))
+    return cases
+
+
+def _occupancy_mistake(got, threads, registers, shared, facts) -> str | None:
+    """Name the rule an answer skipped, if skipping exactly one rule gives it."""
+    cc = tuple(facts["compute_capability"])
+    warps = -(-threads // WARP)
+    max_warps = facts["max_threads_per_sm"] // WARP
+    blocks_cap = device.MAX_BLOCKS_PER_SM[cc]
+    reg_unit = -(-registers * WARP // device.REGISTER_UNIT) * device.REGISTER_UNIT
+    reserved = 1024 if cc >= (8, 0) else 0
+    shared_unit = -(-shared // device.SHARED_UNIT) * device.SHARED_UNIT
+
+    def blocks(warp_count=warps, per_warp=reg_unit, sh=shared_unit + reserved, cap=blocks_cap,
+               thread_limit=None):
+        limits = [thread_limit if thread_limit is not None else max_warps // warp_count, cap,
+                  facts["registers_per_sm"] // (warp_count * per_warp)]
+        if sh:
+            limits.append(facts["shared_per_sm"] // sh)
+        return min(limits)
+
+    o = device.occupancy(threads, registers, shared, facts)
+    variants = [
+        (blocks(per_warp=registers * WARP),
+         "registers are given to a warp in units of 256: round registers x 32 up first"),
+        (blocks(sh=shared_unit), "from compute capability 8.0 the system reserves 1 KiB of "
+                                 "shared memory per block: add it"),
+        (blocks(sh=shared + reserved), "shared memory is given to a block in units of 128 bytes: "
+                                       "round up first"),
+        (blocks(cap=10**9), "an SM holds at most gp.device.MAX_BLOCKS_PER_SM[cc] blocks, whatever "
+                            "else is free"),
+        (blocks(thread_limit=facts["max_threads_per_sm"] // threads),
+         "a block takes whole warps: count its threads rounded up to a multiple of 32"),
+        (o["warps_per_sm"], "that is the warps per SM; return the blocks"),
+    ]
+    for value, why in variants:
+        if got == value and value != o["blocks_per_sm"]:
+            return why
+    return None
+
+
+def occupancy_agreement() -> str:
+    """Print how many recorded kernels' blocks per SM (the CUDA occupancy API's answer, from
+    every shipped record that holds compiled resources) ``gp.device.occupancy`` reproduces."""
+    cases = _recorded_occupancy_cases()
+    gpus = sorted({c[3].get("name", "?") for c in cases})
+    agree = sum(device.occupancy(t, r, sh, f)["blocks_per_sm"] == want
+                for t, r, sh, f, want in cases)
+    text = (f"{agree} of {len(cases)} kernel configurations of chapters 4 and 5 (threads, "
+            f"registers, shared memory), recorded on {' and '.join(gpus)}: the calculation "
+            "by hand gives the blocks per SM that the CUDA occupancy API reported")
+    print(text)
+    return text
+
+
+@_exercises.refuses_stubs(solved_by=("gpuperf.device:occupancy", "gpuperf.device:show_occupancy"))
+def check_blocks_per_sm(fn):
+    """Exercise: ``fn(threads, registers, shared_bytes, facts) -> int``, blocks per SM."""
+    from gpuperf import exercises as ex
+
+    chk = ex.Checker("occupancy by hand: resident blocks per SM")
+    if not callable(fn):
+        chk.fail(f"expected a function, got {type(fn).__name__}.")
+        return chk.report()
+    recorded = _recorded_occupancy_cases()
+    for origin, cases in (("the CUDA occupancy API, recorded", recorded),
+                          ("the hardware's rules", _drawn_occupancy_cases())):
+        for threads, registers, shared, facts, want in cases:
+            with chk.case(f"{threads} threads, {registers} registers, {shared:,} B shared on "
+                          f"{facts.get('name', 'a GPU')} ({origin})"):
+                got = fn(threads, registers, shared, dict(facts))
+                if isinstance(got, bool) or not isinstance(got, (int, np.integer)):
+                    chk.fail(f"returned {got!r}; return the number of resident blocks, an int.")
+                elif got != want:
+                    why = _occupancy_mistake(got, threads, registers, shared, facts)
+                    chk.fail(f"got {got}, expected {want}"
+                             + (f": {why}." if why else ": compute each resource's limit "
+                                "(threads, blocks, registers, shared memory) and take the "
+                                "smallest."))
+    return chk.report()
+
+
+# The performance exercise: a copy with one block of IN_FLIGHT_THREADS threads per SM (4 warps,
+# 6% of an H100's or H200's warp slots) must reach IN_FLIGHT_SPEED_TARGET of the device-to-device
+# copy measured in the same check, at IN_FLIGHT_SPEED_N float32. On an H100 (one run, best of
+# three), a grid-stride copy with k loads in flight per thread at this launch read 12% (k = 1),
+# 32% (4), 47% (8) and 63% (16) of the copy; each thread loading 4 consecutive elements, 34%.
+IN_FLIGHT_THREADS = 128
+IN_FLIGHT_SPEED_N = 2**26
+IN_FLIGHT_SPEED_TARGET = 0.4
+_IN_FLIGHT_SIMULATED = (2, 32)  # the simulator runs every thread in Python: a small launch
+
+
+def in_flight_launch() -> tuple[int, int]:
+    """``(blocks, threads)`` of the copy exercise: one block of ``IN_FLIGHT_THREADS`` threads
+    per SM of this GPU (on the simulator, 2 blocks of 32)."""
+    from gpuperf.mode import SIMULATOR
+
+    if SIMULATOR:
+        return _IN_FLIGHT_SIMULATED
+    return device.sm_count(default=2), IN_FLIGHT_THREADS
+
+
+_GUARD = 64  # elements after the end of dst that a correct copy never writes
+
+
+def _only_partial_trips(missed, n: int, total: int) -> bool:
+    """Whether the elements ``missed`` are exactly those that a grid-stride loop of batches
+    of ``u`` loads (some u up to 64), with no loop for the rest, leaves out: the elements of
+    each thread's last, partial batch."""
+    if missed.size == 0:
+        return False
+    idx = np.arange(n)
+    for u in range(2, 65):
+        start = idx % total + (idx // total) // u * u * total  # the batch each element is in
+        partial = idx[start + (u - 1) * total >= n]
+        if partial.size == missed.size and np.array_equal(partial, missed):
+            return True
+    return False
+
+
+@_exercises.refuses_stubs(solved_by=("gpuperf.kernels.dram:make_copy",
+                                       "gpuperf.kernels.dram:make_sum_loads"))
+def check_copy_in_flight(kernel):
+    """Exercise: a copy with few threads, ``kernel(src, dst)``.
+
+    The kernel copies float32 ``src`` into ``dst`` (same length, any length), launched with
+    ``in_flight_launch()``: few threads, so it must keep several loads in flight per thread.
+    Every element copied exactly, nothing written past the
+    end of ``dst`` (guard cells after it), ``src`` untouched; sizes around multiples of the
+    grid's thread count, so that whole trips and tails both run. On a GPU, also at least
+    ``IN_FLIGHT_SPEED_TARGET`` of a device-to-device copy measured in the same check, at
+    ``IN_FLIGHT_SPEED_N`` elements."""
+    from gpuperf import exercises as ex
+    from gpuperf.mode import SIMULATOR
+
+    chk = ex.Checker("a copy with few threads: loads in flight")
+    if not chk.is_kernel(kernel):
+        return chk.report()
+    blocks, threads = in_flight_launch()
+    total = blocks * threads  # threads in the grid
+    if not ex.preflight(chk, kernel, 2, 32, ex.random_array(200, 3), ex.poisoned(200)):
+        return chk.report()
+    sizes = sorted({1, 2, 31, 33, 100, total - 1, total, total + 1, 3 * total + 5,
+                    8 * total - 1, 8 * total + 3, 16 * total, 17 * total + 1, 40 * total + 7,
+                    *ex.hidden_sizes(1, 40 * total)})
+    for seed in ex.seeds():
+        for n in sizes if seed == 0 else sizes[::3]:
+            with chk.case(f"n={n}, launch [{blocks}, {threads}]", seed=seed):
+                src_host = ex.random_array(n, seed * 7919 + n)
+                src = cuda.to_device(src_host)
+                whole = cuda.to_device(ex.poisoned(n + _GUARD))
+                kernel[blocks, threads](src, whole[:n])
+                got = whole.copy_to_host()
+                missed = np.flatnonzero(got[:n] != src_host)
+                if missed.size:
+                    i = int(missed[0])
+                    tail = _only_partial_trips(missed, n, total)
+                    chk.fail(f"dst[{i}] is {float(got[i]):g}, expected src[{i}] = "
+                             f"{float(src_host[i]):g} ({missed.size} of {n} elements wrong"
+                             + ((", each in its thread's last, partial batch: the elements "
+                                 "left over after the last whole trip need their own loop)"
+                                 if missed.size < n else
+                                 "; if your loop copies whole batches only, this n is smaller "
+                                 "than one batch: the elements left over after the last whole "
+                                 "trip need their own loop)") if tail else ")"))
+                written = np.flatnonzero(~np.isnan(got[n:]))
+                if written.size:
+                    chk.fail(f"wrote past the end of dst (dst[{n + int(written[0])}] of a "
+                             f"dst of {n} elements): test every index against n before "
+                             "loading or storing.")
+                if not np.array_equal(src.copy_to_host(), src_host):
+                    chk.fail("src changed: the copy must only read it.")
+    if SIMULATOR:
+        ex.speed_not_measured(chk, f"{IN_FLIGHT_SPEED_TARGET:.0%} of a device-to-device copy "
+                                   f"at 2^{IN_FLIGHT_SPEED_N.bit_length() - 1} elements, "
+                                   f"launched with one block of {IN_FLIGHT_THREADS} threads "
+                                   "per SM")
+    elif chk.report_.ok:
+        n = IN_FLIGHT_SPEED_N
+        src = cuda.to_device(ex.random_array(n, 5))
+        dst = cuda.device_array(n, np.float32)
+        ex.speed_against_copy(
+            chk, lambda: kernel[blocks, threads](src, dst), 8 * n,
+            target=IN_FLIGHT_SPEED_TARGET,
+            what=f"your copy ({blocks} blocks of {threads} threads, n = 2^{n.bit_length() - 1})",
+            advice="with this few threads, Little's law asks for several loads in flight per "
+                   "thread: load a batch of elements (each a grid's width apart, so that each "
+                   "warp's loads stay coalesced) into registers before storing any of them.")
+    return chk.report()

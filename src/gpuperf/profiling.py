@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import math
 
-from . import nsight, records, validate
+from . import device, nsight, records, validate
 
 # The tools' runners and parsers live in ``gpuperf.nsight``; their names stay reachable here.
 from .nsight import (  # noqa: F401
@@ -142,10 +142,10 @@ def _sum_loads_launch(ilp: int, warps_per_sm: int) -> None:
 
     x = cuda.to_device(np.random.default_rng(7).random(dram.STREAM_ELEMENTS, dtype=np.float32))
     kernel = dram.make_sum_loads(ilp)
-    sms = dram.device.sm_count()
+    sms = device.sm_count()
     partial = cuda.device_array(sms * 64 * dram.WARP, dtype=np.float32)
     kernel[sms, 32](x, partial, sms * 32)  # compile it: its occupancy sizes the grid
-    blocks, threads, _ = dram._persistent_launch(kernel, warps_per_sm)
+    blocks, threads, _ = dram.persistent_launch(kernel, warps_per_sm)
     launch_twice(lambda: kernel[blocks, threads](x, partial, blocks * threads))
 
 
@@ -1099,7 +1099,7 @@ def _l2_setup(footprint: int):
     from numba import cuda
 
     from . import device
-    from .kernels.dram import _resident_blocks_per_sm
+    from .kernels.dram import resident_blocks_per_sm
     from .kernels.gridstride import read_passes, read_step
 
     n = footprint // 4 // 16 * 16
@@ -1110,7 +1110,7 @@ def _l2_setup(footprint: int):
     block = 256
     probe = cuda.device_array(block, dtype=np.float32)
     read_passes[1, block](x, 0, step, probe)   # compiled, so its occupancy can be asked
-    grid = device.sm_count() * _resident_blocks_per_sm(read_passes, block)
+    grid = device.sm_count() * resident_blocks_per_sm(read_passes, block)
     out = cuda.device_array(grid * block, dtype=np.float32)
     want = float(data.astype(np.float64).sum()) * passes
     return x, out, passes, want, (lambda: read_passes[grid, block](x, passes, step, out))
@@ -1216,13 +1216,13 @@ def _onchip_setup(name: str, reads: int):
 
     from . import device
     from .kernels import gridstride as gs
-    from .kernels.dram import _resident_blocks_per_sm
+    from .kernels.dram import resident_blocks_per_sm
 
     kernel, block = gs.ONCHIP_READS[name][0], ONCHIP_BLOCK
     src = cuda.to_device(gs.onchip_values())
     probe = cuda.device_array(block, dtype=np.float32)
     kernel[1, block](src, 0, gs.ONCHIP_STEP, probe)   # compiled, so its occupancy can be asked
-    grid = device.sm_count() * _resident_blocks_per_sm(kernel, block)
+    grid = device.sm_count() * resident_blocks_per_sm(kernel, block)
     out = cuda.device_array(grid * block, dtype=np.float32)
     return kernel, grid, block, src, out, (
         lambda: kernel[grid, block](src, reads, gs.ONCHIP_STEP, out))

@@ -15,7 +15,6 @@
 * ``ptx.py``: ``PTX_TARGETS``, the kernels tests/test_ptx.py compiles.
 """
 
-from gpuperf import device  # noqa: F401 (gpuperf.profiling reads dram.device)
 
 from .checks import (
     IN_FLIGHT_SPEED_N,
@@ -44,8 +43,6 @@ from .experiments import (
     STRIDE_RETIME_SPREAD,
     STRIDES,
     SUM_ILPS,
-    _persistent_launch,  # noqa: F401 (gpuperf.profiling's name for it, until it switches)
-    _resident_blocks_per_sm,  # noqa: F401 (gpuperf.profiling's name for it, until it switches)
     dram_latency,
     dram_latency_index,
     dram_littles_law,

@@ -47,7 +47,6 @@ def resident_blocks_per_sm(kernel, block: int, shared_bytes: int = 0) -> int:
     return compiled.max_cooperative_grid_blocks(block, shared_bytes) // device.sm_count()
 
 
-_resident_blocks_per_sm = resident_blocks_per_sm  # the old name, until gpuperf.profiling switches
 
 
 def _chase_latency_ns(nxt_host, *, steps: int = 4096, warm: bool = True,
@@ -157,7 +156,6 @@ def persistent_launch(kernel, warps_per_sm: int):
     return sms * blocks_per_sm, threads, blocks_per_sm * threads // WARP
 
 
-_persistent_launch = persistent_launch  # the old name, until gpuperf.profiling switches
 
 
 def _round_ns(kernel, ilp: int, x, partial, stride: int) -> float:
@@ -242,7 +240,7 @@ def measure_loads(ilp: int, warps_per_sm: int) -> dict:
     """Measure one point of ``dram_littles_law`` live (GPU only): GB/s and bytes in flight."""
     validate.positive_int(ilp, "ilp", maximum=64)
     validate.positive_int(warps_per_sm, "warps_per_sm", maximum=64)
-    bench._require_gpu("measure_loads")
+    bench.require_gpu("measure_loads")
     ilp = validate.positive_int(ilp, "ilp", maximum=64)
     warps_per_sm = validate.positive_int(warps_per_sm, "warps_per_sm", maximum=64)
     x, partial = _stream_buffers()
@@ -306,7 +304,7 @@ def dram_loaded_latency(progress):
     estimate of the bytes that were on average in flight. The median of three runs after one
     more; ``covered``: in every run the probe started after the load's first kernel and ended
     before its last (``_probe_once``)."""
-    bench._require_gpu("dram_loaded_latency")
+    bench.require_gpu("dram_loaded_latency")
     sms = device.sm_count()
     l2 = device.info().l2_bytes or 64 * 2**20
     x, partial = _stream_buffers()

@@ -80,7 +80,7 @@ def measure_launch(method: str = "grid_stride", block: int = 256, blocks_per_sm:
     if blocks_per_sm is not None:
         validate.positive_int(blocks_per_sm, "blocks_per_sm", maximum=64)
     validate.positive_int(n, "n")
-    bench._require_gpu("measure_launch")
+    bench.require_gpu("measure_launch")
     x, out = _cached_vectors(n)
     grid, blk = launch_config(n, method=method, block=block, blocks_per_sm=blocks_per_sm or 1)
     kernel = copy_one_per_thread if method == "one_per_thread" else copy_grid_stride

@@ -609,6 +609,11 @@ def _parse(argv):
                    help="merge into an existing --out made on the same GPU, commit and versions "
                         "(rows of the notebooks run now replace theirs): one table from several "
                         "runs")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="notebooks run at once, each in a process of its own (default 1). More "
+                        "than one only with GPUPERF_LIVE=0 (kernels and checkers on the GPU, "
+                        "experiments replayed): measuring runs would share the GPU and time "
+                        "each other")
     p.add_argument("--stale", action="store_true",
                    help="list the rows of --out whose inputs (their notebooks and the modules "
                         "they import) changed since the commit they ran, run exactly those "
@@ -633,6 +638,9 @@ def main(argv=None) -> int:
         return 2
     if args.budget <= 0 or args.cell_timeout <= 0:
         print("selfcheck: --budget and --cell-timeout must be positive.", file=sys.stderr)
+        return 2
+    if args.jobs < 1:
+        print(f"selfcheck: --jobs {args.jobs}: give 1 or more notebooks at once.", file=sys.stderr)
         return 2
     paths = sorted(p for p in folder.glob("[0-9][0-9]_*.ipynb")
                    if pattern is None or pattern.search(p.stem))
@@ -659,6 +667,11 @@ def main(argv=None) -> int:
     if out.suffix != ".json" or (out.exists() and out.is_dir()):
         print(f"selfcheck: --out {out} must be a .json file.", file=sys.stderr)
         return 2
+    if args.jobs > 1 and records.live_by_default():
+        print(f"selfcheck: --jobs {args.jobs} runs notebooks side by side, which only a run that "
+              "measures nothing may do (their live measurements would share the GPU): set "
+              "GPUPERF_LIVE=0, or drop --jobs.", file=sys.stderr)
+        return 2
     info = device.info()
     doc = {
         "gpu": gpu, "simulated": info.simulated, "mode": MODE,
@@ -667,7 +680,7 @@ def main(argv=None) -> int:
         "compute_capability": list(info.compute_capability) if info.compute_capability else None,
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "commit": _commit(folder.resolve().parent), "versions": _versions(),
-        "budget_s": args.budget, "passed": False, "notebooks": [],
+        "budget_s": args.budget, "jobs": args.jobs, "passed": False, "notebooks": [],
     }
     earlier: list[dict] = []
     if args.stale:
@@ -742,18 +755,40 @@ def main(argv=None) -> int:
                 nbformat.write(assign.student_copy(nbformat.read(p, as_version=4)),
                                student_dir / p.name)
             jobs += [(student_dir / p.name, True) for p in paths]
-        for k, (path, student) in enumerate(jobs, 1):
+        def report(k, path, student, run):
             label = f"{path.stem} ({'student copy' if student else 'chapter'})"
-            print(f"[{k}/{len(jobs)}] {label} ...", file=sys.stderr, flush=True)
-            run = _execute(path, student=student, budget=args.budget,
-                          cell_timeout=args.cell_timeout, log_dir=tmp)
-            # Student copies run beside the chapters (so relative paths resolve the same).
-            runs.append(run)
-            write()
-            print(f"      {run.seconds:.1f} s, {'ok' if run.ok else 'FAIL'}", file=sys.stderr,
-                  flush=True)
+            print(f"[{k}/{len(jobs)}] {label}: {run.seconds:.1f} s, "
+                  f"{'ok' if run.ok else 'FAIL'}", file=sys.stderr, flush=True)
             for problem in run.problems[:10]:
                 print(f"      - {problem}", file=sys.stderr, flush=True)
+
+        if args.jobs == 1:
+            for k, (path, student) in enumerate(jobs, 1):
+                label = f"{path.stem} ({'student copy' if student else 'chapter'})"
+                print(f"[{k}/{len(jobs)}] {label} ...", file=sys.stderr, flush=True)
+                # Student copies run beside the chapters (so relative paths resolve the same).
+                run = _execute(path, student=student, budget=args.budget,
+                               cell_timeout=args.cell_timeout, log_dir=tmp)
+                runs.append(run)
+                write()
+                report(k, path, student, run)
+        else:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor, as_completed
+
+            print(f"{len(jobs)} notebooks, {args.jobs} at a time ...", file=sys.stderr, flush=True)
+            # Fresh interpreters (spawn): this process has touched the GPU already.
+            ctx = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(max_workers=args.jobs, mp_context=ctx) as pool:
+                futures = {pool.submit(_execute, path, student=student, budget=args.budget,
+                                       cell_timeout=args.cell_timeout, log_dir=tmp): (path, student)
+                           for path, student in jobs}
+                for k, fut in enumerate(as_completed(futures), 1):
+                    path, student = futures[fut]
+                    run = fut.result()
+                    runs.append(run)
+                    write()
+                    report(k, path, student, run)
     write()
     if earlier:
         print(f"(merged with {len(doc['notebooks']) - len(runs)} earlier row(s) of {out})")

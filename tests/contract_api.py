@@ -1,6 +1,6 @@
 """The public API of gpuperf, enumerated (for tests/test_contract.py).
 
-Every module of the package and every chapter module, their public functions (by
+Every module of the package and every chapter module (each submodule of a chapter package), their public functions (by
 ``__all__`` where a module has one), and the public methods and constructors of their
 public classes, that take at least one argument. Device-side helpers that run inside
 kernels (``gpuperf.simwarp``'s warp intrinsics, ``gpuperf.vector``'s 16-byte loads) are
@@ -26,8 +26,9 @@ def modules() -> list:
     names = ["gpuperf"]
     names += [f"gpuperf.{m.name}" for m in pkgutil.iter_modules(gpuperf.__path__)
               if not m.name.startswith("_") and m.name != "kernels"]
-    names += [f"gpuperf.kernels.{m.name}" for m in pkgutil.iter_modules(kernels.__path__)
-              if not m.name.startswith("_")]
+    # A chapter may be a package: its submodules hold its functions (the package re-exports them).
+    names += [m.name for m in pkgutil.walk_packages(kernels.__path__, f"{kernels.__name__}.")
+              if not any(part.startswith("_") for part in m.name.split(".")[2:])]
     return [importlib.import_module(n) for n in names if n not in DEVICE_SIDE]
 
 

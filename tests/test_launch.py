@@ -1,4 +1,5 @@
-"""Launch cost, hardware queues and CUDA graphs (gpuperf.kernels.launch).
+"""Launch cost, hardware queues and CUDA graphs (gpuperf.kernels.streams.launch; ``gp.launch``,
+gpuperf.kernels.launch, re-exports its public names).
 
 The measurements need a GPU (the GPU self-check and ``gpuperf.record`` run them); here: the
 queue model against a step-by-step simulation of in-order queues, the issue orders, the
@@ -14,7 +15,7 @@ import pytest
 
 import gpuperf as gp
 from gpuperf import records
-from gpuperf.kernels import launch
+from gpuperf.kernels.streams import launch  # the module itself: its private helpers are tested too
 
 
 def simulate_queues(n_streams, connections, order, k, events):
@@ -153,6 +154,15 @@ def test_the_new_process_script_names_its_function():
 
 def test_ptx_targets_listed():
     assert [k.py_func.__name__ for k, _ in launch.PTX_TARGETS] == ["bump"]
+
+
+def test_the_old_module_name_re_exports_the_launch_machinery():
+    from gpuperf.kernels import launch as old_name
+
+    assert gp.launch is old_name
+    for name in ("NotPackable", "PackedLaunch", "bump", "queue_model", "show_launch_cost",
+                 "show_hardware_queues", "launch_cost_rows", "hardware_queue_rows"):
+        assert getattr(old_name, name) is getattr(launch, name)
 
 
 def test_bump_counts_launches_in_the_simulator():

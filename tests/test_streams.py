@@ -14,6 +14,7 @@ import gpuperf as gp
 from gpuperf import exercises as ex
 from gpuperf import records
 from gpuperf.kernels import streams
+from gpuperf.kernels.streams import checks, experiments
 
 WRONG = Path(__file__).parent / "wrong" / "streams"
 WRONG_FILES = sorted(WRONG.glob("*.py"))
@@ -276,17 +277,17 @@ def test_unordered_sharing_sees_a_wait_that_orders_it():
     s1, s2 = cuda.stream(), cuda.stream()
     host = streams.pinned_copy(np.ones(8, dtype=np.float32))
     buf = cuda.device_array(8, dtype=np.float32)
-    with streams._HostCopyWatch() as watch:
+    with checks._HostCopyWatch() as watch:
         buf.copy_to_device(host, stream=s1)
         buf.copy_to_host(host, stream=s2)
     assert watch.unordered_sharing() == ("a copy in", "a copy back", (0, 1))
-    with streams._HostCopyWatch() as watch:
+    with checks._HostCopyWatch() as watch:
         buf.copy_to_device(host, stream=s1)
         s1.synchronize()
         buf.copy_to_host(host, stream=s2)
         buf[:4].copy_to_host(host[:4], stream=s1)  # two reads: no conflict
     assert watch.unordered_sharing() is None
-    with streams._HostCopyWatch() as watch:
+    with checks._HostCopyWatch() as watch:
         buf[:4].copy_to_device(host[:4], stream=s1)
         buf[4:].copy_to_device(host[4:], stream=s2)  # disjoint bytes
         streams.add_kernel[1, 8, s2](buf[:4], buf[:4], cuda.device_array(4, np.float32))
@@ -301,7 +302,7 @@ def test_unordered_sharing_follows_chains_of_event_waits():
     buf = cuda.device_array(8, dtype=np.float32)
     for chained in (True, False):
         s1, s2, s3 = cuda.stream(), cuda.stream(), cuda.stream()
-        with streams._HostCopyWatch() as watch:
+        with checks._HostCopyWatch() as watch:
             buf.copy_to_device(host, stream=s1)
             first, second = cuda.event(), cuda.event()
             first.record(s1)
@@ -322,7 +323,7 @@ def test_a_lazy_watch_runs_stream_work_only_when_waited_for():
     host = streams.pinned_copy(np.full(4, 1.0, dtype=np.float32))
     back = streams.pinned_copy(np.zeros(4, dtype=np.float32))
     d = cuda.device_array(4, dtype=np.float32)
-    with streams._HostCopyWatch(lazy=True) as watch:
+    with checks._HostCopyWatch(lazy=True) as watch:
         d.copy_to_device(host, stream=s)
         host[:] = 2.0  # before the copy has run
         d.copy_to_host(back, stream=s)
@@ -335,14 +336,14 @@ def test_a_lazy_watch_runs_stream_work_only_when_waited_for():
 
 def test_a_slice_assignment_is_a_copy_on_the_default_stream():
     d = cuda.device_array(4, dtype=np.float32)
-    with streams._HostCopyWatch() as watch:
+    with checks._HostCopyWatch() as watch:
         d[:] = np.arange(4, dtype=np.float32)
     assert (watch.copies, watch.no_stream) == (1, 1)
     assert (d.copy_to_host() == np.arange(4)).all()
 
 
 def test_the_default_streams_are_told_apart():
-    key = streams._HostCopyWatch._key
+    key = checks._HostCopyWatch._key
     assert key(cuda.default_stream()) is None and key(cuda.legacy_default_stream()) is None
     assert key(cuda.per_thread_default_stream()) == key(cuda.per_thread_default_stream())
     assert key(cuda.per_thread_default_stream()) is not None
@@ -369,7 +370,7 @@ def test_copy_watch_restores_numba():
                 + [cuda.to_device, cuda.synchronize, cuda.device_array])
 
     before = state()
-    with streams._HostCopyWatch():
+    with checks._HostCopyWatch():
         pass
     assert before == state()
 
@@ -450,14 +451,14 @@ def test_measuring_needs_a_gpu():
 
 def test_ptx_targets_listed():
     names = {k.py_func.__name__ for k, _ in streams.PTX_TARGETS}
-    assert names == {"add_kernel", "relax_kernel", "article_add"}
+    assert names == {"add_kernel", "relax_kernel", "article_add", "bump"}  # bump: launch.py's
 
 
 def test_article_program_runs_as_a_standalone_script():
     # The experiment runs the article's program in a new process (so the CUDA context is created inside
     # the timed region); here the new process inherits the simulator.
     messages = []
-    rows = streams._fresh_process_rows(messages.append, n=40)
+    rows = experiments._fresh_process_rows(messages.append, n=40)
     assert [r["variant"] for r in rows] == ["article: default stream",
                                              "article: 5 streams (pageable, shared output buffer)"]
     assert all(r["ms"] > 0 for r in rows), messages
@@ -509,7 +510,7 @@ def test_copy_watch_logs_waits_and_streams():
     s1, s2 = cuda.stream(), cuda.stream()
     host = streams.pinned_copy(np.ones(8, dtype=np.float32))
     d = cuda.device_array(8, dtype=np.float32)
-    with streams._HostCopyWatch() as watch:
+    with checks._HostCopyWatch() as watch:
         d.copy_to_device(host, stream=s1)
         s2.synchronize()  # another stream: not serializing
         d.copy_to_device(host, stream=s2)
@@ -527,7 +528,7 @@ def test_copy_watch_sees_every_kind_of_wait():
     s1, s2 = cuda.stream(), cuda.stream()
     host = streams.pinned_copy(np.ones(8, dtype=np.float32))
     d = cuda.device_array(8, dtype=np.float32)
-    with streams._HostCopyWatch() as watch:
+    with checks._HostCopyWatch() as watch:
         d.copy_to_device(host, stream=s1)
         early = cuda.event()
         early.record(s1)
@@ -536,15 +537,15 @@ def test_copy_watch_sees_every_kind_of_wait():
     assert watch.unwaited_streams() == 1
     for wait in (lambda: cuda.current_context().synchronize(), lambda: cuda.synchronize(),
                  lambda: s1.synchronize()):
-        with streams._HostCopyWatch() as watch:
+        with checks._HostCopyWatch() as watch:
             d.copy_to_device(host, stream=s1)
             wait()
         assert watch.unwaited_streams() == 0
-    with streams._HostCopyWatch() as watch:
+    with checks._HostCopyWatch() as watch:
         with s1.auto_synchronize():
             d.copy_to_device(host, stream=s1)
     assert watch.unwaited_streams() == 0
-    with streams._HostCopyWatch() as watch:
+    with checks._HostCopyWatch() as watch:
         d.copy_to_device(host, stream=s1)
         ready = cuda.event()
         ready.record(s1)
@@ -558,7 +559,7 @@ def test_copy_watch_counts_allocations_however_named():
     from numba.cuda import device_array, device_array_like, to_device
 
     host = np.ones(10, dtype=np.float32)
-    with streams._HostCopyWatch() as watch:
+    with checks._HostCopyWatch() as watch:
         first = device_array(10, dtype=np.float32)
         device_array_like(first)
         to_device(host)
@@ -570,7 +571,7 @@ def test_copy_watch_counts_allocations_however_named():
 def test_copy_watch_reads_what_a_kernel_writes_from_its_source():
     s1, s2 = cuda.stream(), cuda.stream()
     x, y = cuda.device_array(8, dtype=np.float32), cuda.device_array(8, dtype=np.float32)
-    with streams._HostCopyWatch() as watch:
+    with checks._HostCopyWatch() as watch:
         streams.add_kernel[1, 8, s1](x, x, y)
         streams.add_kernel[1, 8, s2](x, x, cuda.device_array(8, dtype=np.float32))
     assert watch.unordered_sharing() is None  # both only read x

@@ -21,7 +21,7 @@ command behind it in the same queue. ``queue_model`` predicts the makespan in ke
 times; the experiment measures it.
 
 The kernels: ``bump`` (adds one to a counter: every launch, captured or not, must run
-exactly once) and the streams chapter's ``relax_kernel`` on one block (a fixed time).
+exactly once) and the chapter's ``relax_kernel`` (``kernels.py``) on one block (a fixed time).
 """
 
 from __future__ import annotations
@@ -37,11 +37,13 @@ import time
 import numpy as np
 from numba import cuda
 
-from .. import bench, validate
-from .. import exercises as ex
-from ..mode import SIMULATOR
-from ..records import Result, experiment
-from .streams import _check_res, relax_kernel
+from gpuperf import bench, validate
+from gpuperf import exercises as ex
+from gpuperf.mode import SIMULATOR
+from gpuperf.records import Result, experiment
+
+from .experiments import _check_res
+from .kernels import relax_kernel
 
 # --------------------------------------------------------------------------- kernels
 
@@ -583,7 +585,7 @@ def _queue_rows_here(n_streams: int, iters: int, repeats: int = QUEUE_REPEATS) -
 
 def _queue_script(n_streams: int, iters: int, repeats: int) -> str:
     return ("import json\n"
-            "from gpuperf.kernels import launch\n"
+            "from gpuperf.kernels.streams import launch\n"
             f"rows = launch._queue_rows_here({n_streams}, {iters}, {repeats})\n"
             "print(json.dumps(rows))\n")
 
@@ -591,7 +593,9 @@ def _queue_script(n_streams: int, iters: int, repeats: int) -> str:
 def _queue_rows_in_new_process(connections: int, n_streams: int, iters: int,
                                repeats: int) -> list[dict]:
     env = dict(os.environ, **{CONNECTIONS_VAR: str(connections)})
-    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    # src/gpuperf/kernels/streams/launch.py -> src
+    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
     done = subprocess.run([sys.executable, "-c", _queue_script(n_streams, iters, repeats)],
                           capture_output=True, text=True, timeout=300, env=env)

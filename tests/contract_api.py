@@ -1,6 +1,7 @@
 """The public API of gpuperf, enumerated (for tests/test_contract.py).
 
-Every module of the package and every chapter module (each submodule of a chapter package), their public functions (by
+Every module of the package and every chapter (its package, and each submodule for what the
+package does not re-export), their public functions (by
 ``__all__`` where a module has one), and the public methods and constructors of their
 public classes, that take at least one argument. Device-side helpers that run inside
 kernels (``gpuperf.simwarp``'s warp intrinsics, ``gpuperf.vector``'s 16-byte loads) are
@@ -42,6 +43,19 @@ def chapter_of(module_name: str) -> str:
     return module_name
 
 
+def _key_module(obj, name: str) -> str | None:
+    """The module a public object is listed under: its chapter package where the package
+    re-exports it (``gpuperf.kernels.dram:make_copy``), else the module that defines it (a
+    chapter's submodule for a name only the submodule has)."""
+    home = getattr(obj, "__module__", None)
+    if not isinstance(home, str):
+        return None
+    chapter = chapter_of(home)
+    if chapter != home and getattr(importlib.import_module(chapter), name, None) is obj:
+        return chapter
+    return home
+
+
 def _takes_arguments(fn, bound: bool) -> bool:
     try:
         params = list(inspect.signature(fn).parameters.values())
@@ -66,8 +80,7 @@ def public_api() -> dict[str, object]:
         names += [n for n in vars(mod) if not n.startswith("_") and n not in names]
         for name in names:
             obj = getattr(mod, name, None)
-            home = getattr(obj, "__module__", None)
-            if not isinstance(home, str) or chapter_of(home) != mod.__name__:
+            if _key_module(obj, name) != mod.__name__:
                 continue
             fn = _plain(obj)
             if inspect.isfunction(fn):

@@ -952,99 +952,99 @@ BAD = {
     "gpuperf.kernels.reduce:check_absmax": [B(rd.check_absmax, print, target=-1,
                                               word="target")],
     # ------------------------------------------------------------------ streams
-    "gpuperf.kernels.streams.models:reference": [B(st.reference, X, X, iters=-1, word="iters")],
-    "gpuperf.kernels.streams.checks:pipeline_memory_bound": [B(st.pipeline_memory_bound, 0, 1, 1,
+    "gpuperf.kernels.streams:reference": [B(st.reference, X, X, iters=-1, word="iters")],
+    "gpuperf.kernels.streams:pipeline_memory_bound": [B(st.pipeline_memory_bound, 0, 1, 1,
                                                         word="n")],
-    "gpuperf.kernels.streams.models:flops_per_element": [B(st.flops_per_element, -1, word="iters")],
-    "gpuperf.kernels.streams.models:arithmetic_intensity": [B(st.arithmetic_intensity, "1",
+    "gpuperf.kernels.streams:flops_per_element": [B(st.flops_per_element, -1, word="iters")],
+    "gpuperf.kernels.streams:arithmetic_intensity": [B(st.arithmetic_intensity, "1",
                                                        err=TypeError, word="iters")],
-    "gpuperf.kernels.streams.kernels:launch_chunk": [B(st.launch_chunk, X, X, X, 0, 2000,
+    "gpuperf.kernels.streams:launch_chunk": [B(st.launch_chunk, X, X, X, 0, 2000,
                                                word="block")],
     # A predicate: any object gets an answer (only NumPy arrays can be pinned).
-    "gpuperf.kernels.streams.pinned:is_pinned": [(lambda: st.is_pinned("x"), ANSWER, False),
+    "gpuperf.kernels.streams:is_pinned": [(lambda: st.is_pinned("x"), ANSWER, False),
                                           (lambda: st.is_pinned(None), ANSWER, False)],
-    "gpuperf.kernels.streams.pinned:pinned_copy": [B(st.pinned_copy, [1.0], err=TypeError,
+    "gpuperf.kernels.streams:pinned_copy": [B(st.pinned_copy, [1.0], err=TypeError,
                                               word="x")],
-    "gpuperf.kernels.streams.kernels:Chunk.__init__": [B(st.Chunk, 0, 0, 5, 5, word="hi")],
-    "gpuperf.kernels.streams.kernels:plan_chunks": [B(st.plan_chunks, 0, 1, 1, word="n")],
-    "gpuperf.kernels.streams.pipeline:Run.__init__": [B(st.Run, 0, 0, 1, 1, 1.0, [1.0], [], word="n")],
-    "gpuperf.kernels.streams.pipeline:Pipeline.__init__": [B(st.Pipeline, 16, n_streams=0,
+    "gpuperf.kernels.streams:Chunk.__init__": [B(st.Chunk, 0, 0, 5, 5, word="hi")],
+    "gpuperf.kernels.streams:plan_chunks": [B(st.plan_chunks, 0, 1, 1, word="n")],
+    "gpuperf.kernels.streams:Run.__init__": [B(st.Run, 0, 0, 1, 1, 1.0, [1.0], [], word="n")],
+    "gpuperf.kernels.streams:Pipeline.__init__": [B(st.Pipeline, 16, n_streams=0,
                                                     word="n_streams")],
-    "gpuperf.kernels.streams.pipeline:Pipeline.run": [lazy(lambda p, *a, **k: p.run(*a, **k),
+    "gpuperf.kernels.streams:Pipeline.run": [lazy(lambda p, *a, **k: p.run(*a, **k),
                                                   lambda: st.Pipeline(8), X, X,
                                                   pageable="maybe", word="pageable")],
-    "gpuperf.kernels.streams.pipeline:Pipeline.time": [lazy(lambda p, *a, **k: p.time(*a, **k),
+    "gpuperf.kernels.streams:Pipeline.time": [lazy(lambda p, *a, **k: p.time(*a, **k),
                                                    lambda: st.Pipeline(8), X, X, repeats=0,
                                                    word="repeats")],
-    "gpuperf.kernels.streams.pipeline:pipelined": [B(st.pipelined, X, X, n_streams=0,
+    "gpuperf.kernels.streams:pipelined": [B(st.pipelined, X, X, n_streams=0,
                                             word="n_streams")],
-    "gpuperf.kernels.streams.pipeline:serial": [B(st.serial, X, X, iters=-1, word="iters")],
-    "gpuperf.kernels.streams.models:ideal_schedule": [B(st.ideal_schedule, [1], [1], [NAN], 2,
+    "gpuperf.kernels.streams:serial": [B(st.serial, X, X, iters=-1, word="iters")],
+    "gpuperf.kernels.streams:ideal_schedule": [B(st.ideal_schedule, [1], [1], [NAN], 2,
                                                  word="d2h_ms[0]")],
-    "gpuperf.kernels.streams.models:ideal_ms": [B(st.ideal_ms, "12", [1], [1], 2, err=TypeError,
+    "gpuperf.kernels.streams:ideal_ms": [B(st.ideal_ms, "12", [1], [1], 2, err=TypeError,
                                            word="h2d_ms")],
-    "gpuperf.kernels.streams.models:overlap_bound_ms": [B(st.overlap_bound_ms, [1], [-1], [1],
+    "gpuperf.kernels.streams:overlap_bound_ms": [B(st.overlap_bound_ms, [1], [-1], [1],
                                                    word="kernel_ms[0]")],
-    "gpuperf.kernels.streams.kernels:article_default_stream": [B(st.article_default_stream, "k", X, X,
+    "gpuperf.kernels.streams:article_default_stream": [B(st.article_default_stream, "k", X, X,
                                                          err=TypeError, word="kernel")],
-    "gpuperf.kernels.streams.kernels:article_five_streams": [B(st.article_five_streams, "k", X, X,
+    "gpuperf.kernels.streams:article_five_streams": [B(st.article_five_streams, "k", X, X,
                                                        err=TypeError, word="kernel")],
-    "gpuperf.kernels.streams.kernels:shared_buffer_pipeline": [B(st.shared_buffer_pipeline, X, X, X,
+    "gpuperf.kernels.streams:shared_buffer_pipeline": [B(st.shared_buffer_pipeline, X, X, X,
                                                          n_streams=0, word="n_streams")],
-    "gpuperf.kernels.streams.kernels:fixed_five_streams": [B(st.fixed_five_streams, X, X,
+    "gpuperf.kernels.streams:fixed_five_streams": [B(st.fixed_five_streams, X, X,
                                                      np.ones(3, np.float32), word="out")],
-    "gpuperf.kernels.streams.experiments:explore_measure": [B(st.explore_measure, 0, 1, 0,
+    "gpuperf.kernels.streams:explore_measure": [B(st.explore_measure, 0, 1, 0,
                                                   word="n_streams")],
-    "gpuperf.kernels.streams.figures:timeline_spans": [lazy(st.timeline_spans,
+    "gpuperf.kernels.streams:timeline_spans": [lazy(st.timeline_spans,
                                                     _rec("streams_timeline"), "nope", "x",
                                                     word="work")],
-    "gpuperf.kernels.streams.figures:busy_ms": [lazy(st.busy_ms, _rec("streams_timeline"), "nope", "x",
+    "gpuperf.kernels.streams:busy_ms": [lazy(st.busy_ms, _rec("streams_timeline"), "nope", "x",
                                              word="work")],
-    "gpuperf.kernels.streams.experiments:article_summary": [B(st.article_summary, "a", err=TypeError,
+    "gpuperf.kernels.streams:article_summary": [B(st.article_summary, "a", err=TypeError,
                                                   word="res")],
-    "gpuperf.kernels.streams.experiments:show_article_summary": [B(st.show_article_summary, "a",
+    "gpuperf.kernels.streams:show_article_summary": [B(st.show_article_summary, "a",
                                                        err=TypeError, word="res")],
-    "gpuperf.kernels.streams.kernels:pinned_default_stream": [B(st.pinned_default_stream, X, X,
+    "gpuperf.kernels.streams:pinned_default_stream": [B(st.pinned_default_stream, X, X,
                                                         np.ones(3, np.float32), word="out")],
-    "gpuperf.kernels.streams.costs:pinned_and_streams_summary": [
+    "gpuperf.kernels.streams:pinned_and_streams_summary": [
         lazy(st.pinned_and_streams_summary, _rec("streams_timeline"), word="host_memory")],
-    "gpuperf.kernels.streams.costs:show_pinned_and_streams": [
+    "gpuperf.kernels.streams:show_pinned_and_streams": [
         B(st.show_pinned_and_streams, "r", err=TypeError, word="res")],
-    "gpuperf.kernels.streams.costs:pageable_overlap_summary": [
+    "gpuperf.kernels.streams:pageable_overlap_summary": [
         lazy(st.pageable_overlap_summary, _rec("streams_article"), word="memory")],
-    "gpuperf.kernels.streams.costs:show_pageable_overlap": [
+    "gpuperf.kernels.streams:show_pageable_overlap": [
         B(st.show_pageable_overlap, 3, err=TypeError, word="res")],
     "gpuperf.kernels.gdn:launch_bound_table": [
         lazy(gdn.launch_bound_table, _rec("streams_pipeline"), word="n_ch")],
     "gpuperf.kernels.gdn:show_launch_bound": [
         B(gdn.show_launch_bound, 3, err=TypeError, word="res")],
-    "gpuperf.kernels.streams.costs:sync_calls_summary": [
+    "gpuperf.kernels.streams:sync_calls_summary": [
         lazy(st.sync_calls_summary, _rec("streams_pipeline"), word="call")],
-    "gpuperf.kernels.streams.costs:show_sync_calls": [
+    "gpuperf.kernels.streams:show_sync_calls": [
         B(st.show_sync_calls, 3, err=TypeError, word="res")],
-    "gpuperf.kernels.streams.costs:memory_kinds_summary": [
+    "gpuperf.kernels.streams:memory_kinds_summary": [
         lazy(st.memory_kinds_summary, _rec("streams_pipeline"), word="method")],
-    "gpuperf.kernels.streams.costs:show_memory_kinds": [
+    "gpuperf.kernels.streams:show_memory_kinds": [
         B(st.show_memory_kinds, None, err=TypeError, word="res")],
-    "gpuperf.kernels.streams.costs:copy_overhead_summary": [
+    "gpuperf.kernels.streams:copy_overhead_summary": [
         lazy(st.copy_overhead_summary, _rec("streams_pipeline"), word="api")],
-    "gpuperf.kernels.streams.costs:show_copy_overhead": [
+    "gpuperf.kernels.streams:show_copy_overhead": [
         B(st.show_copy_overhead, None, err=TypeError, word="res")],
-    "gpuperf.kernels.streams.figures:plot_timeline": [lazy(st.plot_timeline, _rec("streams_timeline"),
+    "gpuperf.kernels.streams:plot_timeline": [lazy(st.plot_timeline, _rec("streams_timeline"),
                                                    "nope", word="work")],
-    "gpuperf.kernels.streams.figures:plot_default_stream": [B(st.plot_default_stream, R,
+    "gpuperf.kernels.streams:plot_default_stream": [B(st.plot_default_stream, R,
                                                       word="case")],
-    "gpuperf.kernels.streams.figures:plot_speedup": [B(st.plot_speedup, "r", err=TypeError,
+    "gpuperf.kernels.streams:plot_speedup": [B(st.plot_speedup, "r", err=TypeError,
                                                word="res")],
-    "gpuperf.kernels.streams.figures:plot_host_bandwidth": [B(st.plot_host_bandwidth, 5,
+    "gpuperf.kernels.streams:plot_host_bandwidth": [B(st.plot_host_bandwidth, 5,
                                                       err=TypeError, word="res")],
-    "gpuperf.kernels.streams.figures:plot_explore": [lazy(st.plot_explore, _rec("streams_explore"),
+    "gpuperf.kernels.streams:plot_explore": [lazy(st.plot_explore, _rec("streams_explore"),
                                                   chunk_counts=[3],
                                                   word="chunk_counts[0]")],
-    "gpuperf.kernels.streams.figures:explore": [B(st.explore, R, word="n_streams")],
-    "gpuperf.kernels.streams.checks:check_pipeline": [B(st.check_pipeline, print, sizes=[(1, 2)],
+    "gpuperf.kernels.streams:explore": [B(st.explore, R, word="n_streams")],
+    "gpuperf.kernels.streams:check_pipeline": [B(st.check_pipeline, print, sizes=[(1, 2)],
                                                  err=TypeError, word="sizes[0]")],
-    "gpuperf.kernels.streams.checks:check_predict": [rep(st.check_predict, "f", word="")],
+    "gpuperf.kernels.streams:check_predict": [rep(st.check_predict, "f", word="")],
     "gpuperf.kernels.dram:launch_in_timing": [
         lazy(dr.launch_in_timing, _rec("dram_latency"), word="ilp")],
     "gpuperf.kernels.dram:loaded_latency_reading": [
@@ -1060,31 +1060,31 @@ BAD = {
                                                    word="res")],
     "gpuperf.kernels.dram:plot_loaded_latency": [
         lazy(dr.plot_loaded_latency, _rec("dram_littles_law"), word="loaded_ns")],
-    "gpuperf.kernels.streams.launch:launch_cost_rows": [B(ln.launch_cost_rows, launches=0,
+    "gpuperf.kernels.streams:launch_cost_rows": [B(ln.launch_cost_rows, launches=0,
                                                   word="launches"),
                                                 B(ln.launch_cost_rows, repeats="3",
                                                   err=TypeError, word="repeats")],
-    "gpuperf.kernels.streams.launch:launch_cost_summary": [
+    "gpuperf.kernels.streams:launch_cost_summary": [
         lazy(ln.launch_cost_summary, _rec("streams_pipeline"), word="method")],
-    "gpuperf.kernels.streams.launch:show_launch_cost": [B(ln.show_launch_cost, 3, err=TypeError,
+    "gpuperf.kernels.streams:show_launch_cost": [B(ln.show_launch_cost, 3, err=TypeError,
                                                   word="res")],
-    "gpuperf.kernels.streams.launch:queue_model": [B(ln.queue_model, 16, 0, "depth-first",
+    "gpuperf.kernels.streams:queue_model": [B(ln.queue_model, 16, 0, "depth-first",
                                              word="connections"),
                                            B(ln.queue_model, 16, 1, "deep", word="order")],
-    "gpuperf.kernels.streams.launch:issue_order": [B(ln.issue_order, 4, "sideways", word="order")],
-    "gpuperf.kernels.streams.launch:kernel_params": [B(ln.kernel_params, (), (1,), word="parameters")],
+    "gpuperf.kernels.streams:issue_order": [B(ln.issue_order, 4, "sideways", word="order")],
+    "gpuperf.kernels.streams:kernel_params": [B(ln.kernel_params, (), (1,), word="parameters")],
     # Packing needs the driver: here (the simulator) it refuses, and a Plan launches through Numba.
-    "gpuperf.kernels.streams.launch:PackedLaunch.__init__": [
+    "gpuperf.kernels.streams:PackedLaunch.__init__": [
         B(ln.PackedLaunch, ln.bump, 1, 32, np.zeros(1, np.int64), word="simulator"),
         B(ln.PackedLaunch, ln.bump, 0, 32, np.zeros(1, np.int64), word="grid"),
         B(ln.PackedLaunch, ln.bump, 1, 2048, np.zeros(1, np.int64), word="block"),
         B(ln.PackedLaunch, "bump", 1, 32, err=TypeError, word="kernel")],
-    "gpuperf.kernels.streams.launch:PackedLaunch.set_argument": [
+    "gpuperf.kernels.streams:PackedLaunch.set_argument": [
         lazy(ln.PackedLaunch.set_argument, _packed_stand_in, 3, 0, word="index")],
-    "gpuperf.kernels.streams.launch:hardware_queue_rows": [
+    "gpuperf.kernels.streams:hardware_queue_rows": [
         B(ln.hardware_queue_rows, connections=[64], word="connections[0]"),
         B(ln.hardware_queue_rows, connections=4, err=TypeError, word="connections")],
-    "gpuperf.kernels.streams.launch:show_hardware_queues": [
+    "gpuperf.kernels.streams:show_hardware_queues": [
         B(ln.show_hardware_queues, None, err=TypeError, word="res")],
 }
 

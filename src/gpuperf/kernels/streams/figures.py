@@ -29,10 +29,10 @@ def busy_ms(res, work: str, case: str, kind: str = "kernel") -> float:
     A measured span runs from the moment its stream reached the operation to its end, so
     it contains the operation's own run: the union is at least the time the engine was
     busy with that kind. Overlapping spans of different streams count once."""
-    from gpuperf import profiling  # the one union of intervals (also the CUPTI timeline's)
+    from gpuperf import nsight  # the one union of intervals (also the CUPTI timeline's)
 
     validate.choice(kind, "kind", KINDS)
-    return profiling._union_ms([(s["start_ms"], s["end_ms"]) for s in timeline_spans(res, work, case)
+    return nsight.union_ms([(s["start_ms"], s["end_ms"]) for s in timeline_spans(res, work, case)
                       if s["kind"] == kind])
 
 

@@ -101,7 +101,7 @@ class _CapturedGraph:
 
     def __init__(self, issue):
         validate.function(issue, "issue", what="a callable taking a Numba stream")
-        bench._require_gpu("a CUDA graph")
+        bench.require_gpu("a CUDA graph")
         b = _binding()
         self._handle = _ok(b.cuStreamCreate(b.CUstream_flags.CU_STREAM_NON_BLOCKING.value),
                            "cuStreamCreate")
@@ -311,7 +311,7 @@ def launch_cost_rows(launches: int = LAUNCHES, repeats: int = LAUNCH_REPEATS,
     untimed batch of each."""
     validate.positive_int(launches, "launches")
     validate.positive_int(repeats, "repeats")
-    bench._require_gpu("launch_cost_rows")
+    bench.require_gpu("launch_cost_rows")
     methods = []  # (name, issue(), stream, read the counter, extra columns)
     stream = cuda.stream()
 
@@ -631,7 +631,7 @@ def hardware_queue_rows(connections=QUEUE_CONNECTIONS, n_streams: int = QUEUE_ST
     counts = validate.sequence(connections, "connections")
     for i, c in enumerate(counts):  # the driver's range: 1 to 32
         validate.positive_int(c, f"connections[{i}]", maximum=32)
-    bench._require_gpu("hardware_queue_rows")
+    bench.require_gpu("hardware_queue_rows")
     iters = _queue_iters(kernel_ms)
     rows = []
     for c in counts:

@@ -151,7 +151,7 @@ class Pipeline:
         validate.choice(pageable, "pageable", PAGEABLE_POLICIES)
         validate.positive_int(repeats, "repeats")
         validate.positive_int(warmup, "warmup", minimum=0)
-        bench._require_gpu("Pipeline.time")
+        bench.require_gpu("Pipeline.time")
         a, b, out = self._arrays(a, b, out, pageable)
         legacy = cuda.legacy_default_stream()
         start, end = cuda.event(), cuda.event()

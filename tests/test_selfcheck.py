@@ -407,3 +407,52 @@ def test_a_t4_estimate_brackets_the_measuring_time(tmp_path):
     columns = selfcheck.gpu_seconds(tmp_path)[0]
     assert columns["student copy, course versions, MEASURE = False, H100 80GB HBM3"] == 20.0
     assert "chapter copy, course versions, MEASURE = False, H100 80GB HBM3" not in columns
+
+
+def test_stale_runs_exactly_the_chapters_whose_imports_changed(tmp_path, monkeypatch):
+    """In a repository of two chapters, a change to chapter b's package makes only b's row
+    stale; ``--stale`` lists it, runs it (two at a time with --jobs, as nothing is measured
+    here) and keeps a's row with its older commit."""
+    import subprocess
+
+    pytest.importorskip("nbclient")
+    monkeypatch.delenv("GPUPERF_COMMIT", raising=False)
+
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True,
+                              text=True).stdout.strip()
+
+    for rel, text in {"src/gpuperf/__init__.py": "", "src/gpuperf/kernels/__init__.py": "",
+                      "src/gpuperf/kernels/a/__init__.py": "A = 1\n",
+                      "src/gpuperf/kernels/b/__init__.py": "B = 1\n"}.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    folder = tmp_path / "solutions"
+    folder.mkdir()
+    for name, chapter in (("01_a", "a"), ("02_b", "b")):
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_code_cell(f"print('{name}')  # reads gp.{chapter}")]
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                     "language": "python"}
+        nbformat.write(nb, folder / f"{name}.ipynb")
+    git("init", "-q")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qam", "one", "--allow-empty")
+    git("add", "-A")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "two")
+    first = git("rev-parse", "HEAD")
+    out = tmp_path / "selfcheck.json"
+    common = ["--notebooks", str(folder), "--out", str(out), "--copies", "chapter"]
+    assert sc.main([*common, "--jobs", "2"]) == 0
+    assert sc.stale_rows(json.loads(out.read_text()), root=tmp_path) == []
+    (tmp_path / "src/gpuperf/kernels/b/__init__.py").write_text("B = 2\n")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qam", "three")
+    second = git("rev-parse", "HEAD")
+    stale = sc.stale_rows(json.loads(out.read_text()), root=tmp_path)
+    assert [(r["notebook"], r["changed"]) for r in stale] == [
+        ("02_b", ["src/gpuperf/kernels/b/__init__.py"])]
+    assert sc.main([*common, "--stale"]) == 0
+    doc = json.loads(out.read_text())
+    assert {r["notebook"]: sc.row_commit(doc, r) for r in doc["notebooks"]} == {
+        "01_a": first, "02_b": second}
+    assert sc.stale_rows(doc, root=tmp_path) == []
+    assert sc.main([*common, "--stale"]) == 0  # nothing stale: nothing run

@@ -310,11 +310,11 @@ def stale_rows(doc: dict, root: Path | None = None) -> list[dict]:
         if name not in inputs:
             try:
                 inputs[name] = notebook_inputs(name, root)
-            except ValueError:  # a chapter that no longer exists
-                inputs[name] = None
-        if inputs[name] is None:
+            except ValueError as err:  # a chapter that no longer exists, or no package
+                inputs[name] = str(err)
+        if isinstance(inputs[name], str):
             out.append({"notebook": name, "copy": r["copy"], "commit": commit,
-                        "changed": [f"solutions/{name}.ipynb no longer exists"]})
+                        "changed": [f"its inputs cannot be read: {inputs[name]}"]})
             continue
         files = stale_inputs(name, diffs[commit], inputs=inputs[name])
         if files:

@@ -175,9 +175,9 @@ BAD = {
         B(gs.onchip_expected, "shared4", 8, 0, 1, word="block"),
         B(gs.onchip_expected, "l1_16", 8, 1, 2.0, err=TypeError, word="blocks"),
         B(gs.onchip_expected, "l1_4", 8, 1, 1, step=-1, word="step")],
-    "gpuperf.profiling:onchip_roof_gbps": [B(profiling.onchip_roof_gbps, "r", err=TypeError,
+    "gpuperf.kernels.dram:onchip_roof_gbps": [B(gp.dram.onchip_roof_gbps, "r", err=TypeError,
                                              word="profiling_onchip_roofs")],
-    "gpuperf.profiling:onchip_roofs_summary": [B(profiling.onchip_roofs_summary, R,
+    "gpuperf.kernels.dram:onchip_roofs_summary": [B(gp.dram.onchip_roofs_summary, R,
                                                  err=TypeError, word="profiling_onchip_roofs")],
     "gpuperf.profiling:onchip_roofline_summary": [
         B(profiling.onchip_roofline_summary, R, R, err=TypeError, word="profiling_matmul_roofline"),
@@ -189,7 +189,7 @@ BAD = {
              records.recorded("profiling_onchip_roofs"), title=3, err=TypeError, word="title")],
     "gpuperf.kernels.gridstride:read_step": [B(gs.read_step, 0, word="quads"),
                                               B(gs.read_step, 2.5, err=TypeError, word="quads")],
-    "gpuperf.profiling:l2_read_gbps": [B(profiling.l2_read_gbps, "r", err=TypeError,
+    "gpuperf.kernels.dram:l2_read_gbps": [B(gp.dram.l2_read_gbps, "r", err=TypeError,
                                          word="res")],
     "gpuperf.device:fp32_peak_tflops": [B(device.fp32_peak_tflops, "x", err=TypeError, word="d"),
                                         B(device.fp32_peak_tflops, None, 0, word="clock_khz")],
@@ -1380,6 +1380,7 @@ BAD_LAYERS = {
     "gpuperf.targets:check_ccs": [B(targets.check_ccs, "sm_90", word="ccs")],
     "gpuperf.validate:dtype_words": [B(v.dtype_words, "no such dtype", err=TypeError,
                                        word="dtype")],
+    "gpuperf.kernels.dram:onchip_reads": [B(gp.dram.onchip_reads, "r", err=TypeError, word="res")],
     "gpuperf.validate:register_result_type": [B(v.register_result_type, "Result",
                                                 err=TypeError, word="cls")],
 }

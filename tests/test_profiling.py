@@ -356,7 +356,7 @@ def test_the_recorded_metrics_back_what_chapters_2_to_5_now_say():
     for r in records.run("profiling_stride").rows:  # DRAM never below the sector model
         assert r["dram_read_per_useful"] >= 0.99 * r["model_sectors_per_request"] / 4
     lat = {(r["ilp"], r["warps_per_sm"]): r for r in records.run("profiling_latency").rows}
-    assert list(lat) == list(profiling.PROFILED_LOADS)
+    assert list(lat) == list(gp.dram.profiling.PROFILED_LOADS)
     assert lat[(1, 8)]["dram_pct"] < lat[(1, 64)]["dram_pct"] < lat[(4, 64)]["dram_pct"]
     assert lat[(16, 64)]["dram_pct"] <= lat[(4, 64)]["dram_pct"] + 2  # no gain past the ceiling
     for r in lat.values():
@@ -642,12 +642,12 @@ def test_l2_read_gbps_takes_the_largest_footprint_that_fits_half_the_l2():
     rows = [{"fraction_of_l2": f, "gbps": g} for f, g in ((0.125, 9000.0), (0.5, 8500.0),
                                                          (1, 12000.0), (8, 3000.0))]
     res = records.Result("profiling_l2_bandwidth", rows, {"gpu": "G", "ceilings": {}}, "recorded")
-    assert profiling.l2_read_gbps(res) == 8500.0  # not the fastest, nor the whole L2's
+    assert gp.dram.l2_read_gbps(res) == 8500.0  # not the fastest, nor the whole L2's
     with pytest.raises(ValueError, match="of the L2 with a rate"):
-        profiling.l2_read_gbps(records.Result("profiling_l2_bandwidth", rows[2:], res.meta,
+        gp.dram.l2_read_gbps(records.Result("profiling_l2_bandwidth", rows[2:], res.meta,
                                               "recorded"))
     with pytest.raises(TypeError, match="profiling_l2_bandwidth"):
-        profiling.l2_read_gbps(records.Result("demo", rows, res.meta, "recorded"))
+        gp.dram.l2_read_gbps(records.Result("demo", rows, res.meta, "recorded"))
 
 
 @pytest.mark.parametrize("path", [p for p in records.available()
@@ -656,15 +656,15 @@ def test_l2_read_gbps_takes_the_largest_footprint_that_fits_half_the_l2():
 def test_recorded_l2_bandwidth_is_served_by_the_l2(path):
     res = records.recorded("profiling_l2_bandwidth", path=path)
     rows = {r["fraction_of_l2"]: r for r in res.rows}
-    assert set(rows) == set(profiling.L2_FRACTIONS)
-    roof_row = rows[profiling.L2_ROOF_FRACTION]
-    assert profiling.l2_read_gbps(res) == roof_row["gbps"]
-    big = rows[max(profiling.L2_FRACTIONS)]
+    assert set(rows) == set(gp.dram.profiling.L2_FRACTIONS)
+    roof_row = rows[gp.dram.profiling.L2_ROOF_FRACTION]
+    assert gp.dram.l2_read_gbps(res) == roof_row["gbps"]
+    big = rows[max(gp.dram.profiling.L2_FRACTIONS)]
     # where the bytes came from: every footprint up to the roof's from the L2 (DRAM served almost
     # none of it), the largest from DRAM. The L1 served almost none of the roof's footprint (each
     # pass moves along); of the smallest footprint, an eighth of the L2, the H200's L1 hit 9.6%
     # (the SMs then read 88% of the bytes from the L2).
-    profiled = [r for f, r in rows.items() if f <= profiling.L2_ROOF_FRACTION]
+    profiled = [r for f, r in rows.items() if f <= gp.dram.profiling.L2_ROOF_FRACTION]
     assert roof_row in profiled
     for r in profiled:
         # after Nsight Compute's flush the first pass comes from DRAM (1/passes of the bytes);
@@ -676,8 +676,8 @@ def test_recorded_l2_bandwidth_is_served_by_the_l2(path):
             assert 0.85 < r["l2_read_bytes"] / r["bytes_read"] < 1.03, r
     assert big["dram_bytes"] > 0.8 * big["bytes_read"]
     # the L2 read is faster than DRAM's copy, and than the read DRAM must serve
-    assert profiling.l2_read_gbps(res) > 1.5 * res.ceilings["copy_gbps"]
-    assert profiling.l2_read_gbps(res) > 1.5 * big["gbps"]
+    assert gp.dram.l2_read_gbps(res) > 1.5 * res.ceilings["copy_gbps"]
+    assert gp.dram.l2_read_gbps(res) > 1.5 * big["gbps"]
 
 
 def test_course_roofline_takes_every_point_and_roof_from_one_gpu(capsys):
@@ -701,7 +701,7 @@ def test_course_roofline_takes_every_point_and_roof_from_one_gpu(capsys):
               if isinstance(leg, matplotlib.legend.Legend) for t in leg.get_texts()]
     assert any("FP32 peak" in t for t in legend) and any("L2 read" in t for t in legend)
     if "profiling_onchip_roofs" in records.load(where)["experiments"]:
-        sm = profiling.onchip_roof_gbps(records.recorded("profiling_onchip_roofs", path=where))
+        sm = gp.dram.onchip_roof_gbps(records.recorded("profiling_onchip_roofs", path=where))
         assert roof["sm_read_gbps"] == sm
         assert any("128 B/clock/SM" in t and f"{sm:,.0f}" in t for t in legend)
         assert any(line.startswith("The SMs' read roof") and f"{sm:,.0f} GB/s" in line
@@ -802,7 +802,7 @@ def test_course_roofline_says_what_is_missing_and_survives_old_records(tmp_path)
     profiling.plot_course_roofline(roof)
     # an L2 record with no footprint small enough: said, not raised
     l2 = json.loads(json.dumps(exps["profiling_l2_bandwidth"]))
-    l2["rows"] = [r for r in l2["rows"] if r["fraction_of_l2"] > profiling.L2_ROOF_FRACTION]
+    l2["rows"] = [r for r in l2["rows"] if r["fraction_of_l2"] > gp.dram.profiling.L2_ROOF_FRACTION]
     path.write_text(json.dumps({**src, "experiments": {**exps, "profiling_l2_bandwidth": l2}}))
     roof = profiling.course_roofline(path)
     assert roof["l2_gbps"] is None and "record profiling_l2_bandwidth again" in roof["missing"][-1][1]
@@ -865,7 +865,7 @@ def test_recorded_onchip_roofs_count_every_load(path):
         if r["bytes_per_load"] == 4:
             twin = next(w for w in wide if w["source"] == r["source"])
             assert r["gbps"] < twin["gbps"] and r["issue_active_pct"] > twin["issue_active_pct"]
-    assert profiling.onchip_roof_gbps(res) == wide[0]["bank_roof_gbps"]
+    assert gp.dram.onchip_roof_gbps(res) == wide[0]["bank_roof_gbps"]
     # shared memory and the L1 share one data pipe: half of each reads no faster than either
     mixed = next(r for r in res.rows if r["kernel"] == "mixed16")
     assert mixed["gbps"] < 1.05 * max(r["gbps"] for r in wide if r is not mixed)
@@ -879,11 +879,11 @@ def test_onchip_roof_falls_back_to_the_fastest_read_without_a_clock(capsys):
             {"kernel": "l1_4", "source": "L1", "bytes_per_load": 4, "gbps": 990.0,
              "spread": 0.01, "bank_roof_gbps": None}]
     res = records.Result("profiling_onchip_roofs", rows, {"gpu": "G", "ceilings": {}}, "recorded")
-    assert profiling.onchip_roof_gbps(res) == 950.0   # a 16-byte read's, not the 4-byte one's
-    lines = profiling.onchip_roofs_summary(res)
+    assert gp.dram.onchip_roof_gbps(res) == 950.0   # a 16-byte read's, not the 4-byte one's
+    lines = gp.dram.onchip_roofs_summary(res)
     assert len(lines) == 4 and "no theoretical roof" in lines[-1]
     with pytest.raises(ValueError, match="16-byte read"):
-        profiling.onchip_roof_gbps(records.Result(res.name, rows[2:], res.meta, res.source))
+        gp.dram.onchip_roof_gbps(records.Result(res.name, rows[2:], res.meta, res.source))
 
 
 def test_onchip_roofline_places_each_version_at_its_pipe_bytes(capsys):
@@ -895,7 +895,7 @@ def test_onchip_roofline_places_each_version_at_its_pipe_bytes(capsys):
     lines = profiling.onchip_roofline_summary(dram, onchip)
     assert len(lines) == len(chapter4) + 2
     assert lines[-1].startswith(f"At {profiling.BOUND_PCT}% or more of a roof")
-    roof = profiling.onchip_roof_gbps(onchip)
+    roof = gp.dram.onchip_roof_gbps(onchip)
     for r, line in zip(chapter4, lines):
         # the pipe's bytes include the shared ones; the % printed is the rate over the roof
         # at the version's FLOP per pipe byte

@@ -12,6 +12,9 @@
 * ``measured.py``: the tables and sentences read from the recorded results.
 * ``figures.py``: diagrams of the model, its explorer, and the measured plots.
 * ``checks.py``: the exercise checkers.
+* ``profiling.py``: Nsight Compute on the chapter's kernels: ``profiling_latency`` (bytes in
+  flight), ``profiling_l2_bandwidth`` and ``profiling_onchip_roofs`` (the L2's and the SM's read
+  roofs, which chapters 2, 4 and 5 read).
 * ``ptx.py``: ``PTX_TARGETS``, the kernels tests/test_ptx.py compiles.
 """
 
@@ -109,6 +112,16 @@ from .models import (
     simulated_utilization,
     tile_loads,
 )
+from .profiling import (
+    BANK_BYTES_PER_CLOCK,
+    l2_bandwidth_experiment,
+    l2_read_gbps,
+    latency_experiment,
+    onchip_reads,
+    onchip_roof_gbps,
+    onchip_roofs_experiment,
+    onchip_roofs_summary,
+)
 from .ptx import PTX_TARGETS
 
 __all__ = [
@@ -130,6 +143,9 @@ __all__ = [
     "latency_index_summary", "loaded_latency_summary", "show_loaded_latency",
     "loaded_latency_reading", "loaded_littles_law", "launch_in_timing", "latency_levels",
     "verify_prediction", "one_load_per_thread", "occupancy_summary",
+    # profiling.py
+    "BANK_BYTES_PER_CLOCK", "latency_experiment", "l2_bandwidth_experiment", "l2_read_gbps",
+    "onchip_roofs_experiment", "onchip_reads", "onchip_roof_gbps", "onchip_roofs_summary",
     # figures.py
     "draw_burst", "draw_banks", "draw_interleaving", "draw_matmul_phases", "explore_model",
     "plot_latency", "plot_littles_law", "plot_occupancy", "plot_strides", "plot_loaded_latency",

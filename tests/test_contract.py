@@ -282,14 +282,14 @@ BAD = {
         B(profiling.parse_cupti_trace, {"events": []}, word="traceEvents"),
         B(profiling.parse_cupti_trace, "{not json", word="JSON")],
     "gpuperf.nsight:cupti_ops": [B(profiling.cupti_ops, 3, err=TypeError, word="fn")],
-    "gpuperf.profiling:match_pipeline_run": [
-        B(profiling.match_pipeline_run, 5, [], err=TypeError, word="ops"),
-        B(profiling.match_pipeline_run, [], [{"chunk": 1, "kind": "h2d", "start_ms": 0.0,
+    "gpuperf.kernels.streams:match_pipeline_run": [
+        B(gp.streams.match_pipeline_run, 5, [], err=TypeError, word="ops"),
+        B(gp.streams.match_pipeline_run, [], [{"chunk": 1, "kind": "h2d", "start_ms": 0.0,
                                               "end_ms": 1.0}], word="spans")],
-    "gpuperf.profiling:cupti_timeline_summary": [
-        B(profiling.cupti_timeline_summary, R, err=TypeError, word="profiling_streams_timeline")],
-    "gpuperf.profiling:show_cupti_timeline": [
-        B(profiling.show_cupti_timeline, None, err=TypeError, word="res")],
+    "gpuperf.kernels.streams:cupti_timeline_summary": [
+        B(gp.streams.cupti_timeline_summary, R, err=TypeError, word="profiling_streams_timeline")],
+    "gpuperf.kernels.streams:show_cupti_timeline": [
+        B(gp.streams.show_cupti_timeline, None, err=TypeError, word="res")],
     "gpuperf.nsight:parse_racecheck": [B(profiling.parse_racecheck, "no summary",
                                             word="RACECHECK")],
     "gpuperf.exercises:written_arguments": [B(ex.written_arguments, len, err=TypeError,

@@ -412,7 +412,7 @@ def _cupti_result(rows, events, work="compute-bound (relaxation)"):
 def test_cupti_trace_gives_every_copy_and_kernel_in_issue_order():
     ops, _ = _cupti_fixture()
     # Five runs of the 8-chunk pipeline: two copies in, a kernel and a copy out per chunk.
-    assert [o["kind"] for o in ops] == list(profiling.PIPELINE_OPS) * 40
+    assert [o["kind"] for o in ops] == list(gp.streams.PIPELINE_OPS) * 40
     assert {o["name"] for o in ops if o["kind"] == "kernel"} == {"relax_kernel"}
     assert all(o["bytes"] == 4 * 2**25 // 8 for o in ops if o["kind"] != "kernel")
     assert [o["correlation"] for o in ops] == sorted(o["correlation"] for o in ops)
@@ -430,7 +430,7 @@ def test_cupti_trace_refuses_what_is_not_one():
 
 def test_cupti_records_fit_inside_their_events_on_one_clock():
     ops, events = _cupti_fixture()
-    rows = profiling.match_pipeline_run(ops, events["spans"])
+    rows = gp.streams.match_pipeline_run(ops, events["spans"])
     assert len(rows) == 3 * 8
     slack = rows[0]["clock_slack_ms"]
     assert 0 <= slack < 0.05
@@ -447,11 +447,11 @@ def test_cupti_records_of_another_run_or_shape_are_refused():
     shifted = [{**s, "start_ms": s["start_ms"] * 1.5, "end_ms": s["end_ms"] * 1.5}
                for s in events["spans"]]
     with pytest.raises(ValueError, match="not records of the same run"):
-        profiling.match_pipeline_run(ops, shifted)
+        gp.streams.match_pipeline_run(ops, shifted)
     with pytest.raises(ValueError, match="was the whole run profiled"):
-        profiling.match_pipeline_run(ops[:20], events["spans"])
+        gp.streams.match_pipeline_run(ops[:20], events["spans"])
     with pytest.raises(ValueError, match="not a Pipeline run"):
-        profiling.match_pipeline_run(ops[:-1], events["spans"])  # the pattern is off by one
+        gp.streams.match_pipeline_run(ops[:-1], events["spans"])  # the pattern is off by one
 
 
 def test_interval_union_and_overlap():
@@ -464,8 +464,8 @@ def test_interval_union_and_overlap():
 
 def test_cupti_summary_shows_waits_in_the_event_spans_and_kernels_at_once(capsys):
     ops, events = _cupti_fixture()
-    res = _cupti_result(profiling.match_pipeline_run(ops, events["spans"]), events)
-    shown = profiling.show_cupti_timeline(res)
+    res = _cupti_result(gp.streams.match_pipeline_run(ops, events["spans"]), events)
+    shown = gp.streams.show_cupti_timeline(res)
     s = shown["compute-bound (relaxation)"]
     # The event spans of the kernels include their waits; the GPU ran some of them at once.
     assert s["kernel"]["events_sum_ms"] > 1.2 * s["kernel"]["gpu_busy_ms"]
@@ -476,7 +476,7 @@ def test_cupti_summary_shows_waits_in_the_event_spans_and_kernels_at_once(capsys
     out = capsys.readouterr().out
     assert "NVIDIA H200" in out and f"{s['gpu_total_ms']:.2f} ms" in out
     with pytest.raises(TypeError, match="profiling_streams_timeline"):
-        profiling.cupti_timeline_summary(records.recorded("streams_timeline"))
+        gp.streams.cupti_timeline_summary(records.recorded("streams_timeline"))
 
 
 def test_the_cupti_timeline_needs_pytorch_and_says_so(monkeypatch):
@@ -505,7 +505,7 @@ def test_the_recorded_cupti_timeline_backs_chapter_7(path, capsys):
     # copies of one direction never overlapped each other.
     res = records.recorded("profiling_streams_timeline", path=path)
     assert all(r["clock_slack_ms"] < 0.05 for r in res.rows)
-    shown = profiling.show_cupti_timeline(res)
+    shown = gp.streams.show_cupti_timeline(res)
     compute = next(s for w, s in shown.items() if w.startswith("compute"))
     assert compute["kernel"]["gpu_overlap_ms"] > 0
     assert compute["kernel"]["events_sum_ms"] > compute["kernel"]["gpu_busy_ms"]

@@ -176,11 +176,23 @@ from .pipeline import (
     pipelined,
     serial,
 )
+from .profiling import (
+    PIPELINE_OPS,
+    cupti_timeline_summary,
+    match_pipeline_run,
+    show_cupti_timeline,
+    streams_timeline_experiment,
+)
 
 # Every kernel of the chapter, for tests/test_ptx.py (launch.py's ``bump`` included).
 PTX_TARGETS = [*_KERNEL_TARGETS, *_LAUNCH_TARGETS]
 
 __all__ = [
+    "PIPELINE_OPS",
+    "cupti_timeline_summary",
+    "match_pipeline_run",
+    "show_cupti_timeline",
+    "streams_timeline_experiment",
     "ARTICLE_N",
     "ARTICLE_STREAMS",
     "BLOCKS_PER_SM",

@@ -23,6 +23,7 @@ import pytest
 matplotlib.use("Agg")
 
 import contract_api  # noqa: E402
+from numba import cuda  # noqa: E402  (after contract_api, which imports gpuperf: the mode is chosen first)
 
 import gpuperf as gp  # noqa: E402
 from gpuperf import assign, bench, colab, device, grade, plots, profiling, record, records, targets, widgets  # noqa: E402
@@ -525,9 +526,9 @@ BAD = {
     "gpuperf.kernels.coarsening:FastMatmul.__init__": [
         B(cs.FastMatmul, 32, 32, 8, 4, 4, 2, splits=0, word="splits")],
     "gpuperf.kernels.coarsening:FastMatmul.__call__": [
-        B(lambda: cs.fast_matmul(32, 32, 8, 4, 4, 2)(cs.cuda.to_device(np.ones((4, 4), np.float32)),
-                                                      cs.cuda.to_device(np.ones((4, 4), np.float32)),
-                                                      cs.cuda.device_array((4, 5), np.float32)),
+        B(lambda: cs.fast_matmul(32, 32, 8, 4, 4, 2)(cuda.to_device(np.ones((4, 4), np.float32)),
+                                                      cuda.to_device(np.ones((4, 4), np.float32)),
+                                                      cuda.device_array((4, 5), np.float32)),
           word="shape"),
         B(lambda: cs.fast_matmul(32, 32, 8, 4, 4, 2)(np.ones(4, np.float32),
                                                       np.ones((4, 4), np.float32),
@@ -537,16 +538,16 @@ BAD = {
                                                       np.ones((4, 4), np.float32),
                                                       np.ones((4, 4), np.float32)),
           err=TypeError, word="device array"),
-        B(lambda: cs.fast_matmul(32, 32, 8, 4, 4, 2)(*(cs.cuda.to_device(np.ones((4, 4), np.float32))
+        B(lambda: cs.fast_matmul(32, 32, 8, 4, 4, 2)(*(cuda.to_device(np.ones((4, 4), np.float32))
                                                        for _ in range(3)), stream="s1"),
           err=TypeError, word="stream"),
         B(lambda: cs.fast_matmul(32, 32, 8, 4, 4, 2)(
-            cs.cuda.to_device(np.ones(17, np.float32))[1:].reshape(4, 4),
-            cs.cuda.to_device(np.ones((4, 4), np.float32)), cs.cuda.device_array((4, 4), np.float32)),
+            cuda.to_device(np.ones(17, np.float32))[1:].reshape(4, 4),
+            cuda.to_device(np.ones((4, 4), np.float32)), cuda.device_array((4, 4), np.float32)),
           word="16-byte boundary"),
         B(lambda: (lambda a: cs.fast_matmul(32, 32, 8, 4, 4, 2)(
-            a, cs.cuda.to_device(np.ones((4, 4), np.float32)), a))(
-            cs.cuda.to_device(np.ones((4, 4), np.float32))), word="overlaps A")],
+            a, cuda.to_device(np.ones((4, 4), np.float32)), a))(
+            cuda.to_device(np.ones((4, 4), np.float32))), word="overlaps A")],
     "gpuperf.kernels.coarsening:fast_matmul": [B(cs.fast_matmul, 128, 128, 8, 8, 8, 2, 0,
                                                  word="splits")],
     "gpuperf.kernels.coarsening:fast_variant": [B(cs.fast_variant, 100, word="block tile")],
@@ -847,6 +848,11 @@ BAD = {
     "gpuperf.kernels.matmul:plot_roofline": [B(mm.plot_roofline, "roof", err=TypeError,
                                                word="roof")],
     "gpuperf.kernels.matmul:draw_tiling": [B(mm.draw_tiling, 8, 3, word="tile")],
+    "gpuperf.kernels.matmul:check_tile": [B(mm.check_tile, 33, word="tile")],
+    "gpuperf.kernels.matmul:check_variant": [B(mm.check_variant, "v", err=TypeError, word="Variant")],
+    "gpuperf.kernels.matmul:repeats": [B(mm.repeats, 0, word="n")],
+    "gpuperf.kernels.matmul:speed_bar": [B(mm.speed_bar, "chk", mm.make_tiled(4), 1, (4, 4), "k",
+                                           err=TypeError, word="chk")],
     # ------------------------------------------------------------------ privatization
     "gpuperf.kernels.privatization:reference": [B(pv.reference, X, err=TypeError,
                                                   word="data")],

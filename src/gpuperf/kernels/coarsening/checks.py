@@ -1,0 +1,292 @@
+"""Chapter 5's exercise checkers: the coarsened kernel (``check_coarsened``), register-tile
+reuse (``check_tile_reuse``, ``compare_tile_reuse``) and the best factor of the sweep
+(``check_best_factor``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpuperf import exercises as ex
+from gpuperf import validate
+from gpuperf.kernels import matmul as mm
+from gpuperf.mode import SIMULATOR
+
+from .kernels import _cdiv
+
+
+@ex.refuses_stubs(solved_by=("gpuperf.kernels.coarsening:make_coarsened",
+                             "gpuperf.kernels.coarsening:coarsened_variant",
+                             "gpuperf.kernels.coarsening:variant", "gpuperf.kernels.coarsening:matmul"))
+def check_coarsened(make_kernel, tile: int = 8, factor: int = 3, *,
+                    along: str = "columns") -> ex.Report:
+    """Check ``make_kernel(tile, factor)``: a coarsened tiled kernel ``k(A, B, C)``.
+
+    Launched with (tile, tile) threads per block. ``along="columns"``: a grid of
+    (ceil(N / (tile * factor)), ceil(M / tile)) blocks, each thread computing ``factor``
+    outputs of one row, ``tile`` columns apart. ``along="rows"``: a grid of
+    (ceil(N / tile), ceil(M / (tile * factor))) blocks, each thread computing ``factor``
+    outputs of one column, ``tile`` rows apart. On a GPU, ``make_kernel(SPEED_TILE,
+    SPEED_FACTOR)`` must also pass ``matmul.speed_bar``: a share of cuBLAS measured in the
+    same check.
+    """
+    validate.function(make_kernel, "make_kernel", what="a function make_kernel(tile, factor)")
+    mm.check_tile(tile)
+    validate.positive_int(factor, "factor", maximum=64)
+    validate.choice(along, "along", ("columns", "rows"))
+
+    def make_launch():
+        k = make_kernel(tile, factor)
+        if not (hasattr(k, "__getitem__") and callable(k)):
+            raise TypeError(f"make_kernel({tile}, {factor}) returned {type(k).__name__}, not a "
+                            "@cuda.jit kernel.")
+
+        def launch(A, B, C):
+            M, N = C.shape
+            if along == "columns":
+                grid = (_cdiv(N, tile * factor), _cdiv(M, tile))
+            else:
+                grid = (_cdiv(N, tile), _cdiv(M, tile * factor))
+            k[grid, (tile, tile)](A, B, C)
+
+        return launch
+
+    sizes = [(1, 1, 1), (9, 11, 25), (8, 8, 24), (17, 13, 50), (5, 20, 7)]
+    if along == "rows":  # rows are what the coarsening spans here: tall sizes
+        sizes = [(1, 1, 1), (25, 11, 9), (24, 8, 8), (50, 13, 17), (7, 20, 5)]
+    chk = mm.check_matmul_kernel(
+        make_launch, f"coarsened tiled matmul along {along} (tile {tile}, factor {factor})",
+        sizes=sizes)
+    if not mm.source_checks_apply(chk):
+        return chk.report()
+    chk.calls(make_kernel, "numba.cuda:syncthreads",
+              why="the tiles in shared memory need cuda.syncthreads() between loading and "
+                  "using them, and before they are overwritten.")
+    chk.calls(make_kernel, "numba.cuda:local.array",
+              why="keep the factor running sums in a cuda.local.array (registers).")
+    _check_coarsened_reuse(chk, make_kernel, tile, factor, along)
+    if SIMULATOR:
+        ex.speed_not_measured(chk, f"{mm.TILED_SPEED_TARGET:.0%} of cuBLAS at "
+                                   f"{mm.TILED_SPEED_N}^3 with tile {SPEED_TILE}, factor "
+                                   f"{SPEED_FACTOR}")
+    elif chk.report_.ok:
+        n, t, f = mm.TILED_SPEED_N, SPEED_TILE, SPEED_FACTOR
+        grid = ((_cdiv(n, t * f), _cdiv(n, t)) if along == "columns"
+                else (_cdiv(n, t), _cdiv(n, t * f)))
+        mm.speed_bar(chk, make_kernel(t, f), grid, (t, t),
+                     f"your kernel (along {along}, tile {t}, factor {f})")
+    return chk.report()
+
+
+# The coarsening exercise's speed bar on a GPU (mm.speed_bar): with these, the chapter's
+# kernels read 15-16% of cuBLAS at 1024 and 4096 (matmul_coarsen_sweep, H200 and H100).
+SPEED_TILE, SPEED_FACTOR = 16, 2
+
+
+def _check_coarsened_reuse(chk, make_kernel, tile: int, factor: int, along: str) -> None:
+    """Count, in the emulator, one block's global loads of A and B over two tiles of K. The
+    block covers ``tile`` x ``tile * factor`` of C (``factor`` tiles along ``along``): it loads
+    the shared operand's tile once per step of K and each of the ``factor`` other tiles once,
+    ``tile * K * (1 + factor)`` loads in all. Reloading the shared tile for every output tile
+    (no reuse across the factor), or reading A and B in the inner product, loads more."""
+    from gpuperf import emulator
+
+    if tile < 2:
+        return
+    K = 2 * tile
+    M, N = (tile, tile * factor) if along == "columns" else (tile * factor, tile)
+    with chk.case(f"global loads of A and B, one block of {M} x {N} outputs over K={K} "
+                  "(emulator)"):
+        k = make_kernel(tile, factor)
+        a, b = emulator._param_names(k, 2)[:2]
+        run = emulator.launch(k, (1, 1), (tile, tile), ex.random_array((M, K), 5),
+                              ex.random_array((K, N), 6), np.zeros((M, N), np.float32))
+        got = {name: sum(1 for e in run.events
+                         if e.space == "global" and e.kind == "load" and e.array == name)
+               for name in (a, b)}
+        want = {a: M * K, b: K * N}  # every element of A's rows and B's columns, once
+        extra = [name for name in (a, b) if got[name] > want[name] * 1.1]
+        if extra:
+            name = extra[0]
+            chk.fail(f"the block made {got[name]:,} global loads of {name} for its {M} x {N} "
+                     f"outputs over K={K}, where each element it needs loaded once is "
+                     f"{want[name]:,}: "
+                     + ("the inner product reads global memory instead of the shared tiles."
+                        if got[name] >= M * N * K else  # each output reading K of them
+                        f"a tile of {name} is loaded again for each of the {factor} output tiles; "
+                        "load the shared operand's tile once per step of K and reuse it."))
+
+
+def _tile_reuse(bm: int, bn: int, tm: int, tn: int) -> tuple[int, float, float]:
+    return (bm // tm) * (bn // tn), bm * bn / (2 * (bm + bn)), tm * tn / (tm + tn)
+
+
+TILE_REUSE_CASES = [(128, 128, 8, 8), (64, 64, 4, 4), (128, 64, 8, 4), (64, 32, 4, 2),
+                    (256, 128, 8, 8), (32, 32, 2, 2)]
+
+
+@ex.refuses_stubs(solved_by=("gpuperf.kernels.matmul:intensity",
+                             "gpuperf.kernels.matmul:traffic_bytes"))
+def check_tile_reuse(fn) -> ex.Report:
+    """Check ``fn(bm, bn, tm, tn) -> (threads, flop_per_byte, fma_per_shared_load)`` for a
+    block tile ``bm x bn`` of C and a thread tile ``tm x tn``: threads per block, FLOP per
+    byte of global traffic for large matrices (C's write left out), and multiply-adds per
+    shared-memory load at one step of the inner loop."""
+    chk = ex.Checker("register tile reuse")
+    if not callable(fn):
+        chk.fail(f"expected a function, got {type(fn).__name__}.")
+        return chk.report()
+    cases = list(TILE_REUSE_CASES)
+    if ex.grading():  # a tile the student never saw: powers of two, the thread tile inside
+        rng = ex.case_rng(11)
+        tm, tn = (int(2 ** rng.integers(1, 4)) for _ in range(2))
+        cases.append((tm * int(2 ** rng.integers(2, 5)), tn * int(2 ** rng.integers(2, 5)), tm, tn))
+    for bm, bn, tm, tn in cases:
+        with chk.case(f"block tile {bm} x {bn}, thread tile {tm} x {tn}"):
+            got = fn(bm, bn, tm, tn)
+            if not (isinstance(got, (tuple, list)) and len(got) == 3):
+                chk.fail(f"returned {got!r}; return a tuple (threads, flop_per_byte, "
+                         "fma_per_shared_load).")
+                continue
+            threads, ai, reuse = _tile_reuse(bm, bn, tm, tn)
+            g_threads, g_ai, g_reuse = got
+            if g_threads != threads:
+                why = (f"{bm} x {bn} outputs is {bm * bn} threads only at one output each; "
+                       f"each thread computes {tm} x {tn}." if g_threads == bm * bn
+                       else f"each thread computes {tm} x {tn} outputs of the {bm} x {bn} tile.")
+                chk.fail(f"threads: got {g_threads!r}, expected {threads}: {why}")
+            if not _close(g_ai, ai):
+                if _close(g_ai, 2 * ai):
+                    why = ("that counts 4-byte floats as 2 bytes, or each load twice over: per "
+                           "step of k a block loads bm + bn floats of 4 bytes.")
+                elif _close(g_ai, ai / 2):
+                    why = "a multiply-add is 2 FLOP."
+                elif _close(g_ai, 4 * ai):
+                    why = "that is FLOP per float; a float is 4 bytes."
+                else:
+                    why = (f"per step of k a block loads {bm} + {bn} floats and does "
+                           f"{bm} x {bn} multiply-adds.")
+                chk.fail(f"FLOP per byte: got {g_ai!r}, expected {ai:.4g}: {why}")
+            if not _close(g_reuse, reuse):
+                why = ("a thread loads tm values of A and tn of B from shared memory per step and "
+                       "does tm x tn multiply-adds with them.")
+                chk.fail(f"multiply-adds per shared load: got {g_reuse!r}, expected "
+                         f"{reuse:.4g}: {why}")
+    return chk.report()
+
+
+def _close(got, want) -> bool:
+    return (isinstance(got, (int, float, np.integer, np.floating)) and not isinstance(got, bool)
+            and abs(float(got) - want) <= 1e-6 * max(1.0, abs(want)))
+
+
+def check_best_factor(answer: dict, res=None) -> ex.Report:
+    """Check the best-factor analysis ``answer`` against the sweep ``res``.
+
+    ``answer`` keys: ``best_factor`` (the fastest at n=4096 for tile 32), ``blocks_per_sm``
+    and ``occupancy`` of that variant, and ``blocks_at_1024`` (grid blocks at n=1024 with
+    factor 16).
+    """
+    if res is not None:
+        validate.result(res, "res")
+        for _c in ("tile", "n", "factor", "tflops", "blocks_per_sm", "occupancy", "blocks"):
+            validate.column(res, _c, "res column")
+    from gpuperf import records
+
+    chk = ex.Checker("best coarsening factor, explained")
+    res = res or records.run("matmul_coarsen_sweep")
+    rows = res.select(tile=32, n=4096)
+    best = max(rows, key=lambda r: r["tflops"])
+    if not isinstance(answer, dict):
+        chk.fail("answer must be a dict with keys best_factor, blocks_per_sm, occupancy, "
+                 "blocks_at_1024.")
+        return chk.report()
+    if answer and all(val is None for val in answer.values()):
+        return ex.not_implemented("best coarsening factor, explained", "answer",
+                                  "fill in every value of answer from the sweep.")
+    with chk.case("best factor at 4096"):
+        chk.expect(answer.get("best_factor") == best["factor"],
+                   f"the fastest factor in this sweep is {best['factor']} "
+                   f"({best['tflops']:.2f} TFLOP/s), not {answer.get('best_factor')}; read the "
+                   "table for tile 32, n=4096.")
+    with chk.case("occupancy of the best factor"):
+        chk.expect(answer.get("blocks_per_sm") == best["blocks_per_sm"],
+                   f"blocks_per_sm of factor {best['factor']} is {best['blocks_per_sm']} in the "
+                   "sweep (column blocks_per_sm).")
+        occ = answer.get("occupancy")
+        chk.expect(isinstance(occ, (int, float)) and abs(occ - best["occupancy"]) < 0.02,
+                   f"occupancy of factor {best['factor']} is {best['occupancy']:.3f} (active "
+                   "warps over the SM's maximum).")
+    with chk.case("too much coarsening at 1024"):
+        r16 = res.one(tile=32, n=1024, factor=16)
+        chk.expect(answer.get("blocks_at_1024") == r16["blocks"],
+                   f"factor 16 at n=1024 launches ceil(1024/(32*16)) x ceil(1024/32) = "
+                   f"{r16['blocks']} blocks, for a GPU with "
+                   f"{res.meta.get('device', {}).get('sm_count', 'its')} SMs.")
+    return chk.report()
+
+
+def _tile_reuse_answer(fn, bm, bn, tm, tn) -> tuple[int, float, float]:
+    """``fn(bm, bn, tm, tn)``, checked to be (a whole number of threads, two real numbers)."""
+    answer = fn(bm, bn, tm, tn)
+    call = f"fn({bm}, {bn}, {tm}, {tn})"
+    if not isinstance(answer, (tuple, list)) or len(answer) != 3:
+        raise TypeError(f"{call} returned {answer!r}: return three numbers, (threads, "
+                        "FLOP per byte, multiply-adds per shared load); check it with "
+                        "co.check_tile_reuse first.")
+
+    def real(value):  # the number, or None for anything that is not a finite real number
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+            return None
+        return float(value) if np.isfinite(float(value)) else None
+
+    threads, ai, reuse = answer
+    if real(threads) is None or not real(threads).is_integer():
+        raise ValueError(f"{call} gave threads = {threads!r}: a block has a whole number of "
+                         "threads.")
+    for name, value in (("FLOP per byte", ai), ("multiply-adds per shared load", reuse)):
+        if real(value) is None:
+            raise ValueError(f"{call} gave {name} = {value!r}: give a finite number.")
+    return int(real(threads)), real(ai), real(reuse)
+
+
+def compare_tile_reuse(fn, res) -> list[dict]:
+    """The predict-then-measure half of ``ex-coarsening-tile-reuse``: ``fn(bm, bn, tm, tn)``'s
+    predictions for every configuration of the register-tiling sweep ``res``
+    (``matmul_regtile_sweep``) beside the TFLOP/s it measured for each kernel form. Prints
+    one line per configuration, then, for each form, in how many pairs of configurations with
+    different multiply-adds per shared load the one with more was also faster. Returns the
+    rows (the predictions and the measured TFLOP/s by form)."""
+    validate.function(fn, "fn", what="your tile_reuse(bm, bn, tm, tn)")
+    validate.result(res, "res")
+    for c in ("kind", "bm", "bn", "tm", "tn", "tflops"):
+        validate.column(res, c, "res column")
+    kinds = res.values("kind")
+    configs = sorted({(r["bm"], r["bn"], r["tm"], r["tn"]) for r in res.rows})
+    rows = []
+    for bm, bn, tm, tn in configs:
+        threads, ai, reuse = _tile_reuse_answer(fn, bm, bn, tm, tn)
+        measured = {k: max((r["tflops"] for r in res.select(kind=k, bm=bm, bn=bn, tm=tm, tn=tn)),
+                           default=None) for k in kinds}
+        rows.append({"config": f"{bm}x{bn}, {tm}x{tn}", "threads": threads,
+                     "flop_per_byte": float(ai), "fma_per_shared_load": float(reuse),
+                     **{f"tflops {k}": v for k, v in measured.items()}})
+    head = f"{'block, thread tile':20s} {'threads':>7s} {'FLOP/B':>7s} {'FMA/load':>8s}"
+    print(f"your predictions beside the TFLOP/s measured on {res.gpu} (best BK of each form):")
+    print(head + "".join(f" {k:>11s}" for k in kinds))
+    for r in rows:
+        print(f"{r['config']:20s} {r['threads']:7d} {r['flop_per_byte']:7.1f} "
+              f"{r['fma_per_shared_load']:8.2f}"
+              + "".join(f" {r[f'tflops {k}']:11.1f}" if r[f"tflops {k}"] is not None
+                        else f" {'-':>11s}" for k in kinds))
+    for k in kinds:
+        pairs = agree = 0
+        for a in rows:
+            for b in rows:
+                ta, tb = a[f"tflops {k}"], b[f"tflops {k}"]
+                if (a["fma_per_shared_load"] > b["fma_per_shared_load"] + 1e-9
+                        and ta is not None and tb is not None):
+                    pairs += 1
+                    agree += ta > tb
+        print(f"{k}: more multiply-adds per shared load was also faster in {agree} of {pairs} "
+              "pairs of configurations")
+    return rows

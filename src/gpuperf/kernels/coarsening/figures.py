@@ -1,0 +1,94 @@
+"""Chapter 5's figures and explorers: TFLOP/s against the coarsening factor, the sliders
+over the coarsening and register-tiling sweeps, and the live points they measure on a GPU."""
+
+from __future__ import annotations
+
+from gpuperf import validate
+from gpuperf.kernels import matmul as mm
+from gpuperf.mode import SIMULATOR
+
+from .kernels import coarsened_variant
+from .ptx import resources
+from .variants import regtile_variant
+
+
+def measure_point(tile: int = 32, factor: int = 1, n: int = 4096) -> dict:
+    """One live point for the explorer: TFLOP/s and occupancy of a tile/factor pair."""
+    mm.check_tile(tile)
+    validate.positive_int(factor, "factor", maximum=64)
+    validate.positive_int(n, "n")
+    v = mm.variant("tiled", tile=tile) if factor == 1 else coarsened_variant(tile, factor)
+    mm.verify(v)
+    return {**mm.measure_variant(v, n, **mm.repeats(n)), **resources(v)}
+
+
+_BLOCK_TILE = {"4x4": (64, 64), "8x4": (128, 64), "8x8": (128, 128)}
+
+
+def measure_regtile_point(tile: str = "8x8", kind: str = "pipelined", bk: int = 8,
+                          n: int = 4096) -> dict:
+    """One live point for the register-tiling explorer (``tile`` is "TMxTN")."""
+    import re as _re
+
+    if not (isinstance(tile, str) and _re.fullmatch(r"\d+x\d+", tile)):
+        raise ValueError(f"tile={tile!r} must be a thread tile 'TMxTN' such as '8x8' or '8x4'.")
+    validate.choice(kind, "kind", ("scalar", "vectorized", "pipelined"))
+    validate.positive_int(bk, "bk", maximum=64)
+    validate.positive_int(n, "n")
+    tm, tn = (int(v) for v in tile.split("x"))
+    bm, bn = _BLOCK_TILE.get(tile, (16 * tm, 16 * tn))
+    v = regtile_variant(bm, bn, bk, tm, tn, vectorized=kind != "scalar",
+                        prefetch=kind == "pipelined")
+    mm.verify(v)
+    return {**mm.measure_variant(v, n, **mm.repeats(n)), **resources(v)}
+
+
+def plot_factor_sweep(sweep, sizes=(1024, 4096)):
+    """TFLOP/s against the coarsening factor, one line per tile, one panel per size."""
+    validate.result(sweep, "sweep")
+    import matplotlib.pyplot as plt
+
+    from gpuperf import plots
+
+    fig, axes = plt.subplots(len(sizes), 1, figsize=(plots.COLUMN_INCHES, 3.3 * len(sizes)),
+                             sharex=True, squeeze=False)
+    for ax, n in zip(axes.flat, sizes):
+        validate.choice(n, "sizes[...]", sweep.values("n"))
+        plots.lines(sweep, x="factor", y="tflops", series="tile", rows=sweep.select(n=n),
+                    logx=True, ax=ax, title=f"coarsened tiled matmul, n={n}")
+    fig.tight_layout()
+    return fig
+
+
+def explore_coarsening(res=None, y: str = "tflops"):
+    """Sliders over tile and size, ``y`` (tflops or occupancy) against factor; live on a GPU."""
+    if res is not None:
+        validate.result(res, "res")
+        for _c in ("factor", "tile", "n"):
+            validate.column(res, _c, "res column")
+        validate.column(res, y, "y")
+    else:
+        validate.choice(y, "y", ("tflops", "occupancy", "ms", "regs", "blocks_per_sm"))
+    from gpuperf import records, widgets  # lazily: a GPU box may lack ipywidgets
+
+    res = res or records.run("matmul_coarsen_sweep")
+    return widgets.explore(res, x="factor", y=y,
+                           controls={"tile": res.values("tile"), "n": res.values("n")},
+                           live=None if SIMULATOR else measure_point)
+
+
+def explore_regtile(res=None, y: str = "tflops"):
+    """TMxTN against ``y`` (tflops or occupancy) per kernel kind and BK; live on a GPU."""
+    if res is not None:
+        validate.result(res, "res")
+        for _c in ("tile", "kind", "bk"):
+            validate.column(res, _c, "res column")
+        validate.column(res, y, "y")
+    else:
+        validate.choice(y, "y", ("tflops", "occupancy", "ms", "regs", "blocks_per_sm"))
+    from gpuperf import records, widgets
+
+    res = res or records.run("matmul_regtile_sweep")
+    return widgets.explore(res, x="tile", y=y, controls={"kind": res.values("kind"),
+                                                                "bk": res.values("bk")},
+                           live=None if SIMULATOR else measure_regtile_point)

@@ -22,6 +22,33 @@ from .mode import MODE, SIMULATOR  # noqa: F401 (decided before numba.cuda loads
 
 __version__ = "0.1.0"
 
+
+def _import_chapters(broken: dict) -> None:
+    """Import every chapter package (and the course-wide profiling experiments) so that their
+    experiments register with ``gpuperf.records``; each that fails is said in ``broken``."""
+    import pkgutil
+
+    from . import kernels
+
+    names = ["gpuperf.profiling"]
+    names += [f"{kernels.__name__}.{m.name}" for m in pkgutil.iter_modules(kernels.__path__)
+              if not m.name.startswith("_")]
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception as err:  # noqa: BLE001 - one broken chapter must not hide the others
+            broken[name.rsplit(".", 1)[-1] if name.startswith(kernels.__name__) else name] = (
+                f"{type(err).__name__}: {err}")
+
+
+def _register_discovery() -> None:
+    from . import records
+
+    records.add_discovery(_import_chapters)
+
+
+_register_discovery()
+
 _TOOLS = {"bench", "records", "plots", "widgets", "exercises", "device", "validate", "assign",
           "emulator", "headlines", "profiling"}
 

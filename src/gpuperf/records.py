@@ -14,10 +14,8 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import html
-import importlib
 import json
 import os
-import pkgutil
 import platform
 import re
 from dataclasses import dataclass, field
@@ -128,27 +126,31 @@ def experiment(name: str, *, chapter: str, title: str, units: dict | None = None
     return register
 
 
+# Who imports the chapters so that their experiments register: the package facade
+# (``gpuperf/__init__.py``, the top layer) adds that step here; the records, one layer below
+# the chapters, never import them.
+_DISCOVERERS: list = []
+
+
+def add_discovery(step) -> None:
+    """Run ``step(broken)`` before the first lookup of an experiment: it imports modules that
+    register experiments, and records in the dict ``broken`` each that failed to import
+    (``{name: "ErrorType: message"}``)."""
+    global _discovered
+    v.function(step, "step", what="a function step(broken) that imports chapter modules")
+    if step not in _DISCOVERERS:
+        _DISCOVERERS.append(step)
+        _discovered = False
+
+
 def _discover() -> None:
-    """Import every chapter module so that its experiments register themselves."""
+    """Run the discovery steps once (the facade's imports every chapter)."""
     global _discovered
     if _discovered:
         return
-    from . import kernels
-
-    # Besides the chapters' modules: the profiler experiments (Nsight Compute,
-    # compute-sanitizer) run on the chapters' kernels.
-    for name in ("gpuperf.profiling",):
-        try:
-            importlib.import_module(name)
-        except Exception as err:  # noqa: BLE001 - reported, never hidden
-            BROKEN[name] = f"{type(err).__name__}: {err}"
-    for mod in pkgutil.iter_modules(kernels.__path__):
-        if not mod.name.startswith("_"):
-            try:
-                importlib.import_module(f"{kernels.__name__}.{mod.name}")
-            except Exception as err:  # one broken chapter must not hide the others
-                BROKEN[mod.name] = f"{type(err).__name__}: {err}"
     _discovered = True
+    for step in list(_DISCOVERERS):
+        step(BROKEN)
 
 
 def experiments() -> dict[str, Experiment]:

@@ -22,6 +22,8 @@ def test_no_import_cycle():
 
 def test_no_private_name_crosses_a_package():
     assert [_where(i) for i in GRAPH.private_crossings()] == []
+    assert [f"{u.source} line {u.line} reads {u.target}.{u.names[0]}"
+            for u in GRAPH.private_attribute_crossings()] == []
 
 
 def test_no_arrow_against_the_layers():
@@ -61,7 +63,8 @@ def toy(tmp_path):
         "records.py": "def f():\n    from . import bench\n",          # a cycle, in a function
         "kernels/__init__.py": "",
         "kernels/a/__init__.py": "from .kernels import k\n",
-        "kernels/a/kernels.py": "from gpuperf.kernels.b.kernels import _secret\nk = 1\n",
+        "kernels/a/kernels.py": ("from gpuperf.kernels.b.kernels import _secret\n"
+                                 "from gpuperf import bench as b\nk = b._hidden\n"),
         "kernels/b/__init__.py": "",
         "kernels/b/kernels.py": "_secret = 2\nfrom gpuperf import MODE\n",  # the facade
         "validate.py": "from gpuperf import grade\n",                   # core -> classroom
@@ -77,6 +80,8 @@ def test_the_checks_find_each_fault_in_a_toy_package(toy):
     assert toy.cycles() == [["gpuperf.bench", "gpuperf.records"]]
     assert [(i.source, i.names) for i in toy.private_crossings()] == [
         ("gpuperf.kernels.a.kernels", ("_secret",))]
+    assert [(u.source, u.target, u.names) for u in toy.private_attribute_crossings()] == [
+        ("gpuperf.kernels.a.kernels", "gpuperf.bench", ("_hidden",))]
     up = {(i.source, i.target) for i in toy.upward()}
     assert ("gpuperf.validate", "gpuperf.grade") in up
     assert ("gpuperf.kernels.b.kernels", "gpuperf") in up

@@ -82,6 +82,9 @@ class _Import:
 class _Graph:
     modules: dict = field(default_factory=dict)    # module name -> Path
     imports: list = field(default_factory=list)    # [_Import]
+    # ``alias._name`` read through a module imported as ``alias``: _Import(source, module,
+    # (name,), line)
+    private_uses: list = field(default_factory=list)
 
     def edges(self) -> dict:
         out: dict = {m: set() for m in self.modules}
@@ -167,6 +170,11 @@ class _Graph:
                     bad.append(imp)
         return bad
 
+    def private_attribute_crossings(self) -> list[_Import]:
+        """``module._name`` read through a module of another package (``emulator._x``)."""
+        return [u for u in self.private_uses
+                if _package_of(u.target, self.modules) != _package_of(u.source, self.modules)]
+
     def upward(self) -> list[_Import]:
         """Imports from a lower layer into a higher one (the facade counts as the highest)."""
         rank = {name: i for i, name in enumerate(LAYERS)}
@@ -230,6 +238,24 @@ def _build(src: str, package: str, stamp: tuple) -> _Graph:
         g.modules[_module_name(Path(path), src)] = Path(path)
     for name, path in g.modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        aliases: dict = {}  # a local name -> the module of the package it stands for
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname and alias.name in g.modules:
+                        aliases[alias.asname] = alias.name
+            elif isinstance(node, ast.ImportFrom):
+                base = _resolve(g.modules, name, node)
+                for alias in node.names:
+                    full = f"{base}.{alias.name}" if base else None
+                    if full in g.modules:
+                        aliases[alias.asname or alias.name] = full
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id in aliases and node.attr.startswith("_")
+                    and not node.attr.startswith("__")):
+                g.private_uses.append(_Import(name, aliases[node.value.id], (node.attr,),
+                                              node.lineno))
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 for alias in node.names:

@@ -1151,9 +1151,11 @@ def _dim3(v, what) -> Dim3:
     return Dim3(*(v + (1,) * (3 - len(v))))
 
 
-def _param_names(kernel, n: int = 0) -> list[str]:
+def param_names(kernel, n: int = 0) -> list[str]:
     """The names of a kernel's parameters (of a ``@cuda.jit`` kernel's Python function, or
     of a plain function), padded to ``n`` with ``arg<i>``; none where they cannot be read."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"n={n!r} must be a count of parameters (0 or more).")
     try:
         names = list(inspect.signature(getattr(kernel, "py_func", kernel)).parameters)
     except (TypeError, ValueError):
@@ -1271,7 +1273,7 @@ def launch(kernel, grid, block, *args, record: bool = True, shared_bytes: int = 
         raise ValueError(f"a block has at most {MAX_BLOCK_THREADS} threads, not {nthreads} "
                          f"({block.x} x {block.y} x {block.z}).")
     fn = emulate(kernel)
-    names = _param_names(fn.__wrapped_kernel__, len(args))
+    names = param_names(fn.__wrapped_kernel__, len(args))
     run_ = _Launch(grid, block, record, shared_bytes)
     wrapped, copy_back = [], []
     for k, (name, arg) in enumerate(zip(names, args)):

@@ -937,12 +937,12 @@ def refuses_stubs(check=None, *, solved_by=()):
                                    "replace `raise NotImplementedError()` with your code.")
         owner = _course_module(student)
         if owner:  # e.g. `my_saxpy = gs.saxpy_grid_stride`: the course's code, not the answer
-            return _one_line_failure(f"{check.__name__}: {title}", name,
+            return one_line_failure(f"{check.__name__}: {title}", name,
                                      f"this is the course's own code (from {owner}), not "
                                      "yours: write the function in your notebook.")
         used = _borrowed(student, _resolve_names(solved_by, check.__module__))
         if used:
-            return _one_line_failure(f"{check.__name__}: {title}", name,
+            return one_line_failure(f"{check.__name__}: {title}", name,
                                      f"your code uses {used}, the course's own answer to this "
                                      "exercise: write that part yourself.")
         return check(student, *args, **kwargs)
@@ -1149,11 +1149,13 @@ def not_implemented(title: str, what: str, how: str) -> Report:
     v.string(title, "title")
     v.string(what, "what")
     v.string(how, "how")
-    return _one_line_failure(title, what, f"not implemented yet: {how}")
+    return one_line_failure(title, what, f"not implemented yet: {how}")
 
 
-def _one_line_failure(title: str, what: str, why: str) -> Report:
+def one_line_failure(title: str, what: str, why: str) -> Report:
     """A report failed on one line before any case ran: printed and logged like any other."""
+    for value, name in ((title, "title"), (what, "what"), (why, "why")):
+        v.string(value, name)
     report = Report(title)
     report.failed.append((what, why))
     print(report.text())

@@ -453,6 +453,58 @@ def overlap_ms(intervals) -> float:
     return total
 
 
+# --------------------------------------------------------------------------- readings
+
+
+def per(m: dict, numerator: str, denominator: str) -> float | None:
+    """numerator / denominator, or None where there is nothing to divide by (e.g. wavefronts
+    per shared load of a kernel with no shared loads: not 0, which would read as better than 1)."""
+    if not isinstance(m, dict):
+        raise TypeError(f"m must be a dict of Nsight Compute metrics, not {type(m).__name__}.")
+    return round(m[numerator] / m[denominator], 3) if m[denominator] else None
+
+
+ISSUE_METRICS = STALL_METRICS + (
+    "smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio",
+    "smsp__inst_issued.sum", "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+    "smsp__issue_active.avg.pct_of_peak_sustained_active",
+    "sm__warps_active.avg.per_cycle_active", "gpu__time_duration.sum")
+
+
+def fp32_lanes():
+    """FP32 lanes per SM of this GPU (``device.FP32_LANES_PER_SM``), or None if unknown."""
+    from . import device
+
+    return device.FP32_LANES_PER_SM.get(tuple(device.info().compute_capability or ()))
+
+
+def issue_columns(m: dict, lanes) -> dict:
+    """The columns ``ISSUE_METRICS`` give a row: warp instructions issued and FFMAs among them,
+    the FFMA share, the share of cycles a scheduler issued, the FP32 share the two allow
+    (``issue_bound_pct``: FFMA share x issue rate x 128/lanes, at most 100), the warps active,
+    and the stall reasons per issued instruction."""
+    if not isinstance(m, dict):
+        raise TypeError(f"m must be a dict of Nsight Compute metrics (ISSUE_METRICS), not "
+                        f"{type(m).__name__}.")
+    missing = [k for k in ISSUE_METRICS if k not in m]
+    if missing:
+        raise ValueError(f"m lacks {missing[0]}: collect nsight.ISSUE_METRICS.")
+    inst = m["smsp__inst_issued.sum"]
+    ffma = m["smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"] / 32
+    share = 100 * ffma / inst
+    issue = m["smsp__issue_active.avg.pct_of_peak_sustained_active"]
+    return {
+        "inst": inst, "ffma_inst": ffma, "ffma_share_pct": share, "issue_active_pct": issue,
+        "fp32_lanes_per_sm": lanes,
+        "issue_bound_pct": min(100.0, share * issue / 100 * 128 / lanes) if lanes else None,
+        "warps_active": m["sm__warps_active.avg.per_cycle_active"],
+        "stall_dispatch_stall": m[
+            "smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio"],
+        **{f"stall_{r}": m[f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio"]
+           for r in STALL_REASONS},
+    }
+
+
 # --------------------------------------------------------------------------- launches
 
 _LAUNCH_SPEC = re.compile(r"(gpuperf(?:\.[A-Za-z_][A-Za-z0-9_]*)*):([A-Za-z_][A-Za-z0-9_]*)")

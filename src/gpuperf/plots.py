@@ -140,8 +140,9 @@ def live_references(result) -> list:
     return [r for r in shipped if r.gpu != result.gpu]
 
 
-def _gpu(res) -> str:
+def gpu_label(res) -> str:
     """The GPU of a result, as short as a legend needs ("H100 80GB HBM3")."""
+    v.result(res, "res")
     return str(res.gpu).replace("NVIDIA ", "")
 
 
@@ -247,14 +248,14 @@ def reference_curves(ax, result, *, x: str, y: str, series: str | None = None, r
                     else REFERENCE_STYLES[j % len(REFERENCE_STYLES)],
                     marker=REFERENCE_MARKERS[j % len(REFERENCE_MARKERS)], markersize=4,
                     linewidth=1.1, color=color, alpha=0.75,
-                    label=None if labelled else f"{_gpu(res)} (recorded)")
+                    label=None if labelled else f"{gpu_label(res)} (recorded)")
             labelled = True
             drawn_values += [py for _, py in pts]
         if labelled:
             captions.append(_best_caption(res, picked, x, y))
     if captions and ax.get_lines() and ax.get_lines()[0].get_label().startswith("_") \
             and series is None:
-        ax.get_lines()[0].set_label(f"{_gpu(result)} ({result.source})")
+        ax.get_lines()[0].set_label(f"{gpu_label(result)} ({result.source})")
     _widen_to(ax, drawn_values)
     return captions
 
@@ -284,7 +285,7 @@ def reference_bars(ax, result, *, label: str, y: str, rows=None, sel: dict | Non
         xs, ys = (vals, pos) if horizontal else (pos, vals)
         ax.plot(xs, ys, linestyle="none", marker=REFERENCE_MARKERS[j % len(REFERENCE_MARKERS)],
                 markersize=6, color=["0.15", "tab:purple", "tab:brown"][j % 3], zorder=3,
-                label=f"{_gpu(res)} (recorded)")
+                label=f"{gpu_label(res)} (recorded)")
         drawn_values += list(vals)
         captions.append(_best_caption(res, [r for r in res.rows if str(r.get(label)) in picked
                                             and all(r.get(k) == val for k, val in sel.items())],
@@ -362,7 +363,7 @@ def heatmap(result, *, x: str, y: str, value: str = "gbps", title: str | None = 
     _ax_arg(ax)
     v.boolean(references, "references")
     sel = _same_selection(result.rows, {x, y, value})
-    theirs = [(_gpu(res), {(r[x], r[y]): r[value] for r in res.rows
+    theirs = [(gpu_label(res), {(r[x], r[y]): r[value] for r in res.rows
                            if all(r.get(k) == val for k, val in sel.items())
                            and r.get(value) is not None})
               for res in (live_references(result) if references else [])]
@@ -393,7 +394,7 @@ def heatmap(result, *, x: str, y: str, value: str = "gbps", title: str | None = 
                 ax.text(j, i - 0.2, " / ".join(below), ha="center", va="center", fontsize=6,
                         color=ink, alpha=0.85)
     if theirs:
-        ax.annotate(f"large: {_gpu(result)} ({result.source}); small: "
+        ax.annotate(f"large: {gpu_label(result)} ({result.source}); small: "
                     + " / ".join(f"{gpu} (recorded)" for gpu, _ in theirs),
                     xy=(0, 1.01), xycoords="axes fraction", fontsize=7, va="bottom")
     cb = fig.colorbar(im, ax=ax)

@@ -37,6 +37,7 @@ from .kernels import dram as dram_chapter
 # The tools' runners and parsers live in ``gpuperf.nsight``; their names stay reachable here.
 from .nsight import (  # noqa: F401
     GLOBAL_METRICS,
+    ISSUE_METRICS,
     SANITIZER_TOOLS,
     SHARED_METRICS,
     SOL_METRICS,
@@ -45,6 +46,8 @@ from .nsight import (  # noqa: F401
     TIME_METRICS,
     available,
     cupti_ops,
+    fp32_lanes,
+    issue_columns,
     launch_twice,
     metrics_by_kernel,
     ncu_command,
@@ -53,6 +56,7 @@ from .nsight import (  # noqa: F401
     parse_ncu_csv,
     parse_racecheck,
     parse_sanitizer,
+    per,
     speed_of_light,
     top_stalls,
     union_ms,
@@ -320,12 +324,6 @@ def sanitize(tool: str, name: str, *args) -> dict:
     return nsight.sanitize(tool, launch(name), *args)
 
 
-def _per(m: dict, numerator: str, denominator: str) -> float | None:
-    """numerator / denominator, or None where there is nothing to divide by (e.g. wavefronts
-    per shared load of a kernel with no shared loads: not 0, which would read as better than 1)."""
-    return round(m[numerator] / m[denominator], 3) if m[denominator] else None
-
-
 PROFILED_RUNGS = ("v0", "v1", "v2", "v3")
 PROFILED_N = 2**22
 
@@ -396,15 +394,15 @@ def stride_experiment(progress) -> list[dict]:
         warp = co.warp_access(stride=stride, elem_bytes=size)
         rows.append({
             "stride": stride, "dtype": "float32", "n": count,
-            "load_sectors_per_request": _per(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+            "load_sectors_per_request": per(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
                                              "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
-            "store_sectors_per_request": _per(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+            "store_sectors_per_request": per(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
                                               "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
             "model_sectors_per_request": len(warp.sectors),
-            "load_wavefronts_per_request": _per(
+            "load_wavefronts_per_request": per(
                 m, "l1tex__data_pipe_lsu_wavefronts_mem_lgds_cmd_read.sum",
                 "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
-            "store_wavefronts_per_request": _per(
+            "store_wavefronts_per_request": per(
                 m, "l1tex__data_pipe_lsu_wavefronts_mem_lgds_cmd_write.sum",
                 "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
             "model_lines_per_request": len(warp.lines),
@@ -557,15 +555,15 @@ def transpose_experiment(progress) -> list[dict]:
         m = profile("transpose", pad, n, kernel=kernel, metrics=TRANSPOSE_METRICS + STALL_METRICS)
         rows.append({
             "version": label, "n": n,
-            "shared_load_wavefronts_per_load": _per(
+            "shared_load_wavefronts_per_load": per(
                 m, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
                 "smsp__inst_executed_op_shared_ld.sum"),
-            "shared_store_wavefronts_per_store": _per(
+            "shared_store_wavefronts_per_store": per(
                 m, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
                 "smsp__inst_executed_op_shared_st.sum"),
             "bank_conflicts": (m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"]
                                + m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"]),
-            "store_sectors_per_request": _per(
+            "store_sectors_per_request": per(
                 m, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
                 "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
             "global_store_requests": m["l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"],
@@ -727,40 +725,8 @@ def matmul_roofline_experiment(progress) -> list[dict]:
 # warp FFMA per cycle on a 128-lane SM such as Hopper's, one every two cycles on a 64-lane SM
 # such as a T4's or an A100's). The FP32 rate is then issue rate x FFMA share x 128/lanes of the
 # peak: any other instruction takes an issue slot an FFMA could have used.
-ISSUE_METRICS = STALL_METRICS + (
-    "smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio",
-    "smsp__inst_issued.sum", "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
-    "smsp__issue_active.avg.pct_of_peak_sustained_active",
-    "sm__warps_active.avg.per_cycle_active", "gpu__time_duration.sum")
 ISSUE_FIRST_RUNG = "regtile vectorized"  # the ladder's rungs from this one on are profiled
 CUBLAS_KERNEL = "gemm"  # a pattern of cuBLAS's SGEMM kernel names
-
-
-def _fp32_lanes():
-    """FP32 lanes per SM of this GPU (``device.FP32_LANES_PER_SM``), or None if unknown."""
-
-    return device.FP32_LANES_PER_SM.get(tuple(device.info().compute_capability or ()))
-
-
-def _issue_columns(m: dict, lanes) -> dict:
-    """The columns ``ISSUE_METRICS`` give a row: warp instructions issued and FFMAs among them,
-    the FFMA share, the share of cycles a scheduler issued, the FP32 share the two allow
-    (``issue_bound_pct``: FFMA share x issue rate x 128/lanes, at most 100), the warps active,
-    and the stall reasons per issued instruction."""
-    inst = m["smsp__inst_issued.sum"]
-    ffma = m["smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"] / 32
-    share = 100 * ffma / inst
-    issue = m["smsp__issue_active.avg.pct_of_peak_sustained_active"]
-    return {
-        "inst": inst, "ffma_inst": ffma, "ffma_share_pct": share, "issue_active_pct": issue,
-        "fp32_lanes_per_sm": lanes,
-        "issue_bound_pct": min(100.0, share * issue / 100 * 128 / lanes) if lanes else None,
-        "warps_active": m["sm__warps_active.avg.per_cycle_active"],
-        "stall_dispatch_stall": m[
-            "smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio"],
-        **{f"stall_{r}": m[f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio"]
-           for r in STALL_REASONS},
-    }
 
 
 @records.experiment(
@@ -788,7 +754,7 @@ def matmul_issue_experiment(progress) -> list[dict]:
 
     n = PROFILED_MATMUL_N
     peak = device.fp32_peak_tflops()
-    lanes = _fp32_lanes()
+    lanes = fp32_lanes()
     ladder = cz.ladder_variants()
     first = next(i for i, v in enumerate(ladder) if v.name.startswith(ISSUE_FIRST_RUNG))
     todo = [(v.name, ("matmul_ladder", i, n), getattr(v.kernel, "py_func", v.kernel).__name__,
@@ -801,7 +767,7 @@ def matmul_issue_experiment(progress) -> list[dict]:
         m = profile(*launch, kernel=kernel, metrics=ISSUE_METRICS, library=library)
         timed = cublas if v is None else mm.measure_variant(v, n, min_repeat=5, min_time=0.2)
         rows.append({
-            "version": label, "n": n, "kernel": kernel, **_issue_columns(m, lanes),
+            "version": label, "n": n, "kernel": kernel, **issue_columns(m, lanes),
             "tflops": timed["tflops"],
             "spread": timed["spread"], "fp32_peak_tflops": peak,
             "pct_fp32_peak": 100 * timed["tflops"] / peak if peak else None,
@@ -851,14 +817,14 @@ def gdn_experiment(progress) -> list[dict]:
 
     n_s = gdn.BATCH * gdn.HEADLINE["side"] ** 2
     peak = device.fp32_peak_tflops()
-    lanes = _fp32_lanes()
+    lanes = fp32_lanes()
     rows = []
     for n_ch in GDN_PROFILED_CHANNELS:
         for method, tile in GDN_PROFILED:
             label = method if not tile else f"{method} {tile}x{tile}"
             progress(f"ncu on the GDN gradient: {label} (N = {n_ch})")
             m = profile("gdn", method, tile, n_ch, kernel=method, metrics=GDN_METRICS)
-            issue = _issue_columns(m, lanes)
+            issue = issue_columns(m, lanes)
             ffma = issue["ffma_inst"]
             flops = 2 * n_ch * n_ch * n_s
             shared_ld = m["smsp__inst_executed_op_shared_ld.sum"]
@@ -876,7 +842,7 @@ def gdn_experiment(progress) -> list[dict]:
                 "l2_sm_bytes": 32 * (m["lts__t_sectors_srcunit_tex_op_read.sum"]
                                      + m["lts__t_sectors_srcunit_tex_op_write.sum"]),
                 "shared_loads_per_ffma": shared_ld / ffma if ffma else None,
-                "wavefronts_per_shared_load": _per(
+                "wavefronts_per_shared_load": per(
                     m, "l1tex__data_pipe_lsu_wavefronts_mem_shared_cmd_read.sum",
                     "smsp__inst_executed_op_shared_ld.sum"),
                 "global_loads_per_ffma": m["smsp__inst_executed_op_global_ld.sum"] / ffma

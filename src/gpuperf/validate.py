@@ -14,7 +14,8 @@ import numpy as np
 MAX_THREADS_PER_BLOCK = 1024
 
 
-def _is_device_array(x) -> bool:
+def is_device_array(x) -> bool:
+    """Whether ``x`` is a Numba device array (or the simulator's stand-in for one)."""
     # Numba's device arrays (and the simulator's stand-ins) copy back with copy_to_host.
     return all(hasattr(x, a) for a in ("copy_to_host", "shape", "dtype"))
 
@@ -28,7 +29,7 @@ def array(x, *, name: str = "x", dtype=np.float32, ndim: int | None = 1,
     """
     if isinstance(x, np.ndarray):
         arr = x
-    elif hasattr(x, "__cuda_array_interface__") or _is_device_array(x):
+    elif hasattr(x, "__cuda_array_interface__") or is_device_array(x):
         arr = x
     else:
         raise TypeError(

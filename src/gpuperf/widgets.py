@@ -140,9 +140,9 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
         if not others:
             return _flipbook(controls, {k: vals[0] for k, vals in controls.items()},
                              lambda **sel: draw(sel), note=note)
-        by_gpu = {plots._gpu(result): result}
+        by_gpu = {plots.gpu_label(result): result}
         for res in others:
-            by_gpu.setdefault(plots._gpu(res), res)
+            by_gpu.setdefault(plots.gpu_label(res), res)
         gpu_controls = {"GPU": [*by_gpu, ALL_GPUS], **controls}
         return _flipbook(gpu_controls, {k: vals[0] for k, vals in gpu_controls.items()},
                          lambda **sel: _draw_gpus(result, by_gpu, sel, x=x, y=y,

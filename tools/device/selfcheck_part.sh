@@ -4,7 +4,7 @@
 #   bash tools/device/selfcheck_part.sh <commit> '<--only regex>' [more selfcheck arguments]
 #
 # installs the course bundle, compiles the bytecode of the installed packages once (see below),
-# runs `python -m gpuperf.selfcheck --only <regex>` on both copies and copies the JSON to
+# runs `python -m gpuperf.selfcheck --only <regex>` on both copies, writing the JSON to
 # $OUT/part.json, with $OUT/part.tree (tools/device/tree_hash.py: the notebooks and kernels it
 # ran). Merge the parts here with tools/device/merge_selfchecks.py, which checks the tree
 # against the commit.
@@ -67,7 +67,6 @@ echo "bytecode compiled in $(python3 -c "import sys; print(f'{float(sys.argv[2])
 # What this machine was sent, before the run writes anything: merge_selfchecks.py refuses a
 # part whose notebooks and kernels are not those of the commit it is recorded under.
 python3 tools/device/tree_hash.py > "${OUT:-/tmp}/part.tree" || exit 1
-python3 -m gpuperf.selfcheck --only "$only" --out /tmp/part.json "$@"
-rc=$?
-cp /tmp/part.json "${OUT:-/tmp}/part.json" 2>/dev/null
-exit $rc
+# Straight into $OUT: the self-check rewrites its file after every notebook, so a call stopped
+# at its time limit still brings back the rows it finished.
+python3 -m gpuperf.selfcheck --only "$only" --out "${OUT:-/tmp}/part.json" "$@"

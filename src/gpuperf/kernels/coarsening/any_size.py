@@ -144,10 +144,10 @@ class FastMatmul:
     def _operand(x, name):
         """``x`` as a Numba device array (CuPy's and others' through their CUDA array
         interface), or a TypeError that says what to pass."""
-        if not isinstance(x, np.ndarray) and not validate._is_device_array(x) \
+        if not isinstance(x, np.ndarray) and not validate.is_device_array(x) \
                 and hasattr(x, "__cuda_array_interface__") and not SIMULATOR:
             x = cuda.as_cuda_array(x)
-        if isinstance(x, np.ndarray) or not validate._is_device_array(x):
+        if isinstance(x, np.ndarray) or not validate.is_device_array(x):
             raise TypeError(f"{name} must be a device array: pass cuda.to_device({name}), or "
                             "use gp.matmul.run_variant(gp.coarsening.fast_variant(), A, B) "
                             "for NumPy arrays.")

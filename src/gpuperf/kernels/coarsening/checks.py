@@ -97,7 +97,7 @@ def _check_coarsened_reuse(chk, make_kernel, tile: int, factor: int, along: str)
     with chk.case(f"global loads of A and B, one block of {M} x {N} outputs over K={K} "
                   "(emulator)"):
         k = make_kernel(tile, factor)
-        a, b = emulator._param_names(k, 2)[:2]
+        a, b = emulator.param_names(k, 2)[:2]
         run = emulator.launch(k, (1, 1), (tile, tile), ex.random_array((M, K), 5),
                               ex.random_array((K, N), 6), np.zeros((M, N), np.float32))
         got = {name: sum(1 for e in run.events

@@ -178,7 +178,7 @@ def _check_reuse(chk, make_kernel, tile: int, a_transposed: bool) -> None:
     M, N, K = tile, tile, 2 * tile
     with chk.case(f"global loads of A and B, one {tile} x {tile} block over K={K} (emulator)"):
         k = make_kernel(tile)
-        a, b = emulator._param_names(k, 2)[:2]
+        a, b = emulator.param_names(k, 2)[:2]
         A = ex.random_array((M, K), 5)
         run = emulator.launch(k, (1, 1), (tile, tile),
                               np.ascontiguousarray(A.T) if a_transposed else A,
@@ -205,7 +205,7 @@ def _check_coalesced_first_operand(chk, make_kernel, tile: int = 16, n: int = 32
 
     with chk.case(f"coalesced loads of At ({tile} x {tile} tiles, traced)"):
         k = make_kernel(tile)
-        name = emulator._param_names(k, 1)[0]
+        name = emulator.param_names(k, 1)[0]
         At = ex.random_array((n, n), 7)
         B = ex.random_array((n, n), 8)
         trace = coalescing.trace(k, (_cdiv(n, tile), _cdiv(n, tile)), (tile, tile), At, B,

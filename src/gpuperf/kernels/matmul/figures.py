@@ -162,6 +162,6 @@ def plot_roofline(roof, *, title: str = "Roofline"):
     if not (c.get("copy_gbps") and c.get("matmul_tflops")):
         raise ValueError(f"roof ({roof.name} on {roof.gpu}) has no copy_gbps and matmul_tflops "
                          "ceilings; pass the result of gp.records.run('matmul_roofline').")
-    others = {plots._gpu(res): points(res) for res in plots.live_references(roof)}
+    others = {plots.gpu_label(res): points(res) for res in plots.live_references(roof)}
     return plots.roofline(points(roof), bw_gbps=c["copy_gbps"], peak_tflops=c["matmul_tflops"],
                           label=roof.label, title=title, references=others)

@@ -97,7 +97,7 @@ def test_the_issue_experiment_bounds_each_kernel_by_its_ffma_share_and_issue_rat
 
     seen = []
 
-    def fake_profile(name, *args, kernel, metrics, library=False):
+    def fake_profile(name, *args, kernel, metrics, library=False, launch_count=1):
         seen.append((name, kernel, library))
         m = {k: 0.5 for k in metrics}
         m.update({"smsp__inst_issued.sum": 4000.0,
@@ -105,23 +105,23 @@ def test_the_issue_experiment_bounds_each_kernel_by_its_ffma_share_and_issue_rat
                   "smsp__issue_active.avg.pct_of_peak_sustained_active": 80.0})
         return m
 
-    monkeypatch.setattr(profiling, "profile", fake_profile)
+    monkeypatch.setattr(nsight, "profile", fake_profile)
     monkeypatch.setattr(device, "fp32_peak_tflops", lambda: 50.0)
     hopper = dataclasses.replace(device.info(), compute_capability=(9, 0))
     monkeypatch.setattr(device, "info", lambda: hopper)
     monkeypatch.setattr(mm, "measure_variant", lambda v, n, **kw: {"tflops": 25.0, "spread": 0.01})
     monkeypatch.setattr(mm, "measure_cublas", lambda n: {"tflops": 40.0, "spread": 0.01})
     monkeypatch.setattr(bench, "require_gpu", lambda what: None)  # a GPU, as far as the experiment can tell
-    rows = profiling.matmul_issue_experiment(lambda msg: None)
-    assert rows[0]["version"].startswith(profiling.ISSUE_FIRST_RUNG)
-    assert rows[-1]["version"] == mm.CUBLAS and seen[-1] == ("cublas", "gemm", True)
+    rows = gp.coarsening.matmul_issue_experiment(lambda msg: None)
+    assert rows[0]["version"].startswith(gp.coarsening.profiling.ISSUE_FIRST_RUNG)
+    assert rows[-1]["version"] == mm.CUBLAS and seen[-1] == (profiling.launch("cublas"), "gemm", True)
     assert not any(lib for _, _, lib in seen[:-1])
     r = rows[0]
     assert r["ffma_share_pct"] == 75.0 and r["issue_bound_pct"] == 60.0
     assert r["pct_fp32_peak"] == 50.0 and r["pct_cublas"] == 62.5
     assert rows[-1]["pct_fp32_peak"] == 80.0
     res = records.Result("profiling_matmul_issue", rows, {"gpu": "Some GPU"}, "live")
-    line = profiling.issue_summary(res)[0]
+    line = gp.coarsening.issue_summary(res)[0]
     assert ("75% of its instructions are FFMAs, a scheduler issues in 80% of cycles: together 60% "
             "of the FP32 peak, measured 50%") in line
     # a 64-lane SM (a T4's, compute capability 7.5) does a warp FFMA every second cycle: the
@@ -129,9 +129,9 @@ def test_the_issue_experiment_bounds_each_kernel_by_its_ffma_share_and_issue_rat
     turing = dataclasses.replace(hopper, compute_capability=(7, 5))
     monkeypatch.setattr(device, "info", lambda: turing)
     monkeypatch.setattr(bench, "require_gpu", lambda what: None)  # a GPU, as far as the experiment can tell
-    assert profiling.matmul_issue_experiment(lambda msg: None)[0]["issue_bound_pct"] == 100.0
+    assert gp.coarsening.matmul_issue_experiment(lambda msg: None)[0]["issue_bound_pct"] == 100.0
     with pytest.raises(TypeError, match="profiling_matmul_issue"):
-        profiling.issue_summary(records.Result("profiling_matmul", rows, {}, "live"))
+        gp.coarsening.issue_summary(records.Result("profiling_matmul", rows, {}, "live"))
 
 
 
@@ -150,7 +150,7 @@ def test_recorded_gdn_kernels_are_bound_by_issue_not_by_bytes(path):
     for n_ch in {r["n_ch"] for r in res.rows}:
         share = {r["method"]: r["ffma_share_pct"] for r in res.rows if r["n_ch"] == n_ch}
         assert share["fused"] < share["fused_tiled 16x16"] < share["fused_tiled 32x32"]
-    lines = profiling.issue_summary(res)
+    lines = gp.coarsening.issue_summary(res)
     assert len(lines) == len(res.rows) + 1 and "at N = " in lines[0]
 
 
@@ -165,7 +165,7 @@ def test_the_gdn_profile_computes_its_columns_from_the_counters(monkeypatch):
 
     seen = []
 
-    def fake_profile(name, *args, kernel, metrics, library=False):
+    def fake_profile(name, *args, kernel, metrics, library=False, launch_count=1):
         seen.append((name, args, kernel))
         m = {k: 0.0 for k in metrics}
         m.update({"smsp__inst_issued.sum": 10000.0,
@@ -176,14 +176,14 @@ def test_the_gdn_profile_computes_its_columns_from_the_counters(monkeypatch):
                   "gpu__time_duration.sum": 1e6})
         return m
 
-    monkeypatch.setattr(profiling, "profile", fake_profile)
+    monkeypatch.setattr(nsight, "profile", fake_profile)
     monkeypatch.setattr(device, "fp32_peak_tflops", lambda: 60.0)
     hopper = dataclasses.replace(device.info(), compute_capability=(9, 0))
     monkeypatch.setattr(device, "info", lambda: hopper)
     monkeypatch.setattr(bench, "require_gpu", lambda what: None)  # a GPU, as far as the experiment can tell
     rows = profiling.gdn_experiment(lambda msg: None)
     assert len(rows) == len(profiling.GDN_PROFILED) * len(profiling.GDN_PROFILED_CHANNELS)
-    assert seen[0] == ("gdn", ("fused", 0, profiling.GDN_PROFILED_CHANNELS[0]), "fused")
+    assert seen[0] == (profiling.launch("gdn"), ("fused", 0, profiling.GDN_PROFILED_CHANNELS[0]), "fused")
     assert seen[1][2] == "fused_tiled"
     r = rows[1]
     n_s = gdn.BATCH * gdn.HEADLINE["side"] ** 2
@@ -201,7 +201,7 @@ def test_the_gdn_profile_computes_its_columns_from_the_counters(monkeypatch):
     assert table["dram_gbps"] == 0.0 and table["dram_pct_copy"] == 0.0
     with pytest.raises(TypeError, match="profiling_gdn"):
         profiling.gdn_profile_table(records.Result("profiling_matmul", rows, {}, "live"))
-    line = profiling.issue_summary(res)[1]
+    line = gp.coarsening.issue_summary(res)[1]
     assert line.startswith("fused_tiled 16x16 at N = ")
     assert "10% of its instructions are FFMAs" in line and "together 5% of the FP32 peak" in line
 
@@ -245,19 +245,19 @@ def test_recorded_atomics_patterns_differ_in_registers_and_waves_as_chapter_6_sa
 def test_the_atomics_profile_asks_for_each_pattern_at_each_size(monkeypatch):
     seen = []
 
-    def fake_profile(name, *args, kernel, metrics, library=False):
+    def fake_profile(name, *args, kernel, metrics, library=False, launch_count=1):
         seen.append((name, args, kernel))
         m = {k: 1.0 for k in metrics}
         m.update({"gpu__time_duration.sum": 2.0, "dram__bytes_read.sum": 8.0,
                   "sm__cycles_active.avg": 3.0, "sm__cycles_elapsed.avg": 4.0})
         return m
 
-    monkeypatch.setattr(profiling, "profile", fake_profile)
+    monkeypatch.setattr(nsight, "profile", fake_profile)
     monkeypatch.setattr(bench, "require_gpu", lambda what: None)  # a GPU, as far as the experiment can tell
     rows = profiling.reduce_atomics_experiment(lambda msg: None)
     assert [(r["version"], r["n"]) for r in rows] == [
         (label, n) for n in profiling.ATOMICS_SIZES for label, _ in profiling.ATOMICS_PATTERNS]
-    assert seen[0] == ("reduce_atomics", ("warp atomics", profiling.ATOMICS_SIZES[0]),
+    assert seen[0] == (profiling.launch("reduce_atomics"), ("warp atomics", profiling.ATOMICS_SIZES[0]),
                        "reduce_warp_atomic")
     assert rows[0]["dram_gbps"] == 4.0 and rows[0]["active_pct"] == 75.0
 
@@ -329,8 +329,8 @@ def test_a_launch_runs_in_a_process_of_its_own_by_name():
     with pytest.raises(ValueError, match="name"):
         profiling.launch_command("transposed", 1)
     # The kernel a matmul row profiles is the one the variant launches.
-    for _, version, tile, factor in profiling.PROFILED_MATMULS:
-        v = profiling._matmul_variant(version, tile, factor)
+    for _, version, tile, factor in gp.coarsening.profiling.PROFILED_MATMULS:
+        v = gp.coarsening.profiling._matmul_variant(version, tile, factor)
         assert v.kernel.py_func.__name__ in {"tiled", "coarsened", "regtile"}
 
 
@@ -362,7 +362,7 @@ def test_the_recorded_metrics_back_what_chapters_2_to_5_now_say():
     for r in lat.values():
         assert profiling.top_stalls(r, 1)[0][0] == "long scoreboard"
     mm = {r["version"]: r for r in records.run("profiling_matmul").rows}
-    assert list(mm) == [label for label, *_ in profiling.PROFILED_MATMULS]
+    assert list(mm) == [label for label, *_ in gp.coarsening.profiling.PROFILED_MATMULS]
     for label in ("tiled 16", "tiled 32"):
         assert 1 <= mm[label]["shared_loads_per_fma"] < 1.5  # not two: sA's loads are merged
         assert mm[label]["dram_bytes"] < mm[label]["model_bytes"]
@@ -563,8 +563,8 @@ def test_fp32_peak_counts_lanes_by_compute_capability():
 def test_recorded_matmul_roofline_points_sit_under_their_roofs(path):
     res = records.recorded("profiling_matmul_roofline", path=path)
     rows = {r["version"]: r for r in res.rows if r.get("chapter", "tiling") == "tiling"}
-    assert set(rows) == {profiling._matmul_variant(version, tile, 1).name
-                         for version, tile in profiling.ROOFLINE_MATMULS}
+    assert set(rows) == {gp.coarsening.profiling._matmul_variant(version, tile, 1).name
+                         for version, tile in gp.coarsening.profiling.ROOFLINE_MATMULS}
     # chapter 5's ladder, where recorded: its steps beyond chapter 4's, each once
     ladder = [r["version"] for r in res.rows if r.get("chapter") == "coarsening"]
     if ladder:
@@ -604,14 +604,14 @@ def test_recorded_matmul_roofline_points_sit_under_their_roofs(path):
 
 def test_dram_roofline_table_and_plot_read_the_record(capsys):
     res = records.run("profiling_matmul_roofline", live=False)
-    lines = profiling.dram_roofline_summary(res)
+    lines = gp.matmul.dram_roofline_summary(res)
     chapter4 = [r for r in res.rows if r.get("chapter", "tiling") == "tiling"]
     assert len(lines) == len(chapter4) + 1 and "FP32 peak" in lines[-1]
     assert "of the model's" in capsys.readouterr().out
-    fig = profiling.plot_dram_roofline(res)
+    fig = gp.matmul.plot_dram_roofline(res)
     assert fig.axes[0].get_xlabel().startswith("arithmetic intensity")
     with pytest.raises(TypeError, match="profiling_matmul_roofline"):
-        profiling.dram_roofline_summary(records.run("profiling_matmul", live=False))
+        gp.matmul.dram_roofline_summary(records.run("profiling_matmul", live=False))
 
 
 def test_l2_read_kernel_reads_every_element_each_pass():
@@ -810,7 +810,7 @@ def test_course_roofline_says_what_is_missing_and_survives_old_records(tmp_path)
     only5 = records.Result("profiling_matmul_roofline",
                            [{**r, "chapter": "coarsening"} for r in mm["rows"]], {}, "recorded")
     with pytest.raises(ValueError, match="chapter 4"):
-        profiling.dram_roofline_summary(only5)
+        gp.matmul.dram_roofline_summary(only5)
 
 
 def test_onchip_read_kernels_sum_what_numpy_says():
@@ -892,9 +892,9 @@ def test_onchip_roofline_places_each_version_at_its_pipe_bytes(capsys):
     onchip = records.recorded("profiling_onchip_roofs", path=_onchip_records()[0])
     dram = records.recorded("profiling_matmul_roofline", path=_onchip_records()[0])
     chapter4 = [r for r in dram.rows if r.get("chapter", "tiling") == "tiling"]
-    lines = profiling.onchip_roofline_summary(dram, onchip)
+    lines = gp.matmul.onchip_roofline_summary(dram, onchip)
     assert len(lines) == len(chapter4) + 2
-    assert lines[-1].startswith(f"At {profiling.BOUND_PCT}% or more of a roof")
+    assert lines[-1].startswith(f"At {gp.matmul.profiling.BOUND_PCT}% or more of a roof")
     roof = gp.dram.onchip_roof_gbps(onchip)
     for r, line in zip(chapter4, lines):
         # the pipe's bytes include the shared ones; the % printed is the rate over the roof
@@ -902,7 +902,7 @@ def test_onchip_roofline_places_each_version_at_its_pipe_bytes(capsys):
         assert r["pipe_bytes"] >= r["shared_pipe_bytes"] > 0 or r["version"].startswith("naive")
         pct = 100 * r["tflops"] / (roof * 2 * r["n"] ** 3 / r["pipe_bytes"] / 1e3)
         assert f"{pct:4.1f}% of the SM's read roof" in line and 0 < pct <= 100.5, line
-    fig = profiling.plot_onchip_roofline(dram, onchip)
+    fig = gp.matmul.plot_onchip_roofline(dram, onchip)
     from matplotlib.legend import Legend
 
     legend = " ".join(t.get_text() for ax in fig.axes for child in ax.get_children()
@@ -912,11 +912,11 @@ def test_onchip_roofline_places_each_version_at_its_pipe_bytes(capsys):
     old = records.Result(dram.name, [{k: v for k, v in r.items() if k != "pipe_bytes"}
                                      for r in dram.rows], dram.meta, dram.source)
     with pytest.raises(ValueError, match="record it again"):
-        profiling.onchip_roofline_summary(old, onchip)
+        gp.matmul.onchip_roofline_summary(old, onchip)
     other = records.Result(onchip.name, onchip.rows, {**onchip.meta, "gpu": "Other GPU"},
                            onchip.source)
     with pytest.raises(ValueError, match="one GPU"):
-        profiling.plot_onchip_roofline(dram, other)
+        gp.matmul.plot_onchip_roofline(dram, other)
 
 
 def test_nearest_roof_names_the_roof_a_version_is_closest_to():
@@ -924,16 +924,16 @@ def test_nearest_roof_names_the_roof_a_version_is_closest_to():
     flops = 2 * 1024 ** 3
     # at 1 TFLOP/s: 10% of a 10 TFLOP/s DRAM roof; the pipe bound is 1000 GB/s x flops/bytes
     near_pipe = {**base, "pct_of_roof": 10.0, "pipe_bytes": flops / 1.25}   # bound 1.25
-    assert profiling._nearest_roof(near_pipe, 1000.0) == (10.0, 80.0, "nearer the SM's read roof")
+    assert gp.matmul.profiling._nearest_roof(near_pipe, 1000.0) == (10.0, 80.0, "nearer the SM's read roof")
     near_dram = {**base, "pct_of_roof": 90.0, "pipe_bytes": flops / 100}     # bound 100
-    assert profiling._nearest_roof(near_dram, 1000.0)[2] == "nearer the DRAM roof"
+    assert gp.matmul.profiling._nearest_roof(near_dram, 1000.0)[2] == "nearer the DRAM roof"
     past_ridge = {**near_dram, "memory_roof_tflops": 80.0}
-    assert profiling._nearest_roof(past_ridge, 1000.0)[2] == "nearer the FP32 peak"
+    assert gp.matmul.profiling._nearest_roof(past_ridge, 1000.0)[2] == "nearer the FP32 peak"
     # shares within ALIKE_RATIO of each other: both roofs are named; 2% and 6.9% are not alike
     small = {**near_dram, "pct_of_roof": 2.0, "tflops": 0.069, "pipe_bytes": flops / 1.0}
-    assert profiling._nearest_roof(small, 1000.0)[2] == "nearer the SM's read roof"
+    assert gp.matmul.profiling._nearest_roof(small, 1000.0)[2] == "nearer the SM's read roof"
     alike = {**past_ridge, "pct_of_roof": 50.0, "pipe_bytes": flops / 2.06}   # 48.5% of 2.06
-    assert profiling._nearest_roof(alike, 1000.0)[2] == "as near the SM's read roof as the FP32 peak"
+    assert gp.matmul.profiling._nearest_roof(alike, 1000.0)[2] == "as near the SM's read roof as the FP32 peak"
 
 
 def test_stride_wavefronts_follow_lines():

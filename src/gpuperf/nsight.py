@@ -453,6 +453,25 @@ def overlap_ms(intervals) -> float:
     return total
 
 
+def print_result(got, want) -> None:
+    """For a tool's log: whether the launch computed the right thing (a line the tools ignore)."""
+    import json
+
+    import numpy as np
+
+    try:
+        got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    except (TypeError, ValueError):
+        raise TypeError("got and want must be arrays of numbers (the launch's output and the "
+                        "reference).") from None
+    if got.shape != want.shape:
+        raise ValueError(f"got has shape {got.shape} and want {want.shape}: compare the whole "
+                         "output with its reference.")
+    err = float(np.max(np.abs(got - want))) if got.size else 0.0
+    print("RESULT " + json.dumps({"max_error": err, "correct": err <= 1e-5 * (
+        1 + float(np.max(np.abs(want))))}), flush=True)
+
+
 # --------------------------------------------------------------------------- readings
 
 

@@ -57,6 +57,7 @@ from .nsight import (  # noqa: F401
     parse_racecheck,
     parse_sanitizer,
     per,
+    print_result,
     speed_of_light,
     top_stalls,
     union_ms,
@@ -135,58 +136,6 @@ def _transpose_launch(pad, n: int) -> None:
     launch_twice(lambda: kernel[grid, block](a, out))
 
 
-def _matmul_variant(version: str, tile: int, factor: int):
-    from .kernels import coarsening as cz
-    from .kernels import matmul as mm
-
-    if version == "tiled":
-        return mm.variant("tiled", tile=tile)
-    if version.startswith("naive"):  # chapter 4's naive mappings take no tile
-        return mm.variant(version)
-    if version == "coarsened":
-        return cz.variant("coarsened", tile=tile, factor=factor)
-    return cz.variant(version)
-
-
-def _launch_matmul_twice(v, n: int) -> None:
-    from .kernels import matmul as mm
-
-    A, B, C = mm.device_operands(n, n, n)
-    launch_twice(lambda: v.launch(A, B, C))
-
-
-def _matmul_launch(version: str, tile: int, factor: int, n: int) -> None:
-    """Chapters 4 and 5: one matmul kernel on n x n float32 operands."""
-    _launch_matmul_twice(_matmul_variant(version, tile, factor), n)
-
-
-def _matmul_ladder_launch(index: int, n: int) -> None:
-    """Chapter 5's ladder (``coarsening.ladder_variants()[index]``) on n x n float32 operands."""
-    from .kernels import coarsening as cz
-
-    _launch_matmul_twice(cz.ladder_variants()[index], n)
-
-
-def _cublas_launch(n: int) -> None:
-    """cuBLAS's SGEMM (CuPy's ``@`` on float32) on n x n operands, twice."""
-    import cupy as cp
-
-    a = cp.ones((n, n), dtype=cp.float32)
-    b = cp.ones((n, n), dtype=cp.float32)
-    launch_twice(lambda: cp.matmul(a, b))
-
-
-def _print_result(got, want) -> None:
-    """For a tool's log: whether the launch computed the right thing (a line the tools ignore)."""
-    import json
-
-    import numpy as np
-
-    err = float(np.max(np.abs(np.asarray(got, np.float64) - want)))
-    print("RESULT " + json.dumps({"max_error": err, "correct": err <= 1e-5 * (
-        1 + float(np.max(np.abs(want))))}), flush=True)
-
-
 def _smooth_launch(racy: int, n: int) -> None:
     """Chapter "Profiling, sanitizing and debugging": the smoothing kernel, with its barrier
     missing (``racy``) or not, on ``n`` random float32, launched once."""
@@ -199,7 +148,7 @@ def _smooth_launch(racy: int, n: int) -> None:
     d_out = cuda.device_array(n, x.dtype)
     kernel = dbg.smooth_racy if racy else dbg.smooth
     kernel[dbg.smooth_grid(n), dbg.SMOOTH_BLOCK](cuda.to_device(x), d_out)
-    _print_result(d_out.copy_to_host(), dbg.smooth_reference(x))
+    print_result(d_out.copy_to_host(), dbg.smooth_reference(x))
 
 
 def _copy_unguarded_launch(n: int) -> None:
@@ -212,7 +161,7 @@ def _copy_unguarded_launch(n: int) -> None:
     x = ex.random_array(n, 2)
     d_out = cuda.device_array(n, x.dtype)
     dbg.copy_unguarded[-(-n // 256), 256](cuda.to_device(x), d_out)
-    _print_result(d_out.copy_to_host(), x)
+    print_result(d_out.copy_to_host(), x)
 
 
 def _matmul_early_return_launch(n: int) -> None:
@@ -225,7 +174,7 @@ def _matmul_early_return_launch(n: int) -> None:
     A, B = ex.random_array((n, n), 3), ex.random_array((n, n), 4)
     C = cuda.device_array((n, n), A.dtype)
     mm.variant("tiled_early_return", tile=16).launch(cuda.to_device(A), cuda.to_device(B), C)
-    _print_result(C.copy_to_host(), mm.reference(A, B))
+    print_result(C.copy_to_host(), mm.reference(A, B))
 
 
 def _gdn_launch(method: str, tile: int, n_ch: int) -> None:
@@ -255,7 +204,7 @@ def _gdn_launch(method: str, tile: int, n_ch: int) -> None:
     for _ in range(2):
         out = run()
     cuda.synchronize()
-    _print_result(out.copy_to_host(), prob.reference())
+    print_result(out.copy_to_host(), prob.reference())
 
 
 def _reduce_atomics_launch(label: str, n: int) -> None:
@@ -286,8 +235,9 @@ _LAUNCHES = {"reduce": f"{_HERE}:_reduce_launch", "stride": f"{_HERE}:_stride_la
              "sum_loads": "gpuperf.kernels.dram.profiling:_sum_loads_launch",
              "l2_read": "gpuperf.kernels.dram.profiling:_l2_read_launch",
              "onchip_read": "gpuperf.kernels.dram.profiling:_onchip_read_launch",
-             "matmul": f"{_HERE}:_matmul_launch", "matmul_ladder": f"{_HERE}:_matmul_ladder_launch",
-             "cublas": f"{_HERE}:_cublas_launch",
+             "matmul": "gpuperf.kernels.coarsening.profiling:_matmul_launch",
+             "matmul_ladder": "gpuperf.kernels.coarsening.profiling:_matmul_ladder_launch",
+             "cublas": "gpuperf.kernels.coarsening.profiling:_cublas_launch",
              "smooth": f"{_HERE}:_smooth_launch",
              "copy_unguarded": f"{_HERE}:_copy_unguarded_launch",
              "matmul_early_return": f"{_HERE}:_matmul_early_return_launch",
@@ -576,206 +526,6 @@ def transpose_experiment(progress) -> list[dict]:
     return rows
 
 
-MATMUL_METRICS = STALL_METRICS + (
-    "dram__bytes_read.sum",
-    "dram__bytes_write.sum",
-    "smsp__inst_executed_op_shared_ld.sum",
-    "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
-    "sm__warps_active.avg.pct_of_peak_sustained_active",
-    "sm__maximum_warps_per_active_cycle_pct",
-    "launch__registers_per_thread",
-    "launch__occupancy_limit_registers",
-    "launch__occupancy_limit_shared_mem",
-    "gpu__time_duration.sum",
-)
-# (label, version, tile, factor): chapter 4's tiled kernels, chapter 5's coarsened ones and
-# its pipelined register tile (which loads the next tile while it computes on this one).
-PROFILED_MATMULS = (("tiled 16", "tiled", 16, 1), ("tiled 32", "tiled", 32, 1),
-                    ("coarsened 32x2", "coarsened", 32, 2),
-                    ("coarsened 32x4", "coarsened", 32, 4),
-                    ("coarsened 32x8", "coarsened", 32, 8),
-                    ("register tile, pipelined", "regtile_pipelined", 0, 0))
-PROFILED_MATMUL_N = 4096  # 192 MiB of operands and output: almost four times an H100's L2
-
-
-@records.experiment(
-    "profiling_matmul", chapter="profiling",
-    title="The matmul kernels under Nsight Compute: DRAM bytes, shared loads per FMA, "
-          "occupancy and stall reasons",
-    units={"dram_bytes": "B", "model_bytes": "B", "tflops": "TFLOP/s", "duration_ns": "ns",
-           "achieved_occupancy_pct": "%", "theoretical_occupancy_pct": "%"})
-def matmul_experiment(progress) -> list[dict]:
-    """Nsight Compute on chapter 4's tiled matmul (tiles 16 and 32), chapter 5's coarsened
-    one (tile 32, factors 2, 4, 8) and its pipelined register tile, at 4096^3 float32:
-    the bytes DRAM moved against the chapter's traffic model, shared-memory load
-    instructions per FMA instruction, registers, theoretical and achieved occupancy, and
-    the stall reasons per issued instruction."""
-    from .kernels import matmul as mm
-
-    n = PROFILED_MATMUL_N
-    rows = []
-    for label, version, tile, factor in PROFILED_MATMULS:
-        progress(f"ncu on the matmul: {label} (n = {n})")
-        v = _matmul_variant(version, tile, factor)
-        kernel = getattr(v.kernel, "py_func", v.kernel).__name__
-        m = profile("matmul", version, tile, factor, n, kernel=kernel, metrics=MATMUL_METRICS)
-        warp_ffma = m["smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"] / 32
-        rows.append({
-            "version": label, "n": n, "kernel": kernel,
-            "dram_bytes": m["dram__bytes_read.sum"] + m["dram__bytes_write.sum"],
-            "model_bytes": mm.traffic_bytes(v.model, n, n, n, *v.params),
-            "shared_loads_per_fma": round(m["smsp__inst_executed_op_shared_ld.sum"] / warp_ffma, 3)
-            if warp_ffma else 0.0,
-            "registers": m["launch__registers_per_thread"],
-            "theoretical_occupancy_pct": round(m["sm__maximum_warps_per_active_cycle_pct"], 1),
-            "achieved_occupancy_pct": round(
-                m["sm__warps_active.avg.pct_of_peak_sustained_active"], 1),
-            "blocks_limit_registers": m["launch__occupancy_limit_registers"],
-            "blocks_limit_shared": m["launch__occupancy_limit_shared_mem"],
-            **{f"stall_{r}": round(m[x], 3) for r, x in zip(STALL_REASONS, STALL_METRICS)},
-            "tflops": round(2 * n**3 / m["gpu__time_duration.sum"] / 1e3, 2),
-            "duration_ns": m["gpu__time_duration.sum"],
-        })
-    return rows
-
-
-# Chapter 4's roofline beyond the L2: each version of the chapter at PROFILED_MATMUL_N, where
-# operands and output are several times the L2, with the bytes DRAM moved measured instead of
-# modelled, so that a point's intensity is FLOPs per byte DRAM really served.
-# (version, tile); each row is named as chapter 4 names the variant.
-ROOFLINE_MATMULS = (("naive_row_x", 0), ("naive_col_x", 0),
-                    ("tiled", 8), ("tiled", 16), ("tiled", 32))
-# DRAM's bytes, and for a hierarchical view the bytes the L2 and L1 were asked for and the
-# shared-memory bytes the kernel's loads and stores needed.
-ROOFLINE_METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum",
-                    "lts__t_bytes.sum", "l1tex__t_bytes.sum", "sm__sass_data_bytes_mem_shared.sum",
-                    "lts__t_sectors_srcunit_tex_op_read.sum",
-                    "lts__t_sectors_srcunit_tex_op_write.sum",
-                    "l1tex__data_pipe_lsu_wavefronts.sum",
-                    "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum")
-
-
-@records.experiment(
-    "profiling_matmul_roofline", chapter="profiling",
-    title="The matmul versions of chapters 4 and 5 at 4096^3 on a roofline of measured DRAM "
-          "bytes, with the FP32 peak",
-    units={"dram_bytes": "B", "model_bytes": "B", "ai_measured": "FLOP/B", "ai_model": "FLOP/B",
-           "tflops": "TFLOP/s", "memory_roof_tflops": "TFLOP/s", "fp32_peak_tflops": "TFLOP/s",
-           "cublas_tflops": "TFLOP/s", "pct_of_roof": "%", "sm_clock_khz": "kHz",
-           "l2_bytes": "B", "l1_bytes": "B", "shared_bytes": "B", "l2_sm_bytes": "B",
-           "pipe_bytes": "B", "shared_pipe_bytes": "B"})
-def matmul_roofline_experiment(progress) -> list[dict]:
-    """Each of chapter 4's versions, then each step of chapter 5's ladder (``chapter``: "tiling"
-    or "coarsening"), at 4096^3 float32: the DRAM bytes it moved (Nsight Compute,
-    caches flushed before the kernel), hence its measured intensity, beside the traffic
-    model's; its rate timed outside the profiler; the memory roof at the measured intensity
-    (the copy bandwidth times it), the theoretical FP32 peak (``device.fp32_peak_tflops``) and
-    cuBLAS's rate; the rate as a % of the lower roof; and, for a roofline of the whole memory
-    hierarchy, the bytes the L2 and the L1 were asked for, the shared-memory bytes, and the
-    L1/shared data pipe's wavefronts x 128 bytes (all of them, and the shared ones)."""
-    from . import bench
-    from .kernels import matmul as mm
-
-    n = PROFILED_MATMUL_N
-    ceilings = bench.ceilings()
-    peak, clock = device.fp32_peak_tflops(), device.sm_clock_khz()
-    flops = mm.flops(n, n, n)
-    rows = []
-    from .kernels import coarsening as cz
-
-    # chapter 4's versions, then chapter 5's ladder beyond them (one launch per profiled process)
-    todo = [("tiling", _matmul_variant(version, tile, 1), ("matmul", version, tile, 1, n))
-            for version, tile in ROOFLINE_MATMULS]
-    names = {v.name for _, v, _ in todo}
-    todo += [("coarsening", v, ("matmul_ladder", i, n))
-             for i, v in enumerate(cz.ladder_variants()) if v.name not in names]
-    for chapter, v, launch in todo:
-        label = v.name
-        progress(f"ncu and timing: {label} (n = {n})")
-        kernel = getattr(v.kernel, "py_func", v.kernel).__name__
-        m = profile(*launch, kernel=kernel, metrics=ROOFLINE_METRICS)
-        dram = m["dram__bytes_read.sum"] + m["dram__bytes_write.sum"]
-        timed = mm.measure_variant(v, n, min_repeat=5, min_time=0.2)
-        model = mm.traffic_bytes(v.model, n, n, n, *v.params)
-        memory_roof = ceilings["copy_gbps"] * (flops / dram) / 1e3
-        roof = min(memory_roof, peak) if peak else memory_roof
-        rows.append({
-            "version": label, "chapter": chapter, "n": n, "kernel": kernel, "dram_bytes": dram,
-            "model_bytes": model, "ai_measured": flops / dram, "ai_model": flops / model,
-            "tflops": timed["tflops"], "spread": timed["spread"],
-            "memory_roof_tflops": memory_roof, "fp32_peak_tflops": peak,
-            "cublas_tflops": ceilings.get("matmul_tflops"), "sm_clock_khz": clock,
-            "pct_of_roof": 100 * timed["tflops"] / roof,
-            "l2_bytes": m["lts__t_bytes.sum"], "l1_bytes": m["l1tex__t_bytes.sum"],
-            "shared_bytes": m["sm__sass_data_bytes_mem_shared.sum"],
-            # what the SMs read from and wrote to the L2 (32-byte sectors)
-            "l2_sm_bytes": 32 * (m["lts__t_sectors_srcunit_tex_op_read.sum"]
-                                 + m["lts__t_sectors_srcunit_tex_op_write.sum"]),
-            # the L1/shared data pipe's work, in the bytes its wavefronts could carry: what
-            # the SM's read roof (profiling_onchip_roofs) is measured in
-            "pipe_bytes": dram_chapter.BANK_BYTES_PER_CLOCK * m["l1tex__data_pipe_lsu_wavefronts.sum"],
-            "shared_pipe_bytes": (dram_chapter.BANK_BYTES_PER_CLOCK
-                                  * m["l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"]),
-        })
-    return rows
-
-
-# Why chapter 5's best matmul stops where it does: an SM's four sub-partitions each issue at
-# most one warp instruction per cycle, and each does lanes/4 FP32 multiply-adds per cycle (one
-# warp FFMA per cycle on a 128-lane SM such as Hopper's, one every two cycles on a 64-lane SM
-# such as a T4's or an A100's). The FP32 rate is then issue rate x FFMA share x 128/lanes of the
-# peak: any other instruction takes an issue slot an FFMA could have used.
-ISSUE_FIRST_RUNG = "regtile vectorized"  # the ladder's rungs from this one on are profiled
-CUBLAS_KERNEL = "gemm"  # a pattern of cuBLAS's SGEMM kernel names
-
-
-@records.experiment(
-    "profiling_matmul_issue", chapter="profiling",
-    title="Chapter 5's register-tiled matmuls and cuBLAS at 4096^3: how often a scheduler "
-          "issues, and how many of the instructions are FFMAs",
-    units={"inst": "warp instructions issued", "ffma_inst": "warp FFMA instructions",
-           "ffma_share_pct": "% of instructions", "issue_active_pct": "% of cycles",
-           "issue_bound_pct": "% of FP32 peak", "pct_fp32_peak": "% of FP32 peak",
-           "tflops": "TFLOP/s", "fp32_peak_tflops": "TFLOP/s", "pct_cublas": "% of cuBLAS",
-           "fp32_lanes_per_sm": "lanes"})
-def matmul_issue_experiment(progress) -> list[dict]:
-    """The register-tiled steps of chapter 5's ladder (from ``ISSUE_FIRST_RUNG`` on) and
-    cuBLAS's SGEMM, at 4096^3 float32: the warp instructions issued and the FFMAs among them
-    (Nsight Compute), the share of active cycles in which a scheduler issued an instruction, and
-    the stall reasons. One issue slot per sub-partition and cycle, and lanes/4 multiply-adds per
-    sub-partition and cycle, give the share of the FP32 peak those counters allow:
-    ``issue_bound_pct`` = FFMA share x issue rate x 128/lanes (at most 100). It is an equality
-    up to the clock (the peak is taken at the maximum clock) and the cycles an SM idles at the
-    end of the grid (the issue rate counts active cycles), so the rate measured outside the
-    profiler (``pct_fp32_peak``) sits a little below it; what it shows is which factor, the
-    FFMA share or the issue rate, keeps a kernel from the peak."""
-    from .kernels import coarsening as cz
-    from .kernels import matmul as mm
-
-    n = PROFILED_MATMUL_N
-    peak = device.fp32_peak_tflops()
-    lanes = fp32_lanes()
-    ladder = cz.ladder_variants()
-    first = next(i for i, v in enumerate(ladder) if v.name.startswith(ISSUE_FIRST_RUNG))
-    todo = [(v.name, ("matmul_ladder", i, n), getattr(v.kernel, "py_func", v.kernel).__name__,
-             False, v) for i, v in enumerate(ladder) if i >= first]
-    todo.append((mm.CUBLAS, ("cublas", n), CUBLAS_KERNEL, True, None))
-    rows = []
-    cublas = mm.measure_cublas(n)
-    for label, launch, kernel, library, v in todo:
-        progress(f"ncu and timing: {label} (n = {n})")
-        m = profile(*launch, kernel=kernel, metrics=ISSUE_METRICS, library=library)
-        timed = cublas if v is None else mm.measure_variant(v, n, min_repeat=5, min_time=0.2)
-        rows.append({
-            "version": label, "n": n, "kernel": kernel, **issue_columns(m, lanes),
-            "tflops": timed["tflops"],
-            "spread": timed["spread"], "fp32_peak_tflops": peak,
-            "pct_fp32_peak": 100 * timed["tflops"] / peak if peak else None,
-            "pct_cublas": 100 * timed["tflops"] / cublas["tflops"] if cublas else None,
-        })
-    return rows
-
-
 # Why chapter 8's tiled fused kernel stops far below chapter 4's tiled matmul: the fused kernel
 # and the tiled one (both tiles) at the headline image size, for the headline's N and the
 # article's. The same counters as profiling_matmul_issue (what share of instructions are FFMAs,
@@ -962,220 +712,6 @@ def gdn_profile_table(res) -> records.Result:
             "l2_gbps": r["l2_sm_bytes"] / r["duration_ns"],
             "achieved_occupancy_pct": r["achieved_occupancy_pct"]})
     return records.Result(res.name, rows, res.meta, res.source)  # units: the experiment's
-
-
-def issue_summary(res) -> list[str]:
-    """One line per kernel of ``profiling_matmul_issue`` or ``profiling_gdn``: the share of
-    its instructions that are FFMAs, the share of cycles a scheduler issued, the share of the
-    FP32 peak the two allow, and the rate measured (both as % of the peak), then its top stall
-    reasons."""
-    names = ("profiling_matmul_issue", "profiling_gdn")
-    if not isinstance(res, records.Result) or res.name not in names:
-        raise TypeError("res must be the Result of profiling_matmul_issue or profiling_gdn "
-                        "(gp.records.run(\"profiling_matmul_issue\")).")
-    lines = []
-    for r in res.rows:
-        measured = r.get("pct_fp32_peak")
-        if measured is None and r.get("fp32_peak_tflops") and r.get("tflops") is not None:
-            measured = 100 * r["tflops"] / r["fp32_peak_tflops"]
-        if measured is not None and r.get("issue_bound_pct") is not None:
-            rate = (f"together {r['issue_bound_pct']:.0f}% of the FP32 peak, measured "
-                    f"{measured:.0f}%")
-        else:
-            rate = "no FP32 peak known for this GPU"
-        label = r.get("version") or f"{r['method']} at N = {r['n_ch']}"
-        stalls = ", ".join(f"{name} {value:.2f}" for name, value in top_stalls(r, 2))
-        lines.append(f"{label}: {r['ffma_share_pct']:.0f}% of its instructions are FFMAs, "
-                     f"a scheduler issues in {r['issue_active_pct']:.0f}% of cycles: {rate} "
-                     f"(top stalls per issued instruction: {stalls})")
-    lines.append(f"({res.label})")
-    print("\n".join(lines))
-    return lines
-
-
-ROOFLINE_CHAPTERS = {"tiling": "chapter 4's versions", "coarsening": "chapter 5's ladder"}
-
-
-def _dram_roofline_arg(res, chapter: str = "tiling"):
-    """``res`` with the rows of ``chapter`` only ("tiling": chapter 4's; "coarsening": chapter
-    5's ladder beyond them; a record made before chapter 5's were added has no ``chapter``
-    column: all its rows are chapter 4's)."""
-    if not isinstance(res, records.Result) or res.name != "profiling_matmul_roofline":
-        raise TypeError(f"res: give gp.records.run(\"profiling_matmul_roofline\"), not "
-                        f"{getattr(res, 'name', type(res).__name__)!r}.")
-    validate.choice(chapter, "chapter", tuple(ROOFLINE_CHAPTERS))
-    rows = [r for r in res.rows if r.get("chapter", "tiling") == chapter]
-    if not rows:
-        raise ValueError(f"res has no row of {ROOFLINE_CHAPTERS[chapter]}: record "
-                         "profiling_matmul_roofline again.")
-    return records.Result(res.name, rows, res.meta, res.source)
-
-
-def dram_roofline_summary(res) -> list[str]:
-    """One line per version of ``profiling_matmul_roofline``: the DRAM bytes it moved as a
-    fraction of the no-cache model's, its measured intensity, and its rate as a % of the lower
-    roof at that intensity; then the roofs. Printed and returned."""
-    res = _dram_roofline_arg(res)
-    copy = res.ceilings["copy_gbps"]
-    lines = []
-    for r in res.rows:
-        seconds = 2 * r["n"] ** 3 / (r["tflops"] * 1e12)
-
-        def rate(nbytes, seconds=seconds):
-            return nbytes / seconds / 1e9
-
-        lines.append(f"{r['version']:20s} DRAM moved {r['dram_bytes'] / 1e9:6.2f} GB, "
-                     f"{r['dram_bytes'] / r['model_bytes']:6.1%} of the model's "
-                     f"{r['model_bytes'] / 1e9:6.1f} GB: {r['ai_measured']:5.1f} FLOP/B "
-                     f"(model {r['ai_model']:.2f}); {r['tflops']:5.2f} TFLOP/s, "
-                     f"{r['pct_of_roof']:4.1f}% of its roof"
-                     + (f"; L2 {rate(r['l2_bytes']):5.0f} GB/s, L1 {rate(r['l1_bytes']):5.0f} GB/s"
-                        if r.get("l2_bytes") else ""))
-    first = res.rows[0]
-    peak = first.get("fp32_peak_tflops")
-    roofs = f"Roofs: the copy bandwidth {copy:,.0f} GB/s"
-    roofs += (f" and the FP32 peak {peak:.1f} TFLOP/s at the SMs' maximum clock "
-              f"({first['sm_clock_khz'] / 1e3:.0f} MHz; an upper bound: under load the clock "
-              "can be lower)" if peak else
-              " (no FP32 peak: this GPU's lanes or clock are unknown; the plot's compute roof "
-              "is cuBLAS's rate)")
-    if first.get("cublas_tflops"):
-        roofs += f"; cuBLAS reached {first['cublas_tflops']:.1f} TFLOP/s in the same run"
-    lines.append(roofs + ".")
-    for line in lines:
-        print(line)
-    return lines
-
-
-def plot_dram_roofline(res, *, title: str = "Chapter 4's matmuls: intensity from measured "
-                                            "DRAM bytes"):
-    """``profiling_matmul_roofline`` on its GPU's roofline: measured intensity against the
-    timed rate, under the copy bandwidth and the theoretical FP32 peak."""
-    from . import plots
-
-    res = _dram_roofline_arg(res)
-    validate.string(title, "title")
-    peak = res.rows[0].get("fp32_peak_tflops") or res.rows[0].get("cublas_tflops")
-    points = [{"name": r["version"], "intensity": r["ai_measured"], "tflops": r["tflops"]}
-              for r in res.rows]
-    return plots.roofline(points, bw_gbps=res.ceilings["copy_gbps"], peak_tflops=peak,
-                          label=res.label, title=title, xlim=(1 / 2, 64))
-
-
-def _onchip_roofline_args(dram, onchip, chapter: str = "tiling"):
-    """``chapter``'s rows of ``profiling_matmul_roofline`` with the data pipe's bytes, and the
-    SM's read roof of the same GPU."""
-    dram = _dram_roofline_arg(dram, chapter)
-    roof = dram_chapter.onchip_roof_gbps(onchip)
-    if dram.meta.get("gpu") is None or dram.gpu != onchip.gpu:
-        raise ValueError(f"dram was recorded on {dram.gpu} and onchip on {onchip.gpu}: a "
-                         "roofline takes its points and roofs from one GPU. Pass records of "
-                         "the same GPU.")
-    if any(not r.get("pipe_bytes") for r in dram.rows):
-        raise ValueError(f"this record of profiling_matmul_roofline ({dram.label}) has no "
-                         "pipe_bytes (the L1/shared data pipe's wavefronts): record it again "
-                         "with python -m gpuperf.record --only profiling_matmul_roofline.")
-    return dram, roof
-
-
-BOUND_PCT = 85   # a kernel at this share of a roof or more is said to be bound by it
-ALIKE_RATIO = 1.1   # two roofs whose shares are within this ratio are both named
-
-
-def _dram_side_roof(r: dict) -> str:
-    """The roof ``pct_of_roof`` is a share of: the DRAM roof left of the ridge, the FP32 peak
-    right of it."""
-    return ("the FP32 peak" if r.get("fp32_peak_tflops")
-            and r["memory_roof_tflops"] > r["fp32_peak_tflops"] else "the DRAM roof")
-
-
-def _nearest_roof(r: dict, roof_gbps: float) -> tuple[float, float, str]:
-    """A row's rate as a % of its DRAM-or-FP32 roof and of the SM's read roof (at its FLOP per
-    data-pipe byte), and which roof it is nearer to ("nearer the DRAM roof"; "as near the SM's
-    read roof as the FP32 peak" where the larger share is less than ``ALIKE_RATIO`` times the
-    smaller)."""
-    flops = 2 * r["n"] ** 3
-    onchip_bound = roof_gbps * (flops / r["pipe_bytes"]) / 1e3
-    pct_onchip = 100 * r["tflops"] / onchip_bound
-    other = _dram_side_roof(r)
-    if max(pct_onchip, r["pct_of_roof"]) < ALIKE_RATIO * min(pct_onchip, r["pct_of_roof"]):
-        # two roofs that cross at this point's rate: neither is the nearer one
-        return r["pct_of_roof"], pct_onchip, f"as near the SM's read roof as {other}"
-    nearer = "the SM's read roof" if pct_onchip > r["pct_of_roof"] else other
-    return r["pct_of_roof"], pct_onchip, f"nearer {nearer}"
-
-
-def onchip_roofline_summary(dram, onchip, *, chapter: str = "tiling") -> list[str]:
-    """One line per version of ``chapter`` ("tiling": chapter 4; "coarsening": chapter 5's
-    ladder) in ``profiling_matmul_roofline`` (``dram``): its FLOP per byte DRAM moved and per
-    byte the L1/shared data pipe processed (its wavefronts x 128 bytes), its rate as a % of
-    the roof at each, the roof it is nearer to, and (where it uses shared memory) the
-    shared-memory wavefronts per warp-level multiply-add; then the roofs (the SM's read roof
-    from ``profiling_onchip_roofs``, ``onchip``) and which versions are at 85% or more of one.
-    Printed and returned."""
-    dram, roof = _onchip_roofline_args(dram, onchip, chapter)
-    lines, bound, free = [], [], []
-    for r in dram.rows:
-        flops = 2 * r["n"] ** 3
-        pct_dram, pct_onchip, nearer = _nearest_roof(r, roof)
-        if max(pct_dram, pct_onchip) >= BOUND_PCT:
-            bound.append(f"{r['version']} ({nearer})")
-        else:
-            free.append(r["version"])
-        lines.append(f"{r['version']} {r['tflops']:5.2f} TFLOP/s; DRAM {flops / r['dram_bytes']:5.1f} "
-                     f"FLOP/B, {pct_dram:4.1f}% of {_dram_side_roof(r)}; data pipe "
-                     f"{flops / r['pipe_bytes']:5.2f} FLOP/B, {pct_onchip:4.1f}% of the SM's "
-                     f"read roof: {nearer}"
-                     + (f"; {r['shared_pipe_bytes'] / dram_chapter.BANK_BYTES_PER_CLOCK / (r['n'] ** 3 / 32):.2f} "
-                        "shared wavefronts per warp multiply-add"
-                        if r.get("shared_bytes") and r.get("shared_pipe_bytes") is not None
-                        else ""))
-    wide = dram_chapter.onchip_reads(onchip)
-    fastest = max(r["gbps"] for r in wide)
-    lines.append(f"Roofs: the SM's read roof {roof:,.0f} GB/s ("
-                 + (f"128 bytes per clock per SM at the maximum clock; a 16-byte read reached "
-                    f"{100 * fastest / roof:.0f}% of it" if wide[0].get("bank_roof_gbps") else
-                    "the faster 16-byte read: this GPU's clock is unknown")
-                 + f"); the copy bandwidth {dram.ceilings['copy_gbps']:,.0f} GB/s; "
-                 + (f"the FP32 peak {dram.rows[0]['fp32_peak_tflops']:.1f} TFLOP/s"
-                    if dram.rows[0].get("fp32_peak_tflops") else "no FP32 peak for this GPU")
-                 + f" ({dram.label}).")
-    lines.append(f"At {BOUND_PCT}% or more of a roof: {', '.join(bound) or 'none'}. Below "
-                 f"{BOUND_PCT}% of every roof: {', '.join(free) or 'none'}.")
-    for line in lines:
-        print(line)
-    return lines
-
-
-def plot_onchip_roofline(dram, onchip, *, chapter: str = "tiling", title: str | None = None):
-    """``chapter``'s versions (as in ``onchip_roofline_summary``) twice on one roofline: at
-    their FLOP per DRAM byte (filled, under the copy bandwidth) and at their FLOP per byte of
-    the L1/shared data pipe (open, under the SM's read roof from ``profiling_onchip_roofs``),
-    joined at their measured rate."""
-    from . import plots
-
-    dram, roof = _onchip_roofline_args(dram, onchip, chapter)
-    if title is None:
-        title = (f"{ROOFLINE_CHAPTERS[chapter][0].upper()}{ROOFLINE_CHAPTERS[chapter][1:]} "
-                 "against DRAM and the SM's read roof")
-    validate.string(title, "title")
-    peak = dram.rows[0].get("fp32_peak_tflops") or dram.rows[0].get("cublas_tflops")
-    flops = {r["version"]: 2 * r["n"] ** 3 for r in dram.rows}
-    points = [{"name": r["version"], "intensity": r["ai_measured"], "tflops": r["tflops"]}
-              for r in dram.rows]
-    pipe = [{"name": r["version"], "intensity": flops[r["version"]] / r["pipe_bytes"],
-             "tflops": r["tflops"]} for r in dram.rows]
-    every = [p["intensity"] for p in points + pipe]
-    # whole powers of two around every point, at least 1/64 to 64 FLOP/B
-    xlim = (2.0 ** min(-6, math.floor(math.log2(min(every))) - 1),
-            2.0 ** max(6, math.ceil(math.log2(max(every))) + 1))
-    return plots.roofline(
-        points, bw_gbps=dram.ceilings["copy_gbps"], peak_tflops=peak, label=dram.label,
-        title=title, xlim=xlim,
-        more_roofs=[("the SM's read roof (shared memory and L1, 128 B per clock per SM)", roof,
-                     "GB/s")],
-        second_intensity=("FLOP per byte of the L1/shared data pipe (wavefronts x 128 B)",
-                          pipe))
 
 
 # --------------------------------------------------------------------------- compute-sanitizer

@@ -17,6 +17,8 @@ that package's public names. ``gp.coarsening`` is this package; its files:
   ``waves``, SASS counts, and ``PTX_TARGETS`` (compiled by ``tests/test_ptx.py``).
 * ``experiments.py``: the recorded experiments (``matmul_coarsen_sweep`` ... ``matmul_ladder``);
   ``summaries.py``: the readings printed from their results and the tuning table.
+* ``profiling.py``: Nsight Compute on the ladder and chapter 4's kernels (``profiling_matmul``,
+  ``profiling_matmul_roofline``, ``profiling_matmul_issue``) and ``issue_summary``.
 * ``checks.py``: the exercise checkers; ``figures.py``: the factor plot and the explorers.
 """
 
@@ -73,6 +75,12 @@ from .kernels import (
     vecadd,
     vector_add,
 )
+from .profiling import (
+    issue_summary,
+    matmul_experiment,
+    matmul_issue_experiment,
+    matmul_roofline_experiment,
+)
 from .ptx import PTX_TARGETS, grid_blocks, inner_loop_mix, resources, sass_count, waves
 from .regtile import K_STEPS, make_regtile, make_regtile_double
 from .summaries import (
@@ -90,6 +98,7 @@ from .summaries import (
 from .variants import VERSIONS, fast_kernel_variant, fast_variant, matmul, no_edge_variant, regtile_variant, variant
 
 __all__ = [
+    "issue_summary", "matmul_experiment", "matmul_issue_experiment", "matmul_roofline_experiment",
     "make_coarsened", "vecadd", "make_vecadd_coarsened", "make_regtile_scalar", "make_regtile",
     "coarsened_variant", "regtile_variant", "variant", "matmul", "vector_add", "resources",
     "waves", "grid_blocks", "ladder_variants", "measure_point", "measure_regtile_point",

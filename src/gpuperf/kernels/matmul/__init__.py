@@ -15,6 +15,8 @@
   and ``naive_vs_tiled_summary``.
 * ``checks.py``: the exercise checkers (``check_tiled``, ``check_intensity``) and their engine.
 * ``figures.py``: warps and sectors of the naive mappings, the tiling diagram, the roofline.
+* ``profiling.py``: the profiled rooflines read for this chapter (``dram_roofline_summary``,
+  ``onchip_roofline_summary`` and their plots).
 * ``ptx.py``: ``PTX_TARGETS``, the kernels ``tests/test_ptx.py`` compiles.
 """
 
@@ -75,9 +77,16 @@ from .measure import (
     verify,
 )
 from .models import flops, intensity, roofline_bound, traffic_bytes
+from .profiling import (
+    dram_roofline_summary,
+    onchip_roofline_summary,
+    plot_dram_roofline,
+    plot_onchip_roofline,
+)
 from .ptx import PTX_TARGETS
 
 __all__ = [
+    "dram_roofline_summary", "onchip_roofline_summary", "plot_dram_roofline", "plot_onchip_roofline",
     "plot_roofline", "naive_row_x", "naive_col_x", "make_tiled_article", "make_tiled_early_return", "make_tiled",
     "Variant", "variant", "matmul", "run_variant", "check_operands", "flops", "traffic_bytes",
     "intensity", "roofline_bound", "verify", "measure_variant", "measure_cublas", "bug_outcome",

@@ -11,6 +11,12 @@ from numba import cuda
 import gpuperf as gp
 from gpuperf import exercises as ex
 from gpuperf import records
+from gpuperf.kernels.reduce import argmax_kernel as red_argmax
+from gpuperf.kernels.reduce import checks as red_checks
+from gpuperf.kernels.reduce import edge_cases as red_edges
+from gpuperf.kernels.reduce import experiments as red_experiments
+from gpuperf.kernels.reduce import host as red_host
+from gpuperf.kernels.reduce import single_pass as red_single_pass
 
 red = gp.reduce
 SIZES = [1, 31, 32, 33, 255, 256, 257, 1000, 3 * 256 + 7]
@@ -91,8 +97,8 @@ def test_v4_race_shows_in_the_simulator_and_the_fixes_do_not():
 def test_multi_block_second_stage_gives_the_right_sum(version, monkeypatch):
     # Real second stages only split above 8192 partials (too many blocks to simulate):
     # lower the threshold so the simulator runs the three-launch path on small data.
-    monkeypatch.setattr(red, "SECOND_STAGE_SPLIT", 2)
-    monkeypatch.setattr(red, "SECOND_STAGE_PER_BLOCK", 5)
+    monkeypatch.setattr(red_host, "SECOND_STAGE_SPLIT", 2)
+    monkeypatch.setattr(red_host, "SECOND_STAGE_PER_BLOCK", 5)
     x = ex.random_array(1000, 21)
     p = red.plan(version, x.size, block=64, blocks=8 if version == "v7" else None)
     assert [name for name, _, _ in p.launches][1:] == ["second stage", "second stage"]
@@ -164,11 +170,11 @@ def test_ptx_counting():
 
 def test_the_block_maxima_are_what_each_block_owns():
     x = np.arange(1000, dtype=np.float32)
-    assert list(red._block_maxima(x, 4, grid_stride=False)) == [255, 511, 767, 999]
+    assert list(red_checks._block_maxima(x, 4, grid_stride=False)) == [255, 511, 767, 999]
     # grid-stride with 3 blocks: chunks 0, 3 -> block 0; 1 -> block 1; 2 -> block 2
-    assert list(red._block_maxima(x, 3, grid_stride=True)) == [999, 511, 767]
-    assert list(red._block_maxima(x[:300], 3, grid_stride=True)) == [255, 299, -np.inf]
-    assert (red._max_data(500, 1) < 0).all() and (red._max_data(500, 3) < 0).all()
+    assert list(red_checks._block_maxima(x, 3, grid_stride=True)) == [999, 511, 767]
+    assert list(red_checks._block_maxima(x[:300], 3, grid_stride=True)) == [255, 299, -np.inf]
+    assert (red_checks._max_data(500, 1) < 0).all() and (red_checks._max_data(500, 3) < 0).all()
 
 
 def _checker_for(name):
@@ -293,7 +299,7 @@ def test_the_recorded_order_effects_the_chapter_prints(path, capsys):
     for n in res.values("n"):
         v8 = res.one(version="v8", n=n)["rel_error"]
         for r in res.select(version="grid-atomic", n=n):  # the post's grid and ours
-            assert r["rel_error"] > (10 if not red._at_posts_grid(r) else 1) * v8
+            assert r["rel_error"] > (10 if not red_experiments._at_posts_grid(r) else 1) * v8
     text = red.show_order_effects(res)
     assert "v8, n = " in text or len(records.available()) == 1
 
@@ -373,7 +379,7 @@ def _with(name):
 def test_recorded_prologue_runs_the_posts_grid_and_ours(path, capsys):
     res = records.recorded("reduce_prologue", path=path)
     for n in res.values("n"):
-        post = [r for r in res.select(n=n) if red._at_posts_grid(r)]
+        post = [r for r in res.select(n=n) if red_experiments._at_posts_grid(r)]
         assert {r["version"] for r in post} == {"grid-atomic", "shared-atomic"}
         assert all(r["blocks"] == red.POST_GRID and r["block"] == 256 for r in post)
         g = next(r for r in post if r["version"] == "grid-atomic")
@@ -435,7 +441,7 @@ def test_the_prologue_lessons_hold_on_the_record(path):
 
     def at(version, n, post):
         return next(r for r in res.select(version=version, n=n)
-                    if red._at_posts_grid(r) == post)
+                    if red_experiments._at_posts_grid(r) == post)
 
     small, big = 2**18, 2**24
     block = res.one(version="block-atomic", n=small)
@@ -520,7 +526,7 @@ def test_host_copies_are_counted_while_kernel_threads_read_elements(monkeypatch)
         return plain_getitem(arr, index)
 
     monkeypatch.setattr(cls, "__getitem__", slow_getitem)
-    with red._device_to_host_bytes() as back:
+    with red_checks._device_to_host_bytes() as back:
         reader = threading.Thread(target=lambda: d[3])
         reader.start()
         assert entered.wait(10)
@@ -668,28 +674,28 @@ def test_the_one_launch_kernels_pass_their_edge_battery(kind, width, monkeypatch
     """The battery the GPU runs (subnormal maxima and partials, ties, NaNs, -inf, signed
     zeros, four alignments) at a small size and grid (the simulator is slow); it cannot
     flush subnormals, so on a GPU the experiment records the battery again for every kernel."""
-    monkeypatch.setattr(red, "EDGE_GRID", 2)
+    monkeypatch.setattr(red_edges, "EDGE_GRID", 2)
     assert red.edge_case_failures(kind, width, 32, n=4 * 2 * 32 + 3) == []
 
 
 def test_the_edge_battery_reports_a_wrong_answer(monkeypatch):
     """A kernel that loses the subnormal partials (as an atomic read that flushes them would)
     is named by the battery: the check can fail."""
-    real = red._single_pass_calls
+    real = red_edges._single_pass_calls
 
     def flushing(d_x, n, grid, block, width=4):
         run, fetch, packed = real(d_x, n, grid, block, width)
         return run, (lambda: 0.0 if abs(fetch()) < 1.2e-38 else fetch()), packed
 
-    monkeypatch.setattr(red, "_single_pass_calls", flushing)
-    monkeypatch.setattr(red, "EDGE_GRID", 2)
+    monkeypatch.setattr(red_edges, "_single_pass_calls", flushing)
+    monkeypatch.setattr(red_edges, "EDGE_GRID", 2)
     failed = red.edge_case_failures("sum", 4, 32, n=4 * 2 * 32 + 3)
     assert failed and all("subnormal" in f for f in failed) and len(failed) == 8
 
 
 def test_the_warp_atomic_sum_is_exact_on_integers_and_needs_a_zeroed_result():
     x, exact = red.integer_input(1003, 7)
-    run, fetch, _ = red._warp_atomic_calls(x[1:], 1002, 3, 64)
+    run, fetch, _ = red_single_pass._warp_atomic_calls(x[1:], 1002, 3, 64)
     run()
     assert fetch() == float(x[1:].sum(dtype=np.float64))
     run()  # the zeroing launch is part of each call: a second call gives the same sum
@@ -699,7 +705,7 @@ def test_the_warp_atomic_sum_is_exact_on_integers_and_needs_a_zeroed_result():
 def test_the_per_block_atomic_sum_is_exact_on_integers_at_any_offset_and_block():
     x, exact = red.integer_input(1003, 7)
     for block, grid in ((32, 5), (64, 3), (256, 1)):
-        run, fetch, _ = red._block_atomic_calls(x[1:], 1002, grid, block)
+        run, fetch, _ = red_single_pass._block_atomic_calls(x[1:], 1002, grid, block)
         run()
         run()  # the zeroing launch is part of each call: a second call gives the same sum
         assert fetch() == float(x[1:].sum(dtype=np.float64)), block
@@ -716,7 +722,7 @@ def test_the_spread_atomics_control_adds_every_warp_into_its_word():
     assert not np.delete(out, np.arange(0, out.size, stride)).any()
     x, exact = red.integer_input(1003, 7)
     for block, grid in ((32, 5), (64, 3)):
-        run, fetch, _ = red._spread_atomic_calls(x[1:], 1002, grid, block, words=3)
+        run, fetch, _ = red_single_pass._spread_atomic_calls(x[1:], 1002, grid, block, words=3)
         run()
         run()  # the zeroing launch is part of each call
         assert fetch() == float(x[1:].sum(dtype=np.float64)), block
@@ -732,10 +738,10 @@ def test_the_per_block_atomic_kernel_adds_once_per_block():
 
 
 def test_one_wave_counts_threads_under_the_simulator():
-    assert red.one_wave(red.make_argmax(256, 4), red._SIG_ARGMAX, 256) == \
-        red.device.sm_count(default=2) * red.resident_blocks_per_sm(256)
+    assert red.one_wave(red.make_argmax(256, 4), red_argmax._SIG_ARGMAX, 256) == \
+        gp.device.sm_count(default=2) * red.resident_blocks_per_sm(256)
     with pytest.raises(ValueError, match="block"):
-        red.one_wave(red.make_argmax(256, 4), red._SIG_ARGMAX, 100)
+        red.one_wave(red.make_argmax(256, 4), red_argmax._SIG_ARGMAX, 100)
 
 
 @pytest.mark.parametrize("path", record_paths_with("reduce_single_pass"), ids=lambda p: p.stem)
@@ -795,7 +801,7 @@ def test_the_single_pass_prose_holds_for_every_recorded_gpu(path):
     # the edge battery: the single pass right; the atomics wrong in every subnormal case, at
     # every offset, and in nothing else, returning zero ("return zero for a sum of subnormals")
     assert by["single pass", 2**28]["edge_cases"] == 0
-    subnormal_cases = sum(name.startswith("subnormal") for name, _, _ in red._edge_cases("sum", 8))
+    subnormal_cases = sum(name.startswith("subnormal") for name, _, _ in red_edges._edge_cases("sum", 8))
     for label in ("warp atomics", "block atomics"):
         if (label, 2**28) in by:
             row = by[label, 2**28]

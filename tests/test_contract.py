@@ -153,7 +153,7 @@ BAD = {
                                                   err=TypeError, word="res")],
     "gpuperf.profiling:stride_wavefronts": [B(profiling.stride_wavefronts, "r", err=TypeError,
                                               word="profiling_stride")],
-    "gpuperf.profiling:atomics_waves": [B(profiling.atomics_waves, "r", err=TypeError,
+    "gpuperf.kernels.reduce:atomics_waves": [B(gp.reduce.atomics_waves, "r", err=TypeError,
                                           word="profiling_reduce_atomics")],
     "gpuperf.profiling:gdn_profile_table": [B(profiling.gdn_profile_table, "r", err=TypeError,
                                               word="profiling_gdn")],

@@ -230,7 +230,7 @@ def test_recorded_atomics_patterns_differ_in_registers_and_waves_as_chapter_6_sa
         r = res.one(n=big, version=version)
         assert r["dram_gbps"] < block["dram_gbps"] and r["duration_ns"] > block["duration_ns"]
     # the waves the chapter prints: fewer places for the warp kernels' blocks than the grid has
-    lines = profiling.atomics_waves(res)
+    lines = gp.reduce.atomics_waves(res)
     assert any(line.startswith("block atomics") and line.endswith("1.00 waves")
                for line in lines)
     assert all(float(line.split(": ")[-1].split()[0]) > 1.0 for line in lines
@@ -254,10 +254,10 @@ def test_the_atomics_profile_asks_for_each_pattern_at_each_size(monkeypatch):
 
     monkeypatch.setattr(nsight, "profile", fake_profile)
     monkeypatch.setattr(bench, "require_gpu", lambda what: None)  # a GPU, as far as the experiment can tell
-    rows = profiling.reduce_atomics_experiment(lambda msg: None)
+    rows = gp.reduce.reduce_atomics_experiment(lambda msg: None)
     assert [(r["version"], r["n"]) for r in rows] == [
-        (label, n) for n in profiling.ATOMICS_SIZES for label, _ in profiling.ATOMICS_PATTERNS]
-    assert seen[0] == (profiling.launch("reduce_atomics"), ("warp atomics", profiling.ATOMICS_SIZES[0]),
+        (label, n) for n in gp.reduce.profiling.ATOMICS_SIZES for label, _ in gp.reduce.profiling.ATOMICS_PATTERNS]
+    assert seen[0] == (profiling.launch("reduce_atomics"), ("warp atomics", gp.reduce.profiling.ATOMICS_SIZES[0]),
                        "reduce_warp_atomic")
     assert rows[0]["dram_gbps"] == 4.0 and rows[0]["active_pct"] == 75.0
 
@@ -272,7 +272,7 @@ def test_the_profiler_experiments_replay_from_the_records(path):
     derived column consistent with the measured ones, the GPU that of its record file."""
     res = records.recorded("profiling_reduce_shared", path=path)
     assert res.gpu.lower().replace(" ", "-") == path.stem
-    assert [r["version"] for r in res.rows] == list(profiling.PROFILED_RUNGS)
+    assert [r["version"] for r in res.rows] == list(gp.reduce.profiling.PROFILED_RUNGS)
     for r in res.rows:
         assert r["wavefronts"] >= r["shared_loads"] > 0  # a conflict-free load is one wavefront
         assert r["wavefronts_per_load"] == round(r["wavefronts"] / r["shared_loads"], 3)
@@ -337,7 +337,7 @@ def test_a_launch_runs_in_a_process_of_its_own_by_name():
 def test_the_launch_functions_run_under_the_simulator(monkeypatch):
     """Each launch function builds its data and launches its kernel (small sizes here)."""
     calls = []
-    monkeypatch.setattr(profiling, "launch_twice", lambda launch: calls.append(launch()))
+    monkeypatch.setattr(nsight, "launch_twice", lambda launch: calls.append(launch()))
     nsight.launch_from_argv([profiling.launch("stride"), "2", "64"])
     nsight.launch_from_argv([profiling.launch("transpose"), "-1", "32"])
     nsight.launch_from_argv([profiling.launch("transpose"), "vec4", "64"])

@@ -28,7 +28,6 @@ Chapter 6's ``reduce_racecheck`` runs compute-sanitizer and counts with ``parse_
 
 from __future__ import annotations
 
-import json
 import math
 
 from . import device, nsight, records, validate
@@ -48,7 +47,6 @@ from .nsight import (  # noqa: F401
     cupti_ops,
     fp32_lanes,
     issue_columns,
-    launch_twice,
     metrics_by_kernel,
     ncu_command,
     overlap_ms,
@@ -70,17 +68,6 @@ from .nsight import (  # noqa: F401
 # first may include loading the module) and flushes the caches before it.
 
 
-def _reduce_launch(version: str, block: int, n: int) -> None:
-    """Chapter 6: one reduce rung on ``n`` random float32."""
-    import numpy as np
-    from numba import cuda
-
-    from .kernels import reduce as red
-
-    x = cuda.to_device(np.random.default_rng(1).random(n, dtype=np.float32))
-    launch_twice(lambda: red.reduce_sum(x, version, block=block))
-
-
 def _stride_launch(stride: int, count: int) -> None:
     """Chapter 2: ``coalescing_stride``'s kernel and launch (float32, 4 elements per thread)."""
     from numba import cuda
@@ -91,7 +78,7 @@ def _stride_launch(stride: int, count: int) -> None:
     dst = cuda.device_array_like(src)
     kernel = co.make_copy_strided(4, "float32")
     grid, block = co.copy_launch(count, version="ilp", ilp=4)
-    launch_twice(lambda: kernel[grid, block](src, dst, count, stride))
+    nsight.launch_twice(lambda: kernel[grid, block](src, dst, count, stride))
 
 
 def _stride_part_launch(part: str, stride: int, count: int) -> None:
@@ -106,9 +93,9 @@ def _stride_part_launch(part: str, stride: int, count: int) -> None:
     if part == "loads":
         sums = cuda.device_array(grid * block, dtype=data.dtype)
         kernel = co.make_read_strided(4)
-        launch_twice(lambda: kernel[grid, block](data, sums, count, stride))
+        nsight.launch_twice(lambda: kernel[grid, block](data, sums, count, stride))
     elif part == "stores":
-        launch_twice(lambda: co.write_strided[grid, block](data, count, stride))
+        nsight.launch_twice(lambda: co.write_strided[grid, block](data, count, stride))
     else:
         raise ValueError(f"part={part!r}: give \"loads\" or \"stores\".")
 
@@ -133,7 +120,7 @@ def _transpose_launch(pad, n: int) -> None:
         kernel, grid, block = co.transpose_naive, (n // 32, n // 8), (32, 8)
     else:
         kernel, grid, block = co.make_transpose(32, 32, pad, True), (n // 32, n // 32), (32, 32)
-    launch_twice(lambda: kernel[grid, block](a, out))
+    nsight.launch_twice(lambda: kernel[grid, block](a, out))
 
 
 def _smooth_launch(racy: int, n: int) -> None:
@@ -207,29 +194,10 @@ def _gdn_launch(method: str, tile: int, n_ch: int) -> None:
     print_result(out.copy_to_host(), prob.reference())
 
 
-def _reduce_atomics_launch(label: str, n: int) -> None:
-    """Chapter 6.3: one of ``reduce_single_pass``'s atomics patterns ("warp atomics", "block
-    atomics", "spread atomics") on ``n`` float32 ones, with that experiment's grid and block
-    (v8's plan without unroll), twice, each call after its zeroing launch."""
-    import numpy as np
-    from numba import cuda
-
-    from .kernels import reduce as red
-
-    calls = {"warp atomics": red._warp_atomic_calls, "block atomics": red._block_atomic_calls,
-             "spread atomics": red._spread_atomic_calls}[label]
-    x = cuda.to_device(np.ones(n, dtype=np.float32))
-    plan = red.ablation_plan(n, 4, 1, 4)
-    run, fetch, _ = calls(x, n, plan.grid, plan.block)
-    launch_twice(run)
-    got = fetch()  # float32 atomics round partial sums above 2^24
-    print("RESULT " + json.dumps({"sum": got, "correct": abs(got - n) <= 1e-6 * n}), flush=True)
-
-
 # The launches chapter 9 names (``launch_command("reduce", ...)``): each the ``"module:function"``
 # of the chapter module that owns the kernel, run by ``gpuperf.nsight`` in a process of its own.
 _HERE = __name__
-_LAUNCHES = {"reduce": f"{_HERE}:_reduce_launch", "stride": f"{_HERE}:_stride_launch",
+_LAUNCHES = {"reduce": "gpuperf.kernels.reduce.profiling:_reduce_launch", "stride": f"{_HERE}:_stride_launch",
              "stride_part": f"{_HERE}:_stride_part_launch",
              "transpose": f"{_HERE}:_transpose_launch",
              "sum_loads": "gpuperf.kernels.dram.profiling:_sum_loads_launch",
@@ -241,7 +209,8 @@ _LAUNCHES = {"reduce": f"{_HERE}:_reduce_launch", "stride": f"{_HERE}:_stride_la
              "smooth": f"{_HERE}:_smooth_launch",
              "copy_unguarded": f"{_HERE}:_copy_unguarded_launch",
              "matmul_early_return": f"{_HERE}:_matmul_early_return_launch",
-             "gdn": f"{_HERE}:_gdn_launch", "reduce_atomics": f"{_HERE}:_reduce_atomics_launch"}
+             "gdn": f"{_HERE}:_gdn_launch",
+             "reduce_atomics": "gpuperf.kernels.reduce.profiling:_reduce_atomics_launch"}
 
 
 def launch(name: str) -> str:
@@ -272,35 +241,6 @@ def try_profile(name: str, *args, kernel: str, metrics, launch_count: int = 1) -
 def sanitize(tool: str, name: str, *args) -> dict:
     """``nsight.sanitize`` of launch ``name`` with ``args``."""
     return nsight.sanitize(tool, launch(name), *args)
-
-
-PROFILED_RUNGS = ("v0", "v1", "v2", "v3")
-PROFILED_N = 2**22
-
-
-@records.experiment(
-    "profiling_reduce_shared", chapter="profiling",
-    title="Shared-memory bank conflicts of the reduce ladder's first rungs (Nsight Compute)",
-    units={"duration_ns": "ns", "warps_active_pct": "%"})
-def reduce_shared_experiment(progress) -> list[dict]:
-    """Nsight Compute on the first stage of the reduce ladder's first rungs (2^22 float32,
-    blocks of 256): shared loads, the wavefronts they took, bank conflicts, and the time."""
-    rows = []
-    for version in PROFILED_RUNGS:
-        progress(f"ncu on reduce {version} (n = 2^22, block 256)")
-        m = profile("reduce", version, 256, PROFILED_N, kernel=f"reduce_{version.replace('.', '_')}",
-                    metrics=SHARED_METRICS + TIME_METRICS)
-        loads = m["smsp__inst_executed_op_shared_ld.sum"]
-        waves = m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"]
-        rows.append({
-            "version": version, "block": 256, "n": PROFILED_N,
-            "shared_loads": loads, "wavefronts": waves,
-            "wavefronts_per_load": round(waves / loads, 3) if loads else 0.0,
-            "bank_conflicts": m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"],
-            "duration_ns": m["gpu__time_duration.sum"],
-            "warps_active_pct": m["sm__warps_active.avg.pct_of_peak_sustained_active"],
-        })
-    return rows
 
 
 # Global loads and stores: sectors per request and the DRAM bytes behind them. DRAM writes
@@ -605,88 +545,6 @@ def gdn_experiment(progress) -> list[dict]:
                 "achieved_occupancy_pct": m["sm__warps_active.avg.pct_of_peak_sustained_active"],
             })
     return rows
-
-
-# Chapter 6.3's atomics patterns: why one atomic per warp costs more than one per block at
-# 2^28 floats even when its atomics are spread over 16 words (the chapter could not separate it
-# from timings). Nsight Compute on the three kernels at the sizes where spreading did and did
-# not remove the excess: registers and occupancy (whether the kernels differ in more than
-# their atomics), DRAM throughput, the SMs' active cycles against elapsed (a tail), the
-# atomics the L2 served, and the stall reasons.
-ATOMICS_PATTERNS = (("warp atomics", "reduce_warp_atomic"),
-                    ("block atomics", "reduce_per_block_atomic"),
-                    ("spread atomics", "reduce_spread_atomic"))
-ATOMICS_SIZES = (2**24, 2**28)
-ATOMICS_METRICS = STALL_METRICS + (
-    "gpu__time_duration.sum", "dram__bytes_read.sum",
-    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
-    "launch__registers_per_thread", "sm__maximum_warps_per_active_cycle_pct",
-    "sm__warps_active.avg.pct_of_peak_sustained_active",
-    "sm__cycles_active.avg", "sm__cycles_elapsed.avg",
-    "smsp__inst_executed_op_global_red.sum", "lts__t_requests_op_red.sum")
-
-
-@records.experiment(
-    "profiling_reduce_atomics", chapter="profiling",
-    title="Chapter 6.3's atomics patterns under Nsight Compute: registers, occupancy, DRAM, "
-          "the SMs' active cycles and the L2's atomics",
-    units={"duration_ns": "ns", "dram_gbps": "GB/s", "dram_pct": "% of peak",
-           "active_pct": "% of elapsed cycles", "achieved_occupancy_pct": "%",
-           "theoretical_occupancy_pct": "%"})
-def reduce_atomics_experiment(progress) -> list[dict]:
-    """Nsight Compute on ``reduce_single_pass``'s three atomics patterns (one atomic per warp,
-    per block, and per warp spread over ``reduce.SPREAD_WORDS`` words) at each size of
-    ``ATOMICS_SIZES``, with that experiment's grid: the kernel's duration, DRAM's bytes per
-    second and % of peak, registers, theoretical and achieved occupancy, the SMs' active cycles
-    as a % of elapsed cycles (below 100: SMs idle while the kernel ends), the atomic
-    instructions issued and the atomic requests the L2 served, and the stall reasons."""
-    rows = []
-    for n in ATOMICS_SIZES:
-        for label, kernel in ATOMICS_PATTERNS:
-            progress(f"ncu on {label} (n = 2^{n.bit_length() - 1})")
-            m = profile("reduce_atomics", label, n, kernel=kernel, metrics=ATOMICS_METRICS)
-            rows.append({
-                "version": label, "n": n, "kernel": kernel,
-                "duration_ns": m["gpu__time_duration.sum"],
-                "dram_gbps": m["dram__bytes_read.sum"] / m["gpu__time_duration.sum"],
-                "dram_pct": m["dram__throughput.avg.pct_of_peak_sustained_elapsed"],
-                "registers": m["launch__registers_per_thread"],
-                "theoretical_occupancy_pct": m["sm__maximum_warps_per_active_cycle_pct"],
-                "achieved_occupancy_pct": m["sm__warps_active.avg.pct_of_peak_sustained_active"],
-                "active_pct": 100 * m["sm__cycles_active.avg"] / m["sm__cycles_elapsed.avg"],
-                "atomic_inst": m["smsp__inst_executed_op_global_red.sum"],
-                "l2_atomic_requests": m["lts__t_requests_op_red.sum"],
-                **{f"stall_{r}": m[x] for r, x in zip(STALL_REASONS, STALL_METRICS)},
-            })
-    return rows
-
-
-def atomics_waves(res) -> list[str]:
-    """For each pattern of ``profiling_reduce_atomics`` (``res``), printed and returned: its
-    registers, the blocks of the experiment's block size that fit on an SM at its theoretical
-    occupancy, and the waves the grid of ``reduce_single_pass`` (the record of the same GPU)
-    takes at the largest size: grid / (blocks per SM x SMs)."""
-    if not isinstance(res, records.Result) or res.name != "profiling_reduce_atomics":
-        raise TypeError(f"res: give gp.records.run(\"profiling_reduce_atomics\"), not "
-                        f"{getattr(res, 'name', type(res).__name__)!r}.")
-    timed = records.run("reduce_single_pass", live=False, like=res)
-    facts = res.meta.get("device") or {}
-    if timed.gpu != res.gpu or not facts.get("sm_count") or not facts.get("max_threads_per_sm"):
-        raise ValueError(f"no reduce_single_pass record of {res.gpu} with its SM count to "
-                         "compare with: record both on that GPU.")
-    n = max(res.values("n"))
-    lines = []
-    for r in res.select(n=n):
-        launch = timed.one(n=n, version=r["version"])
-        threads_per_sm = r["theoretical_occupancy_pct"] / 100 * facts["max_threads_per_sm"]
-        per_sm = int(round(threads_per_sm / launch["block"]))
-        places = per_sm * facts["sm_count"]
-        lines.append(f"{r['version']}: {r['registers']:.0f} registers per thread; "
-                     f"{per_sm} blocks of {launch['block']} threads fit per SM x "
-                     f"{facts['sm_count']} SMs = {places} places for a grid of "
-                     f"{launch['blocks']} blocks: {launch['blocks'] / places:.2f} waves")
-    print("\n".join(lines))
-    return lines
 
 
 def gdn_profile_table(res) -> records.Result:

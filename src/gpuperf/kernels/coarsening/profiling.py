@@ -15,7 +15,6 @@ from gpuperf.nsight import (  # noqa: F401
     STALL_REASONS,
     fp32_lanes,
     issue_columns,
-    launch_twice,
     per,
     top_stalls,
 )
@@ -45,7 +44,7 @@ def _launch_matmul_twice(v, n: int) -> None:
     from gpuperf.kernels import matmul as mm
 
     A, B, C = mm.device_operands(n, n, n)
-    launch_twice(lambda: v.launch(A, B, C))
+    nsight.launch_twice(lambda: v.launch(A, B, C))
 
 
 def _matmul_launch(version: str, tile: int, factor: int, n: int) -> None:
@@ -65,7 +64,7 @@ def _cublas_launch(n: int) -> None:
 
     a = cp.ones((n, n), dtype=cp.float32)
     b = cp.ones((n, n), dtype=cp.float32)
-    launch_twice(lambda: cp.matmul(a, b))
+    nsight.launch_twice(lambda: cp.matmul(a, b))
 
 
 MATMUL_METRICS = STALL_METRICS + (

@@ -8,7 +8,6 @@ from gpuperf import device, nsight, records, validate  # noqa: F401
 from gpuperf.nsight import (  # noqa: F401
     STALL_METRICS,
     STALL_REASONS,
-    launch_twice,
 )
 
 from .experiments import STREAM_ELEMENTS, persistent_launch, resident_blocks_per_sm  # noqa: F401
@@ -32,7 +31,7 @@ def _sum_loads_launch(ilp: int, warps_per_sm: int) -> None:
     partial = cuda.device_array(sms * 64 * WARP, dtype=np.float32)
     kernel[sms, 32](x, partial, sms * 32)  # compile it: its occupancy sizes the grid
     blocks, threads, _ = persistent_launch(kernel, warps_per_sm)
-    launch_twice(lambda: kernel[blocks, threads](x, partial, blocks * threads))
+    nsight.launch_twice(lambda: kernel[blocks, threads](x, partial, blocks * threads))
 
 
 LOAD_METRICS = STALL_METRICS + (
@@ -121,7 +120,7 @@ def _l2_setup(footprint: int):
 def _l2_read_launch(footprint: int) -> None:
     """For Nsight Compute: the read of a ``footprint``-byte buffer, passes and all."""
     *_, launch = _l2_setup(footprint)
-    launch_twice(launch)
+    nsight.launch_twice(launch)
 
 
 @records.experiment(
@@ -239,7 +238,7 @@ def _onchip_setup(name: str, reads: int):
 def _onchip_read_launch(name: str) -> None:
     """For Nsight Compute: one on-chip read kernel at the experiment's read count."""
     *_, launch = _onchip_setup(name, ONCHIP_READS_PER_THREAD)
-    launch_twice(launch)
+    nsight.launch_twice(launch)
 
 
 @records.experiment(

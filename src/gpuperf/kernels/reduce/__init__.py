@@ -22,6 +22,8 @@ Where things are:
 ``races.py``          v4's race in the thread emulator (``emulate_races``).
 ``experiments.py``    the recorded experiments (``reduce_ladder``, ``reduce_prologue``, ...), registered
                       when the package is imported.
+``profiling.py``      Nsight Compute on the first rungs (``profiling_reduce_shared``) and on
+                      the atomics patterns (``profiling_reduce_atomics``, ``atomics_waves``).
 ``summaries.py``      what the notebooks print from those results (``show_rung``, ``*_summary``).
 ``rounding.py``       float32 rounding by the order of the additions, on the CPU.
 ``figures.py``        ``draw_rung`` and ``plot_summation_errors``.
@@ -88,6 +90,7 @@ from .kernels import (
     reduce_grid_atomic,
     reduce_single_thread,
 )
+from .profiling import atomics_waves, reduce_atomics_experiment, reduce_shared_experiment
 from .ptx_tools import PTX_TARGETS, ptx, ptx_counts, ptx_lines, telling_lines
 from .races import emulate_races, show_races
 from .rounding import sequential_sum_f32, summation_errors, tree_sum_f32
@@ -101,11 +104,6 @@ from .single_pass import (
     one_wave,
     reduce_single_pass,
 )
-
-# The atomics patterns' private helpers: gpuperf.profiling reaches them through the package.
-from .single_pass import _block_atomic_calls as _block_atomic_calls
-from .single_pass import _spread_atomic_calls as _spread_atomic_calls
-from .single_pass import _warp_atomic_calls as _warp_atomic_calls
 from .summaries import (
     STUDY_NOTES_V100_UTILIZATION,
     ablation_summary,
@@ -138,6 +136,7 @@ from .warps import (
 )
 
 __all__ = [
+    "atomics_waves", "reduce_atomics_experiment", "reduce_shared_experiment",
     # the rungs and their kernels
     "VERSIONS", "LADDER", "PROLOGUE", "RACY", "WARP", "V8_UNROLL",
     "reduce_single_thread", "reduce_block_atomic", "reduce_grid_atomic", "make_shared_atomic",

@@ -206,7 +206,7 @@ def _check_one_write_per_block(chk, kernel) -> None:
     from gpuperf import emulator
 
     with chk.case("the block's writes of its result, one block (emulator)"):
-        name = emulator._param_names(kernel, 2)[1]
+        name = emulator.param_names(kernel, 2)[1]
         run = emulator.launch(kernel, 1, EXERCISE_BLOCK, _max_data(EXERCISE_BLOCK, 5),
                               ex.poisoned(1), EXERCISE_BLOCK)
         writes = sum(1 for e in run.events if e.space == "global" and e.array == name

@@ -518,6 +518,10 @@ BAD = {
         B(co.make_transpose_vec4, 8, "yes", err=TypeError, word="flip")],
     "gpuperf.kernels.coalescing:vec4_transpose_summary": [
         B(co.vec4_transpose_summary, [], err=TypeError, word="tp")],
+    "gpuperf.kernels.coalescing:device_data": [B(co.device_data, 0, word="n"),
+                                                 B(co.device_data, 8, "int8", word="dtype"),
+                                                 B(co.device_data, 8, seed="1", err=TypeError,
+                                                   word="seed")],
     # ------------------------------------------------------------------ coarsening
     "gpuperf.kernels.coarsening:make_coarsened": [B(cs.make_coarsened, 32, 0, word="factor")],
     "gpuperf.kernels.coarsening:make_regtile_fast": [
@@ -779,6 +783,10 @@ BAD = {
     "gpuperf.kernels.gdn:check_registers": [rep(gdn.check_registers, "k", word="kernel")],
     "gpuperf.kernels.gdn:check_beta_grad": [rep(gdn.check_beta_grad, None, word="kernel")],
     "gpuperf.kernels.gdn:check_moved_bytes": [rep(gdn.check_moved_bytes, "f", word="")],
+    "gpuperf.kernels.gdn:dgamma_launcher": [B(gdn.dgamma_launcher, "magic", 4, word="method"),
+                                            B(gdn.dgamma_launcher, "fused_tiled", 4, 12,
+                                              word="tile"),
+                                            B(gdn.dgamma_launcher, "fused", 0, word="n_ch")],
     # ------------------------------------------------------------------ gridstride
     "gpuperf.kernels.gridstride:copy": [B(gs.copy, X, method="warp", word="method"),
                                         B(gs.copy, X, np.ones(4, np.float32), word="out")],

@@ -8,6 +8,7 @@ from conftest import load_answer
 
 from gpuperf import profiling, records
 from gpuperf.kernels import debugging as dbg
+from gpuperf.kernels.debugging.checks import _forget_limiter_calls
 
 FIXTURES = Path(__file__).parent / "fixtures" / "profiling"
 WRONG = sorted((Path(__file__).parent / "wrong" / "debugging").glob("*.py"))
@@ -60,7 +61,7 @@ def test_the_speed_of_light_reading():
     assert dbg.limiter({**base, "memory_pct": 80.0, "l2_pct": 80.0}) == "l2"
     assert dbg.limiter({**base, "memory_pct": 61.0, "dram_pct": 61.0}) == "dram"
     assert dbg.limiter({**base, "memory_pct": 75.0, "l1_pct": 75.0, "sm_pct": 74.0}) == "l1"
-    dbg._forget_limiter_calls()
+    _forget_limiter_calls()
 
 
 def test_check_limiters_accepts_the_reading_and_names_what_is_wrong(capsys):
@@ -69,7 +70,7 @@ def test_check_limiters_accepts_the_reading_and_names_what_is_wrong(capsys):
     # an answer made with the course's own reading is refused, whatever it says
     assert not dbg.check_limiters(right)
     assert "course's own answer" in capsys.readouterr().out
-    dbg._forget_limiter_calls()
+    _forget_limiter_calls()
     assert dbg.check_limiters(right)
     assert dbg.check_limiters({k: f" {v.upper()} " for k, v in right.items()})
     for wrong in ({**right, "reduce v1": "l1"},

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import load_wrong
+from numba import cuda  # after gpuperf: conftest imports it first, which picks the mode
 
-import gpuperf as gp  # first: it picks the GPU or the simulator before numba.cuda loads
+import gpuperf as gp
 from gpuperf import records
 from gpuperf.kernels import gdn
-
-cuda = gdn.cuda
+from gpuperf.kernels.gdn.experiments import _article_cublas_calls
 
 
 def _rel(got, ref):
@@ -316,7 +316,7 @@ def test_recorded_input_grad_grows_faster_than_its_bytes(path, capsys):
 def test_recorded_input_grad_launch_counts(path):
     # Numba: the factor kernel and the product kernel. CuPy: the factor kernel, the cuBLAS
     # product and four elementwise operations (delta * D, 2 * w, that times the product, the
-    # sum). The experiment's code still writes 4 for CuPy (gdn._input_grad_rows); the records
+    # sum). The experiment's code still writes 4 for CuPy (gdn.experiments._input_grad_rows); the records
     # were corrected by hand on 2026-11-25 and the code changes with the next GPU self-check.
     res = records.recorded("gdn_input_grad", path=path)
     for r in res.rows:
@@ -398,7 +398,7 @@ def test_the_article_cublas_calls_sum_each_row_as_cublas_reads_them():
 
     out = np.full(n_ch * n_ch, np.nan, np.float32)
     fake = _FakeCublas()
-    calls = gdn._article_cublas_calls(fake, 0, raw, ones, out, n_ch, n_s, Numpy)
+    calls = _article_cublas_calls(fake, 0, raw, ones, out, n_ch, n_s, Numpy)
     fake.arrays = (raw, ones, out, *held)
     assert [c[1] for c in calls] == [n_ch, 1, 1]
     for method, _, run in calls:
@@ -424,3 +424,15 @@ def test_the_articles_batched_call_beats_its_loop_on_every_recorded_gpu(path):
     assert loop["launches"] > 1
     assert rows["cuBLAS sgemmBatched"]["ms"] < loop["ms"]
     assert rows["cuBLAS sgemmStridedBatched"]["ms"] < loop["ms"]
+
+
+def test_dgamma_launcher_zeroes_and_launches_what_the_profiler_runs(monkeypatch):
+    """The launches gpuperf.profiling runs under Nsight Compute, at a small size: each run
+    zeroes the outputs first (a second run gives the same dgamma), and dgamma is right."""
+    monkeypatch.setattr(gdn.experiments, "HEADLINE", {"n_ch": 4, "side": 4})
+    for method, tile in (("fused", 0), ("fused_tiled", 8)):
+        run, reference = gdn.dgamma_launcher(method, 3, tile)
+        first = run().copy_to_host()
+        again = run().copy_to_host()
+        np.testing.assert_array_equal(first, again)
+        np.testing.assert_allclose(again, reference(), rtol=1e-4, atol=1e-5)

@@ -1,77 +1,15 @@
-"""Profiling, sanitizing and debugging: kernels with planted bugs, what the tools say, checkers.
-
-Kernels
--------
-``smooth_racy``: a three-point average (``out[i] = (x[i-1] + x[i] + x[i+1]) / 3``, the ends
-clamped) through a shared tile with a halo, with the barrier between filling the tile and
-reading it missing: a thread reads its neighbours' slots before they have written them.
-``smooth``: the same with the barrier.
-``copy_unguarded``: ``out[i] = x[i]`` with no bounds test, launched on whole blocks: the
-threads past the end read and write out of bounds.
-
-Experiments (``gpuperf.profiling`` runs the tools)
-------------------------------------------------
-``profiling_sanitizer``: compute-sanitizer's racecheck, memcheck and synccheck on the planted
-bugs (and on the fixed smoothing kernel), with whether the result came out right anyway.
-``profiling_speed_of_light``: Nsight Compute's Speed-of-Light percentages and the warp stall
-reasons for eight course kernels: the data for "what limits this kernel?".
-"""
+"""The chapter's exercise checkers: ``check_limiters`` (what limits each kernel, read off its
+Speed-of-Light row; ``limiter`` is the course's answer) and ``check_smooth`` (the smoothing
+kernel's race fixed), with the float64 reference ``smooth_reference``."""
 
 from __future__ import annotations
 
 import numpy as np
-from numba import cuda, float32
 
-from .. import exercises as ex
-from .. import profiling
-from .. import validate as v
-from ..records import experiment
+from gpuperf import exercises as ex
+from gpuperf import validate as v
 
-SMOOTH_BLOCK = 128  # threads per block of the smoothing kernels
-SMOOTH_TILE = SMOOTH_BLOCK + 2  # the block's elements and a halo of one on each side
-
-
-@cuda.jit
-def smooth_racy(x, out):
-    tile = cuda.shared.array(SMOOTH_TILE, float32)  # a shape must be a constant
-    t = cuda.threadIdx.x
-    i = cuda.blockIdx.x * SMOOTH_BLOCK + t
-    n = x.size
-    tile[t + 1] = x[min(i, n - 1)]  # past the end: the last element again (a clamped edge)
-    if t == 0:
-        tile[0] = x[max(i - 1, 0)]
-    if t == SMOOTH_BLOCK - 1:
-        tile[SMOOTH_BLOCK + 1] = x[min(i + 1, n - 1)]
-    # BUG: no cuda.syncthreads() here. tile[t] and tile[t + 2] are written by other threads,
-    # which may not have run yet.
-    if i < n:
-        out[i] = (tile[t] + tile[t + 1] + tile[t + 2]) / float32(3.0)
-
-
-@cuda.jit
-def smooth(x, out):
-    tile = cuda.shared.array(SMOOTH_TILE, float32)
-    t = cuda.threadIdx.x
-    i = cuda.blockIdx.x * SMOOTH_BLOCK + t
-    n = x.size
-    tile[t + 1] = x[min(i, n - 1)]
-    if t == 0:
-        tile[0] = x[max(i - 1, 0)]
-    if t == SMOOTH_BLOCK - 1:
-        tile[SMOOTH_BLOCK + 1] = x[min(i + 1, n - 1)]
-    cuda.syncthreads()  # every slot of the tile is written before any thread reads one
-    if i < n:
-        out[i] = (tile[t] + tile[t + 1] + tile[t + 2]) / float32(3.0)
-
-
-@cuda.jit
-def copy_unguarded(x, out):
-    i = cuda.grid(1)
-    out[i] = x[i]  # BUG: no `if i < x.size`: the last block's extra threads go out of bounds
-
-
-_PAIR = "void(float32[::1], float32[::1])"
-PTX_TARGETS = [(smooth_racy, _PAIR), (smooth, _PAIR), (copy_unguarded, _PAIR)]
+from .kernels import SMOOTH_BLOCK, smooth_grid
 
 
 def smooth_reference(x) -> np.ndarray:
@@ -83,84 +21,6 @@ def smooth_reference(x) -> np.ndarray:
     padded = np.concatenate([x[:1], x, x[-1:]])
     return (padded[:-2] + padded[1:-1] + padded[2:]) / 3
 
-
-def smooth_grid(n: int) -> int:
-    """Blocks of ``SMOOTH_BLOCK`` threads for ``n`` elements: one thread per element."""
-    n = v.positive_int(n, "n")
-    return -(-n // SMOOTH_BLOCK)
-
-
-# --------------------------------------------------------------------------- experiments
-
-# (label, tool, launch, args): each a process of its own under compute-sanitizer.
-SANITIZED = (
-    ("smooth_racy", "racecheck", "smooth", (1, 1000)),
-    ("smooth", "racecheck", "smooth", (0, 1000)),
-    ("copy_unguarded", "memcheck", "copy_unguarded", (1000,)),
-    ("tiled_early_return", "synccheck", "matmul_early_return", (33,)),
-    ("tiled_early_return", "racecheck", "matmul_early_return", (33,)),
-)
-
-
-@experiment("profiling_sanitizer", chapter="profiling",
-            title="compute-sanitizer on planted bugs: a missing barrier, an unguarded tail, "
-                  "an early return before a barrier")
-def sanitizer_experiment(progress) -> list[dict]:
-    rows = []
-    for label, tool, launch, args in SANITIZED:
-        progress(f"compute-sanitizer --tool {tool} on {label}")
-        found = profiling.sanitize(tool, launch, *args)
-        rows.append({"kernel": label, "tool": tool, "n": args[-1], **found})
-        progress(f"   {found['errors']} error(s), {found['warnings']} warning(s); result "
-                 f"{'right' if found['correct'] else 'WRONG'}")
-    return rows
-
-
-# (label, launch, args, kernel name): kernels of chapters 2 to 6, each a process of its own.
-SPEED_OF_LIGHT_KERNELS = (
-    ("copy, stride 1", "stride", (1, 1 << 26), "copy_strided"),
-    ("copy, stride 32", "stride", (32, 1 << 23), "copy_strided"),
-    ("naive transpose", "transpose", (-1, 4096), "transpose_naive"),
-    ("sum, 1 load per thread, 8 warps per SM", "sum_loads", (1, 8), "sum_loads"),
-    ("reduce v1", "reduce", ("v1", 256, 1 << 24), "reduce_v1"),
-    ("reduce v8", "reduce", ("v8", 256, 1 << 26), "reduce_v8"),
-    ("tiled matmul, tile 32", "matmul", ("tiled", 32, 1, 4096), "tiled"),
-    ("register-tiled matmul", "matmul", ("regtile_pipelined", 0, 0, 4096), "regtile"),
-)
-
-
-@experiment("profiling_speed_of_light", chapter="profiling",
-            title="Speed of Light and stall reasons of eight course kernels (Nsight Compute)",
-            units={"sm_pct": "% of peak", "memory_pct": "% of peak", "dram_pct": "% of peak",
-                   "l1_pct": "% of peak", "l2_pct": "% of peak", "fma_pct": "% of peak",
-                   "occupancy_pct": "%", "duration_ns": "ns"})
-def speed_of_light_experiment(progress) -> list[dict]:
-    rows = []
-    for label, launch, args, kernel in SPEED_OF_LIGHT_KERNELS:
-        progress(f"ncu on {label}")
-        m = profiling.profile(launch, *args, kernel=kernel, metrics=profiling.SOL_METRICS,
-                              launch_count=3)  # the longest: a reduction's first stage
-        rows.append({"kernel": label, **profiling.speed_of_light(m)})
-    return rows
-
-
-
-# --------------------------------------------------------------------------- the emulator
-
-def find_races(kernel, n: int = 300, *, limit: int = 3) -> list[str]:
-    """The course's own racecheck, with or without a GPU: run a smoothing ``kernel(x, out)``
-    on ``n`` random floats in the thread emulator, recording every access, and return the
-    data races it saw as plain sentences (an empty list: none)."""
-    from .. import emulator
-
-    v.kernel(kernel, "kernel")
-    n = v.positive_int(n, "n", maximum=1 << 14)
-    x, out = ex.random_array(n, 7), ex.poisoned(n)
-    run = emulator.launch(kernel, smooth_grid(n), SMOOTH_BLOCK, x, out)
-    return run.describe_races(limit)
-
-
-# --------------------------------------------------------------------------- what limits it
 
 LIMITERS = ("dram", "l2", "l1", "compute", "latency")
 BUSY_PCT = 60.0  # Nsight Compute's own line: below it on both sides, look for latency
@@ -218,7 +78,7 @@ _WHY = {
 def check_limiters(answer, res=None) -> ex.Report:
     """Check ``answer``: {kernel: limiter} for every kernel of ``profiling_speed_of_light``
     (the recorded reference GPU's, or ``res``), each one of ``LIMITERS``."""
-    from .. import records
+    from gpuperf import records
 
     chk = ex.Checker("what limits each kernel (Speed of Light)")
     res = records.run("profiling_speed_of_light", live=False) if res is None else res
@@ -259,13 +119,11 @@ def check_limiters(answer, res=None) -> ex.Report:
     return chk.report()
 
 
-# --------------------------------------------------------------------------- the race exercise
-
 def _tile_use(chk: ex.Checker, kernel, n: int) -> None:
     """Trace one launch in the emulator: the kernel must work through shared memory (device
     functions included) and read each element of ``x`` from global memory about once (its
     block's elements and a halo of two), not three times."""
-    from .. import emulator
+    from gpuperf import emulator
 
     x, out = ex.random_array(n, 4), ex.poisoned(n)
     try:
@@ -322,31 +180,3 @@ def check_smooth(kernel) -> ex.Report:
                 scale = float(np.max(np.abs(before)))
                 chk.compare(out, smooth_reference(before), rtol=1e-6, atol=2e-6 * scale)
     return chk.report()
-
-
-def plot_speed_of_light(res, *, title: str = "Speed of Light: how busy each side was"):
-    """Each kernel of ``profiling_speed_of_light`` as a point: memory throughput against SM
-    throughput, in % of peak, with the ``BUSY_PCT`` lines that split the plane."""
-    import matplotlib.pyplot as plt
-
-    from .. import plots
-
-    v.result(res)
-    fig, ax = plt.subplots(figsize=(plots.COLUMN_INCHES, 5))
-    ax.axvline(BUSY_PCT, color="0.6", ls="--", lw=1)
-    ax.axhline(BUSY_PCT, color="0.6", ls="--", lw=1)
-    ax.plot([0, 100], [0, 100], color="0.85", lw=1)
-    for i, r in enumerate(res.rows):
-        ax.plot(r["memory_pct"], r["sm_pct"], "o", color=plots.COLORS[i % len(plots.COLORS)])
-        ax.annotate(r["kernel"], (r["memory_pct"], r["sm_pct"]), textcoords="offset points",
-                    xytext=(5, 4), fontsize=7)
-    ax.text(2, 2, "latency: neither side busy", fontsize=8, color="0.4")
-    ax.text(BUSY_PCT + 1, 2, "memory-bound", fontsize=8, color="0.4")
-    ax.text(2, 96, "compute-bound", fontsize=8, color="0.4", va="top")
-    ax.set(xlim=(0, 100), ylim=(0, 100), xlabel="memory throughput (% of peak)",
-           ylabel="SM (compute) throughput (% of peak)")
-    ax.set_title(title, fontsize=10)
-    ax.grid(alpha=0.3)
-    fig.tight_layout(rect=(0, 0.04, 1, 1))
-    plots.source_label(fig, res.label)
-    return fig

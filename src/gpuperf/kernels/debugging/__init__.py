@@ -1,0 +1,72 @@
+"""Profiling, sanitizing and debugging: kernels with planted bugs, what the tools say, checkers.
+
+Kernels
+-------
+``smooth_racy``: a three-point average (``out[i] = (x[i-1] + x[i] + x[i+1]) / 3``, the ends
+clamped) through a shared tile with a halo, with the barrier between filling the tile and
+reading it missing: a thread reads its neighbours' slots before they have written them.
+``smooth``: the same with the barrier.
+``copy_unguarded``: ``out[i] = x[i]`` with no bounds test, launched on whole blocks: the
+threads past the end read and write out of bounds.
+
+Experiments (``gpuperf.profiling`` runs the tools)
+------------------------------------------------
+``profiling_sanitizer``: compute-sanitizer's racecheck, memcheck and synccheck on the planted
+bugs (and on the fixed smoothing kernel), with whether the result came out right anyway.
+``profiling_speed_of_light``: Nsight Compute's Speed-of-Light percentages and the warp stall
+reasons for eight course kernels: the data for "what limits this kernel?".
+
+Exercises
+---------
+``check_limiters(answer)``: what limits each kernel of ``profiling_speed_of_light``.
+``check_smooth(kernel)``: the smoothing kernel with its race fixed.
+
+Files
+-----
+``kernels.py``: the kernels. ``experiments.py``: the experiments. ``races.py``:
+``find_races``, the emulator's racecheck. ``checks.py``: ``limiter`` and the checkers.
+``figures.py``: ``plot_speed_of_light``. ``ptx.py``: ``PTX_TARGETS``.
+"""
+
+from __future__ import annotations
+
+from .checks import (
+    BUSY_PCT,
+    LIMITERS,
+    check_limiters,
+    check_smooth,
+    limiter,
+    smooth_reference,
+)
+from .experiments import (
+    SANITIZED,
+    SPEED_OF_LIGHT_KERNELS,
+    sanitizer_experiment,
+    speed_of_light_experiment,
+)
+from .figures import plot_speed_of_light
+from .kernels import (
+    SMOOTH_BLOCK,
+    SMOOTH_TILE,
+    copy_unguarded,
+    smooth,
+    smooth_grid,
+    smooth_racy,
+)
+from .ptx import PTX_TARGETS
+from .races import find_races
+
+__all__ = [
+    # kernels.py
+    "SMOOTH_BLOCK", "SMOOTH_TILE", "smooth_racy", "smooth", "copy_unguarded", "smooth_grid",
+    # races.py
+    "find_races",
+    # experiments.py
+    "SANITIZED", "sanitizer_experiment", "SPEED_OF_LIGHT_KERNELS", "speed_of_light_experiment",
+    # checks.py
+    "smooth_reference", "LIMITERS", "BUSY_PCT", "limiter", "check_limiters", "check_smooth",
+    # figures.py
+    "plot_speed_of_light",
+    # ptx.py
+    "PTX_TARGETS",
+]

@@ -36,7 +36,7 @@ def test_the_sanitizer_output_is_read_as_it_was_printed():
 
 def test_the_recorded_sanitizer_runs_say_what_the_chapter_says():
     rows = {(r["kernel"], r["tool"]): r for r in records.run("profiling_sanitizer").rows}
-    assert list(rows) == [(k, t) for k, t, *_ in dbg.SANITIZED]
+    assert list(rows) == [(k, t) for k, t, *_ in profiling.SANITIZED]
     assert rows[("smooth_racy", "racecheck")]["errors"] > 0
     assert rows[("smooth", "racecheck")]["errors"] == 0 and rows[("smooth", "racecheck")]["correct"]
     unguarded = rows[("copy_unguarded", "memcheck")]
@@ -48,7 +48,7 @@ def test_the_recorded_sanitizer_runs_say_what_the_chapter_says():
 
 def test_the_speed_of_light_reading():
     sol = records.run("profiling_speed_of_light")
-    assert [r["kernel"] for r in sol.rows] == [k for k, *_ in dbg.SPEED_OF_LIGHT_KERNELS]
+    assert [r["kernel"] for r in sol.rows] == [k for k, *_ in profiling.SPEED_OF_LIGHT_KERNELS]
     # the exercise's answers vary: four of the five readings at least, on every recorded GPU
     # (on the H200 the L2's share of a streaming kernel exceeds DRAM's, so no "dram")
     for path in records.available():

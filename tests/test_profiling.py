@@ -181,9 +181,9 @@ def test_the_gdn_profile_computes_its_columns_from_the_counters(monkeypatch):
     hopper = dataclasses.replace(device.info(), compute_capability=(9, 0))
     monkeypatch.setattr(device, "info", lambda: hopper)
     monkeypatch.setattr(bench, "require_gpu", lambda what: None)  # a GPU, as far as the experiment can tell
-    rows = profiling.gdn_experiment(lambda msg: None)
-    assert len(rows) == len(profiling.GDN_PROFILED) * len(profiling.GDN_PROFILED_CHANNELS)
-    assert seen[0] == (profiling.launch("gdn"), ("fused", 0, profiling.GDN_PROFILED_CHANNELS[0]), "fused")
+    rows = gp.gdn.gdn_experiment(lambda msg: None)
+    assert len(rows) == len(gp.gdn.profiling.GDN_PROFILED) * len(gp.gdn.profiling.GDN_PROFILED_CHANNELS)
+    assert seen[0] == (profiling.launch("gdn"), ("fused", 0, gp.gdn.profiling.GDN_PROFILED_CHANNELS[0]), "fused")
     assert seen[1][2] == "fused_tiled"
     r = rows[1]
     n_s = gdn.BATCH * gdn.HEADLINE["side"] ** 2
@@ -195,12 +195,12 @@ def test_the_gdn_profile_computes_its_columns_from_the_counters(monkeypatch):
     assert rows[0]["wavefronts_per_shared_load"] is not None  # made-up counters: not zero
     res = records.Result("profiling_gdn", rows, {"gpu": "Some GPU",
                                                   "ceilings": {"copy_gbps": 4000.0}}, "live")
-    table = profiling.gdn_profile_table(res).rows[1]
+    table = gp.gdn.gdn_profile_table(res).rows[1]
     assert table["inst_per_ffma"] == 10.0 and table["pct_fp32_peak"] == pytest.approx(
         100 * r["tflops"] / 60.0)
     assert table["dram_gbps"] == 0.0 and table["dram_pct_copy"] == 0.0
     with pytest.raises(TypeError, match="profiling_gdn"):
-        profiling.gdn_profile_table(records.Result("profiling_matmul", rows, {}, "live"))
+        gp.gdn.gdn_profile_table(records.Result("profiling_matmul", rows, {}, "live"))
     line = gp.coarsening.issue_summary(res)[1]
     assert line.startswith("fused_tiled 16x16 at N = ")
     assert "10% of its instructions are FFMAs" in line and "together 5% of the FP32 peak" in line
@@ -300,21 +300,21 @@ def test_the_strided_copy_and_transposes_replay_with_what_chapter_2_teaches():
     reads grow with the stride; padding removes the tiled transpose's 32-way bank conflict,
     and the tiled transposes store 4 sectors per request where the naive one stores 32."""
     stride = records.run("profiling_stride")
-    assert [r["stride"] for r in stride.rows] == list(profiling.PROFILED_STRIDES)
+    assert [r["stride"] for r in stride.rows] == list(gp.coalescing.profiling.PROFILED_STRIDES)
     for r in stride.rows:
         assert r["load_sectors_per_request"] == r["model_sectors_per_request"]
         assert r["dram_read_per_useful"] == round(r["dram_read_bytes"] / (4 * r["n"]), 3)
     reads = [r["dram_read_per_useful"] for r in stride.rows]
     assert reads == sorted(reads) and reads[0] >= 0.99
     tr = {r["version"]: r for r in records.run("profiling_transpose").rows}
-    assert [v for v, _ in profiling.PROFILED_TRANSPOSES] == list(tr)
+    assert [v for v, _ in gp.coalescing.profiling.PROFILED_TRANSPOSES] == list(tr)
     assert tr["tiled"]["shared_load_wavefronts_per_load"] > 16
     assert tr["tiled + padding"]["shared_load_wavefronts_per_load"] < 1.5
     assert tr["naive"]["store_sectors_per_request"] == 32
     assert tr["tiled"]["store_sectors_per_request"] == tr["tiled + padding"]["store_sectors_per_request"] == 4
     # The 16-byte transpose: 2-way conflicts with padding alone, none (about one pass) with the
     # flip; 512-byte store requests, a quarter as many as the 4-byte kernel's.
-    only, flip = (tr[label] for label, pad in profiling.PROFILED_TRANSPOSES
+    only, flip = (tr[label] for label, pad in gp.coalescing.profiling.PROFILED_TRANSPOSES
                   if pad in ("vec4_noflip", "vec4"))
     assert only["shared_load_wavefronts_per_load"] > 1.8 and only["shared_store_wavefronts_per_store"] > 1.8
     assert flip["shared_load_wavefronts_per_load"] < 1.4 and flip["shared_store_wavefronts_per_store"] < 1.4
@@ -348,7 +348,7 @@ def test_the_launch_functions_run_under_the_simulator(monkeypatch):
     nsight.launch_from_argv([profiling.launch("stride_part"), "stores", "2", "64"])
     assert len(calls) == 8
     with pytest.raises(ValueError, match="part='both'"):
-        profiling._stride_part_launch("both", 2, 64)
+        gp.coalescing.profiling._stride_part_launch("both", 2, 64)
 
 
 def test_the_recorded_metrics_back_what_chapters_2_to_5_now_say():
@@ -525,8 +525,8 @@ def test_the_strided_copys_dram_reads_are_its_loads_plus_its_stores(path):
     alone make DRAM read about the model's bytes from stride 2 on (partial sectors filled; the
     H100 read 0.91-0.99 of the model, the H200 0.89-0.99), none at stride 1; the copy reads the
     two added up."""
-    parts = profiling.stride_parts_table(records.recorded("profiling_stride_parts", path=path))
-    assert [r["stride"] for r in parts.rows] == list(profiling.PROFILED_STRIDES)
+    parts = gp.coalescing.stride_parts_table(records.recorded("profiling_stride_parts", path=path))
+    assert [r["stride"] for r in parts.rows] == list(gp.coalescing.profiling.PROFILED_STRIDES)
     for r in parts.rows:
         model, loads, stores = r["sector model"], r["loads only"], r["stores only"]
         assert loads == pytest.approx(model * (2 if r["stride"] >= 16 else 1), rel=0.01)
@@ -538,7 +538,7 @@ def test_the_strided_copys_dram_reads_are_its_loads_plus_its_stores(path):
     res = records.run("profiling_stride_parts")
     gap = [r for r in res.rows if not (r["stride"] == 2 and r["kernel"] == "stores only")]
     with pytest.raises(ValueError, match="stride 2 has no row for stores only"):
-        profiling.stride_parts_table(records.Result(res.name, gap, res.meta, res.source))
+        gp.coalescing.stride_parts_table(records.Result(res.name, gap, res.meta, res.source))
 
 
 def _device_like(cc, sms):
@@ -943,21 +943,21 @@ def test_stride_wavefronts_follow_lines():
     onchip = records.run("profiling_onchip_roofs", live=False)
     if "load_wavefronts_per_request" not in hw.rows[0] or onchip.gpu != hw.gpu:
         pytest.skip("the reference record has no wavefront counts or no roof of its GPU")
-    table = gp.profiling.stride_wavefronts(hw, onchip)
+    table = gp.coalescing.stride_wavefronts(hw, onchip)
     for r in table.rows:
         assert r["model_lines"] <= r["load_wavefronts"] < 1.25 * r["model_lines"]
         assert r["model_lines"] <= r["store_wavefronts"] < 1.25 * r["model_lines"]
         assert 0 < r["pipe_pct_of_roof"] < 50
-    assert "pipe_pct_of_roof" not in gp.profiling.stride_wavefronts(hw).rows[0]
+    assert "pipe_pct_of_roof" not in gp.coalescing.stride_wavefronts(hw).rows[0]
     with pytest.raises(TypeError, match="profiling_stride"):
-        gp.profiling.stride_wavefronts(onchip)
+        gp.coalescing.stride_wavefronts(onchip)
     with pytest.raises(TypeError, match="onchip"):
-        gp.profiling.stride_wavefronts(hw, hw)
+        gp.coalescing.stride_wavefronts(hw, hw)
     other = records.Result(onchip.name, onchip.rows, {**onchip.meta, "gpu": "Another GPU"},
                            "recorded")
     with pytest.raises(ValueError, match="same GPU"):
-        gp.profiling.stride_wavefronts(hw, other)
+        gp.coalescing.stride_wavefronts(hw, other)
     old = records.Result(hw.name, [{k: v for k, v in r.items() if "wavefronts" not in k}
                                    for r in hw.rows], hw.meta, "recorded")
     with pytest.raises(ValueError, match="record it again"):
-        gp.profiling.stride_wavefronts(old)
+        gp.coalescing.stride_wavefronts(old)

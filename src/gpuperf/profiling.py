@@ -1,36 +1,24 @@
-"""Reading what NVIDIA's tools say about a course kernel: Nsight Compute and compute-sanitizer.
+"""Chapter 9's tools, and what reads the whole course: the course layer above the chapters.
 
-The profilers work on Numba kernels like on any other: run the Python program under the tool,
-pick the kernel by the start of its name (Numba's kernels are named after the Python
-function: ``reduce_v1[...]``). This module builds those command lines and parses the tools'
-output into plain rows, so that a hardware metric can be recorded and shown next to the
-explanation it supports:
+* The launches chapter 9 names by a short word (``launch_command("reduce", ...)``,
+  ``profile``, ``try_profile``, ``sanitize``): each the ``"module:function"`` of the chapter that
+  owns the kernel (``gpuperf.kernels.<chapter>.profiling``), run by ``gpuperf.nsight`` in a
+  process of its own.
+* Chapter 9's experiments on kernels of every chapter: compute-sanitizer on the planted bugs
+  (``profiling_sanitizer``) and Nsight Compute's Speed of Light of eight kernels
+  (``profiling_speed_of_light``).
+* Chapter 10's roofline of every kernel of the course, read from one GPU's record
+  (``course_roofline``, ``plot_course_roofline``, ``course_roofline_summary``).
 
-    cmd = profiling.ncu_command(["python3", "script.py"], kernel="reduce_v1",
-                                metrics=profiling.SHARED_METRICS, launch_skip=1)
-    rows = profiling.parse_ncu_csv(subprocess.run(cmd, capture_output=True, text=True).stdout)
-    profiling.metrics_by_kernel(rows)["reduce_v1"]["l1tex__data_bank_conflicts_..."]
-
-``compute-sanitizer --tool racecheck`` reports shared-memory hazards; ``parse_racecheck``
-counts them. Both parsers skip the tools' banner lines and the program's own output.
-Captured real output is in ``tests/fixtures/profiling/``.
-
-The experiments run the tools like any other experiment (``python -m gpuperf.record --only
-profiling_`` on a GPU with the tools; replayed from the record elsewhere), each on the chapter's
-own kernel and launch: ``profiling_stride``, ``profiling_stride_parts`` (the strided copy's
-loads and stores profiled apart) and ``profiling_transpose`` (chapter 2: sectors per request,
-DRAM bytes, bank conflicts), ``profiling_latency`` (chapter 3: DRAM throughput and
-stall reasons as bytes in flight grow), ``profiling_matmul`` (chapters 4 and 5: DRAM bytes
-against the traffic model, shared loads per FMA, occupancy, stall reasons) and
-``profiling_reduce_shared`` (chapter 6: wavefronts and bank conflicts of the first rungs).
-Chapter 6's ``reduce_racecheck`` runs compute-sanitizer and counts with ``parse_racecheck``.
+Each chapter's own profiling experiments live with its kernels (``profiling_stride`` in
+``gpuperf.kernels.coalescing``, ``profiling_gdn`` in ``gpuperf.kernels.gdn``, ...), and the tools'
+runners and parsers in ``gpuperf.nsight``; their names stay reachable here (``SHARED_METRICS``,
+``parse_ncu_csv``, ``top_stalls``...), as chapter 9 shows them.
 """
 
 from __future__ import annotations
 
-import math
-
-from . import device, nsight, records, validate
+from . import nsight, records, validate
 from .kernels import dram as dram_chapter
 
 # The tools' runners and parsers live in ``gpuperf.nsight``; their names stay reachable here.
@@ -66,61 +54,6 @@ from .nsight import (  # noqa: F401
 # functions below by name (``launch_command``). A launch function builds the chapter's data
 # and launches the chapter's kernel twice; Nsight Compute profiles the second launch (the
 # first may include loading the module) and flushes the caches before it.
-
-
-def _stride_launch(stride: int, count: int) -> None:
-    """Chapter 2: ``coalescing_stride``'s kernel and launch (float32, 4 elements per thread)."""
-    from numba import cuda
-
-    from .kernels import coalescing as co
-
-    src = co._device_data(count * stride)
-    dst = cuda.device_array_like(src)
-    kernel = co.make_copy_strided(4, "float32")
-    grid, block = co.copy_launch(count, version="ilp", ilp=4)
-    nsight.launch_twice(lambda: kernel[grid, block](src, dst, count, stride))
-
-
-def _stride_part_launch(part: str, stride: int, count: int) -> None:
-    """Chapter 2: one half of the strided copy, on ``coalescing_stride``'s launch: its loads
-    (``part="loads"``, ``read_strided``) or its stores (``part="stores"``, ``write_strided``)."""
-    from numba import cuda
-
-    from .kernels import coalescing as co
-
-    data = co._device_data(count * stride)
-    grid, block = co.copy_launch(count, version="ilp", ilp=4)
-    if part == "loads":
-        sums = cuda.device_array(grid * block, dtype=data.dtype)
-        kernel = co.make_read_strided(4)
-        nsight.launch_twice(lambda: kernel[grid, block](data, sums, count, stride))
-    elif part == "stores":
-        nsight.launch_twice(lambda: co.write_strided[grid, block](data, count, stride))
-    else:
-        raise ValueError(f"part={part!r}: give \"loads\" or \"stores\".")
-
-
-def _transpose_launch(pad, n: int) -> None:
-    """Chapter 2: the naive transpose (``pad`` < 0), the 32 x 32 tiled one with ``pad``
-    words of padding per shared row, or (``pad`` "vec4" or "vec4_noflip") the 64 x 64 one
-    with 16-byte global accesses, with and without its column flip, on an n x n float32
-    matrix."""
-    from numba import cuda
-
-    from .kernels import coalescing as co
-
-    a = co._device_data(n * n).reshape(n, n)
-    out = cuda.device_array((n, n), a.dtype)
-    if pad == "tiled64":
-        kernel, grid, block = co.make_transpose(64, 4, 1, True), (n // 64, n // 64), (32, 4)
-    elif isinstance(pad, str):
-        kernel = co.make_transpose_vec4(8, pad == "vec4")
-        grid, block = (n // co.VEC_TILE, n // co.VEC_TILE), (16, 8)
-    elif pad < 0:
-        kernel, grid, block = co.transpose_naive, (n // 32, n // 8), (32, 8)
-    else:
-        kernel, grid, block = co.make_transpose(32, 32, pad, True), (n // 32, n // 32), (32, 32)
-    nsight.launch_twice(lambda: kernel[grid, block](a, out))
 
 
 def _smooth_launch(racy: int, n: int) -> None:
@@ -164,53 +97,27 @@ def _matmul_early_return_launch(n: int) -> None:
     print_result(C.copy_to_host(), mm.reference(A, B))
 
 
-def _gdn_launch(method: str, tile: int, n_ch: int) -> None:
-    """Chapter 8: dgamma at the headline image size (``gdn.BATCH`` images of
-    ``gdn.HEADLINE["side"]`` squared) and ``n_ch`` channels, by the fused kernel (``tile`` 0)
-    or its tiled version with ``tile`` x ``tile`` blocks and depth ``tile``, twice, each
-    launch after the one that zeroes the outputs. Prints whether the result is right."""
-    from numba import cuda
-
-    from .kernels import gdn
-
-    n_s = gdn.BATCH * gdn.HEADLINE["side"] ** 2
-    prob = gdn._Problem(n_ch, n_s, seed=n_ch + 1)
-    if method == "fused":
-        run, _ = gdn._method_launcher("fused", prob, None, gdn.DEFAULT_BLOCK, None)
-    else:
-        grid, threads, span = gdn.tiled_launch(n_ch, n_s, tile=tile, depth=tile)
-        kernel = gdn.make_fused_tiled(tile, tile)
-        dgamma = cuda.device_array((n_ch, n_ch), "float32")
-        dbeta = cuda.device_array(n_ch, "float32")
-
-        def run():
-            gdn._zero(dgamma, dbeta)
-            kernel[grid, threads](prob.delta, prob.w, prob.d, dgamma, dbeta, span)
-            return dgamma
-    out = None
-    for _ in range(2):
-        out = run()
-    cuda.synchronize()
-    print_result(out.copy_to_host(), prob.reference())
-
-
 # The launches chapter 9 names (``launch_command("reduce", ...)``): each the ``"module:function"``
 # of the chapter module that owns the kernel, run by ``gpuperf.nsight`` in a process of its own.
-_HERE = __name__
-_LAUNCHES = {"reduce": "gpuperf.kernels.reduce.profiling:_reduce_launch", "stride": f"{_HERE}:_stride_launch",
-             "stride_part": f"{_HERE}:_stride_part_launch",
-             "transpose": f"{_HERE}:_transpose_launch",
-             "sum_loads": "gpuperf.kernels.dram.profiling:_sum_loads_launch",
-             "l2_read": "gpuperf.kernels.dram.profiling:_l2_read_launch",
-             "onchip_read": "gpuperf.kernels.dram.profiling:_onchip_read_launch",
-             "matmul": "gpuperf.kernels.coarsening.profiling:_matmul_launch",
-             "matmul_ladder": "gpuperf.kernels.coarsening.profiling:_matmul_ladder_launch",
-             "cublas": "gpuperf.kernels.coarsening.profiling:_cublas_launch",
-             "smooth": f"{_HERE}:_smooth_launch",
-             "copy_unguarded": f"{_HERE}:_copy_unguarded_launch",
-             "matmul_early_return": f"{_HERE}:_matmul_early_return_launch",
-             "gdn": f"{_HERE}:_gdn_launch",
-             "reduce_atomics": "gpuperf.kernels.reduce.profiling:_reduce_atomics_launch"}
+_CH = "gpuperf.kernels"
+_LAUNCHES = {
+    "stride": f"{_CH}.coalescing.profiling:_stride_launch",
+    "stride_part": f"{_CH}.coalescing.profiling:_stride_part_launch",
+    "transpose": f"{_CH}.coalescing.profiling:_transpose_launch",
+    "sum_loads": f"{_CH}.dram.profiling:_sum_loads_launch",
+    "l2_read": f"{_CH}.dram.profiling:_l2_read_launch",
+    "onchip_read": f"{_CH}.dram.profiling:_onchip_read_launch",
+    "matmul": f"{_CH}.coarsening.profiling:_matmul_launch",
+    "matmul_ladder": f"{_CH}.coarsening.profiling:_matmul_ladder_launch",
+    "cublas": f"{_CH}.coarsening.profiling:_cublas_launch",
+    "reduce": f"{_CH}.reduce.profiling:_reduce_launch",
+    "reduce_atomics": f"{_CH}.reduce.profiling:_reduce_atomics_launch",
+    "gdn": f"{_CH}.gdn.profiling:_gdn_launch",
+    # chapter 9's planted bugs, launched from here
+    "smooth": f"{__name__}:_smooth_launch",
+    "copy_unguarded": f"{__name__}:_copy_unguarded_launch",
+    "matmul_early_return": f"{__name__}:_matmul_early_return_launch",
+}
 
 
 def launch(name: str) -> str:
@@ -243,335 +150,6 @@ def sanitize(tool: str, name: str, *args) -> dict:
     return nsight.sanitize(tool, launch(name), *args)
 
 
-# Global loads and stores: sectors per request and the DRAM bytes behind them. DRAM writes
-# count what reached DRAM during the kernel: lines still dirty in the L2 when it ends are not.
-STRIDE_METRICS = (
-    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
-    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
-    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
-    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
-    "dram__bytes_read.sum",
-    "dram__bytes_write.sum",
-    "gpu__time_duration.sum",
-)
-# The L1's data stage: the wavefronts (passes of up to 128 bytes through it) that the global
-# loads and stores took. (Names from `ncu --query-metrics` on an H200.)
-STRIDE_WAVEFRONT_METRICS = (
-    "l1tex__data_pipe_lsu_wavefronts_mem_lgds_cmd_read.sum",
-    "l1tex__data_pipe_lsu_wavefronts_mem_lgds_cmd_write.sum",
-)
-PROFILED_STRIDES = (1, 2, 4, 8, 16, 32)
-
-
-@records.experiment(
-    "profiling_stride", chapter="profiling",
-    title="The strided copy under Nsight Compute: sectors and wavefronts per request, DRAM bytes",
-    units={"duration_ns": "ns", "dram_read_bytes": "B", "dram_write_bytes": "B"})
-def stride_experiment(progress) -> list[dict]:
-    """Nsight Compute on chapter 2's strided copy (float32, the ``coalescing_stride`` launch
-    and element count) at each of ``PROFILED_STRIDES``: the sectors each warp's load and
-    store request touched in L1, and the bytes DRAM read and wrote, against the bytes the
-    copy uses. Nsight Compute flushes the caches before the profiled launch."""
-    from .kernels import coalescing as co
-
-    count, size = co.N_STRIDE, 4
-    rows = []
-    for stride in PROFILED_STRIDES:
-        progress(f"ncu on the strided copy, stride {stride}")
-        m = profile("stride", stride, count, kernel="copy_strided",
-                    metrics=STRIDE_METRICS + STRIDE_WAVEFRONT_METRICS)
-        useful = count * size  # bytes the copy reads (and writes)
-        warp = co.warp_access(stride=stride, elem_bytes=size)
-        rows.append({
-            "stride": stride, "dtype": "float32", "n": count,
-            "load_sectors_per_request": per(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
-                                             "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
-            "store_sectors_per_request": per(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
-                                              "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
-            "model_sectors_per_request": len(warp.sectors),
-            "load_wavefronts_per_request": per(
-                m, "l1tex__data_pipe_lsu_wavefronts_mem_lgds_cmd_read.sum",
-                "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
-            "store_wavefronts_per_request": per(
-                m, "l1tex__data_pipe_lsu_wavefronts_mem_lgds_cmd_write.sum",
-                "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
-            "model_lines_per_request": len(warp.lines),
-            "dram_read_bytes": m["dram__bytes_read.sum"],
-            "dram_write_bytes": m["dram__bytes_write.sum"],
-            "dram_read_per_useful": round(m["dram__bytes_read.sum"] / useful, 3),
-            "dram_write_per_useful": round(m["dram__bytes_write.sum"] / useful, 3),
-            "duration_ns": m["gpu__time_duration.sum"],
-        })
-    return rows
-
-
-# (label, launch name and its first argument, kernel name): the copy and its two halves.
-STRIDE_PARTS = (("copy", ("stride",), "copy_strided"),
-                ("loads only", ("stride_part", "loads"), "read_strided"),
-                ("stores only", ("stride_part", "stores"), "write_strided"))
-
-
-@records.experiment(
-    "profiling_stride_parts", chapter="profiling",
-    title="Whose DRAM reads? The strided copy, its loads alone and its stores alone (Nsight Compute)",
-    units={"duration_ns": "ns"})
-def stride_parts_experiment(progress) -> list[dict]:
-    """Nsight Compute on chapter 2's strided copy and on its two halves, profiled one after
-    the other at each of ``PROFILED_STRIDES`` (float32, the ``coalescing_stride`` launch and
-    element count): the copy; its loads alone (``read_strided``: one contiguous store of a
-    sum per thread); its stores alone (``write_strided``: no loads). DRAM bytes read and
-    written per byte the copy uses, against the sector model's bytes per useful byte."""
-    from .kernels import coalescing as co
-
-    count, size = co.N_STRIDE, 4
-    useful = count * size
-    rows = []
-    for stride in PROFILED_STRIDES:
-        model = 1 / co.stride_efficiency(stride, size)  # bytes moved per useful byte
-        for label, (launch, *first), kernel in STRIDE_PARTS:
-            progress(f"ncu on the strided {label}, stride {stride}")
-            m = profile(launch, *first, stride, count, kernel=kernel, metrics=STRIDE_METRICS)
-            rows.append({
-                "stride": stride, "kernel": label, "n": count,
-                "model_bytes_per_useful": model,
-                "dram_read_per_useful": round(m["dram__bytes_read.sum"] / useful, 3),
-                "dram_write_per_useful": round(m["dram__bytes_write.sum"] / useful, 3),
-                "duration_ns": m["gpu__time_duration.sum"],
-            })
-    return rows
-
-
-def stride_parts_table(result) -> records.Result:
-    """``profiling_stride_parts`` as one row per stride: the DRAM bytes read per byte the
-    copy uses by the copy, by its loads alone, by its stores alone and by the two halves
-    added up, beside the sector model's bytes per useful byte."""
-    if not isinstance(result, records.Result) or result.name != "profiling_stride_parts":
-        raise TypeError(f"result: give gp.records.run(\"profiling_stride_parts\"), not "
-                        f"{getattr(result, 'name', type(result).__name__)!r}.")
-    rows = []
-    for stride in result.values("stride"):
-        read = {r["kernel"]: r["dram_read_per_useful"] for r in result.select(stride=stride)}
-        missing = [label for label, *_ in STRIDE_PARTS if label not in read]
-        if missing:
-            raise ValueError(f"result: stride {stride} has no row for {', '.join(missing)}; "
-                             "record the experiment again.")
-        rows.append({
-            "stride": stride,
-            "sector model": result.select(stride=stride)[0]["model_bytes_per_useful"],
-            "loads only": read["loads only"], "stores only": read["stores only"],
-            "loads + stores": round(read["loads only"] + read["stores only"], 3),
-            "copy": read["copy"],
-        })
-    return records.Result(result.name, rows, result.meta, result.source)
-
-
-def stride_wavefronts(result, onchip=None) -> records.Result:
-    """``profiling_stride`` per stride: the sectors and the L1 data-stage wavefronts each warp's
-    load and store request took, beside the model's sectors and 128-byte lines per request;
-    with ``onchip`` (``profiling_onchip_roofs`` of the same GPU), the wavefronts' bytes over
-    the kernel's duration as a share of the SM's read roof (``pipe_pct_of_roof``): how busy
-    the L1's data stage was."""
-    if not isinstance(result, records.Result) or result.name != "profiling_stride":
-        raise TypeError(f"result: give gp.records.run(\"profiling_stride\"), not "
-                        f"{getattr(result, 'name', type(result).__name__)!r}.")
-    if "load_wavefronts_per_request" not in result.rows[0]:
-        raise ValueError(f"result: the profiling_stride record of {result.gpu} has no wavefront "
-                         "counts; record it again (python -m gpuperf.record --only "
-                         "profiling_stride).")
-    roof = None
-    if onchip is not None:
-        if not isinstance(onchip, records.Result) or onchip.name != "profiling_onchip_roofs":
-            raise TypeError(f"onchip: give gp.records.run(\"profiling_onchip_roofs\") or None, "
-                            f"not {getattr(onchip, 'name', type(onchip).__name__)!r}.")
-        roof = dram_chapter.onchip_roof_gbps(onchip)
-        if onchip.gpu != result.gpu:
-            raise ValueError(f"onchip is from {onchip.gpu}, result from {result.gpu}: pass the "
-                             "profiling_onchip_roofs record of the same GPU.")
-    rows = []
-    for r in result.rows:
-        row = {"stride": r["stride"], "model_sectors": r["model_sectors_per_request"],
-               "load_sectors": r["load_sectors_per_request"],
-               "model_lines": r["model_lines_per_request"],
-               "load_wavefronts": r["load_wavefronts_per_request"],
-               "store_wavefronts": r["store_wavefronts_per_request"],
-               "dram_read_per_useful": r["dram_read_per_useful"]}
-        if roof:
-            # One load and one store request per 32 elements copied; a wavefront is 128 bytes.
-            wavefronts = (r["load_wavefronts_per_request"] + r["store_wavefronts_per_request"]) \
-                * r["n"] / 32
-            row["pipe_pct_of_roof"] = 100 * wavefronts * 128 / r["duration_ns"] / roof
-        rows.append(row)
-    return records.Result(result.name, rows, result.meta, result.source)
-
-
-TRANSPOSE_METRICS = SHARED_METRICS + (
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
-    "smsp__inst_executed_op_shared_st.sum",
-    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
-    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
-    # How busy shared memory's data pipe and DRAM were (% of their peaks over the kernel's time):
-    # whether a kernel's bank conflicts can be what limits it.
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum.pct_of_peak_sustained_elapsed",
-    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
-    "gpu__time_duration.sum",
-)
-# (label, pad): pad -1 is the naive kernel; "tiled64" make_transpose(64, 4, 1), the last 4-byte
-# rung; "vec4"/"vec4_noflip" make_transpose_vec4(8) with and without its column flip (the
-# rows of coalescing_transpose with the same labels).
-PROFILED_TRANSPOSES = (("naive", -1), ("tiled", 0), ("tiled + padding", 1),
-                       ("64x64 tiles + padding, 32 per thread", "tiled64"),
-                       ("64x64 tiles, 16-byte accesses, padding only", "vec4_noflip"),
-                       ("64x64 tiles, 16-byte accesses, padding + flip", "vec4"))
-PROFILED_TRANSPOSE_N = 4096
-
-
-@records.experiment(
-    "profiling_transpose", chapter="profiling",
-    title="Chapter 2's transposes under Nsight Compute: bank conflicts and store sectors",
-    units={"duration_ns": "ns", "shared_pipe_pct": "% of peak", "dram_pct": "% of peak"})
-def transpose_experiment(progress) -> list[dict]:
-    """Nsight Compute on the naive transpose, the 32 x 32 tiled one without and with a word
-    of padding, and the 64 x 64 one with 16-byte global accesses without and with its column
-    flip (a 4096 x 4096 float32 matrix): the wavefronts each shared load and store took (one:
-    no bank conflict), the bank conflicts, the global store instructions, and the sectors per
-    global store request (4 when a warp writes 128 contiguous bytes, 16 for 512)."""
-    n = PROFILED_TRANSPOSE_N
-    rows = []
-    for label, pad in PROFILED_TRANSPOSES:
-        progress(f"ncu on the transpose: {label}")
-        kernel = ("transpose_tiled" if pad == "tiled64" else
-                  "transpose_vec4" if isinstance(pad, str) else
-                  "transpose_naive" if pad < 0 else "transpose_tiled")
-        m = profile("transpose", pad, n, kernel=kernel, metrics=TRANSPOSE_METRICS + STALL_METRICS)
-        rows.append({
-            "version": label, "n": n,
-            "shared_load_wavefronts_per_load": per(
-                m, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
-                "smsp__inst_executed_op_shared_ld.sum"),
-            "shared_store_wavefronts_per_store": per(
-                m, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
-                "smsp__inst_executed_op_shared_st.sum"),
-            "bank_conflicts": (m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"]
-                               + m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"]),
-            "store_sectors_per_request": per(
-                m, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
-                "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
-            "global_store_requests": m["l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"],
-            "shared_pipe_pct": round(m["l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"
-                                       ".pct_of_peak_sustained_elapsed"], 2),
-            "dram_pct": round(m["dram__throughput.avg.pct_of_peak_sustained_elapsed"], 2),
-            **{f"stall_{r}": round(m[x], 3) for r, x in zip(STALL_REASONS, STALL_METRICS)},
-            "duration_ns": m["gpu__time_duration.sum"],
-        })
-    return rows
-
-
-# Why chapter 8's tiled fused kernel stops far below chapter 4's tiled matmul: the fused kernel
-# and the tiled one (both tiles) at the headline image size, for the headline's N and the
-# article's. The same counters as profiling_matmul_issue (what share of instructions are FFMAs,
-# how often a scheduler issues, why warps wait), with the bytes DRAM and the L2 served, the
-# shared loads per FFMA and the wavefronts per shared load (bank conflicts), and the atomics.
-GDN_PROFILED = (("fused", 0), ("fused_tiled", 16), ("fused_tiled", 32))
-GDN_PROFILED_CHANNELS = (64, 256)
-GDN_METRICS = ISSUE_METRICS + (
-    "dram__bytes_read.sum", "dram__bytes_write.sum",
-    "lts__t_sectors_srcunit_tex_op_read.sum", "lts__t_sectors_srcunit_tex_op_write.sum",
-    "smsp__inst_executed_op_shared_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_cmd_read.sum",
-    "smsp__inst_executed_op_global_ld.sum", "smsp__inst_executed_op_global_red.sum",
-    "sm__maximum_warps_per_active_cycle_pct", "sm__warps_active.avg.pct_of_peak_sustained_active",
-    "launch__registers_per_thread")
-
-
-@records.experiment(
-    "profiling_gdn", chapter="profiling",
-    title="Chapter 8's fused dgamma kernel and its tiled version under Nsight Compute: "
-          "instructions, issue, stalls, bytes",
-    units={"tflops": "TFLOP/s (profiled launch)", "duration_ns": "ns", "dram_bytes": "B",
-           "l2_sm_bytes": "B", "ffma_share_pct": "% of instructions",
-           "issue_active_pct": "% of cycles", "issue_bound_pct": "% of FP32 peak",
-           "achieved_occupancy_pct": "%", "theoretical_occupancy_pct": "%",
-           # gdn_profile_table's columns
-           "inst_per_ffma": "warp instructions", "pct_fp32_peak": "% of FP32 peak",
-           "dram_gbps": "GB/s", "dram_pct_copy": "% of copy", "l2_gbps": "GB/s"})
-def gdn_experiment(progress) -> list[dict]:
-    """Nsight Compute on chapter 8's ``fused`` kernel and ``fused_tiled`` (tiles 16 and 32,
-    depth = tile, the launch of ``gdn.tiled_launch``) at the headline image size and each N of
-    ``GDN_PROFILED_CHANNELS``: the warp instructions issued and the FFMAs among them, the
-    share of active cycles a scheduler issued, the FP32 share those two allow
-    (``issue_bound_pct``, as in ``profiling_matmul_issue``), the stall reasons per issued
-    instruction, the bytes DRAM and the L2 served to the SMs, shared loads per FFMA and
-    wavefronts per shared load, global loads per FFMA, atomics, registers, the grid's blocks
-    and occupancy. ``tflops`` is the profiled launch's rate (ncu's duration, clocks as
-    they were), for comparing the rows, not the chapter's timed rate."""
-    from .kernels import gdn
-
-    n_s = gdn.BATCH * gdn.HEADLINE["side"] ** 2
-    peak = device.fp32_peak_tflops()
-    lanes = fp32_lanes()
-    rows = []
-    for n_ch in GDN_PROFILED_CHANNELS:
-        for method, tile in GDN_PROFILED:
-            label = method if not tile else f"{method} {tile}x{tile}"
-            progress(f"ncu on the GDN gradient: {label} (N = {n_ch})")
-            m = profile("gdn", method, tile, n_ch, kernel=method, metrics=GDN_METRICS)
-            issue = issue_columns(m, lanes)
-            ffma = issue["ffma_inst"]
-            flops = 2 * n_ch * n_ch * n_s
-            shared_ld = m["smsp__inst_executed_op_shared_ld.sum"]
-            if tile:
-                grid = gdn.tiled_launch(n_ch, n_s, tile=tile, depth=tile)[0]
-            else:  # make_fused's grid, as gdn._method_launcher launches it
-                grid = (math.ceil(n_s / (gdn.DEFAULT_BLOCK * 8)), n_ch, 1)
-            grid_blocks = math.prod(grid)
-            rows.append({
-                "method": label, "n_ch": n_ch, "samples": n_s, "kernel": method,
-                "tflops": flops / m["gpu__time_duration.sum"] / 1e3,
-                "duration_ns": m["gpu__time_duration.sum"], "fp32_peak_tflops": peak,
-                **issue,
-                "dram_bytes": m["dram__bytes_read.sum"] + m["dram__bytes_write.sum"],
-                "l2_sm_bytes": 32 * (m["lts__t_sectors_srcunit_tex_op_read.sum"]
-                                     + m["lts__t_sectors_srcunit_tex_op_write.sum"]),
-                "shared_loads_per_ffma": shared_ld / ffma if ffma else None,
-                "wavefronts_per_shared_load": per(
-                    m, "l1tex__data_pipe_lsu_wavefronts_mem_shared_cmd_read.sum",
-                    "smsp__inst_executed_op_shared_ld.sum"),
-                "global_loads_per_ffma": m["smsp__inst_executed_op_global_ld.sum"] / ffma
-                if ffma else None,
-                # atomic adds whose result is unused compile to reductions (RED)
-                "atomics": m["smsp__inst_executed_op_global_red.sum"],
-                "registers": m["launch__registers_per_thread"],
-                "grid_blocks": grid_blocks,
-                "theoretical_occupancy_pct": m["sm__maximum_warps_per_active_cycle_pct"],
-                "achieved_occupancy_pct": m["sm__warps_active.avg.pct_of_peak_sustained_active"],
-            })
-    return rows
-
-
-def gdn_profile_table(res) -> records.Result:
-    """``profiling_gdn`` as chapter 8 reads it, one row per kernel and N: instructions issued
-    per FFMA, the share of cycles a scheduler issued, the FP32 share those allow and the share
-    measured (under the profiler), shared loads per FFMA, and DRAM's and the L2's bytes per
-    second as a % of the copy ceiling of the same record (``dram_pct_copy``) and in GB/s."""
-    if not isinstance(res, records.Result) or res.name != "profiling_gdn":
-        raise TypeError(f"res: give gp.records.run(\"profiling_gdn\"), not "
-                        f"{getattr(res, 'name', type(res).__name__)!r}.")
-    copy = res.ceilings.get("copy_gbps")
-    rows = []
-    for r in res.rows:
-        dram_gbps = r["dram_bytes"] / r["duration_ns"]
-        rows.append({
-            "n_ch": r["n_ch"], "method": r["method"],
-            "inst_per_ffma": 100 / r["ffma_share_pct"] if r["ffma_share_pct"] else None,
-            "issue_active_pct": r["issue_active_pct"], "issue_bound_pct": r["issue_bound_pct"],
-            "pct_fp32_peak": (100 * r["tflops"] / r["fp32_peak_tflops"]
-                              if r.get("fp32_peak_tflops") else None),
-            "shared_loads_per_ffma": r["shared_loads_per_ffma"],
-            "dram_gbps": dram_gbps, "dram_pct_copy": 100 * dram_gbps / copy if copy else None,
-            "l2_gbps": r["l2_sm_bytes"] / r["duration_ns"],
-            "achieved_occupancy_pct": r["achieved_occupancy_pct"]})
-    return records.Result(res.name, rows, res.meta, res.source)  # units: the experiment's
-
-
 # --------------------------------------------------------------------------- compute-sanitizer
 
 
@@ -579,6 +157,60 @@ def gdn_profile_table(res) -> records.Result:
 
 
 # --------------------------------------------------------------------------- CUPTI timeline
+
+
+# ---------------------------------------------------------------- chapter 9: tools on planted bugs
+
+# (label, tool, launch, args): each a process of its own under compute-sanitizer.
+SANITIZED = (
+    ("smooth_racy", "racecheck", "smooth", (1, 1000)),
+    ("smooth", "racecheck", "smooth", (0, 1000)),
+    ("copy_unguarded", "memcheck", "copy_unguarded", (1000,)),
+    ("tiled_early_return", "synccheck", "matmul_early_return", (33,)),
+    ("tiled_early_return", "racecheck", "matmul_early_return", (33,)),
+)
+
+
+@records.experiment("profiling_sanitizer", chapter="profiling",
+            title="compute-sanitizer on planted bugs: a missing barrier, an unguarded tail, "
+                  "an early return before a barrier")
+def sanitizer_experiment(progress) -> list[dict]:
+    rows = []
+    for label, tool, launch, args in SANITIZED:
+        progress(f"compute-sanitizer --tool {tool} on {label}")
+        found = sanitize(tool, launch, *args)
+        rows.append({"kernel": label, "tool": tool, "n": args[-1], **found})
+        progress(f"   {found['errors']} error(s), {found['warnings']} warning(s); result "
+                 f"{'right' if found['correct'] else 'WRONG'}")
+    return rows
+
+
+# (label, launch, args, kernel name): kernels of chapters 2 to 6, each a process of its own.
+SPEED_OF_LIGHT_KERNELS = (
+    ("copy, stride 1", "stride", (1, 1 << 26), "copy_strided"),
+    ("copy, stride 32", "stride", (32, 1 << 23), "copy_strided"),
+    ("naive transpose", "transpose", (-1, 4096), "transpose_naive"),
+    ("sum, 1 load per thread, 8 warps per SM", "sum_loads", (1, 8), "sum_loads"),
+    ("reduce v1", "reduce", ("v1", 256, 1 << 24), "reduce_v1"),
+    ("reduce v8", "reduce", ("v8", 256, 1 << 26), "reduce_v8"),
+    ("tiled matmul, tile 32", "matmul", ("tiled", 32, 1, 4096), "tiled"),
+    ("register-tiled matmul", "matmul", ("regtile_pipelined", 0, 0, 4096), "regtile"),
+)
+
+
+@records.experiment("profiling_speed_of_light", chapter="profiling",
+            title="Speed of Light and stall reasons of eight course kernels (Nsight Compute)",
+            units={"sm_pct": "% of peak", "memory_pct": "% of peak", "dram_pct": "% of peak",
+                   "l1_pct": "% of peak", "l2_pct": "% of peak", "fma_pct": "% of peak",
+                   "occupancy_pct": "%", "duration_ns": "ns"})
+def speed_of_light_experiment(progress) -> list[dict]:
+    rows = []
+    for label, launch, args, kernel in SPEED_OF_LIGHT_KERNELS:
+        progress(f"ncu on {label}")
+        m = profile(launch, *args, kernel=kernel, metrics=SOL_METRICS,
+                              launch_count=3)  # the longest: a reduction's first stage
+        rows.append({"kernel": label, **speed_of_light(m)})
+    return rows
 
 
 # The course's kernels on one roofline (chapter 10): every point, roof and label from one GPU's

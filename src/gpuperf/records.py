@@ -261,7 +261,7 @@ def code_fingerprint(name: str) -> str:
     return _fingerprint(fn, graph)
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=256, typed=True)
 def _fingerprint(fn, graph) -> str:
     import hashlib
 

@@ -48,7 +48,9 @@ Files
 ladder's other kernels and ``copy``. ``host.py``: ``matmul`` and ``transpose``.
 ``models.py``: the sector model. ``figures.py``: its drawings. ``tracing.py``: ``trace``.
 ``experiments.py``: the experiments and the tables made from them. ``checks.py``: the
-exercises' checkers. ``ptx.py``: ``PTX_TARGETS``.
+exercises' checkers. ``profiling.py``: Nsight Compute on the strided copies and the transposes
+(``profiling_stride``, ``profiling_stride_parts``, ``profiling_transpose``). ``ptx.py``:
+``PTX_TARGETS``.
 """
 
 from __future__ import annotations
@@ -90,7 +92,6 @@ from .experiments import (
     TRANSPOSE_VEC4_SWEEP,
     VEC4_FLIP,
     VEC4_ONLY,
-    _device_data,  # noqa: F401  (device_data's old name: gpuperf.profiling reads it, until it switches)
     aos_soa_experiment,
     copy_ladder_experiment,
     copy_tuning_experiment,
@@ -144,6 +145,13 @@ from .models import (
     stride_efficiency,
     warp_access,
 )
+from .profiling import (
+    stride_parts_experiment,
+    stride_parts_table,
+    stride_profile_experiment,
+    stride_wavefronts,
+    transpose_profile_experiment,
+)
 from .ptx import PTX_TARGETS
 from .tracing import (
     AccessTrace,
@@ -152,6 +160,8 @@ from .tracing import (
 )
 
 __all__ = [
+    "stride_profile_experiment", "stride_parts_experiment", "stride_parts_table", "stride_wavefronts",
+    "transpose_profile_experiment",
     # kernels.py
     "WARP", "transpose_naive", "matmul_naive", "matmul_naive_bcol", "AOS_FIELDS",
     "AOS_LAYOUTS", "make_sum_fields", "scale_rows_uncoalesced", "MATMUL_MODES", "make_matmul_bcol",

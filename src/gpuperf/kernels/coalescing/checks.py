@@ -153,7 +153,7 @@ def check_remap(kernel) -> ex.Report:
                 out = ex.poisoned((rows, cols))
                 _remap_launch(kernel, x, w, out)
                 chk.compare(out, x.astype(np.float64) * w[:, None].astype(np.float64))
-    names = emulator._param_names(kernel)
+    names = emulator.param_names(kernel)
     if len(names) == 3:
         with chk.case("coalescing, traced warp by warp in the emulator (32 x 32)"):
             x, w, out = ex.random_array((32, 32), 3), ex.random_array(32, 4), ex.poisoned((32, 32))
@@ -261,7 +261,7 @@ def check_padded_transpose(kernel) -> ex.Report:
                 out = ex.poisoned((cols, rows))
                 _transpose_launch(kernel, a, out)
                 chk.compare(out, a.T.astype(np.float64))
-    names = emulator._param_names(kernel)
+    names = emulator.param_names(kernel)
     if len(names) == 2:
         with chk.case("memory behaviour, traced warp by warp in the emulator (64 x 64)"):
             a, out = ex.random_array((64, 64), 7), ex.poisoned((64, 64))
@@ -316,8 +316,8 @@ def check_inplace_transpose(kernel) -> ex.Report:
                 want = a.T.astype(np.float64)
                 _inplace_launch(kernel, a)
                 chk.compare(a, want)
-    if len(emulator._param_names(kernel)) == 1:
-        name = emulator._param_names(kernel)[0]
+    if len(emulator.param_names(kernel)) == 1:
+        name = emulator.param_names(kernel)[0]
         with chk.case("memory behaviour, traced warp by warp in the emulator (64 x 64)"):
             a = ex.random_array((64, 64), 7)
             tr = trace(kernel, (64 // t, 64 // t), (t, EXERCISE_BLOCK_ROWS), a)

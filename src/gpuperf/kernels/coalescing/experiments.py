@@ -57,7 +57,6 @@ def device_data(n: int, dtype=np.float32, seed: int = 1):
     return x
 
 
-_device_data = device_data  # the old name, which gpuperf.profiling still uses (until the merge)
 
 
 def _time_launch(kernel, grid, block, *args, **options) -> bench.Timing:

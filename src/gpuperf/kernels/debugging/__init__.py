@@ -9,8 +9,8 @@ reading it missing: a thread reads its neighbours' slots before they have writte
 ``copy_unguarded``: ``out[i] = x[i]`` with no bounds test, launched on whole blocks: the
 threads past the end read and write out of bounds.
 
-Experiments (``gpuperf.profiling`` runs the tools)
-------------------------------------------------
+Experiments (in ``gpuperf.profiling``, which runs the tools on kernels of every chapter)
+--------------------------------------------------------------------------------------
 ``profiling_sanitizer``: compute-sanitizer's racecheck, memcheck and synccheck on the planted
 bugs (and on the fixed smoothing kernel), with whether the result came out right anyway.
 ``profiling_speed_of_light``: Nsight Compute's Speed-of-Light percentages and the warp stall
@@ -23,7 +23,7 @@ Exercises
 
 Files
 -----
-``kernels.py``: the kernels. ``experiments.py``: the experiments. ``races.py``:
+``kernels.py``: the kernels. ``races.py``:
 ``find_races``, the emulator's racecheck. ``checks.py``: ``limiter`` and the checkers.
 ``figures.py``: ``plot_speed_of_light``. ``ptx.py``: ``PTX_TARGETS``.
 """
@@ -37,12 +37,6 @@ from .checks import (
     check_smooth,
     limiter,
     smooth_reference,
-)
-from .experiments import (
-    SANITIZED,
-    SPEED_OF_LIGHT_KERNELS,
-    sanitizer_experiment,
-    speed_of_light_experiment,
 )
 from .figures import plot_speed_of_light
 from .kernels import (
@@ -61,8 +55,6 @@ __all__ = [
     "SMOOTH_BLOCK", "SMOOTH_TILE", "smooth_racy", "smooth", "copy_unguarded", "smooth_grid",
     # races.py
     "find_races",
-    # experiments.py
-    "SANITIZED", "sanitizer_experiment", "SPEED_OF_LIGHT_KERNELS", "speed_of_light_experiment",
     # checks.py
     "smooth_reference", "LIMITERS", "BUSY_PCT", "limiter", "check_limiters", "check_smooth",
     # figures.py

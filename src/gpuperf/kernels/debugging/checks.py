@@ -91,7 +91,7 @@ def check_limiters(answer, res=None) -> ex.Report:
                                   "give every kernel of the table one of "
                                   + ", ".join(map(repr, LIMITERS)) + ".")
     if _LIMITER_CALLS["outside"]:
-        return ex._one_line_failure(
+        return ex.one_line_failure(
             "what limits each kernel (Speed of Light)", "answer",
             "this session called gp.debugging.limiter, the course's own answer to this "
             "exercise: read the table yourself. Restart the kernel (Kernel > Restart) and run "
@@ -130,7 +130,7 @@ def _tile_use(chk: ex.Checker, kernel, n: int) -> None:
         run = emulator.launch(kernel, smooth_grid(n), SMOOTH_BLOCK, x, out)
     except Exception:  # noqa: BLE001 - the dry run above already judged the kernel's faults
         return
-    names = emulator._param_names(kernel)
+    names = emulator.param_names(kernel)
     x_name = names[0] if names else None
     shared_loads = sum(e.space == "shared" and e.kind == "load" for e in run.events)
     x_loads = sum(e.space == "global" and e.kind == "load" and e.array == x_name

@@ -42,6 +42,7 @@ wrappers (``forward``, ``raw_contributions``, ``backward``, ``input_grad``...).
 ``references.py``: the float64 references and random problems. ``models.py``: the bytes
 each method allocates and moves. ``figures.py``: the figures and displayed tables.
 ``experiments.py``: the experiments, the tables made from them and ``dgamma_launcher``.
+``profiling.py``: Nsight Compute on the fused kernels (``profiling_gdn``, ``gdn_profile_table``).
 ``checks.py``: the exercises' checkers. ``ptx.py``: ``PTX_TARGETS``.
 """
 
@@ -63,10 +64,6 @@ from .experiments import (
     SWEEP_SIDES,
     TILED_CHANNELS,
     TILED_TILES,
-    # private names that gpuperf.profiling reads, until it calls dgamma_launcher instead
-    _method_launcher,  # noqa: F401
-    _Problem,  # noqa: F401
-    _zero,  # noqa: F401
     algorithms_experiment,
     determinism_experiment,
     determinism_summary,
@@ -122,6 +119,7 @@ from .models import (
     moved_bytes,
     raw_bytes,
 )
+from .profiling import gdn_experiment, gdn_profile_table
 from .ptx import PTX_TARGETS
 from .references import (
     channel_major,
@@ -134,6 +132,7 @@ from .references import (
 )
 
 __all__ = [
+    "gdn_experiment", "gdn_profile_table",
     # kernels.py
     "MAX_GRID_Y", "DEFAULT_BLOCK", "FULL_MASK", "make_replicate", "make_multiply",
     "make_per_channel", "make_shared", "make_registers", "make_row_sum", "make_beta_grad",

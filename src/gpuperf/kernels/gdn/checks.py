@@ -94,7 +94,7 @@ def _check_beta_tree(chk, kernel, block: int = 32) -> None:
 
     w, delta, d = _check_problem(1, 3 * block + 5, 11)
     with chk.case(f"the block's reduction, one block of {block} threads (emulator)"):
-        name = emulator._param_names(kernel, 4)[3]
+        name = emulator.param_names(kernel, 4)[3]
         run = emulator.launch(kernel, 1, block, delta, w, d, ex.poisoned(1))
         writes = sum(1 for e in run.events if e.space == "global" and e.array == name
                      and e.kind in ("store", "atomic"))

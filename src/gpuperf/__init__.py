@@ -77,6 +77,16 @@ def show_source(obj) -> None:
     except (OSError, TypeError):
         raise ValueError(f"obj={obj!r:.60} has no Python source to show (defined interactively "
                          "or built in).") from None
+    # Where it lives, so that a reader can open the file (the package's own short kernels.py).
+    path = inspect.getsourcefile(fn) or ""
+    parts = path.replace("\\", "/").split("/")
+    if "gpuperf" in parts:
+        where = "/".join(parts[len(parts) - 1 - parts[::-1].index("gpuperf"):])
+        name = getattr(fn, "__qualname__", getattr(fn, "__name__", ""))
+        if ".<locals>." in name:  # a kernel a factory builds: say which factory
+            outer, inner = name.split(".<locals>.", 1)
+            name = f"{inner}, built by {outer}"
+        src = f"# {where}: {name}\n{src}"
     try:
         from IPython.display import Code, display
 

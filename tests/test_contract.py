@@ -1397,6 +1397,13 @@ BAD_LAYERS = {
     "gpuperf.kernels.dram:onchip_reads": [B(gp.dram.onchip_reads, "r", err=TypeError, word="res")],
     "gpuperf.records:add_discovery": [B(records.add_discovery, "chapters", err=TypeError,
                                         word="step")],
+    "gpuperf.kernels.gdn:check_energy_terms": [
+        B(gp.gdn.check_energy_terms, np.ones((2, 2), np.float32), -np.ones(2, np.float32),
+          word="beta"),
+        B(gp.gdn.check_energy_terms, -np.ones((2, 2), np.float32), np.ones(2, np.float32),
+          word="gamma"),
+        B(gp.gdn.check_energy_terms, np.full((2, 2), np.nan, np.float32), np.ones(2, np.float32),
+          word="gamma")],
     "gpuperf.nsight:print_result": [B(nsight.print_result, "a", [1.0], err=TypeError,
                                       word="got and want"),
                                     B(nsight.print_result, [1.0], [1.0, 2.0], word="shape")],

@@ -52,3 +52,32 @@ def test_aligned16_refuses_device_views_off_a_16_byte_boundary():
         with pytest.raises(ValueError, match=rf"^y starts {4 * k % 16} bytes past a 16-byte "
                                              r"boundary.*would fault: copy it\.$"):
             v.aligned16(d[k:], "y", "copy it.")
+
+
+def test_a_read_only_input_is_read_and_a_read_only_output_refused():
+    import numpy as np
+
+    from gpuperf import validate as v
+
+    x = np.arange(4, dtype=np.float32)
+    x.flags.writeable = False
+    got = v.array(x, name="x")
+    assert got.flags.writeable and np.array_equal(got, x)  # a copy the launch may write back
+    with pytest.raises(ValueError, match="out is read-only"):
+        v.array(x, name="out", writes=True)
+    import gpuperf as gp
+
+    assert gp.reduce.reduce_sum(x, version="v2") == pytest.approx(6.0)
+
+
+def test_gdn_refuses_energy_terms_that_leave_the_square_root_undefined():
+    import numpy as np
+
+    import gpuperf as gp
+
+    w = np.ones((2, 3), np.float32)
+    gamma, beta = np.ones((2, 2), np.float32), np.ones(2, np.float32)
+    for args, word in (((w, gamma, -beta), "beta"), ((w, -gamma, beta), "gamma")):
+        for fn in (gp.gdn.reference_forward, gp.gdn.forward):
+            with pytest.raises(ValueError, match=word):
+                fn(*args)

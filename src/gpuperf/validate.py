@@ -21,11 +21,14 @@ def is_device_array(x) -> bool:
 
 
 def array(x, *, name: str = "x", dtype=np.float32, ndim: int | None = 1,
-          min_size: int = 1, contiguous: bool = True):
+          min_size: int = 1, contiguous: bool = True, writes: bool = False):
     """Check a NumPy or device array's type, dtype, rank, size and layout; return it.
 
     Lists are refused rather than converted, so that a silent float64 copy never
-    hides in a benchmark.
+    hides in a benchmark. A read-only NumPy array is refused where the function writes into it
+    (``writes=True``) and, where it only reads it, returned as a writable copy: a kernel
+    launched on a NumPy array copies every argument back to the host afterwards, which a
+    read-only array would refuse.
     """
     if isinstance(x, np.ndarray):
         arr = x
@@ -60,6 +63,11 @@ def array(x, *, name: str = "x", dtype=np.float32, ndim: int | None = 1,
             f"{name} is not C-contiguous (a strided view such as x[::2] or x.T); the kernels "
             f"assume consecutive elements. Pass np.ascontiguousarray({name})."
         )
+    if isinstance(arr, np.ndarray) and not arr.flags.writeable:
+        if writes:
+            raise ValueError(f"{name} is read-only, and this function writes its result into "
+                             f"it; pass a writable array (e.g. np.empty_like({name})).")
+        arr = arr.copy()
     return arr
 
 

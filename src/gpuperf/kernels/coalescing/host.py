@@ -99,7 +99,7 @@ def transpose(a, out=None, *, version: str = "vec4_64"):
     if out is None:
         out = np.empty((cols, rows), np.float32) if isinstance(a, np.ndarray) else \
             cuda.device_array((cols, rows), np.float32)
-    out = validate.array(out, name="out", ndim=2)
+    out = validate.array(out, name="out", ndim=2, writes=True)
     if tuple(out.shape) != (cols, rows):
         raise ValueError(f"out must have shape {(cols, rows)} (a's shape reversed), "
                          f"not {tuple(out.shape)}.")

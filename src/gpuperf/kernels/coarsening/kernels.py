@@ -129,7 +129,7 @@ def make_vecadd_coarsened(factor: int = 4):
 def vector_add(x, y, out=None, *, factor: int = 1, block: int = 256):
     """``x + y`` with the plain (factor 1) or coarsened vector-add kernel."""
     if out is not None:
-        out = validate.array(out, name="out", dtype=np.float32)
+        out = validate.array(out, name="out", dtype=np.float32, writes=True)
         validate.same_shape(x, out, ("x", "out"))
     x = validate.array(x, name="x")
     y = validate.array(y, name="y")

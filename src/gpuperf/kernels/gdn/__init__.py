@@ -123,6 +123,7 @@ from .profiling import gdn_experiment, gdn_profile_table
 from .ptx import PTX_TARGETS
 from .references import (
     channel_major,
+    check_energy_terms,
     random_problem,
     reference_backward,
     reference_factor,
@@ -132,6 +133,7 @@ from .references import (
 )
 
 __all__ = [
+    "check_energy_terms",
     "gdn_experiment", "gdn_profile_table",
     # kernels.py
     "MAX_GRID_Y", "DEFAULT_BLOCK", "FULL_MASK", "make_replicate", "make_multiply",

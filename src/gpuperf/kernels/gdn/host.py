@@ -30,6 +30,7 @@ from .kernels import (
     tiled_launch,
 )
 from .models import ALGORITHMS
+from .references import check_energy_terms
 
 
 @functools.lru_cache(maxsize=None, typed=True)
@@ -84,10 +85,7 @@ def forward(w, gamma, beta, *, block: int = DEFAULT_BLOCK):
     if gamma.shape != (n_ch, n_ch) or beta.shape != (n_ch,):
         raise ValueError(f"with w of shape {w.shape}, gamma must be ({n_ch}, {n_ch}) and beta "
                          f"({n_ch},); they are {gamma.shape} and {beta.shape}.")
-    if isinstance(beta, np.ndarray) and isinstance(gamma, np.ndarray):
-        if beta.min() <= 0 or gamma.min() < 0:
-            raise ValueError("GDN needs beta > 0 and gamma >= 0 (the energy under the square "
-                             "root must stay positive); clip them, e.g. np.maximum(beta, 1e-6).")
+    check_energy_terms(gamma, beta)
     block = v.block_size(block)
     u = cuda.device_array((n_ch, n_s), np.float32)
     d = cuda.device_array((n_ch, n_s), np.float32)

@@ -51,6 +51,26 @@ def _ref_inputs(square=False, **arrays):
         shape = a.shape
 
 
+def check_energy_terms(gamma, beta) -> None:
+    """GDN's energy ``beta_i + sum_j gamma_ij w_j^2`` sits under a square root: refuse a beta
+    that is not positive, a gamma that is negative, or either not finite (NumPy or device
+    arrays; both are small, N and N x N)."""
+    values = {}
+    for name, a in (("gamma", gamma), ("beta", beta)):
+        a = a.copy_to_host() if hasattr(a, "copy_to_host") else np.asarray(a)
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"{name} holds NaN or infinity; GDN needs finite {name}.")
+        values[name] = a
+    if values["beta"].size and values["beta"].min() <= 0:
+        raise ValueError(f"beta must be > 0 (the energy under the square root must stay "
+                         f"positive); its smallest value is {values['beta'].min():g}. Clip it, "
+                         "e.g. np.maximum(beta, 1e-6).")
+    if values["gamma"].size and values["gamma"].min() < 0:
+        raise ValueError(f"gamma must be >= 0 (the energy under the square root must stay "
+                         f"positive); its smallest value is {values['gamma'].min():g}. Clip it, "
+                         "e.g. np.maximum(gamma, 0).")
+
+
 def _ref_vector(a, name, n):
     if hasattr(a, "copy_to_host"):
         a = a.copy_to_host()
@@ -67,6 +87,7 @@ def reference_forward(w, gamma, beta):
     if np.shape(gamma)[0] != np.shape(w)[0]:
         raise ValueError(f"gamma must be N x N with N = {np.shape(w)[0]} (the rows of w), not "
                          f"{np.shape(gamma)}.")
+    check_energy_terms(gamma, beta)
     w = np.asarray(w, dtype=np.float64)
     energy = np.asarray(beta, np.float64)[:, None] + np.asarray(gamma, np.float64) @ (w * w)
     d = energy ** -0.5

@@ -76,7 +76,7 @@ def copy(x, out=None, *, method: str = "grid_stride", block: int = 256,
     x = validate.array(x, name="x")
     if out is None:
         out = cuda.device_array_like(x) if not isinstance(x, np.ndarray) else np.empty_like(x)
-    out = validate.array(out, name="out")
+    out = validate.array(out, name="out", writes=True)
     validate.same_shape(x, out, ("x", "out"))
     if blocks is not None:
         if method != "grid_stride":

@@ -261,7 +261,7 @@ def check_operands(A, B, out=None):
             f"A is {A.shape[0]} x {A.shape[1]} and B is {B.shape[0]} x {B.shape[1]}: the columns "
             f"of A ({A.shape[1]}) must equal the rows of B ({B.shape[0]}) for A @ B.")
     if out is not None:
-        out = validate.array(out, name="out", ndim=2)
+        out = validate.array(out, name="out", ndim=2, writes=True)
         if tuple(out.shape) != (A.shape[0], B.shape[1]):
             raise ValueError(f"out must have shape {(A.shape[0], B.shape[1])} (rows of A, "
                              f"columns of B), not {tuple(out.shape)}.")

@@ -227,7 +227,7 @@ def _check_article_args(x, y, out=None, n_streams=ARTICLE_STREAMS, breadth_first
     y = validate.array(y, name="y", dtype=None)
     validate.same_shape(x, y, ("x", "y"))
     if out is not None:
-        validate.same_shape(x, validate.array(out, name="out", dtype=None), ("x", "out"))
+        validate.same_shape(x, validate.array(out, name="out", dtype=None, writes=True), ("x", "out"))
     validate.positive_int(n_streams, "n_streams", maximum=64)
     validate.boolean(breadth_first, "breadth_first")
 

@@ -101,7 +101,7 @@ class Pipeline:
                              f"{a.size}. Build one with Pipeline({a.size}, ...).")
         if out is None:
             out = cuda.pinned_array(self.n, dtype=np.float32)
-        out = validate.array(out, name="out")
+        out = validate.array(out, name="out", writes=True)
         if not isinstance(out, np.ndarray):
             raise TypeError("out must be a host (NumPy) array, ideally from cuda.pinned_array.")
         validate.same_shape(a, out, ("a", "out"))

@@ -149,7 +149,8 @@ def headline_rows(paths=None) -> list[dict]:
     """One row per headline ratio; one column per GPU (by the record's GPU name).
 
     A ratio that a record cannot give (an experiment it lacks, rows of another shape) is
-    ``None`` for that GPU, never a guess.
+    ``None`` for that GPU, never a guess. A GPU whose results came from other code than
+    today's (``Result.code_status``) says so in its column's name.
     """
     files = _paths_arg(paths)
     gpus = []
@@ -166,16 +167,26 @@ def headline_rows(paths=None) -> list[dict]:
         gpu = next((p.get("gpu") for p in provs if p.get("gpu")), path.stem)
         if paths is None and path.stem == records.REFERENCE:
             gpu += " (reference)"
-        gpus.append((gpu, get))
+        gpus.append([gpu, get, cache])
     rows = []
     for chapter, what, kind, fn in HEADLINES:
         row = {"chapter": chapter, "ratio": what, "kind": kind}
-        for gpu, get in gpus:
+        for entry in gpus:
+            gpu, get, _ = entry
             try:
                 row[gpu] = float(fn(get))
             except (LookupError, KeyError, ValueError, ZeroDivisionError, TypeError):
                 row[gpu] = None
         rows.append(row)
+    # Name the GPUs whose ratios came (in part) from other code than today's.
+    for entry in gpus:
+        gpu, _, cache = entry
+        status = {res.code_status for res in cache.values()}
+        note = ("" if status <= {"same"} else " (some with earlier code)" if "other" in status
+                else " (code not fingerprinted)")
+        if note:
+            for row in rows:
+                row[gpu + note] = row.pop(gpu)
     return rows
 
 

@@ -434,7 +434,7 @@ def test_explorer_offers_each_recorded_gpu_and_all_overlaid(monkeypatch):
     labels = json.loads(re.search(r"const labels = (\[.*?\]);\n", box.data)[1])
     gpus = labels[0]
     assert len(gpus) == len(records.references("reduce_block_sweep")) + 1
-    assert gpus[0] == rec.gpu.replace("NVIDIA ", "") and gpus[-1] == widgets.ALL_GPUS
+    assert gpus[0] == plots.gpu_label(rec) and gpus[-1] == widgets.ALL_GPUS
     frames = _frames(box)
     overlay = frames[f"{len(gpus) - 1},0"][1]
     assert overlay.count("recorded on") == len(gpus) - 1  # one caption line per GPU
@@ -462,9 +462,9 @@ def test_live_measurements_get_the_recorded_gpus_beside_them(monkeypatch):
     fig = plots.lines(live, x="block", y="gbps", rows=live.select(version="v8"), logx=True)
     ax = fig.axes[0]
     labels = [line.get_label() for line in ax.get_lines()]
-    assert labels[0] == f"{rec.gpu.replace('NVIDIA ', '')} (live)"  # the shown curve is named
+    assert labels[0] == f"{plots.gpu_label(rec)} (live)"  # the shown curve is named
     for res, line in zip(others, ax.get_lines()[1:]):
-        assert line.get_label() == f"{res.gpu.replace('NVIDIA ', '')} (recorded)"
+        assert line.get_label() == f"{plots.gpu_label(res)} (recorded)"
         assert line.get_linestyle() == "--"
         # only the shown selection (v8), matched by the values the shown rows share
         want = sorted((r["block"], r["gbps"]) for r in res.select(version="v8"))
@@ -598,7 +598,7 @@ def test_chapter_figures_draw_the_recorded_gpus_beside_a_live_run(monkeypatch, m
         return {line.get_label() for ax in fig.axes for line in ax.get_lines()
                 if line.get_label().endswith("(recorded)")}
 
-    want = {f"{r.gpu.replace('NVIDIA ', '')} (recorded)" for r in others}
+    want = {f"{plots.gpu_label(r)} (recorded)" for r in others}
     fig = draw(_live(rec))
     fig = fig if fig is not None else plt.gcf()
     assert recorded_labels(fig) == want
@@ -650,7 +650,7 @@ def test_the_roofline_and_the_heatmap_show_the_recorded_gpus_beside_a_live_run(m
     assert [tuple(c.get_edgecolor()[0]) for c in theirs[:len(roof.rows)]] == \
         [tuple(c.get_facecolor()[0]) for c in mine]
     assert sorted(t.get_text() for t in ax.get_legend().get_texts()) == sorted(
-        f"{r.gpu.replace('NVIDIA ', '')} (recorded)" for r in others)
+        f"{plots.gpu_label(r)} (recorded)" for r in others)
     plt.close(fig)
     fig = mm.plot_roofline(roof)  # a replay: no markers, no legend
     assert len(fig.axes[0].collections) == len(roof.rows) and fig.axes[0].get_legend() is None

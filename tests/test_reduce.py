@@ -772,7 +772,9 @@ def test_the_single_pass_prose_holds_for_every_recorded_gpu(path):
     # with n (from 2^20 to 2^28 the data grows 256-fold, the excess less than 2-fold)
     big = (2**20, 2**24, 2**28)
     extra = {n: by["warp atomics", n]["gpu_ms"] - by["two passes", n]["gpu_ms"] for n in big}
-    assert all(by["warp atomics", n]["pct_two_pass"] < 100 for n in big)
+    # (by GPU time, as the chapter says: a call's wall time up to 2^20 is mostly the host's
+    # launch work, and on 2026-12-03 the H200's warp-atomics call at 2^20 came out faster
+    # than two passes by wall time while its GPU time was 12 us longer)
     # "by some microseconds": at least two at every size
     assert min(extra.values()) > 2e-3 and all(extra[n] < 2 * extra[2**20] for n in big)
     # "the GPU is not busy for less" at 2^24: one launch saves the gap between two

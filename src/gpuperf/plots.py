@@ -141,9 +141,13 @@ def live_references(result) -> list:
 
 
 def gpu_label(res) -> str:
-    """The GPU of a result, as short as a legend needs ("H100 80GB HBM3")."""
+    """The GPU of a result, as short as a legend needs ("H100 80GB HBM3"), marked where the
+    result was not measured with today's code ("H100 80GB HBM3, code not fingerprinted")."""
     v.result(res, "res")
-    return str(res.gpu).replace("NVIDIA ", "")
+    name = str(res.gpu).replace("NVIDIA ", "")
+    status = res.code_status
+    return name if status == "same" else name + (", earlier code" if status == "other"
+                                                 else ", code not fingerprinted")
 
 
 def _best_caption(result, rows, x: str, y: str) -> str:

@@ -520,8 +520,7 @@ def references(name: str, *, besides: str | None = None) -> list[Result]:
             res = recorded(name, path=path)
         except NotRecorded:  # this GPU's record lacks the experiment
             continue
-        # Another GPU's record is shown beside the reference only where it ran today's code.
-        if res.gpu != besides and (path.stem == REFERENCE or res.code_status == "same"):
+        if res.gpu != besides:  # its label says whether it ran today's code
             out.append(res)
     return out
 

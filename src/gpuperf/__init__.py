@@ -50,7 +50,7 @@ def _register_discovery() -> None:
 _register_discovery()
 
 _TOOLS = {"bench", "records", "plots", "widgets", "exercises", "device", "validate", "assign",
-          "emulator", "headlines", "profiling"}
+          "emulator", "headlines", "profiling", "nsight", "selfcheck", "store", "mode"}
 
 
 def show_device() -> None:

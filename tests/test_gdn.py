@@ -162,7 +162,7 @@ def test_bad_inputs_are_refused_with_the_fix():
         gdn.raw_contributions(w.T.copy().T, delta, w)
     with pytest.raises(ValueError, match="gamma must be"):
         gdn.forward(w, gamma[:1], beta)
-    with pytest.raises(ValueError, match="beta > 0"):
+    with pytest.raises(ValueError, match="beta must be > 0"):
         gdn.forward(w, gamma, -beta)
     with pytest.raises(ValueError, match="1024"):
         gdn.backward(w, delta, w, block=2048)

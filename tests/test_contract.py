@@ -1342,7 +1342,7 @@ def _experiment_entries() -> dict:
 
 
 # The layers' new homes (gpuperf.store, .nsight, .nbtools, .depgraph) and their helpers.
-from gpuperf import depgraph, nbtools, nsight  # noqa: E402
+from gpuperf import depgraph, fingerprint, nbtools, nsight  # noqa: E402
 
 BAD_LAYERS = {
     "gpuperf.bench:require_gpu": [B(bench.require_gpu, 7, err=TypeError, word="what")],
@@ -1376,6 +1376,9 @@ BAD_LAYERS = {
     "gpuperf.nsight:try_profile": [B(nsight.try_profile, "stride", kernel="k", metrics=["m"],
                                      word="launch")],
     "gpuperf.profiling:launch": [B(profiling.launch, "strided", word="name")],
+    "gpuperf.fingerprint:code_parts": [B(fingerprint.code_parts, 3, err=TypeError, word="fn"),
+                                       B(fingerprint.code_parts, print, "", word="prefix")],
+    "gpuperf.fingerprint:fingerprint": [B(fingerprint.fingerprint, "f", err=TypeError, word="fn")],
     "gpuperf.records:code_fingerprint": [B(records.code_fingerprint, "no_such_experiment",
                                            word="no_such_experiment")],
     "gpuperf.selfcheck:chapter_status": [B(gp_selfcheck.chapter_status, "/no/such/folder",

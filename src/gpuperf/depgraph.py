@@ -1,9 +1,7 @@
 """What imports what inside ``gpuperf``, read from the source with ``ast`` (nothing is imported).
 
-Three users:
+Two users:
 
-* ``gpuperf.records`` fingerprints the code an experiment ran (its function and the chapter
-  modules it imports), so that a replay can say whether today's code is what was measured.
 * ``tests/test_imports.py`` holds the package to its layers (below): no import cycle, no arrow
   from a lower layer to a higher one, no ``_private`` name taken from another package.
 * the GPU self-check (``gpuperf.selfcheck``) asks which files a chapter notebook depends on —
@@ -14,8 +12,8 @@ The layers, lowest first (a module may import its own layer and the ones below):
 
 1. ``core``: the shared machinery (mode, device, bench, store, records, validate, vector,
    emulator, simwarp, plots, widgets, the exercise engine and targets, the Nsight Compute and
-   sanitizer runners in ``nsight``, and this module, which the records use to fingerprint the
-   code an experiment ran).
+   sanitizer runners in ``nsight``, ``fingerprint`` (the code an experiment ran, recorded with
+   it) and this module).
 2. ``chapters``: ``gpuperf.kernels.<topic>``, one package per chapter. A chapter may use another
    chapter's public names (no cycle between chapters).
 3. ``course``: experiments that read several chapters (``profiling``, ``headlines``).

@@ -218,61 +218,22 @@ def provenance() -> dict:
 # --------------------------------------------------------------------------- code fingerprints
 
 
-def _function_sources(fn, seen=None) -> list[str]:
-    """The source of ``fn`` and of every function of its own module it calls (by name,
-    transitively): the experiment function and its helpers, not the rest of its file."""
-    import inspect
-    import types
-
-    seen = set() if seen is None else seen
-    fn = inspect.unwrap(fn)
-    if fn in seen or not isinstance(fn, types.FunctionType):
-        return []
-    seen.add(fn)
-    try:
-        out = [inspect.getsource(fn)]
-    except (OSError, TypeError):
-        out = [fn.__qualname__]
-    names: set = set()
-    todo = [fn.__code__]
-    while todo:
-        code = todo.pop()
-        names.update(code.co_names)
-        todo.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
-    for name in sorted(names):
-        other = fn.__globals__.get(name)
-        if isinstance(other, types.FunctionType) and other.__module__ == fn.__module__:
-            out += _function_sources(other, seen)
-    return out
-
-
 def code_fingerprint(name: str) -> str:
-    """A short hash of the code experiment ``name`` runs: its function (and the helpers of its
-    own module it calls) and every chapter module its module imports (the kernels), read from
-    the source. Recorded with each experiment; a replay whose fingerprint differs from today's
-    was measured with other code."""
+    """A short hash of the code experiment ``name`` runs: its function and every kernel,
+    function, class and constant of the chapters it reaches by name (``gpuperf.fingerprint``).
+    Recorded with each experiment; a replay whose fingerprint differs from today's was measured
+    with other code."""
     import inspect
-
-    from . import depgraph
 
     exp = get(name)
-    fn = inspect.unwrap(exp.fn)
-    graph = depgraph.build()
-    return _fingerprint(fn, graph)
+    return _fingerprint(inspect.unwrap(exp.fn))
 
 
-@functools.lru_cache(maxsize=256, typed=True)
-def _fingerprint(fn, graph) -> str:
-    import hashlib
+@functools.lru_cache(maxsize=512)
+def _fingerprint(fn) -> str:
+    from . import fingerprint
 
-    from . import depgraph
-
-    home = fn.__module__
-    parts = _function_sources(fn)
-    for module in sorted(graph.closure({home}) - {home}):
-        if depgraph.layer(module) == "chapters":
-            parts.append(graph.modules[module].read_text(encoding="utf-8"))
-    return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()[:12]
+    return fingerprint.fingerprint(fn)
 
 
 # --------------------------------------------------------------------------- results

@@ -1,0 +1,196 @@
+"""What code an experiment ran, as a short hash (recorded with each measurement).
+
+The fingerprint follows the code by name from the experiment's function: every function,
+kernel, class and constant of the chapters (``gpuperf.kernels``) that it reaches — through its
+globals, the attributes it reads from a chapter module, the cells of a closure (a kernel built by
+a factory), the values of a table such as ``{"v0": reduce_v0, ...}``, and ``"module:function"``
+launch strings that an Nsight Compute experiment runs in another process. It hashes their
+source (a constant: its ``repr``). So an edit to a kernel changes the fingerprints of exactly the
+experiments that run it; an edit to a checker, a figure or another experiment of the same file
+changes none. The shared layer (``bench``, ``nsight``...) is left out: its timing code is the
+measurement protocol, versioned by the record's other provenance, not by each experiment.
+
+This module imports nothing from ``gpuperf``, so that a tool can load it by path and fingerprint
+an older checkout's experiments with today's rule.
+"""
+
+from __future__ import annotations
+
+import dis
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import re
+import types
+
+CHAPTERS = "gpuperf.kernels"
+
+_LAUNCH = re.compile(r"^([A-Za-z_][\w.]*):([A-Za-z_]\w*)$")
+_SCALARS = (int, float, complex, str, bytes, bool, type(None))
+
+
+def _constant(value, depth: int = 0) -> bool:
+    """A plain value whose ``repr`` is its meaning (numbers, strings, tuples of them)."""
+    if isinstance(value, _SCALARS):
+        return True
+    if isinstance(value, (tuple, frozenset)) and depth < 3:
+        return all(_constant(x, depth + 1) for x in value)
+    return False
+
+
+def _code(fn) -> list:
+    """Every code object of ``fn``, nested functions, lambdas and comprehensions included."""
+    out, todo = [], [fn.__code__]
+    while todo:
+        code = todo.pop()
+        out.append(code)
+        todo.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+    return out
+
+
+def _source(obj) -> str:
+    try:
+        return inspect.getsource(obj)
+    except (OSError, TypeError):  # defined in a notebook or built at run time
+        return getattr(obj, "__qualname__", repr(type(obj)))
+
+
+def code_parts(fn, prefix: str = CHAPTERS) -> dict:
+    """``{qualified name: source or repr}`` of everything of the package ``prefix`` (and of
+    ``fn``'s own module) that ``fn`` reaches by name, ``fn`` itself included."""
+    if not isinstance(prefix, str) or not prefix:
+        raise ValueError(f"prefix={prefix!r} must be a dotted package name such as {CHAPTERS!r}.")
+    if not callable(fn):
+        raise TypeError(f"fn must be a function, not {type(fn).__name__}.")
+    home = getattr(inspect.unwrap(fn), "__module__", None) or prefix
+    walk = _Walk(prefixes=(prefix, home))
+    walk.todo.append(fn)
+    while walk.todo:
+        walk.visit(walk.todo.pop())
+    return walk.parts
+
+
+class _Walk:
+    def __init__(self, prefixes):
+        self.prefixes = prefixes
+        self.parts: dict = {}
+        self.seen: set = set()
+        self.todo: list = []
+
+    def ours(self, module) -> bool:
+        return isinstance(module, str) and any(module == p or module.startswith(p + ".")
+                                               for p in self.prefixes)
+
+    def visit(self, obj) -> None:
+        obj = getattr(obj, "py_func", obj)  # a Numba dispatcher: the Python function it compiles
+        if isinstance(obj, types.FunctionType):
+            obj = inspect.unwrap(obj)
+        if id(obj) in self.seen:
+            return
+        self.seen.add(id(obj))
+        if isinstance(obj, (staticmethod, classmethod)):
+            self.todo.append(obj.__func__)
+            return
+        if isinstance(obj, property):
+            self.todo.extend(f for f in (obj.fget, obj.fset) if f is not None)
+            return
+        if not isinstance(obj, (type, types.FunctionType)) or not self.ours(obj.__module__):
+            return
+        self.parts[f"{obj.__module__}.{obj.__qualname__}"] = _source(obj)
+        if isinstance(obj, type):
+            self.todo.extend(vars(obj).values())
+            return
+        codes = _code(obj)
+        names = {n for c in codes for n in c.co_names}
+        scope = obj.__globals__
+        self.todo.extend(c.cell_contents for c in (obj.__closure__ or ()) if _filled(c))
+        for name in sorted(names):
+            if name in scope and not (name.startswith("__") and name.endswith("__")):  # __file__
+                self.reach(scope[name], f"{obj.__module__}.{name}", scope, names)
+        for module, imported in _imports_inside(codes, scope.get("__package__")):
+            if module is None or not self.ours(module.__name__):
+                continue
+            for name in sorted(imported or names):
+                if name in vars(module):
+                    self.reach(vars(module)[name], f"{module.__name__}.{name}", vars(module), names)
+        for text in sorted({k for c in codes for k in c.co_consts if isinstance(k, str)}):
+            self.launch_string(text, scope)
+
+    def reach(self, value, key: str, scope: dict, names: set, depth: int = 0) -> None:
+        """Hash a constant a function reads; queue the functions, kernels and classes it reaches
+        (also inside tables, and a chapter module's attributes that the function reads)."""
+        if isinstance(value, types.ModuleType):
+            if self.ours(value.__name__):
+                for attr in sorted(names):
+                    if attr in vars(value):
+                        self.reach(vars(value)[attr], f"{value.__name__}.{attr}", vars(value), ())
+            return
+        if _constant(value):
+            self.parts[key] = repr(value)
+            for text in _strings(value):
+                self.launch_string(text, scope)
+            return
+        if isinstance(value, dict) and depth < 3:
+            for k, item in value.items():
+                self.reach(item, f"{key}[{k!r}]", scope, names, depth + 1)
+            return
+        if isinstance(value, (list, tuple, set, frozenset)) and depth < 3:
+            for i, item in enumerate(value):
+                self.reach(item, f"{key}[{i}]", scope, names, depth + 1)
+            return
+        self.todo.append(value)
+
+    def launch_string(self, text: str, scope: dict) -> None:
+        """A launch named by a string: ``"module:function"`` (run in another process by
+        ``nsight``) or the bare name of a function of the same module (a launch table)."""
+        match = _LAUNCH.match(text)
+        if match and self.ours(match[1]):
+            try:
+                module = importlib.import_module(match[1])
+            except ImportError:
+                return
+            if match[2] in vars(module):
+                self.todo.append(vars(module)[match[2]])
+        elif text.isidentifier() and isinstance(scope.get(text), types.FunctionType):
+            self.todo.append(scope[text])
+
+
+def _strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, (tuple, frozenset)):
+        for item in value:
+            yield from _strings(item)
+
+
+def _imports_inside(codes, package):
+    """``(module, names or None)`` for each ``import`` written inside a function."""
+    for code in codes:
+        ops = list(dis.get_instructions(code))
+        for i, op in enumerate(ops):
+            if op.opname != "IMPORT_NAME" or i < 2:
+                continue
+            level, fromlist = ops[i - 2].argval, ops[i - 1].argval
+            try:
+                name = importlib.util.resolve_name("." * (level or 0) + op.argval, package) \
+                    if level else op.argval
+                module = importlib.import_module(name)
+            except (ImportError, ValueError, TypeError):
+                continue
+            yield module, tuple(fromlist) if fromlist else None
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 (an empty cell raises)
+    except ValueError:
+        return False
+    return True
+
+
+def fingerprint(fn, prefix: str = CHAPTERS) -> str:
+    """A short hash of ``code_parts(fn, prefix)``: equal exactly when that code is unchanged."""
+    parts = code_parts(fn, prefix)
+    text = "\0".join(f"{k}\n{v}" for k, v in sorted(parts.items()))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]

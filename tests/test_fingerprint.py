@@ -1,0 +1,145 @@
+"""The fingerprint of an experiment changes with the code it runs, and only with that code.
+
+A toy chapter package is written to a temporary folder, fingerprinted, edited one definition at a
+time and fingerprinted again (a fresh import each time)."""
+
+from __future__ import annotations
+
+import importlib
+import linecache
+import sys
+import textwrap
+
+import pytest
+
+from gpuperf import fingerprint
+
+KERNELS = '''
+TPB = 128
+
+
+class Dispatcher:  # stands in for a Numba kernel: the function it compiles is py_func
+    def __init__(self, fn):
+        self.py_func = fn
+
+
+def _kernel(x):
+    return x + 1
+
+
+kernel = Dispatcher(_kernel)
+
+
+def make_kernel(scale):
+    def scaled(x):
+        return x * scale
+    return Dispatcher(scaled)
+
+
+def launched_in_another_process():
+    return "profiled"
+
+
+def wrapper(x):
+    return kernel.py_func(x) * TPB
+
+
+def unrelated_wrapper(x):
+    return x - 1
+'''
+
+EXPERIMENTS = '''
+from . import kernels as k
+
+VERSIONS = {"plain": k.wrapper}
+LAUNCHES = {"other": "launched_in_another_process"}
+
+
+def helper(x):
+    return VERSIONS["plain"](x)
+
+
+def experiment(progress):
+    from .kernels import make_kernel
+    return [helper(1), make_kernel(2), "toyfp.kernels:launched_in_another_process"]
+
+
+def another_experiment(progress):
+    return [k.unrelated_wrapper(1)]
+'''
+
+
+def _fingerprints(tmp_path, kernels=KERNELS, experiments=EXPERIMENTS) -> dict:
+    package = tmp_path / "toyfp"
+    package.mkdir(exist_ok=True)
+    (package / "__init__.py").write_text("")
+    (package / "kernels.py").write_text(textwrap.dedent(kernels))
+    (package / "experiments.py").write_text(textwrap.dedent(experiments))
+    for name in [m for m in sys.modules if m == "toyfp" or m.startswith("toyfp.")]:
+        del sys.modules[name]
+    importlib.invalidate_caches()
+    linecache.clearcache()
+    sys.path.insert(0, str(tmp_path))
+    try:
+        module = importlib.import_module("toyfp.experiments")
+        return {name: fingerprint.fingerprint(getattr(module, name), prefix="toyfp")
+                for name in ("experiment", "another_experiment")}
+    finally:
+        sys.path.remove(str(tmp_path))
+
+
+def _edit(text, old, new):
+    assert old in text
+    return text.replace(old, new)
+
+
+@pytest.mark.parametrize("what, old, new", [
+    ("a kernel reached through a dispatcher and a table", "return x + 1", "return x + 2"),
+    ("a constant the wrapper reads", "TPB = 128", "TPB = 256"),
+    ("a kernel built by a factory imported inside the function", "return x * scale",
+     "return x * scale * 2"),
+    ("a launch named by a 'module:function' string", 'return "profiled"', 'return "other"'),
+])
+def test_an_edit_to_what_the_experiment_runs_changes_its_fingerprint(tmp_path, what, old, new):
+    before = _fingerprints(tmp_path)
+    after = _fingerprints(tmp_path, kernels=_edit(KERNELS, old, new))
+    assert after["experiment"] != before["experiment"], what
+    assert after["another_experiment"] == before["another_experiment"], what
+
+
+def test_an_edit_elsewhere_in_the_same_files_changes_nothing_it_does_not_run(tmp_path):
+    before = _fingerprints(tmp_path)
+    after = _fingerprints(tmp_path, kernels=_edit(KERNELS, "return x - 1", "return x - 3"))
+    assert after["experiment"] == before["experiment"]
+    assert after["another_experiment"] != before["another_experiment"]
+    # a comment outside every definition, and a new function nobody calls
+    after = _fingerprints(tmp_path, kernels="# a comment\n" + KERNELS + "\ndef new():\n    pass\n")
+    assert after == before
+
+
+def test_the_experiments_own_helpers_and_tables_count(tmp_path):
+    before = _fingerprints(tmp_path)
+    edited = _edit(EXPERIMENTS, 'LAUNCHES = {"other": "launched_in_another_process"}', "")
+    assert _fingerprints(tmp_path, experiments=edited) == before  # a table nothing reads
+    edited = _edit(EXPERIMENTS, 'return VERSIONS["plain"](x)', 'return VERSIONS["plain"](x) + 0')
+    assert _fingerprints(tmp_path, experiments=edited)["experiment"] != before["experiment"]
+
+
+def test_the_course_kernels_are_fingerprinted_by_what_they_run():
+    """On the real package: the reduce ladder reaches its rungs' kernels, and a launch table's
+    bare names (``"_transpose_launch"``) reach the function that Nsight Compute runs."""
+    from gpuperf import records
+
+    parts = fingerprint.code_parts(records.get("reduce_ladder").fn)
+    assert any(k.startswith("gpuperf.kernels.reduce.kernels.") for k in parts)
+    assert not any(".checks." in k or ".figures." in k for k in parts)
+    parts = fingerprint.code_parts(records.get("profiling_transpose").fn)
+    assert "gpuperf.kernels.coalescing.profiling._transpose_launch" in parts
+    assert any(k.startswith("gpuperf.kernels.coalescing.kernels.") for k in parts)
+
+
+def test_bad_arguments_are_named():
+    with pytest.raises(TypeError, match="fn must be a function"):
+        fingerprint.fingerprint(3)
+    with pytest.raises(ValueError, match="prefix=''"):
+        fingerprint.code_parts(print, prefix="")

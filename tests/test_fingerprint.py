@@ -15,6 +15,8 @@ import pytest
 from gpuperf import fingerprint
 
 KERNELS = '''
+import functools
+
 TPB = 128
 
 
@@ -30,6 +32,7 @@ def _kernel(x):
 kernel = Dispatcher(_kernel)
 
 
+@functools.lru_cache(maxsize=None)
 def make_kernel(scale):
     def scaled(x):
         return x * scale
@@ -96,7 +99,7 @@ def _edit(text, old, new):
 @pytest.mark.parametrize("what, old, new", [
     ("a kernel reached through a dispatcher and a table", "return x + 1", "return x + 2"),
     ("a constant the wrapper reads", "TPB = 128", "TPB = 256"),
-    ("a kernel built by a factory imported inside the function", "return x * scale",
+    ("a kernel built by a cached factory imported inside the function", "return x * scale",
      "return x * scale * 2"),
     ("a launch named by a 'module:function' string", 'return "profiled"', 'return "other"'),
 ])

@@ -17,6 +17,7 @@ an older checkout's experiments with today's rule.
 from __future__ import annotations
 
 import dis
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -84,8 +85,13 @@ class _Walk:
 
     def visit(self, obj) -> None:
         obj = getattr(obj, "py_func", obj)  # a Numba dispatcher: the Python function it compiles
-        if isinstance(obj, types.FunctionType):
+        if callable(obj) and hasattr(obj, "__wrapped__"):  # functools.lru_cache, wraps
             obj = inspect.unwrap(obj)
+        if isinstance(obj, functools.partial):
+            self.todo.append(obj.func)
+            self.todo.extend(obj.args)
+            self.todo.extend(obj.keywords.values())
+            return
         if id(obj) in self.seen:
             return
         self.seen.add(id(obj))

@@ -1093,6 +1093,8 @@ BAD = {
         B(ln.PackedLaunch, ln.bump, 0, 32, np.zeros(1, np.int64), word="grid"),
         B(ln.PackedLaunch, ln.bump, 1, 2048, np.zeros(1, np.int64), word="block"),
         B(ln.PackedLaunch, "bump", 1, 32, err=TypeError, word="kernel")],
+    "gpuperf.kernels.streams:CapturedGraph.__init__": [
+        B(ln.CapturedGraph, "issue", err=TypeError, word="issue")],
     "gpuperf.kernels.streams:PackedLaunch.set_argument": [
         lazy(ln.PackedLaunch.set_argument, _packed_stand_in, 3, 0, word="index")],
     "gpuperf.kernels.streams:hardware_queue_rows": [
@@ -1110,6 +1112,8 @@ BAD.update({f"gpuperf.kernels.reduce:{f}": [B(getattr(rd, f), 100, word="block")
 BAD.update({f"gpuperf.kernels.reduce:{f}": [B(getattr(rd, f), 2048, word="block")]
             for f in ("make_v7", "make_v8", "make_single_pass", "make_argmax",
                       "make_warp_atomic", "make_per_block_atomic", "make_spread_atomic")})
+BAD["gpuperf.kernels.reduce:make_block_sum"] = [B(rd.make_block_sum, 48, word="block"),
+                                               B(rd.make_block_sum, 2048, word="block")]
 BAD["gpuperf.kernels.reduce:make_spread_atomic"].append(B(rd.make_spread_atomic, 256, 0,
                                                           word="words"))
 BAD["gpuperf.kernels.reduce:make_argmax"].append(B(rd.make_argmax, 256, 2, word="width"))

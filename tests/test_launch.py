@@ -100,7 +100,7 @@ def test_measuring_needs_a_gpu():
     with pytest.raises(gp.bench.NeedsGPU):
         launch.hardware_queue_rows(connections=(1,), n_streams=2)
     with pytest.raises(gp.bench.NeedsGPU):
-        launch._CapturedGraph(lambda s: None)
+        launch.CapturedGraph(lambda s: None)
 
 
 def _result(name, rows):

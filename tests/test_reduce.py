@@ -302,6 +302,9 @@ def test_the_recorded_order_effects_the_chapter_prints(path, capsys):
             assert r["rel_error"] > (10 if not red_experiments._at_posts_grid(r) else 1) * v8
     text = red.show_order_effects(res)
     assert "v8, n = " in text or len(records.available()) == 1
+    for other in records.references("reduce_prologue", besides=res.gpu):
+        if other.code_status != "same":  # another GPU's rows say that they ran other code
+            assert f"on {other.gpu.replace('NVIDIA ', '')}, " in text
 
 
 def test_the_study_notes_utilization_column_is_theirs_and_not_bandwidth(capsys):

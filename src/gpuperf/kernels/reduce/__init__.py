@@ -122,9 +122,8 @@ from .summaries import (
     versus_v100,
 )
 
-# The block reduce's factory, private, shown by solutions/06_reduce_warps.ipynb.
-from .warps import _make_block_sum as _make_block_sum
 from .warps import (
+    make_block_sum,
     make_v4,
     make_v4_1,
     make_v4_2,
@@ -138,6 +137,7 @@ from .warps import (
 __all__ = [
     "atomics_waves", "reduce_atomics_experiment", "reduce_shared_experiment",
     # the rungs and their kernels
+    "make_block_sum",
     "VERSIONS", "LADDER", "PROLOGUE", "RACY", "WARP", "V8_UNROLL",
     "reduce_single_thread", "reduce_block_atomic", "reduce_grid_atomic", "make_shared_atomic",
     "make_v0", "make_v1", "make_v1_5", "make_v2", "make_v3", "make_v4", "make_v4_1", "make_v4_2",

@@ -12,7 +12,7 @@ from gpuperf.vector import load_float4
 
 from .host import Plan, default_blocks
 from .kernels import WARP, _check_block
-from .warps import _make_block_sum
+from .warps import make_block_sum
 
 # v8's three changes over v7's loads, each undone in turn by make_v8_ablation.
 ABLATION = ("width", "unroll", "accumulators")
@@ -39,7 +39,7 @@ def make_v8_ablation(block: int, width: int, unroll: int, accumulators: int):
         raise ValueError("accumulators=4 with width=1 and unroll=1 has nothing to spread: a "
                          "thread gets one value per loop trip. Use accumulators=1, or width=4 "
                          "or unroll=4.")
-    block_sum = _make_block_sum(block)
+    block_sum = make_block_sum(block)
 
     @cuda.jit
     def reduce_v8_ablation(x, partial, n, head):

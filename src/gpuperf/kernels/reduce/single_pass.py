@@ -18,7 +18,7 @@ from gpuperf.vector import load_float4
 
 from .host import head_elements, resident_blocks_per_sm
 from .kernels import DEFAULT_BLOCK, WARP, _check_block
-from .warps import _make_block_sum, warp_sum
+from .warps import make_block_sum, warp_sum
 
 # The single pass's Numba signature (for one_wave, PTX and resource queries).
 _SIG_SINGLE_PASS = "void(float32[::1], float32[::1], int32[::1], float32[::1], int64, int64)"
@@ -73,7 +73,7 @@ def make_single_pass(block: int, width: int = 4):
     """
     block = _check_block("v8", block)
     width = validate.choice(validate.positive_int(width, "width"), "width", (1, 4))
-    block_sum = _make_block_sum(block)
+    block_sum = make_block_sum(block)
 
     @cuda.jit
     def reduce_single_pass(x, partial, ticket, out, n, head):
@@ -135,7 +135,7 @@ def make_per_block_atomic(block: int):
     rounds, one barrier), then one ``atomic.add`` per block instead of one per warp:
     ``block // 32`` times fewer atomics on the one address, everything else the same."""
     block = _check_block("v8", block)
-    block_sum = _make_block_sum(block)
+    block_sum = make_block_sum(block)
 
     @cuda.jit
     def reduce_per_block_atomic(x, out, n, head):

@@ -363,8 +363,9 @@ def ablation_summary(res) -> list[str]:
 def show_order_effects(res) -> str:
     """What ``reduce_prologue``'s ``rel_error`` column says about the order of the additions:
     each method's relative error at each size, then the methods with atomics (and v8) against
-    the same inputs' errors on every other recorded GPU."""
-    from gpuperf import records
+    the same inputs' errors on every other recorded GPU (marked where its code was not
+    today's)."""
+    from gpuperf import plots, records
 
     validate.result(res, "res")
     for c in ("version", "n", "rel_error"):
@@ -383,7 +384,8 @@ def show_order_effects(res) -> str:
                 for r in res.select(version=version, n=n):
                     if label(r) in theirs:
                         lines.append(f"{label(r)}, n = {n:,}: {r['rel_error']:.2e} on {res.gpu}, "
-                                     f"{theirs[label(r)]['rel_error']:.2e} on {other.gpu}")
+                                     f"{theirs[label(r)]['rel_error']:.2e} on "
+                                     f"{plots.gpu_label(other)}")
     text = "\n".join(lines)
     print(text)
     return text

@@ -15,6 +15,7 @@ import functools
 
 from numba import cuda, float32  # gpuperf/__init__ has already chosen the mode
 
+from gpuperf import validate
 from gpuperf.vector import load_float4
 
 from .kernels import FULL_MASK, WARP, _check_block
@@ -221,7 +222,7 @@ def make_v6(block: int):
     return reduce_v6
 
 
-def _make_block_sum(block: int):
+def make_block_sum(block: int):
     """A device function summing one value per thread over the block; thread 0 gets it.
 
     Two rounds of warp shuffles around one barrier (PyTorch's BlockReduceSum): every
@@ -229,6 +230,7 @@ def _make_block_sum(block: int):
     shared memory, and warp 0 reduces those. Only slots of warps that exist are read:
     shared memory is not zeroed, so reading all 32 slots would add garbage.
     """
+    block = validate.block_size(block, multiple_of=WARP)  # whole warps: each parks one slot
     warps = block // WARP
 
     @cuda.jit(device=True, inline=True)
@@ -252,7 +254,7 @@ def _make_block_sum(block: int):
 def make_v7(block: int):
     """v7: v6's loads, then a block reduce of two warp-shuffle rounds and one barrier."""
     block = _check_block("v7", block)
-    block_sum = _make_block_sum(block)
+    block_sum = make_block_sum(block)
 
     @cuda.jit
     def reduce_v7(x, partial, n, per_thread):
@@ -284,7 +286,7 @@ def make_v8(block: int, unroll: int = 1):
     block = _check_block("v8", block)
     if unroll not in (1, 2, 4):
         raise ValueError(f"unroll={unroll!r} must be 1, 2 or 4.")
-    block_sum = _make_block_sum(block)
+    block_sum = make_block_sum(block)
 
     @cuda.jit
     def reduce_v8(x, partial, n, head):

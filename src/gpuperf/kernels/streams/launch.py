@@ -91,7 +91,7 @@ def _ok(result, what):
     return result[1] if isinstance(result, tuple) and len(result) > 1 else None
 
 
-class _CapturedGraph:
+class CapturedGraph:
     """The launches made by ``issue(stream)``, captured once into a CUDA graph; ``launch()``
     replays all of them with one driver call in the graph's own (non-blocking) stream.
 
@@ -375,7 +375,7 @@ def launch_cost_rows(launches: int = LAUNCHES, repeats: int = LAUNCH_REPEATS,
     graph = None
     t0 = time.perf_counter()
     try:
-        graph = _CapturedGraph(capture)
+        graph = CapturedGraph(capture)
     except Exception as err:  # noqa: BLE001 - reported in the progress, the other rows stand
         progress(f"{METHODS[3]}: capture failed here, skipped: {type(err).__name__}: {err}")
     if graph is not None:

@@ -16,13 +16,14 @@ an older checkout's experiments with today's rule.
 
 from __future__ import annotations
 
-import dis
+import ast
 import functools
 import hashlib
 import importlib
 import importlib.util
 import inspect
 import re
+import textwrap
 import types
 
 CHAPTERS = "gpuperf.kernels"
@@ -40,21 +41,44 @@ def _constant(value, depth: int = 0) -> bool:
     return False
 
 
-def _code(fn) -> list:
-    """Every code object of ``fn``, nested functions, lambdas and comprehensions included."""
-    out, todo = [], [fn.__code__]
-    while todo:
-        code = todo.pop()
-        out.append(code)
-        todo.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
-    return out
-
-
-def _source(obj) -> str:
+def _source(obj) -> str | None:
     try:
         return inspect.getsource(obj)
-    except (OSError, TypeError):  # defined in a notebook or built at run time
-        return getattr(obj, "__qualname__", repr(type(obj)))
+    except (OSError, TypeError):  # built at run time (a dataclass's __init__), or in a notebook
+        return None
+
+
+def _read(source: str, package: str | None):
+    """``(names, strings, imports)`` that a function's source uses, read with ``ast`` (not the
+    bytecode, which differs between Python versions): every name and attribute, every string
+    constant, and each ``import`` inside it as ``(module, names or None)``."""
+    names, strings, imports = set(), set(), []
+    try:
+        tree = ast.parse(textwrap.dedent(source))
+    except SyntaxError:
+        return names, strings, imports
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            names.add(node.attr)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            strings.add(node.value)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            level = getattr(node, "level", 0) or 0
+            where = node.module if isinstance(node, ast.ImportFrom) else None
+            for alias in node.names:
+                names.add((alias.asname or alias.name).split(".")[0])
+                target = (where or "") if isinstance(node, ast.ImportFrom) else alias.name
+                try:
+                    module = importlib.import_module(
+                        importlib.util.resolve_name("." * level + target, package)
+                        if level else target)
+                except (ImportError, ValueError, TypeError):
+                    continue
+                imports.append((module, (alias.name,) if isinstance(node, ast.ImportFrom)
+                                else None))
+    return names, strings, imports
 
 
 def code_parts(fn, prefix: str = CHAPTERS) -> dict:
@@ -103,24 +127,26 @@ class _Walk:
             return
         if not isinstance(obj, (type, types.FunctionType)) or not self.ours(obj.__module__):
             return
-        self.parts[f"{obj.__module__}.{obj.__qualname__}"] = _source(obj)
+        source = _source(obj)
+        if source is None:  # generated from code that is hashed where it is written
+            return
+        self.parts[f"{obj.__module__}.{obj.__qualname__}"] = source
         if isinstance(obj, type):
             self.todo.extend(vars(obj).values())
             return
-        codes = _code(obj)
-        names = {n for c in codes for n in c.co_names}
         scope = obj.__globals__
+        names, strings, imports = _read(source, scope.get("__package__"))
         self.todo.extend(c.cell_contents for c in (obj.__closure__ or ()) if _filled(c))
         for name in sorted(names):
             if name in scope and not (name.startswith("__") and name.endswith("__")):  # __file__
                 self.reach(scope[name], f"{obj.__module__}.{name}", scope, names)
-        for module, imported in _imports_inside(codes, scope.get("__package__")):
-            if module is None or not self.ours(module.__name__):
+        for module, imported in imports:
+            if not self.ours(module.__name__):
                 continue
             for name in sorted(imported or names):
                 if name in vars(module):
                     self.reach(vars(module)[name], f"{module.__name__}.{name}", vars(module), names)
-        for text in sorted({k for c in codes for k in c.co_consts if isinstance(k, str)}):
+        for text in sorted(strings):
             self.launch_string(text, scope)
 
     def reach(self, value, key: str, scope: dict, names: set, depth: int = 0) -> None:
@@ -168,23 +194,6 @@ def _strings(value):
     elif isinstance(value, (tuple, frozenset)):
         for item in value:
             yield from _strings(item)
-
-
-def _imports_inside(codes, package):
-    """``(module, names or None)`` for each ``import`` written inside a function."""
-    for code in codes:
-        ops = list(dis.get_instructions(code))
-        for i, op in enumerate(ops):
-            if op.opname != "IMPORT_NAME" or i < 2:
-                continue
-            level, fromlist = ops[i - 2].argval, ops[i - 1].argval
-            try:
-                name = importlib.util.resolve_name("." * (level or 0) + op.argval, package) \
-                    if level else op.argval
-                module = importlib.import_module(name)
-            except (ImportError, ValueError, TypeError):
-                continue
-            yield module, tuple(fromlist) if fromlist else None
 
 
 def _filled(cell) -> bool:

@@ -17,8 +17,9 @@ import pkgutil
 
 import gpuperf
 
-# Called inside kernels (by Numba or the simulator), never with host arguments.
-DEVICE_SIDE = ("gpuperf.simwarp", "gpuperf.vector")
+# Called inside kernels (by Numba or the simulator), never with host arguments; simblock is the
+# simulator's block runner, called by the simulator.
+DEVICE_SIDE = ("gpuperf.simwarp", "gpuperf.simblock", "gpuperf.vector")
 
 
 def modules() -> list:

@@ -8,6 +8,7 @@ import threading
 
 import numpy as np
 
+from gpuperf import simblock
 from gpuperf.kernels.coalescing import WARP, AccessTrace, Request, WarpAccess
 from gpuperf.vector import load_float4, store_float4
 
@@ -49,7 +50,7 @@ class _Log:
         self.lines: dict[tuple, str] = {}
 
     def record(self, space, kind, name, ary, idx, skip_codes):
-        t = threading.current_thread()
+        t = simblock.current_thread()  # a greenlet of the simulator's block, or a thread
         if not hasattr(t, "threadIdx"):
             return  # host-side access, not a thread of the kernel
         where = _byte_offset(ary, idx)

@@ -229,7 +229,7 @@ def code_fingerprint(name: str) -> str:
     return _fingerprint(inspect.unwrap(exp.fn))
 
 
-@functools.lru_cache(maxsize=512)
+@functools.lru_cache(maxsize=512, typed=True)
 def _fingerprint(fn) -> str:
     from . import fingerprint
 

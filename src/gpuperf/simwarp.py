@@ -1,6 +1,7 @@
 """Warp-level intrinsics for Numba's CUDA simulator.
 
-The simulator runs every CUDA thread of a block as a Python thread, but it has no
+The simulator runs every CUDA thread of a block (as a Python thread, or a greenlet:
+``gpuperf.simblock``), but it has no
 ``syncwarp``, ``shfl_*_sync``, ``ballot_sync``, ``any_sync``, ``all_sync`` or
 ``activemask``. This module adds them to the simulator's fake ``cuda`` module so
 that warp-shuffle kernels run, unchanged, on a laptop.
@@ -11,8 +12,10 @@ asked for, and all wait again so the slots can be reused.
 
 A lane named in ``mask`` that does not exist (a partial last warp) is an error at
 once; a lane that exists but never arrives (it returned early, or took another
-branch) is an error after a timeout. Either way the kernel fails loudly instead of
-hanging, with a message that names the lanes.
+branch) is an error as soon as nothing else can run where the block's threads are
+greenlets (``gpuperf.simblock``, the default), or after a timeout with the simulator's
+own threads. Either way the kernel fails loudly instead of hanging, with a message that
+names the lanes.
 
 Shared arrays are also filled with garbage (NaN for floats) when they are created,
 because real shared memory starts with whatever the last block left there: a
@@ -30,6 +33,8 @@ import os
 import threading
 
 import numpy as np
+
+from . import simblock
 
 FULL_MASK = 0xFFFFFFFF
 WARP_SIZE = 32
@@ -58,7 +63,7 @@ class _WarpMeeting:
 
 def _context(op: str, mask: int):
     """The calling thread's lane, and the meeting point for ``mask`` in its warp."""
-    t = threading.current_thread()
+    t = simblock.current_thread()
     manager = getattr(t, "_manager", None)
     if manager is None:
         raise WarpSyncError(f"cuda.{op} can only be called inside a kernel.")
@@ -80,6 +85,12 @@ def _context(op: str, mask: int):
             "not exist and the call would hang on a GPU. Use a block size that is a "
             "multiple of 32, or a mask with only the lanes that exist."
         )
+    if isinstance(t, simblock.GreenThread):  # the block's threads are greenlets
+        meetings = manager.__dict__.setdefault("_meetings", {})
+        meeting = meetings.get((warp, mask))
+        if meeting is None:
+            meeting = meetings[(warp, mask)] = simblock.GreenMeeting(_lanes(mask), warp, mask)
+        return lane, warp, mask, meeting
     key = (id(manager), tuple(t.blockIdx), warp, mask)
     with _registry_lock:
         meeting = _warps.get(key)
@@ -88,7 +99,10 @@ def _context(op: str, mask: int):
     return lane, warp, mask, meeting
 
 
-def _wait(meeting: _WarpMeeting, op: str, warp: int, mask: int):
+def _wait(meeting, op: str, warp: int, mask: int):
+    if isinstance(meeting, simblock.GreenMeeting):
+        meeting.wait(op)
+        return
     try:
         meeting.barrier.wait()
     except threading.BrokenBarrierError:
@@ -186,7 +200,7 @@ def activemask(self):
     The simulator cannot see divergence inside a warp, so lanes that took another
     branch still count as active here.
     """
-    t = threading.current_thread()
+    t = simblock.current_thread()
     manager = t._manager
     warp = t.thread_id // WARP_SIZE
     block_threads = int(np.prod(manager._block_dim))
@@ -318,6 +332,8 @@ def install() -> None:
         setattr(fake, fn.__name__, fn)
     kernelapi.FakeCUDAShared.array = _poisoned_shared_array
     from numba.cuda.simulator import kernel as fake_kernel
+
+    simblock.install(WarpSyncError)  # a block's threads as greenlets, where greenlet is installed
 
     fake_kernel.FakeCUDAKernel.__getitem__ = _checked_launches(
         fake_kernel.FakeCUDAKernel.__getitem__)

@@ -121,7 +121,6 @@ from .summaries import (
     timing_methods_summary,
     versus_v100,
 )
-
 from .warps import (
     make_block_sum,
     make_v4,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda  # gpuperf/__init__ has already chosen the mode
 
-from gpuperf import bench, simwarp, validate
+from gpuperf import bench, simblock, simwarp, validate
 from gpuperf import exercises as ex
 from gpuperf.mode import SIMULATOR
 
@@ -256,9 +256,12 @@ def _device_to_host_bytes():
     state = threading.local()
     host = threading.get_ident()  # only the host's reads cross to the host
 
+    def on_host():  # a simulated CUDA thread may run in the host's OS thread (simblock)
+        return threading.get_ident() == host and not simblock.in_kernel()
+
     def copy_to_host(arr, *args, **kw):
         outer = getattr(state, "inside", False)
-        if not outer and threading.get_ident() == host:
+        if not outer and on_host():
             counted[0] += int(arr.size) * arr.dtype.itemsize
         state.inside = True
         try:
@@ -274,7 +277,7 @@ def _device_to_host_bytes():
         finally:
             state.inside = outer
         if (not outer and not hasattr(got, "copy_to_host")  # a value, not a device view
-                and threading.get_ident() == host):
+                and on_host()):
             counted[0] += int(np.asarray(got).nbytes)
         return got
 

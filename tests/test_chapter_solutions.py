@@ -36,6 +36,32 @@ def test_the_chapters_solution_passes_its_checker(notebook, label, capsys):
     assert "was not compiled" not in out, out  # the compile check ran, it was not skipped
 
 
+@pytest.mark.parametrize("hidden_seed", [2, 7919])  # an even and an odd hidden seed
+@pytest.mark.parametrize("notebook,label", [e for e in _exercises()
+                                            if e[1] not in NEEDS_THE_CHAPTER],
+                         ids=lambda v: v)
+def test_the_chapters_solution_gets_full_marks_while_grading(notebook, label, hidden_seed,
+                                                            monkeypatch, tmp_path, capsys):
+    """As ``python -m gpuperf.grade`` runs it: a hidden seed, the sizes drawn from it and
+    the cases only grading adds. The course's own solution must pass every one of them."""
+    import json as _json
+
+    from gpuperf import exercises
+
+    ns = solution(notebook, label, after=AFTER.get(label, ()))
+    log = tmp_path / "verdicts.jsonl"  # set, as the grader sets it, only for the checker cell
+    monkeypatch.setattr(exercises, "GRADE_LOG", str(log))
+    monkeypatch.setattr(exercises, "GRADING_CELL", f"{notebook}:{label}")
+    monkeypatch.setattr(exercises, "_hidden_seed", hidden_seed)
+    assert exercises.grading()
+    report = eval(checker_call(notebook, label), ns)
+    out = capsys.readouterr().out
+    assert report, out
+    verdicts = [_json.loads(line) for line in log.read_text().splitlines()]
+    assert verdicts and all(v["failed"] == 0 and v["points"] == v["possible"]
+                            and v["hidden_seed"] == hidden_seed for v in verdicts), verdicts
+
+
 def test_every_exercise_is_covered():
     labels = {label for _, label in _exercises()}
     assert NEEDS_THE_CHAPTER <= labels and set(AFTER) <= labels

@@ -222,7 +222,8 @@ SPEED_NOISE_FLOOR = 0.05  # the least margin the absmax speed bar allows for noi
 
 
 def _absmax_data(n: int, seed: int, plant: str) -> np.ndarray:
-    """``n + 1`` random float32 values (the checker views them from element ``seed``).
+    """``n + 1`` random float32 values (the checker views ``n`` of them from element
+    ``seed % 2``: odd seeds start one element in, off a 16-byte boundary).
 
     On odd seeds every value is negative, so that a max without ``abs`` is wrong. ``plant``
     puts the largest magnitude, negative, where a kernel that skips elements misses it:
@@ -230,7 +231,8 @@ def _absmax_data(n: int, seed: int, plant: str) -> np.ndarray:
     ``"last"`` (x[n - 1]: in the tail after the last whole group of four) or ``"none"``.
     """
     x = _max_data(n + 1, seed)
-    view = x[seed:seed + n]
+    start = seed % 2
+    view = x[start:start + n]
     if plant != "none":
         where = 0 if plant == "first" else n - 1
         view[where] = -(np.abs(view).max() + np.float32(1.0))

@@ -39,12 +39,15 @@ def _exercise_cells(cells: list, label: str) -> list[str]:
     return [s for s, c in zip(sources[start:end], cells[start:end]) if c["cell_type"] == "code"]
 
 
-def solution(notebook: str, label: str, after: tuple = (), own_cells: bool = True) -> dict:
+def solution(notebook: str, label: str, after: tuple = (), own_cells: bool = True,
+             stubbed: bool = False) -> dict:
     """The names a chapter's solution to exercise ``label`` defines, run from
     ``solutions/<notebook>.ipynb``: the chapter's first two code cells (setup and imports),
     the code cells of the exercises in ``after``, then this exercise's code cells (what it
-    gives and the solution; not with ``own_cells=False``). The tests check the very code the
-    book shows, not a copy."""
+    gives and the solution; not with ``own_cells=False``; with ``stubbed=True``, this
+    exercise's solution regions stubbed as the student copy has them). The tests check the very
+    code the book shows, not a copy."""
+    from gpuperf import assign
     import json
     import linecache
 
@@ -52,8 +55,11 @@ def solution(notebook: str, label: str, after: tuple = (), own_cells: bool = Tru
     code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
     ns = {"__name__": f"solution_{notebook}"}
     sources = [*code[:2]]
-    for earlier in (*after, label) if own_cells else after:
+    for earlier in after:
         sources += _exercise_cells(cells, earlier)
+    if own_cells:
+        own = _exercise_cells(cells, label)
+        sources += [assign.strip_solutions(s) for s in own] if stubbed else own
     for k, source in enumerate(sources):
         # A name linecache can serve, as Jupyter gives each cell: inspect.getsource works.
         name = f"<solutions/{notebook}.ipynb {label} cell {k}>"

@@ -62,6 +62,29 @@ def test_the_chapters_solution_gets_full_marks_while_grading(notebook, label, hi
                             and v["hidden_seed"] == hidden_seed for v in verdicts), verdicts
 
 
+@pytest.mark.parametrize("notebook,label", [e for e in _exercises()
+                                            if e[1] not in NEEDS_THE_CHAPTER],
+                         ids=lambda v: v)
+def test_the_student_copys_stub_scores_nothing_while_grading(notebook, label, monkeypatch,
+                                                             tmp_path, capsys):
+    """The exercise as the student copy hands it out (its solution regions stubbed), graded:
+    every verdict it logs is worth 0 points, and says the exercise is not implemented."""
+    import json as _json
+
+    from gpuperf import exercises
+
+    ns = solution(notebook, label, after=AFTER.get(label, ()), stubbed=True)
+    log = tmp_path / "verdicts.jsonl"
+    monkeypatch.setattr(exercises, "GRADE_LOG", str(log))
+    monkeypatch.setattr(exercises, "GRADING_CELL", f"{notebook}:{label}")
+    monkeypatch.setattr(exercises, "_hidden_seed", 2)
+    report = eval(checker_call(notebook, label), ns)  # never a traceback: a verdict
+    out = capsys.readouterr().out
+    assert not report, out
+    verdicts = [_json.loads(line) for line in log.read_text().splitlines()]
+    assert verdicts and all(v["points"] == 0 for v in verdicts), verdicts
+
+
 def test_every_exercise_is_covered():
     labels = {label for _, label in _exercises()}
     assert NEEDS_THE_CHAPTER <= labels and set(AFTER) <= labels

@@ -47,9 +47,10 @@ def solution(notebook: str, label: str, after: tuple = (), own_cells: bool = Tru
     gives and the solution; not with ``own_cells=False``; with ``stubbed=True``, this
     exercise's solution regions stubbed as the student copy has them). The tests check the very
     code the book shows, not a copy."""
-    from gpuperf import assign
     import json
     import linecache
+
+    from gpuperf import assign
 
     cells = json.loads((ROOT / "solutions" / f"{notebook}.ipynb").read_text())["cells"]
     code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]

@@ -1380,6 +1380,8 @@ BAD_LAYERS = {
     "gpuperf.nsight:try_profile": [B(nsight.try_profile, "stride", kernel="k", metrics=["m"],
                                      word="launch")],
     "gpuperf.profiling:launch": [B(profiling.launch, "strided", word="name")],
+    "gpuperf.exercises:rounded_up": [B(ex.rounded_up, "20", err=TypeError, word="q"),
+                                     B(ex.rounded_up, 20.0, rel=-1.0, word="rel")],
     "gpuperf.fingerprint:code_parts": [B(fingerprint.code_parts, 3, err=TypeError, word="fn"),
                                        B(fingerprint.code_parts, print, "", word="prefix")],
     "gpuperf.fingerprint:fingerprint": [B(fingerprint.fingerprint, "f", err=TypeError, word="fn")],

@@ -235,3 +235,11 @@ def test_a_speed_bar_compares_the_students_rate_with_the_ceiling_measured_now(
     out = capsys.readouterr().out
     assert "800 GB/s" in out and "of the device-to-device copy measured now" in out
     assert passes or "under the 60% bar: keep loads in flight" in out
+
+
+def test_rounded_up_allows_the_floating_point_hair_at_a_whole_number():
+    assert ex.rounded_up(20.4) == {21}
+    assert ex.rounded_up(20.0) == {20, 21}  # a hair over 20 in floating point rounds up to 21
+    assert ex.rounded_up(4096 * 1e9 * (500 * 1e-9) / (8 * 32 * 100 * 4)) == {20, 21}
+    assert ex.rounded_up(19.999999) == {20}
+    assert ex.rounded_up(20.0, rel=0.0) == {20}

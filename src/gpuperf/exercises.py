@@ -368,6 +368,18 @@ class Checker:
         return self.report_
 
 
+def rounded_up(q: float, *, rel: float = 1e-9) -> set[int]:
+    """The whole numbers a correct rounding up of ``q`` may give when ``q`` is computed in
+    floating point: ``{ceil(q)}``, and where ``q`` is within ``rel`` (relative) of a whole
+    number ``k``, both ``k`` and ``k + 1`` (``4096 GB/s x 500 ns`` computed through 1e9 and
+    1e-9 is 2,048,000.0000000005 bytes, whose ceiling is one more than the exact answer's)."""
+    q = v.number(q, "q")
+    rel = v.nonnegative(rel, "rel")
+    import math
+
+    return {math.ceil(q * (1 - rel) - rel), math.ceil(q * (1 + rel) + rel)}
+
+
 def compare(got, ref, *, rtol: float = 1e-5, atol: float = 1e-6, what: str = "output") -> str | None:
     """``None`` if ``got`` matches ``ref``; otherwise a sentence saying what is wrong.
 

@@ -1329,13 +1329,16 @@ is "write-write" or "read-write"; ``first``/``second`` are example ``Access`` re
 
 
 class Run:
-    """What one emulated launch did: its ``events`` (``Access`` records, in no special order)."""
+    """What one emulated launch did: its ``events`` (``Access`` records), block by block and
+    thread by thread, each thread's in the order it made them: the same order on every run,
+    whatever order the emulated threads ran in (so a checker's example of a fault is too)."""
 
     def __init__(self, events, grid, block, params):
         if not isinstance(events, list):
             raise TypeError(f"events must be a list of Access records (what launch() makes), not "
                             f"{type(events).__name__}.")
-        self.events = events
+        # A stable sort: each thread's accesses keep their program order.
+        self.events = sorted(events, key=lambda e: (tuple(e.block)[::-1], e.thread))
         self.grid = grid
         self.block = block
         self.params = params

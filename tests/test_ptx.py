@@ -90,3 +90,51 @@ def test_every_kernel_compiles_for_sm75_and_sm90(compiled):
     assert {tuple(r["cc"]) for r in compiled if r.get("ok")} == {(7, 5), (9, 0)}
     assert {r["kernel"] for r in compiled if r["module"] == "bench" and r.get("ok")} == {
         "hold", "scribble"}
+
+
+ACCUMULATOR = r"""
+import json, re
+import gpuperf
+from numba import cuda, float32
+
+def double_acc(A, B, C):  # the Numba article's accumulator: tmp = 0. is a float64
+    i, j = cuda.grid(2)
+    if i < C.shape[0] and j < C.shape[1]:
+        tmp = 0.
+        for k in range(A.shape[1]):
+            tmp += A[i, k] * B[k, j]
+        C[i, j] = tmp
+
+def float_acc(A, B, C):  # the course's: float32(0.0)
+    i, j = cuda.grid(2)
+    if i < C.shape[0] and j < C.shape[1]:
+        tmp = float32(0.0)
+        for k in range(A.shape[1]):
+            tmp += A[i, k] * B[k, j]
+        C[i, j] = tmp
+
+ops = ("mul.f32", "fma.rn.f32", "cvt.f64.f32", "add.f64", "mul.f64", "fma.rn.f64")
+out = {}
+for fn in (double_acc, float_acc):
+    ptx, _ = cuda.compile_ptx(fn, "void(float32[:, ::1], float32[:, ::1], float32[:, ::1])",
+                              cc=(7, 5))
+    out[fn.__name__] = {op: len(re.findall(r"\b" + re.escape(op) + r"\b", ptx)) for op in ops}
+print("OPS" + json.dumps(out))
+"""
+
+
+def test_a_float64_accumulator_adds_in_double_but_multiplies_in_float():
+    """What chapter 4 says of the article's ``tmp = 0.``: the product of two float32 elements
+    stays float32; each step converts it to double and adds in double (no fused multiply-add),
+    where a float32 accumulator compiles to fused multiply-adds."""
+    env = {**os.environ, "GPUPERF_MODE": "compile"}
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    r = subprocess.run([sys.executable, "-c", ACCUMULATOR], capture_output=True, text=True,
+                       env=env, timeout=600)
+    line = next((ln for ln in r.stdout.splitlines() if ln.startswith("OPS")), None)
+    assert line, r.stderr[-3000:]
+    ops = json.loads(line[3:])
+    double, single = ops["double_acc"], ops["float_acc"]
+    assert double["mul.f32"] > 0 and double["cvt.f64.f32"] == double["add.f64"] > 0
+    assert double["mul.f64"] == double["fma.rn.f64"] == double["fma.rn.f32"] == 0
+    assert single["fma.rn.f32"] > 0 and single["add.f64"] == single["cvt.f64.f32"] == 0

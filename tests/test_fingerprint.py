@@ -146,3 +146,55 @@ def test_bad_arguments_are_named():
         fingerprint.fingerprint(3)
     with pytest.raises(ValueError, match="prefix=''"):
         fingerprint.code_parts(print, prefix="")
+
+
+SCRIPT = r"""
+import inspect, json
+import gpuperf
+from gpuperf import fingerprint, records
+print("FP" + json.dumps({n: fingerprint.fingerprint(inspect.unwrap(e.fn))
+                         for n, e in records.experiments().items()}))
+"""
+
+
+def test_the_fingerprint_is_the_same_with_or_without_a_gpu():
+    """A record is made on a GPU and replayed in the simulator: an experiment's fingerprint
+    must not read what differs between them (``SIMULATOR``, imported from gpuperf.mode, is a
+    constant the code reads but does not write). Compile mode stands in for the GPU here."""
+    import inspect
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from gpuperf import records
+
+    env = {**os.environ, "GPUPERF_MODE": "compile"}
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    r = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env,
+                       timeout=600)
+    line = next((ln for ln in r.stdout.splitlines() if ln.startswith("FP")), None)
+    assert line, r.stderr[-3000:]
+    elsewhere = json.loads(line[2:])
+    here = {n: fingerprint.fingerprint(inspect.unwrap(e.fn))
+            for n, e in records.experiments().items()}
+    assert elsewhere == here, sorted(n for n in here if here[n] != elsewhere.get(n))
+
+
+def test_an_imported_constant_counts_where_it_is_written(tmp_path):
+    before = _fingerprints(tmp_path)
+    # experiments.py reads TPB through the kernels module: a change there still counts
+    edited = _edit(EXPERIMENTS, "from . import kernels as k",
+                   "from . import kernels as k\nfrom .kernels import TPB")
+    edited = _edit(edited, "return [k.unrelated_wrapper(1)]", "return [k.unrelated_wrapper(TPB)]")
+    first = _fingerprints(tmp_path, experiments=edited)
+    changed = _fingerprints(tmp_path, kernels=_edit(KERNELS, "TPB = 128", "TPB = 64"),
+                            experiments=edited)
+    assert changed["another_experiment"] != first["another_experiment"]
+    # one from outside the chapters (the mode the course runs in) does not
+    outside = _edit(EXPERIMENTS, "from . import kernels as k", "from . import kernels as k\nfrom math import pi")
+    outside = _edit(outside, "return [k.unrelated_wrapper(1)]", "return [k.unrelated_wrapper(pi)]")
+    assert _fingerprints(tmp_path, experiments=outside)["another_experiment"] == _fingerprints(
+        tmp_path, experiments=_edit(outside, "from math import pi", "from math import e as pi")
+    )["another_experiment"]
+    assert before["experiment"] == first["experiment"]

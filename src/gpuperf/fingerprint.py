@@ -23,6 +23,7 @@ import importlib
 import importlib.util
 import inspect
 import re
+import sys
 import textwrap
 import types
 
@@ -139,24 +140,36 @@ class _Walk:
         self.todo.extend(c.cell_contents for c in (obj.__closure__ or ()) if _filled(c))
         for name in sorted(names):
             if name in scope and not (name.startswith("__") and name.endswith("__")):  # __file__
-                self.reach(scope[name], f"{obj.__module__}.{name}", scope, names)
+                self.reach(scope[name], f"{obj.__module__}.{name}", scope, names, name=name)
         for module, imported in imports:
             if not self.ours(module.__name__):
                 continue
             for name in sorted(imported or names):
                 if name in vars(module):
-                    self.reach(vars(module)[name], f"{module.__name__}.{name}", vars(module), names)
+                    self.reach(vars(module)[name], f"{module.__name__}.{name}", vars(module), names,
+                               name=name)
         for text in sorted(strings):
             self.launch_string(text, scope)
 
-    def reach(self, value, key: str, scope: dict, names: set, depth: int = 0) -> None:
+    def reach(self, value, key: str, scope: dict, names: set, depth: int = 0,
+              name: str | None = None) -> None:
         """Hash a constant a function reads; queue the functions, kernels and classes it reaches
-        (also inside tables, and a chapter module's attributes that the function reads)."""
+        (also inside tables, and a chapter module's attributes that the function reads).
+
+        A constant counts where it is written: one a module imports (``SIMULATOR`` from
+        ``gpuperf.mode``, true in the simulator and false on a GPU) is hashed only if the
+        module it comes from is part of the code, under that module's name."""
+        if name is not None and _constant(value):
+            home = _binding(scope.get("__name__"), name)
+            if home is None or not self.ours(home[0]):
+                return
+            key = f"{home[0]}.{home[1]}"
         if isinstance(value, types.ModuleType):
             if self.ours(value.__name__):
                 for attr in sorted(names):
                     if attr in vars(value):
-                        self.reach(vars(value)[attr], f"{value.__name__}.{attr}", vars(value), ())
+                        self.reach(vars(value)[attr], f"{value.__name__}.{attr}", vars(value), (),
+                                   name=attr)
             return
         if _constant(value):
             self.parts[key] = repr(value)
@@ -186,6 +199,62 @@ class _Walk:
                 self.todo.append(vars(module)[match[2]])
         elif text.isidentifier() and isinstance(scope.get(text), types.FunctionType):
             self.todo.append(scope[text])
+
+
+_BINDINGS: dict = {}  # module name -> (the module object read, its bindings)
+
+
+def _bindings(module_name: str) -> dict:
+    """``{name: (module, name)}`` for the top level of a module's source: where each name it
+    binds comes from (itself, or the module an import takes it from). Read once per module
+    object (a module imported again is read again)."""
+    module = sys.modules.get(module_name)
+    cached = _BINDINGS.get(module_name)
+    if cached is not None and cached[0] is module:
+        return cached[1]
+    _BINDINGS[module_name] = (module, _read_bindings(module_name, module))
+    return _BINDINGS[module_name][1]
+
+
+def _read_bindings(module_name: str, module) -> dict:
+    try:
+        tree = ast.parse(inspect.getsource(module))
+    except (OSError, TypeError, SyntaxError):
+        return {}
+    package = module.__package__ if module is not None else None
+    out: dict = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            source = ("." * node.level + (node.module or "")) if node.level else node.module
+            try:
+                source = importlib.util.resolve_name(source, package) if node.level else source
+            except (ValueError, ImportError):
+                continue
+            for alias in node.names:
+                out[alias.asname or alias.name] = (source, alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                out[(alias.asname or alias.name).split(".")[0]] = (alias.name, "")
+        else:
+            for target in _bound(node):
+                out[target] = (module_name, target)
+    return out
+
+
+def _bound(node) -> list:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    targets = node.targets if isinstance(node, ast.Assign) else (
+        [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else [])
+    return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+
+
+def _binding(module_name, name: str):
+    """Where ``name`` at the top of ``module_name`` is written: ``(module, name)``; a name the
+    source binds in no way ast can see (set by ``globals()``) counts as the module's own."""
+    if not isinstance(module_name, str):
+        return None
+    return _bindings(module_name).get(name, (module_name, name))
 
 
 def _strings(value):

@@ -272,7 +272,10 @@ def test_the_profiler_experiments_replay_from_the_records(path):
     derived column consistent with the measured ones, the GPU that of its record file."""
     res = records.recorded("profiling_reduce_shared", path=path)
     assert res.gpu.lower().replace(" ", "-") == path.stem
-    assert [r["version"] for r in res.rows] == list(gp.reduce.profiling.PROFILED_RUNGS)
+    versions = [r["version"] for r in res.rows]
+    if res.code_status == "same":  # recorded with today's rungs: every one of them
+        assert versions == list(gp.reduce.profiling.PROFILED_RUNGS)
+    assert set(versions) <= set(gp.reduce.profiling.PROFILED_RUNGS)
     for r in res.rows:
         assert r["wavefronts"] >= r["shared_loads"] > 0  # a conflict-free load is one wavefront
         assert r["wavefronts_per_load"] == round(r["wavefronts"] / r["shared_loads"], 3)

@@ -138,3 +138,31 @@ def test_a_float64_accumulator_adds_in_double_but_multiplies_in_float():
     assert double["mul.f32"] > 0 and double["cvt.f64.f32"] == double["add.f64"] > 0
     assert double["mul.f64"] == double["fma.rn.f64"] == double["fma.rn.f32"] == 0
     assert single["fma.rn.f32"] > 0 and single["add.f64"] == single["cvt.f64.f32"] == 0
+
+
+REMAINDER = r"""
+import json
+import gpuperf
+from numba import cuda
+from gpuperf.kernels import reduce as red
+ptx, _ = cuda.compile_ptx(red.make_v0(256).py_func, "void(float32[::1], float32[::1], int64)",
+                          cc=(9, 0))
+print("PTX" + json.dumps(ptx))
+"""
+
+
+def test_v0s_remainder_takes_a_32_bit_path_when_its_operands_fit():
+    """What chapter 6.2 says of v0's ``tid % (2 * s)``: computed on int64, and compiled to a
+    test of the operands' high 32 bits (``and.b64 ..., -4294967296``) that picks ``rem.u32``
+    when both fit (they do: thread indices), ``rem.s64`` otherwise, then the sign fix-up of
+    Python's ``%`` (a result with the divisor's sign)."""
+    env = {**os.environ, "GPUPERF_MODE": "compile"}
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    r = subprocess.run([sys.executable, "-c", REMAINDER], capture_output=True, text=True,
+                       env=env, timeout=600)
+    line = next((ln for ln in r.stdout.splitlines() if ln.startswith("PTX")), None)
+    assert line, r.stderr[-3000:]
+    ptx = json.loads(line[3:])
+    guard, wide, narrow = (ptx.find(s) for s in ("-4294967296;", "rem.s64", "rem.u32"))
+    assert 0 <= guard < wide < narrow, (guard, wide, narrow)
+    assert "selp.b64" in ptx[narrow:]  # the sign fix-up after either path

@@ -971,3 +971,18 @@ def test_argmax_with_vectors_keeps_numpy_order_at_every_alignment(case, offset):
     for block, blocks in ((32, 1), (32, 3), (64, 2)):
         assert red.argmax(x, block=block, blocks=blocks, width=4) == int(np.argmax(x)), \
             (case, offset, block, blocks)
+
+
+def test_the_recorded_counts_back_what_chapter_6_2_says_of_v0_v1_v15_v2():
+    """'v0 and v1.5 issue the same shared loads, nearly four times v1's'; 'v0, v1 and v1.5 keep
+    the shared-memory pipe equally busy, and v2 a quarter as busy'; 'v1 and v1.5 take about the
+    same time, and v2 the least' (Nsight Compute on the reference GPU)."""
+    by = {r["version"]: r for r in records.run("profiling_reduce_shared").rows}
+    v0, v1, v15, v2 = (by[v] for v in ("v0", "v1", "v1.5", "v2"))
+    assert v0["shared_loads"] == v15["shared_loads"]
+    assert 3.5 < v0["shared_loads"] / v1["shared_loads"] <= 4
+    waves = [r["wavefronts"] for r in (v0, v1, v15)]
+    assert max(waves) / min(waves) < 1.05
+    assert 0.2 < v2["wavefronts"] / v1["wavefronts"] < 0.3
+    assert abs(v15["duration_ns"] / v1["duration_ns"] - 1) < 0.1
+    assert v2["duration_ns"] < min(v0["duration_ns"], v1["duration_ns"], v15["duration_ns"])

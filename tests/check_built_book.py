@@ -103,6 +103,10 @@ _MEASURE = """() => {
     if (n.parentElement.closest('pre, code, script, style, mjx-container, .highlight')) continue;
     if (tex.test(n.textContent)) out.tex.push(n.textContent.trim().slice(0, 80));
   }
+  // Search fields a reader sees at this width (the theme can draw a second one in its header).
+  out.searches = [...document.querySelectorAll('.search-button-field, form.bd-search')]
+    .filter(e => e.getBoundingClientRect().width > 0 && getComputedStyle(e).visibility !== 'hidden')
+    .length;
   return out;
 }""" % {"shrink": MAX_FIGURE_SHRINK}
 
@@ -190,6 +194,9 @@ def browser_faults(root: Path) -> tuple[list[str], int]:
                 for natural, shown, alt in m["figures"]:
                     faults.append(f"{name}: a figure drawn {natural} px wide shown at {shown} "
                                   f"px {alt}".rstrip())
+                if m["searches"] > 1:
+                    faults.append(f"{name}: {m['searches']} search fields at "
+                                  f"{VIEWPORT['width']} px (one is enough)")
                 for tex in m["tex"]:
                     faults.append(f"{name}: raw TeX on the page: {tex}")
                 for b in ex["bad"]:

@@ -221,5 +221,6 @@ if __name__ == "__main__":
             print("  " + f, file=sys.stderr)
         sys.exit(1)
     print(f"built book: {len(html_pages(root))} pages clean at {VIEWPORT['width']} px "
-          f"(no banner, path, warning, raw TeX, outside request or console error; tables, "
-          f"code and figures fit the column; {explorers} explorers respond) ({root})")
+          f"(no banner, path, warning, raw TeX, outside request or console error; one search "
+          f"field; tables, code and figures fit the column; {explorers} explorers respond) "
+          f"({root})")

@@ -54,8 +54,8 @@ def test_the_speed_of_light_reading():
         rows = {r["kernel"]: r for r in records.recorded("profiling_speed_of_light", path=path).rows}
         answers = {k: dbg.limiter(r) for k, r in rows.items()}
         assert set(answers.values()) == set(dbg.LIMITERS), (path.stem, answers)
-        # the streaming kernels move exactly their bytes through DRAM: DRAM-bound, though
-        # the L2, which those bytes also cross, reads as busy or a little busier
+        # the streaming kernels: DRAM sets the memory figure, though the L2's own figure reads
+        # as high or a little higher
         for k in ("copy, stride 1", "reduce v8"):
             assert answers[k] == "dram", (path.stem, k, rows[k])
     # what chapter 9 says of the reference GPU's table: a level reads above the memory
@@ -67,7 +67,7 @@ def test_the_speed_of_light_reading():
     assert dbg.limiter({**base, "sm_pct": 70.0}) == "compute"
     assert dbg.limiter({**base, "memory_pct": 80.0, "l2_pct": 80.0}) == "l2"
     assert dbg.limiter({**base, "memory_pct": 61.0, "dram_pct": 61.0}) == "dram"
-    # DRAM at its ceiling decides, even where the L2 reads a few points busier
+    # the level that sets the memory figure decides, even where the L2 reads a few points higher
     assert dbg.limiter({**base, "memory_pct": 78.0, "dram_pct": 78.0, "l2_pct": 84.0}) == "dram"
     assert dbg.limiter({**base, "memory_pct": 84.0, "dram_pct": 59.0, "l2_pct": 84.0}) == "l2"
     assert dbg.limiter({**base, "memory_pct": 75.0, "l1_pct": 75.0, "sm_pct": 74.0}) == "l1"
@@ -99,7 +99,7 @@ def test_check_limiters_accepts_the_reading_and_names_what_is_wrong(capsys):
     if busiest != right:
         capsys.readouterr()
         assert not dbg.check_limiters(busiest)
-        assert "DRAM runs at" in capsys.readouterr().out
+        assert "DRAM sets it" in capsys.readouterr().out
 
 
 def test_find_races_sees_the_missing_barrier():

@@ -68,8 +68,6 @@ ALLOWED = {
     "Both under 60%": SOL_LINE,
     "(60% is Nsight Compute's own line for this.)": SOL_LINE,
     "(60% of peak)": SOL_LINE,
-    "(above 60% of its peak)": SOL_LINE,
-    "DRAM if it is above 60%": SOL_LINE,
     "both sides under 60%": SOL_LINE,
     "`gp.debugging.limiter`, 60% of peak": SOL_LINE,
 }

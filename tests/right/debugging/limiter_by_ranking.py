@@ -1,19 +1,16 @@
-"""Right, computed another way: DRAM first if it crossed the line, else the busier level on
-the chip found by sorting, and "latency" tested last, after asking whether either side crossed
-the line."""
+"""Right, computed another way: the level nearest the memory figure found by sorting the
+distances, and "latency" tested last, after asking whether either side crossed the line."""
 from gpuperf import records
 
 NOTEBOOK, LABEL = "09_profiling", "ex-profiling-limiter"
 
 answer = {}
 for r in records.run("profiling_speed_of_light", live=False).rows:
-    on_chip = sorted([(r["l2_pct"], "l2"), (r["l1_pct"], "l1")])
+    nearest = sorted((abs(r[f"{lv}_pct"] - r["memory_pct"]), lv) for lv in ("dram", "l2", "l1"))
     busy = r["sm_pct"] >= 60 or r["memory_pct"] >= 60
     if busy and r["sm_pct"] > r["memory_pct"]:
         answer[r["kernel"]] = "COMPUTE"
-    elif busy and r["dram_pct"] >= 60:
-        answer[r["kernel"]] = "Dram"
     elif busy:
-        answer[r["kernel"]] = on_chip[-1][1]
+        answer[r["kernel"]] = nearest[0][1].upper()
     else:
         answer[r["kernel"]] = "latency "

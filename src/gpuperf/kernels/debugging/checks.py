@@ -40,10 +40,11 @@ def _forget_limiter_calls() -> None:
 def limiter(row: dict) -> str:
     """What limits a kernel, read off its Speed-of-Light row (``profiling_speed_of_light``):
     "latency" when neither the SM nor memory reaches ``BUSY_PCT`` % of its peak; otherwise
-    "compute" when the SM is the busier side; otherwise the level of memory that runs at its
-    own ceiling: "dram" when DRAM reaches ``BUSY_PCT`` % of its peak (every byte DRAM moves also
-    crosses the L2, so a streaming kernel keeps the L2 about as busy, and the L2 is not what
-    limits it), else the busier of "l2" and "l1" (which includes shared memory).
+    "compute" when the SM is the busier side; otherwise the level of memory that sets Nsight
+    Compute's memory figure (the highest of its own measures of each level): the one of "dram",
+    "l2" and "l1" (which includes shared memory) whose own percentage is nearest that figure.
+    Not simply the busiest: each level's own percentage comes from other counters, and the L2's
+    reads a few points above the memory figure in streaming kernels set by DRAM.
 
     This is the answer to the chapter's first exercise: a session that calls it has its
     answer to that exercise refused by ``check_limiters``."""
@@ -61,23 +62,19 @@ def limiter(row: dict) -> str:
         return "latency"
     if row["sm_pct"] > row["memory_pct"]:
         return "compute"
-    if row["dram_pct"] >= BUSY_PCT:
-        return "dram"
-    return max(("l2", "l1"), key=lambda level: row[f"{level}_pct"])
+    return min(("dram", "l2", "l1"), key=lambda level: abs(row[f"{level}_pct"] - row["memory_pct"]))
 
 
 _WHY = {
     "latency": "neither the SM ({sm_pct:.0f}%) nor memory ({memory_pct:.0f}%) reaches {busy:.0f}% "
                "of its peak: the warps are waiting, not the hardware busy",
     "compute": "the SM ({sm_pct:.0f}%) is busier than memory ({memory_pct:.0f}%)",
-    "dram": "memory ({memory_pct:.0f}%) is the busier side, and DRAM runs at {dram_pct:.0f}% of "
-            "its own peak: the kernel streams at DRAM's pace (the L2 at {l2_pct:.0f}% carries "
-            "those same bytes)",
-    "l2": "memory ({memory_pct:.0f}%) is the busier side, DRAM is under {busy:.0f}% "
-          "({dram_pct:.0f}%), and of the levels on the chip the L2 ({l2_pct:.0f}%) is the busier",
-    "l1": "memory ({memory_pct:.0f}%) is the busier side, DRAM is under {busy:.0f}% "
-          "({dram_pct:.0f}%), and of the levels on the chip L1 and shared memory "
-          "({l1_pct:.0f}%) are the busier",
+    "dram": "memory ({memory_pct:.1f}%) is the busier side, and DRAM's own figure "
+            "({dram_pct:.1f}%) is the level's nearest it: DRAM sets it",
+    "l2": "memory ({memory_pct:.1f}%) is the busier side, and the L2's own figure "
+          "({l2_pct:.1f}%) is the level's nearest it: the L2 sets it",
+    "l1": "memory ({memory_pct:.1f}%) is the busier side, and the own figure of L1 and shared "
+          "memory ({l1_pct:.1f}%) is the level's nearest it: they set it",
 }
 
 

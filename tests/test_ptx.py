@@ -70,16 +70,21 @@ print("PTXJSON" + json.dumps(results))
 """
 
 
-@pytest.fixture(scope="module")
-def compiled():
+def compile_mode(script: str, marker: str, timeout: int = 600):
+    """Run ``script`` in a process of its own with GPUPERF_MODE=compile (the real CUDA target,
+    no GPU needed) and return the JSON it printed after ``marker``."""
     env = {**os.environ, "GPUPERF_MODE": "compile"}
     env.pop("NUMBA_ENABLE_CUDASIM", None)
-    script = f"PENDING = {PENDING!r}\n" + SCRIPT
     r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
-                       timeout=1800)
-    line = next((ln for ln in r.stdout.splitlines() if ln.startswith("PTXJSON")), None)
-    assert line, f"PTX compilation did not run:\n{r.stdout[-2000:]}\n{r.stderr[-4000:]}"
-    return json.loads(line[len("PTXJSON"):])
+                       timeout=timeout)
+    line = next((ln for ln in r.stdout.splitlines() if ln.startswith(marker)), None)
+    assert line, f"the compile-mode script did not run:\n{r.stdout[-2000:]}\n{r.stderr[-4000:]}"
+    return json.loads(line[len(marker):])
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    return compile_mode(f"PENDING = {PENDING!r}\n" + SCRIPT, "PTXJSON", timeout=1800)
 
 
 def test_every_kernel_compiles_for_sm75_and_sm90(compiled):
@@ -127,13 +132,7 @@ def test_a_float64_accumulator_adds_in_double_but_multiplies_in_float():
     """What chapter 4 says of the article's ``tmp = 0.``: the product of two float32 elements
     stays float32; each step converts it to double and adds in double (no fused multiply-add),
     where a float32 accumulator compiles to fused multiply-adds."""
-    env = {**os.environ, "GPUPERF_MODE": "compile"}
-    env.pop("NUMBA_ENABLE_CUDASIM", None)
-    r = subprocess.run([sys.executable, "-c", ACCUMULATOR], capture_output=True, text=True,
-                       env=env, timeout=600)
-    line = next((ln for ln in r.stdout.splitlines() if ln.startswith("OPS")), None)
-    assert line, r.stderr[-3000:]
-    ops = json.loads(line[3:])
+    ops = compile_mode(ACCUMULATOR, "OPS")
     double, single = ops["double_acc"], ops["float_acc"]
     assert double["mul.f32"] > 0 and double["cvt.f64.f32"] == double["add.f64"] > 0
     assert double["mul.f64"] == double["fma.rn.f64"] == double["fma.rn.f32"] == 0
@@ -156,13 +155,7 @@ def test_v0s_remainder_takes_a_32_bit_path_when_its_operands_fit():
     test of the operands' high 32 bits (``and.b64 ..., -4294967296``) that picks ``rem.u32``
     when both fit (they do: thread indices), ``rem.s64`` otherwise, then the sign fix-up of
     Python's ``%`` (a result with the divisor's sign)."""
-    env = {**os.environ, "GPUPERF_MODE": "compile"}
-    env.pop("NUMBA_ENABLE_CUDASIM", None)
-    r = subprocess.run([sys.executable, "-c", REMAINDER], capture_output=True, text=True,
-                       env=env, timeout=600)
-    line = next((ln for ln in r.stdout.splitlines() if ln.startswith("PTX")), None)
-    assert line, r.stderr[-3000:]
-    ptx = json.loads(line[3:])
+    ptx = compile_mode(REMAINDER, "PTX")
     guard, wide, narrow = (ptx.find(s) for s in ("-4294967296;", "rem.s64", "rem.u32"))
     assert 0 <= guard < wide < narrow, (guard, wide, narrow)
     assert "selp.b64" in ptx[narrow:]  # the sign fix-up after either path

@@ -10,7 +10,9 @@ Two passes:
    each page served from localhost at 1280 x 900 with every request to another host
    refused: no console error and no uncaught exception; no request leaves the book (math,
    scripts and fonts are served by the book itself); no raw TeX left once MathJax ran; no
-   table wider than the content column; no figure shrunk to fit it (a figure drawn wider
+   table, display equation or printed text table wider than the content column; no printed text
+   table at all (rows of columns aligned with spaces: a table is HTML, sized for the page); no
+   table header broken inside a word; no figure shrunk to fit it (a figure drawn wider
    than the column is shown smaller, and its labels with it); no explorer whose sliders fail
    to change its figure.
 """
@@ -82,7 +84,41 @@ _MEASURE = """() => {
                      pre.innerText.split('\\n')[0].slice(0, 60)]);
     }
   }
+  out.equations = [];
+  for (const eq of art.querySelectorAll('mjx-container[display="true"], mjx-container[jax][display]')) {
+    const inner = eq.firstElementChild;
+    const wide = Math.max(eq.scrollWidth, inner ? inner.getBoundingClientRect().width : 0);
+    if (wide > column + 1) out.equations.push([Math.round(wide), eq.textContent.slice(0, 60)]);
+  }
+  // Printed output laid out as a table: three or more lines in a row whose fields are
+  // separated by runs of spaces (a fixed-width text table wraps into noise on the page).
+  out.printed = [];
+  const tabular = /\\S {2,}\\S.*\\S {2,}\\S/;
+  for (const pre of art.querySelectorAll('div.cell_output pre')) {
+    let run = 0;
+    for (const line of pre.innerText.split('\\n')) {
+      run = tabular.test(line.trim()) ? run + 1 : 0;
+      if (run >= 3) { out.printed.push(pre.innerText.split('\\n')[0].slice(0, 60)); break; }
+    }
+  }
+  // A header cell whose word the browser broke across lines.
+  out.broken = [];
+  for (const th of art.querySelectorAll('table th')) {
+    if (th.closest('details:not([open])')) continue;
+    const walk = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+    while (walk.nextNode()) {
+      const node = walk.currentNode;
+      for (const m of node.textContent.matchAll(/\\S+/g)) {
+        const range = document.createRange();
+        range.setStart(node, m.index);
+        range.setEnd(node, m.index + m[0].length);
+        const tops = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
+        if (tops.size > 1) out.broken.push(m[0]);
+      }
+    }
+  }
   for (const t of art.querySelectorAll('table')) {
+    if (t.closest('details div.gp-wide')) continue;  // a folded full table scrolls in its box
     if (t.scrollWidth > column + 1) {
       const head = (t.rows[0] ? t.rows[0].innerText : '').replace(/\\s+/g, ' ').slice(0, 80);
       out.tables.push([Math.round(t.scrollWidth), head]);
@@ -188,6 +224,14 @@ def browser_faults(root: Path) -> tuple[list[str], int]:
                 for width, head in m["tables"]:
                     faults.append(f"{name}: a table {width} px wide in a {m['column']} px "
                                   f"column ({head})")
+                for width, text in m["equations"]:
+                    faults.append(f"{name}: a display equation {width} px wide in a "
+                                  f"{m['column']} px column ({text})")
+                for first in m["printed"]:
+                    faults.append(f"{name}: a printed text table (show it as an HTML table): "
+                                  f"{first}")
+                for word in sorted(set(m["broken"])):
+                    faults.append(f"{name}: a table header breaks inside the word {word!r}")
                 for wide, shown, first in m["code"]:
                     faults.append(f"{name}: a code block {wide} px wide scrolls in {shown} px "
                                   f"({first})")
@@ -222,5 +266,6 @@ if __name__ == "__main__":
         sys.exit(1)
     print(f"built book: {len(html_pages(root))} pages clean at {VIEWPORT['width']} px "
           f"(no banner, path, warning, raw TeX, outside request or console error; one search "
-          f"field; tables, code and figures fit the column; {explorers} explorers respond) "
+          f"field; no printed text table, no header broken inside a word; tables, equations, code "
+          f"and figures fit the column; {explorers} explorers respond) "
           f"({root})")

@@ -50,7 +50,7 @@ def _register_discovery() -> None:
 _register_discovery()
 
 _TOOLS = {"bench", "records", "plots", "widgets", "exercises", "device", "validate", "assign",
-          "emulator", "headlines", "profiling", "nsight", "selfcheck", "store", "mode"}
+          "emulator", "headlines", "profiling", "nsight", "selfcheck", "store", "mode", "book"}
 
 
 def show_device() -> None:

@@ -7,6 +7,7 @@ them.
 from __future__ import annotations
 
 import ast
+import re
 import time
 
 # A cell that shows a checker rejecting a wrong kernel on purpose (the exercise's "before").
@@ -114,3 +115,57 @@ def client_class():
             return kc
 
     return SlicedPollClient
+
+
+# --- the main path's length -------------------------------------------------------------------
+
+MAIN_PATH_WORDS = 2500  # most words of prose a chapter notebook shows outside folded blocks
+
+_FENCE = re.compile(r"^\s*(`{3,}|:{3,})\s*(\{([\w-]+)\})?(.*)$")
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+
+
+def _unfolded_lines(source: str) -> list[str]:
+    """The lines of a Markdown cell a reader sees without opening anything: the cell minus
+    folded directives (``{dropdown}``, or any directive with ``:class: dropdown``), code
+    blocks and display math."""
+    lines = source.splitlines()
+    kept, i = [], 0
+    while i < len(lines):
+        m = _FENCE.match(lines[i])
+        if m:
+            fence, directive = m.group(1), m.group(3)
+            end = i + 1
+            while end < len(lines) and lines[end].strip() != fence:
+                end += 1
+            body = lines[i + 1:end]
+            options = [ln for ln in body if ln.strip().startswith(":") and not
+                       ln.strip().startswith(fence[0] * 3)]
+            folded = directive == "dropdown" or any(
+                ln.strip().startswith(":class:") and "dropdown" in ln for ln in options)
+            if directive and not folded and directive not in ("code", "code-block", "math"):
+                kept += [m.group(4)] + [ln for ln in body if ln not in options]
+            i = end + 1
+            continue
+        kept.append(lines[i])
+        i += 1
+    text = "\n".join(kept)
+    text = re.sub(r"\$\$.*?\$\$", " ", text, flags=re.S)
+    text = re.sub(r"<!--.*?-->", " ", text, flags=re.S)
+    return text.splitlines()
+
+
+def main_path_words(nb) -> int:
+    """Words of prose outside folded blocks in a notebook (a path or a loaded notebook): the
+    length of the chapter's main path. Code cells, code blocks and display math do not count."""
+    import nbformat
+
+    if not hasattr(nb, "cells"):
+        nb = nbformat.read(str(nb), as_version=4)
+    words = 0
+    for cell in nb.cells:
+        if cell.cell_type != "markdown" or "remove-cell" in cell.get("metadata", {}).get("tags", []):
+            continue
+        for line in _unfolded_lines(cell.source):
+            words += len(_WORD.findall(line))
+    return words

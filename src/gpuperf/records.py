@@ -349,33 +349,57 @@ class Result:
             v.column(self, c, f"columns[{i}]")
         return cols
 
-    def _repr_html_(self, columns: list[str] | None = None, max_rows: int = 60) -> str:
+    def _repr_html_(self, columns: list[str] | None = None, max_rows: int = 60,
+                    headers: dict | None = None) -> str:
         cols = self._columns_arg(columns)
         v.integer(max_rows, "max_rows", minimum=1)
+        names = self._headers_arg(headers, cols)
         units = _units(self.name)
-        head = "".join(f"<th>{_header(c, units.get(c))}</th>" for c in cols)
+        head = "".join(f"<th>{_header(names.get(c, c), units.get(c))}</th>" for c in cols)
         body = "".join(
             "<tr>" + "".join(_cell(r.get(c)) for c in cols) + "</tr>"
             for r in self.rows[:max_rows]
         )
         more = (f"<p>... {len(self.rows) - max_rows} more rows</p>"
                 if len(self.rows) > max_rows else "")
-        return (f"<table class='gp-table'><caption>{html.escape(self.name)}: "
-                f"{html.escape(self.label)}</caption><thead><tr>{head}</tr></thead>"
-                f"<tbody>{body}</tbody></table>{more}")
+        return (f"<table class='gp-table'><caption>{html.escape(self.label)}</caption>"
+                f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{more}")
 
-    def show(self, columns: list[str] | None = None, max_rows: int = 60, *, note: str = ""):
+    def _headers_arg(self, headers, cols) -> dict:
+        if headers is None:
+            return {}
+        if not isinstance(headers, dict):
+            raise TypeError(f"headers must be a dict from column name to the words its header "
+                            f"shows, not {type(headers).__name__}; e.g. {{'gbps': 'bandwidth'}}.")
+        for c, words in headers.items():
+            if c not in cols:
+                raise ValueError(f"headers names column {c!r}, which the table does not show; "
+                                 f"its columns are {cols}.")
+            v.string(words, f"headers[{c!r}]")
+        return headers
+
+    def show(self, columns: list[str] | None = None, max_rows: int = 60, *, note: str = "",
+             headers: dict | None = None, fold_rest: bool = True):
         """Display a chosen set of columns (HTML in Jupyter, text elsewhere), with ``note``
-        (plain text) under the table. A note printed after ``show`` could land above the
-        table in the book, whose pages merge a cell's printed text into one block."""
-        self._columns_arg(columns)
+        (plain text) under the table. ``headers`` maps a column to the words its header shows
+        (by default the column's name with spaces for underscores). When ``columns`` leaves
+        some out and ``fold_rest`` is true, the whole table follows, folded ("All N columns").
+        A note printed after ``show`` could land above the table in the book, whose pages
+        merge a cell's printed text into one block."""
+        cols = self._columns_arg(columns)
         v.integer(max_rows, "max_rows", minimum=1)
         v.string(note, "note", empty=True)
+        self._headers_arg(headers, cols)
         if _in_a_notebook():
             from IPython.display import HTML, display
 
             under = f"<p class='gp-note'>{html.escape(note)}</p>" if note else ""
-            display(HTML(self._repr_html_(columns, max_rows) + under))
+            rest = ""
+            if fold_rest and len(cols) < len(self.columns):
+                rest = (f"<details class='gp-full'><summary>All {len(self.columns)} columns of "
+                        f"this record ({html.escape(self.name)})</summary><div class='gp-wide'>"
+                        f"{self._repr_html_(None, max_rows)}</div></details>")
+            display(HTML(self._repr_html_(columns, max_rows, headers) + under + rest))
         else:  # a script or a terminal: HTML would print as "<IPython...HTML object>"
             print(self.table(columns, max_rows) + (f"\n{note}" if note else ""))
 
@@ -393,8 +417,9 @@ def _in_a_notebook() -> bool:
 
 
 def _header(column: str, unit: str | None) -> str:
-    """A column's header cell: the name, breakable at underscores, the unit below it."""
-    name = "_<wbr>".join(html.escape(part) for part in column.split("_"))
+    """A column's header cell: its words (underscores read as spaces, so a header breaks
+    between words, never inside one), the unit below it."""
+    name = html.escape(column.replace("_", " "))
     if not unit or unit == column:  # "ms (ms)" says nothing twice
         return name
     return f"{name}<br><small>({html.escape(unit)})</small>"

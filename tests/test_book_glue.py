@@ -1,0 +1,48 @@
+"""``gpuperf.book.glue`` writes what myst-nb's glue writes, formatted here; bad input is named."""
+
+import pytest
+
+from gpuperf import book
+
+
+def test_glue_returns_the_formatted_text_and_displays_the_record(monkeypatch):
+    shown = []
+    import IPython.display
+
+    monkeypatch.setattr(IPython.display, "display",
+                        lambda obj, raw=False, metadata=None: shown.append((obj, metadata)))
+    assert book.glue("copy_pct", 93.44, "{:.1f}%") == "93.4%"
+    (bundle, meta), = shown
+    assert bundle == {"application/papermill.record/text/plain": "93.4%"}
+    assert meta["scrapbook"] == {"name": "copy_pct",
+                                 "mime_prefix": "application/papermill.record/"}
+
+
+@pytest.mark.parametrize("name,value,fmt,err", [
+    ("copy pct", 1, "{}", ValueError), ("", 1, "{}", ValueError), (3, 1, "{}", TypeError),
+    ("x", "text", "{:.1f}", ValueError), ("x", 1, "{0} {1}", ValueError)])
+def test_glue_names_bad_input(name, value, fmt, err):
+    with pytest.raises(err) as info:
+        book.glue(name, value, fmt)
+    assert ("name" in str(info.value)) or ("fmt" in str(info.value))
+
+
+def test_result_headers_are_words_and_the_rest_is_folded(monkeypatch):
+    from gpuperf import records
+
+    res = records.Result("coalescing_stride", [{"stride": 1, "load_sectors": 4, "gbps": 9.0}],
+                         {"gpu": "NVIDIA H200"}, "recorded")
+    html = res._repr_html_(["stride", "gbps"], headers={"gbps": "useful bandwidth"})
+    assert "<th>useful bandwidth" in html and "<th>stride" in html and "load" not in html
+    assert "load sectors" in res._repr_html_()  # underscores read as spaces
+    with pytest.raises(ValueError, match="headers names column 'x'"):
+        res._repr_html_(["stride"], headers={"x": "words"})
+    shown = []
+    monkeypatch.setattr(records, "_in_a_notebook", lambda: True)
+    import IPython.display
+
+    monkeypatch.setattr(IPython.display, "display", lambda obj: shown.append(obj.data))
+    res.show(["stride"])
+    assert "<details class='gp-full'>" in shown[0] and "All 3 columns" in shown[0]
+    res.show(["stride"], fold_rest=False)
+    assert "<details" not in shown[1]

@@ -243,3 +243,10 @@ def test_rounded_up_allows_the_floating_point_hair_at_a_whole_number():
     assert ex.rounded_up(4096 * 1e9 * (500 * 1e-9) / (8 * 32 * 100 * 4)) == {20, 21}
     assert ex.rounded_up(19.999999) == {20}
     assert ex.rounded_up(20.0, rel=0.0) == {20}
+
+
+def test_a_speed_under_its_bar_never_reads_as_equal_to_it():
+    assert ex._percent_pair(0.0796, 0.08) == ("7.96%", "8.00%")
+    assert ex._percent_pair(0.079, 0.08) == ("7.9%", "8.0%")
+    assert ex._percent_pair(0.5, 0.35) == ("50%", "35%")
+    assert ex._percent_pair(0.35, 0.35) == ("35%", "35%")  # at the bar: it passes

@@ -603,13 +603,24 @@ def _speed_case(chk: Checker, run, ceiling, rate, bar: _Bar, *, target: float, a
         best = max(best, reference)
     mine = rate(mine_ms)
     unit, digits = bar.unit, bar.digits
+    reached, needed = _percent_pair(mine / best, target)
     with chk.case(f"speed on this GPU: at least {target:.0%} of {bar.bar_name}"):
-        chk.note(f"on this GPU {what} {bar.verb} {mine:.{digits}f} {unit}, {mine / best:.0%} "
-                 f"of {bar.ceiling_name} ({best:.{digits}f} {unit}); the bar is {target:.0%}.")
+        chk.note(f"on this GPU {what} {bar.verb} {mine:.{digits}f} {unit}, {reached} "
+                 f"of {bar.ceiling_name} ({best:.{digits}f} {unit}); the bar is {needed}.")
         chk.expect(mine >= target * best,
-                   f"{what} reaches {mine / best:.0%} of {bar.bar_name}, under the "
-                   f"{target:.0%} bar: {advice}")
+                   f"{what} reaches {reached} of {bar.bar_name}, under the "
+                   f"{needed} bar: {advice}")
     return mine / best
+
+
+def _percent_pair(value: float, bar: float) -> tuple[str, str]:
+    """``value`` and ``bar`` as percentages, with as many decimals as it takes for a value
+    under the bar not to read as equal to it ("7.9%" and "8.0%", never "8%" and "8%")."""
+    for decimals in range(0, 4):
+        a, b = f"{value:.{decimals}%}", f"{bar:.{decimals}%}"
+        if (value < bar) == (float(a[:-1]) < float(b[:-1])):
+            return a, b
+    return a, b
 
 
 def speed_against_copy(chk: Checker, run, nbytes: int, *, target: float, advice: str,

@@ -1346,7 +1346,7 @@ def _experiment_entries() -> dict:
 
 
 # The layers' new homes (gpuperf.store, .nsight, .nbtools, .depgraph) and their helpers.
-from gpuperf import depgraph, fingerprint, nbtools, nsight  # noqa: E402
+from gpuperf import book, depgraph, fingerprint, nbtools, nsight  # noqa: E402
 
 BAD_LAYERS = {
     "gpuperf.bench:require_gpu": [B(bench.require_gpu, 7, err=TypeError, word="what")],
@@ -1362,6 +1362,11 @@ BAD_LAYERS = {
     "gpuperf.nbtools:checker_name": [B(nbtools.checker_name, 7, err=TypeError, word="source")],
     "gpuperf.nbtools:default_file_mode": [B(nbtools.default_file_mode, -1, word="base"),
                                           B(nbtools.default_file_mode, "0o666", word="base")],
+    "gpuperf.nbtools:main_path_words": [B(nbtools.main_path_words, 42, err=TypeError, word="nb"),
+                                        B(nbtools.main_path_words, "/no/such.ipynb",
+                                          err=TypeError, word="nb")],
+    "gpuperf.book:glue": [B(book.glue, "copy pct", 1.0, word="name"),
+                          B(book.glue, "x", "text", "{:.1f}", word="fmt")],
     "gpuperf.nbtools:notebook_arg": [B(nbtools.notebook_arg, "x.ipynb", err=TypeError, word="nb")],
     "gpuperf.nsight:launch_command": [B(nsight.launch_command, "reduce", word="launch"),
                                       B(nsight.launch_command, 7, err=TypeError, word="launch")],

@@ -158,9 +158,14 @@ def _unfolded_lines(source: str) -> list[str]:
 def main_path_words(nb) -> int:
     """Words of prose outside folded blocks in a notebook (a path or a loaded notebook): the
     length of the chapter's main path. Code cells, code blocks and display math do not count."""
+    import os
+
     import nbformat
 
     if not hasattr(nb, "cells"):
+        if not isinstance(nb, (str, os.PathLike)) or not os.path.isfile(nb):
+            raise TypeError(f"nb must be a notebook object or the path of a notebook file, not "
+                            f"{nb!r}; e.g. main_path_words('solutions/01_measuring.ipynb').")
         nb = nbformat.read(str(nb), as_version=4)
     words = 0
     for cell in nb.cells:

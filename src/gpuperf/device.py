@@ -166,9 +166,9 @@ def describe(d: DeviceInfo | None = None) -> str:
                 "imported before gpuperf). Kernels compile to PTX but cannot run; timings and "
                 "figures are replayed from the recorded reference GPU.")
     if d.simulated and static_book():  # the reader of the built book, not a student
-        return ("This page was built on a machine with no GPU: its kernels ran on Numba's CUDA "
-                "simulator, for correctness only, and every timing and figure is replayed from "
-                "the recorded reference GPU (see Recorded devices).")
+        return (f"The measurements on this page were made on the course's reference GPU "
+                f"({_reference_gpu()}); each table and figure gives its date (see Recorded "
+                "devices). Run this notebook on a GPU to measure yours.")
     if d.simulated:
         return (
             f"{d.name}: kernels run on the CPU for correctness (warp size {d.warp_size}, "
@@ -191,6 +191,16 @@ def describe(d: DeviceInfo | None = None) -> str:
             f"{d.peak_gbps:.0f} GB/s theoretical peak"
         )
     return "\n".join(lines)
+
+
+def _reference_gpu() -> str:
+    """The name of the GPU whose record the book replays."""
+    from . import store
+
+    try:
+        return str(store.load().get("gpu") or "unnamed GPU")
+    except (OSError, ValueError):
+        return "unrecorded GPU"
 
 
 def show() -> None:

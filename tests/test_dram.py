@@ -163,6 +163,16 @@ def test_littles_law_helpers():
     assert dram.littles_law_gbps(dram.bytes_in_flight(8, need, 132), 620) >= 3350
     assert dram.littles_law_gbps(dram.bytes_in_flight(8, need - 1, 132), 620) < 3350
     assert dram.loads_per_thread_needed(1, 1, 64, 132) == 1
+
+
+def test_a_copy_loads_only_half_its_bandwidth():
+    """Issue 60, finding 1: a copy's bandwidth counts reads and writes; the loads carry the reads."""
+    assert dram.copy_loads_per_thread_needed(1696, 356, 4, 132) == 5
+    assert dram.loads_per_thread_needed(1696, 356, 4, 132) == 9  # the factor-two error
+    assert dram.copy_loads_per_thread_needed(2 * 3350, 620, 8, 132) == dram.loads_per_thread_needed(
+        3350, 620, 8, 132)
+    # one 4-byte load per thread on 132 SMs of 2048 threads covers 510 ns at a 4,240 GB/s copy
+    assert dram.copy_latency_covered_ns(132 * 2048 * 4, 4240) == pytest.approx(510, abs=1)
     with pytest.raises(ValueError):
         dram.littles_law_gbps(1, 0)
 
@@ -397,6 +407,7 @@ def test_wrong_folder_is_not_empty():
     assert len(WRONG_FILES) >= 10
     assert {load_answer(p).CHECKER for p in WRONG_FILES} == {"check_bank_queue", "check_loads_needed",
                                                              "check_blocks_per_sm",
+                                                             "check_copy_loads_needed",
                                                              "check_copy_in_flight"}
 
 

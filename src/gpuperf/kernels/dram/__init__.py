@@ -27,6 +27,7 @@ from .checks import (
     check_bank_queue,
     check_blocks_per_sm,
     check_copy_in_flight,
+    check_copy_loads_needed,
     check_loads_needed,
     in_flight_launch,
     occupancy_agreement,
@@ -94,9 +95,11 @@ from .measured import (
     occupancy_summary,
     one_load_per_thread,
     show_loaded_latency,
+    strides_visible,
     verify_prediction,
 )
 from .models import (
+    COPY_READ_SHARE,
     TEXTBOOK,
     DramLayout,
     bank_schedule,
@@ -105,6 +108,8 @@ from .models import (
     bytes_in_flight,
     channels_needed,
     channels_used,
+    copy_latency_covered_ns,
+    copy_loads_per_thread_needed,
     ddr_channel_gbps,
     littles_law_gbps,
     loads_per_thread_needed,
@@ -133,6 +138,7 @@ __all__ = [
     "DramLayout", "TEXTBOOK", "ddr_channel_gbps", "channels_needed", "bus_utilization",
     "banks_needed", "bank_schedule", "simulated_utilization", "tile_loads", "phase_usage",
     "channels_used", "littles_law_gbps", "bytes_in_flight", "loads_per_thread_needed",
+    "COPY_READ_SHARE", "copy_loads_per_thread_needed", "copy_latency_covered_ns",
     # experiments.py
     "SUM_ILPS", "COPY_ILPS", "resident_blocks_per_sm", "LATENCY_SIZES_KIB", "dram_latency",
     "INDEX_LEVELS", "dram_latency_index", "LITTLE_WARPS", "STREAM_ELEMENTS", "persistent_launch",
@@ -142,7 +148,7 @@ __all__ = [
     # measured.py
     "latency_index_summary", "loaded_latency_summary", "show_loaded_latency",
     "loaded_latency_reading", "loaded_littles_law", "launch_in_timing", "latency_levels",
-    "verify_prediction", "one_load_per_thread", "occupancy_summary",
+    "verify_prediction", "one_load_per_thread", "occupancy_summary", "strides_visible",
     # profiling.py
     "BANK_BYTES_PER_CLOCK", "latency_experiment", "l2_bandwidth_experiment", "l2_read_gbps",
     "onchip_roofs_experiment", "onchip_reads", "onchip_roof_gbps", "onchip_roofs_summary",
@@ -151,7 +157,8 @@ __all__ = [
     "plot_latency", "plot_littles_law", "plot_occupancy", "plot_strides", "plot_loaded_latency",
     # checks.py
     "check_bank_queue", "check_loads_needed", "T4_SPEC_FACTS", "occupancy_agreement",
-    "check_blocks_per_sm", "IN_FLIGHT_THREADS", "IN_FLIGHT_SPEED_N", "IN_FLIGHT_SPEED_TARGET",
+    "check_blocks_per_sm", "check_copy_loads_needed", "IN_FLIGHT_THREADS", "IN_FLIGHT_SPEED_N",
+    "IN_FLIGHT_SPEED_TARGET",
     "in_flight_launch", "check_copy_in_flight",
     # ptx.py
     "PTX_TARGETS",

@@ -17,7 +17,13 @@ from gpuperf import device
 from gpuperf import exercises as _exercises
 
 from .kernels import WARP
-from .models import TEXTBOOK, DramLayout, loads_per_thread_needed
+from .models import (
+    COPY_READ_SHARE,
+    TEXTBOOK,
+    DramLayout,
+    copy_loads_per_thread_needed,
+    loads_per_thread_needed,
+)
 
 
 def _sample_layouts():
@@ -206,6 +212,55 @@ def check_loads_needed(fn):
                     why = "the bytes in flight are spread over every SM, not one."
                 else:
                     why = ("bytes in flight = bandwidth x latency, and GB/s x ns = bytes "
+                           f"(exact answer before rounding: {exact:.3g}).")
+                chk.fail(f"got {got}, expected {want}: {why}")
+    return chk.report()
+
+
+def _copy_loads_cases():
+    """Copies whose exact answer, and the answer with the copy's bandwidth taken for the reads
+    (twice as many loads), are both far from a rounding boundary: the two always differ."""
+    rng = _exercises.case_rng(13)
+    cases = [(4240.0, 356.0, 64, 132, 4), (1696.0, 356.0, 4, 132, 4), (3350.0, 620.0, 8, 132, 4),
+             (300.0, 450.0, 4, 40, 4), (2000.0, 550.0, 2, 108, 8), (4096.0, 700.0, 16, 100, 16)]
+    while len(cases) < 14:
+        c = (float(rng.integers(200, 5000)), float(rng.integers(300, 900)),
+             int(rng.choice([1, 2, 4, 8, 16, 32, 48, 64])), int(rng.integers(20, 150)),
+             int(rng.choice([4, 8, 16])))
+        q = COPY_READ_SHARE * c[0] * c[1] / (c[2] * c[3] * WARP * c[4])
+        if q > 1 and abs(q - round(q)) > 1e-3 and abs(2 * q - round(2 * q)) > 1e-3:
+            cases.append(c)
+    return cases
+
+
+@_exercises.refuses_stubs(solved_by=("gpuperf.kernels.dram:copy_loads_per_thread_needed",))
+def check_copy_loads_needed(fn):
+    """Exercise: ``fn(copy_gbps, latency_ns, warps_per_sm, sm_count, bytes_per_load) -> int``, the
+    loads in flight per thread a copy needs to move ``copy_gbps`` (bytes read plus written)."""
+    from gpuperf import exercises as ex
+
+    chk = ex.Checker("Little's law for a copy: loads in flight per thread")
+    if not callable(fn):
+        chk.fail(f"expected a function, got {type(fn).__name__}.")
+        return chk.report()
+    for c in _copy_loads_cases():
+        gbps, ns, warps, sms, nbytes = c
+        with chk.case(f"a copy at {gbps:.0f} GB/s, {ns:.0f} ns, {warps} warps/SM, {sms} SMs, "
+                      f"{nbytes}-byte loads"):
+            got = fn(*c)
+            want = copy_loads_per_thread_needed(*c)
+            threads_bytes = warps * sms * WARP * nbytes
+            exact = COPY_READ_SHARE * gbps * ns / threads_bytes
+            if isinstance(got, bool) or not isinstance(got, (int, np.integer)):
+                chk.fail(f"returned {got!r}; return a whole number of loads (an int), rounded up.")
+            elif got not in {max(1, k) for k in ex.rounded_up(exact)}:
+                if got in ex.rounded_up(gbps * ns / threads_bytes):
+                    why = ("the copy's bandwidth counts bytes read plus written, but only the "
+                           "reads are loads in flight: they flow at half of it.")
+                elif got == math.floor(exact):
+                    why = "that is rounded down, and falls short; round up."
+                else:
+                    why = ("bytes in flight = read bandwidth x latency, and GB/s x ns = bytes "
                            f"(exact answer before rounding: {exact:.3g}).")
                 chk.fail(f"got {got}, expected {want}: {why}")
     return chk.report()

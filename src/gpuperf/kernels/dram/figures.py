@@ -15,6 +15,7 @@ from gpuperf import validate
 
 from .experiments import _check_res, littles_law_agreement
 from .kernels import FLOAT_BYTES
+from .measured import strides_visible
 from .models import (
     TEXTBOOK,
     DramLayout,
@@ -464,6 +465,15 @@ def plot_strides(res):
     ceiling = res.ceilings.get("copy_gbps")
     if ceiling:
         ax.axhline(ceiling, color="#C44E52", lw=1, ls=":")
+        ax.annotate("copy ceiling (bytes read + written)", (0.01, ceiling),
+                    xycoords=("axes fraction", "data"), ha="left", va="bottom", fontsize=8,
+                    color="#C44E52")
+    limit = strides_visible(res)["largest_stride_bytes"]
+    if limit:
+        ax.axvspan(limit * 1.41, max(r["stride_bytes"] for r in res.rows) * 1.41,
+                   color="0.85", zorder=0,
+                   label=f"beyond {_bytes_label(limit)}: concurrent warps read runs of one row "
+                         "(not a stride test)")
     ax.set_xscale("log", base=2)
     ax.set_xticks([2**k for k in range(7, 26, 2)],
                   [_bytes_label(2**k) for k in range(7, 26, 2)], fontsize=8)

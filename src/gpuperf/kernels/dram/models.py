@@ -7,7 +7,10 @@ burst: channel 0 bank 0, channel 1 bank 0, ..., then bank 1 of every channel, ..
 least R + 1 banks when a cell-array access takes R times as long as a burst transfer.
 ``tile_loads`` / ``phase_usage``: which channels and banks each thread block of a tiled
 matrix multiplication reaches in each phase.
-``littles_law_gbps`` / ``loads_per_thread_needed``: bytes in flight = bandwidth x latency.
+``littles_law_gbps`` / ``loads_per_thread_needed``: bytes in flight = bandwidth x latency,
+where the bandwidth is the rate of the bytes the loads carry (bytes *read*).
+``copy_loads_per_thread_needed`` / ``copy_latency_covered_ns``: the same for a copy, whose
+bandwidth counts bytes read plus written: its loads carry only the reads, half of it.
 """
 
 from __future__ import annotations
@@ -234,8 +237,16 @@ def channels_used(width: int, tile: int, phase: int, *, matrix: str = "M",
 # --------------------------------------------------------------------------- Little's law
 
 
+# A copy's bandwidth (``bench.ceilings()["copy_gbps"]``, chapter 1) counts the bytes read plus
+# the bytes written; the loads in flight carry only the reads, half of that figure.
+COPY_READ_SHARE = 0.5
+
+
 def littles_law_gbps(bytes_in_flight: float, latency_ns: float) -> float:
-    """Bandwidth that ``bytes_in_flight`` sustain when each request takes ``latency_ns``.
+    """Rate of the loaded bytes that ``bytes_in_flight`` sustain when each load takes ``latency_ns``.
+
+    This is a *read* bandwidth: for a copy, whose bandwidth counts reads and writes, it is half
+    the copy's figure (``COPY_READ_SHARE``).
 
     Bytes per nanosecond are GB/s (1e9 bytes per 1e9 ns), so no conversion is needed.
     """
@@ -260,7 +271,11 @@ def bytes_in_flight(warps_per_sm: int, loads_per_thread: int, sm_count: int,
 
 def loads_per_thread_needed(target_gbps: float, latency_ns: float, warps_per_sm: int,
                             sm_count: int, bytes_per_load: int = FLOAT_BYTES) -> int:
-    """Fewest independent loads per thread whose bytes in flight sustain ``target_gbps``."""
+    """Fewest independent loads per thread whose bytes in flight sustain ``target_gbps`` of reads.
+
+    ``target_gbps`` is the rate of the bytes the loads carry: a read-only kernel's bandwidth.
+    For a copy's bandwidth (reads plus writes) use ``copy_loads_per_thread_needed``.
+    """
     target_gbps = validate.positive(target_gbps, "target_gbps")
     latency_ns = validate.positive(latency_ns, "latency_ns")
     if target_gbps <= 0 or latency_ns <= 0:
@@ -271,6 +286,28 @@ def loads_per_thread_needed(target_gbps: float, latency_ns: float, warps_per_sm:
     needed = target_gbps * latency_ns  # bytes in flight
     per_load_round = warps_per_sm * sm_count * WARP * bytes_per_load
     return max(1, math.ceil(needed / per_load_round - 1e-9))
+
+
+def copy_loads_per_thread_needed(copy_gbps: float, latency_ns: float, warps_per_sm: int,
+                                 sm_count: int, bytes_per_load: int = FLOAT_BYTES) -> int:
+    """Fewest loads in flight per thread for a copy to move ``copy_gbps`` (bytes read + written).
+
+    The loads carry the reads only, ``COPY_READ_SHARE`` of the copy's bandwidth, so the bytes in
+    flight are ``copy_gbps / 2 x latency_ns``: ``loads_per_thread_needed(copy_gbps / 2, ...)``.
+    """
+    copy_gbps = validate.positive(copy_gbps, "copy_gbps")
+    return loads_per_thread_needed(copy_gbps * COPY_READ_SHARE, latency_ns, warps_per_sm,
+                                   sm_count, bytes_per_load)
+
+
+def copy_latency_covered_ns(bytes_in_flight: float, copy_gbps: float) -> float:
+    """Longest load latency (ns) that ``bytes_in_flight`` of loads cover for a copy at ``copy_gbps``.
+
+    The copy reads at ``COPY_READ_SHARE x copy_gbps``; bytes / (GB/s) = ns.
+    """
+    bytes_in_flight = validate.nonnegative(bytes_in_flight, "bytes_in_flight")
+    copy_gbps = validate.positive(copy_gbps, "copy_gbps")
+    return bytes_in_flight / (copy_gbps * COPY_READ_SHARE)
 
 
 def _check_layout(layout):

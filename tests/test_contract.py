@@ -674,6 +674,11 @@ BAD = {
                                              B(dr.bytes_in_flight, 8, 4, -1, word="sm_count")],
     "gpuperf.kernels.dram:loads_per_thread_needed": [B(dr.loads_per_thread_needed, NAN, 600,
                                                        32, 132, word="target_gbps")],
+    "gpuperf.kernels.dram:show_model_table": [B(dr.show_model_table, [], {"a": "b"}, err=TypeError,
+                                                word="rows"),
+                                              B(dr.show_model_table, [{"a": 1}], {"b": "c"},
+                                                word="headers")],
+    "gpuperf.kernels.dram:strides_visible": [B(dr.strides_visible, "r", err=TypeError, word="res")],
     "gpuperf.kernels.dram:copy_loads_per_thread_needed": [
         B(dr.copy_loads_per_thread_needed, -1, 600, 32, 132, word="copy_gbps")],
     "gpuperf.kernels.dram:copy_latency_covered_ns": [B(dr.copy_latency_covered_ns, 1e6, 0,

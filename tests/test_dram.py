@@ -493,7 +493,7 @@ def test_loaded_latency_reading_ties_the_two_experiments(capsys):
     text = dram.loaded_latency_reading(loaded, _fake_little())
     assert "the probe alone: 380 ns" in text
     # lightest point of 16 loads: 80% in flight; the fake's round for 16 loads is 600*(1.4) ns
-    assert " 1 load  per thread, lightest load: 80%" in text
+    assert "1 load per thread, lightest load: 80%" in text  # no padding: not a text table
     assert "16 loads per thread, lightest load: 80% of the allowed bytes in flight" in text
     other = _fake("dram_littles_law", _fake_little().rows, meta={"gpu": "Another GPU"})
     with pytest.raises(ValueError, match="same GPU"):

@@ -69,6 +69,7 @@ from .figures import (
     plot_loaded_latency,
     plot_occupancy,
     plot_strides,
+    show_model_table,
 )
 from .kernels import (
     FLOAT_BYTES,
@@ -155,6 +156,7 @@ __all__ = [
     # figures.py
     "draw_burst", "draw_banks", "draw_interleaving", "draw_matmul_phases", "explore_model",
     "plot_latency", "plot_littles_law", "plot_occupancy", "plot_strides", "plot_loaded_latency",
+    "show_model_table",
     # checks.py
     "check_bank_queue", "check_loads_needed", "T4_SPEC_FACTS", "occupancy_agreement",
     "check_blocks_per_sm", "check_copy_loads_needed", "IN_FLIGHT_THREADS", "IN_FLIGHT_SPEED_N",

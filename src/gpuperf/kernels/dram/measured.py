@@ -85,7 +85,7 @@ def loaded_latency_reading(res, little) -> str:
         light = min(res.select(ilp=ilp), key=lambda r: r["gbps"])
         rounds = [r["round_ns"] for r in little.rows if r["ilp"] == ilp]
         pct = 100 * light["implied_in_flight"] / light["bytes_in_flight"]
-        line = (f"{ilp:2d} load{'s' if ilp > 1 else ' '} per thread, lightest load: {pct:.0f}% "
+        line = (f"{ilp} load{'s' if ilp > 1 else ''} per thread, lightest load: {pct:.0f}% "
                 "of the allowed bytes in flight")
         if rounds:
             line += (f"; one load's latency over one warp's round alone: "

@@ -292,7 +292,9 @@ def strides_visible(res) -> dict:
     chunks than there are rows, every concurrent chunk is in a row of its own and concurrent
     addresses are one stride apart. With fewer rows (a large stride over the same 1 GiB) the
     window wraps into the next column: consecutive chunks of one row, contiguous runs, in flight
-    together, and the experiment no longer sees the stride. Returns ``chunks_in_flight`` and
+    together, and the experiment no longer sees the stride. The window is counted as if the
+    registers let every block in, an upper bound, so the limit errs on the safe side. Returns
+    ``chunks_in_flight`` and
     ``largest_stride_bytes``, the largest recorded stride whose rows hold the whole window
     (``None`` if no stride does).
     """

@@ -679,6 +679,8 @@ BAD = {
                                               B(dr.show_model_table, [{"a": 1}], {"b": "c"},
                                                 word="headers")],
     "gpuperf.kernels.dram:strides_visible": [B(dr.strides_visible, "r", err=TypeError, word="res")],
+    "gpuperf.kernels.dram:step_latency_ns": [B(dr.step_latency_ns, 0.02, 0.01, 100, word="ms_long")],
+    "gpuperf.kernels.dram:channel_gbps": [B(dr.channel_gbps, 20, 1, -16, word="bus_gbps")],
     "gpuperf.kernels.dram:copy_loads_per_thread_needed": [
         B(dr.copy_loads_per_thread_needed, -1, 600, 32, 132, word="copy_gbps")],
     "gpuperf.kernels.dram:copy_latency_covered_ns": [B(dr.copy_latency_covered_ns, 1e6, 0,
@@ -721,6 +723,8 @@ BAD = {
                                                     word="function")],
     "gpuperf.kernels.dram:check_loads_needed": [rep(dr.check_loads_needed, 5,
                                                     word="function")],
+    "gpuperf.kernels.dram:check_step_latency": [rep(dr.check_step_latency, 5, word="function")],
+    "gpuperf.kernels.dram:check_channel_gbps": [rep(dr.check_channel_gbps, 5, word="function")],
     "gpuperf.kernels.dram:check_copy_loads_needed": [rep(dr.check_copy_loads_needed, 5,
                                                          word="function")],
     "gpuperf.kernels.dram:check_blocks_per_sm": [rep(dr.check_blocks_per_sm, 5,

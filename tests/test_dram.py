@@ -408,6 +408,8 @@ def test_wrong_folder_is_not_empty():
     assert {load_answer(p).CHECKER for p in WRONG_FILES} == {"check_bank_queue", "check_loads_needed",
                                                              "check_blocks_per_sm",
                                                              "check_copy_loads_needed",
+                                                             "check_step_latency",
+                                                             "check_channel_gbps",
                                                              "check_copy_in_flight"}
 
 

@@ -26,9 +26,11 @@ from .checks import (
     T4_SPEC_FACTS,
     check_bank_queue,
     check_blocks_per_sm,
+    check_channel_gbps,
     check_copy_in_flight,
     check_copy_loads_needed,
     check_loads_needed,
+    check_step_latency,
     in_flight_launch,
     occupancy_agreement,
 )
@@ -107,6 +109,7 @@ from .models import (
     banks_needed,
     bus_utilization,
     bytes_in_flight,
+    channel_gbps,
     channels_needed,
     channels_used,
     copy_latency_covered_ns,
@@ -116,6 +119,7 @@ from .models import (
     loads_per_thread_needed,
     phase_usage,
     simulated_utilization,
+    step_latency_ns,
     tile_loads,
 )
 from .profiling import (
@@ -140,6 +144,7 @@ __all__ = [
     "banks_needed", "bank_schedule", "simulated_utilization", "tile_loads", "phase_usage",
     "channels_used", "littles_law_gbps", "bytes_in_flight", "loads_per_thread_needed",
     "COPY_READ_SHARE", "copy_loads_per_thread_needed", "copy_latency_covered_ns",
+    "step_latency_ns", "channel_gbps",
     # experiments.py
     "SUM_ILPS", "COPY_ILPS", "resident_blocks_per_sm", "LATENCY_SIZES_KIB", "dram_latency",
     "INDEX_LEVELS", "dram_latency_index", "LITTLE_WARPS", "STREAM_ELEMENTS", "persistent_launch",
@@ -160,7 +165,7 @@ __all__ = [
     # checks.py
     "check_bank_queue", "check_loads_needed", "T4_SPEC_FACTS", "occupancy_agreement",
     "check_blocks_per_sm", "check_copy_loads_needed", "IN_FLIGHT_THREADS", "IN_FLIGHT_SPEED_N",
-    "IN_FLIGHT_SPEED_TARGET",
+    "IN_FLIGHT_SPEED_TARGET", "check_step_latency", "check_channel_gbps",
     "in_flight_launch", "check_copy_in_flight",
     # ptx.py
     "PTX_TARGETS",

@@ -21,8 +21,10 @@ from .models import (
     COPY_READ_SHARE,
     TEXTBOOK,
     DramLayout,
+    channel_gbps,
     copy_loads_per_thread_needed,
     loads_per_thread_needed,
+    step_latency_ns,
 )
 
 
@@ -263,6 +265,77 @@ def check_copy_loads_needed(fn):
                     why = ("bytes in flight = read bandwidth x latency, and GB/s x ns = bytes "
                            f"(exact answer before rounding: {exact:.3g}).")
                 chk.fail(f"got {got}, expected {want}: {why}")
+    return chk.report()
+
+
+@_exercises.refuses_stubs(solved_by=("gpuperf.kernels.dram:step_latency_ns",))
+def check_step_latency(fn):
+    """Exercise: ``fn(ms_short, ms_long, steps) -> float``, ns per step of a pointer chase."""
+    from gpuperf import exercises as ex
+
+    chk = ex.Checker("latency per step from two chain lengths")
+    if not callable(fn):
+        chk.fail(f"expected a function, got {type(fn).__name__}.")
+        return chk.report()
+    rng = _exercises.case_rng(14)
+    cases = [(0.0180, 0.0315, 4096), (0.0120, 0.0130, 2048), (1.50, 2.95, 4096), (0.0090, 0.0094, 256)]
+    while len(cases) < 10:
+        steps = int(rng.choice([256, 1024, 2048, 4096, 8192]))
+        launch, step_ns = float(rng.uniform(0.004, 0.02)), float(rng.uniform(15, 700))
+        cases.append((launch + steps * step_ns / 1e6, launch + 2 * steps * step_ns / 1e6, steps))
+    for ms_short, ms_long, steps in cases:
+        with chk.case(f"{steps} steps in {ms_short:.4g} ms, {2 * steps} in {ms_long:.4g} ms"):
+            got = fn(ms_short, ms_long, steps)
+            want = step_latency_ns(ms_short, ms_long, steps)
+            if isinstance(got, bool) or not isinstance(got, (int, float, np.integer, np.floating)):
+                chk.fail(f"returned {got!r}; return a number of nanoseconds.")
+            elif not math.isclose(got, want, rel_tol=1e-6):
+                g = float(got)
+                if math.isclose(g, ms_long / (2 * steps) * 1e6, rel_tol=1e-6) or math.isclose(
+                        g, ms_short / steps * 1e6, rel_tol=1e-6):
+                    why = ("that is one chain's time per step, launch included; the difference "
+                           "of the two chains cancels the launch.")
+                elif math.isclose(g, want / 2, rel_tol=1e-6):
+                    why = "the longer chain has `steps` more steps, not 2 x steps more."
+                elif any(math.isclose(g, want * f, rel_tol=1e-6) for f in (1e-3, 1e3, 1e-6, 1e6)):
+                    why = "check the units: 1 ms = 1,000,000 ns."
+                else:
+                    why = "(ms_long - ms_short) is the time of `steps` steps alone."
+                chk.fail(f"got {g:.4g} ns, expected {want:.4g} ns: {why}")
+    return chk.report()
+
+
+@_exercises.refuses_stubs(solved_by=("gpuperf.kernels.dram:channel_gbps",
+                                       "gpuperf.kernels.dram:bus_utilization",
+                                       "gpuperf.kernels.dram:simulated_utilization",
+                                       "gpuperf.kernels.dram:bank_schedule"))
+def check_channel_gbps(fn):
+    """Exercise: ``fn(ratio, banks, bus_gbps) -> float``, GB/s a channel delivers."""
+    from gpuperf import exercises as ex
+
+    chk = ex.Checker("what a channel delivers with B banks")
+    if not callable(fn):
+        chk.fail(f"expected a function, got {type(fn).__name__}.")
+        return chk.report()
+    cases = [(20, 1, 16.0), (20, 2, 16.0), (4, 2, 16.0), (4, 5, 16.0), (4, 8, 16.0), (20, 21, 16.0),
+             (10, 3, 32.0), (0, 1, 25.6), (7.5, 4, 12.0), (3, 16, 8.0), (31, 16, 64.0)]
+    for ratio, banks, bus in cases:
+        with chk.case(f"R = {ratio:g}, {banks} bank{'s' * (banks > 1)}, a {bus:g} GB/s bus"):
+            got = fn(ratio, banks, bus)
+            want = channel_gbps(ratio, banks, bus)
+            if isinstance(got, bool) or not isinstance(got, (int, float, np.integer, np.floating)):
+                chk.fail(f"returned {got!r}; return GB/s, a number.")
+            elif not math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-12):
+                g = float(got)
+                if g > bus * (1 + 1e-9):
+                    why = "more than the bus carries: the bus is at most busy all the time."
+                elif ratio and math.isclose(g, bus * min(1.0, banks / ratio), rel_tol=1e-9):
+                    why = ("one bank delivers one burst per access *plus* its transfer: "
+                           "R + 1 transfer times, not R.")
+                else:
+                    why = ("B banks deliver B bursts every R + 1 transfer times, until the bus "
+                           "is full.")
+                chk.fail(f"got {g:.4g} GB/s, expected {want:.4g}: {why}")
     return chk.report()
 
 

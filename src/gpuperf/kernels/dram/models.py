@@ -288,6 +288,26 @@ def loads_per_thread_needed(target_gbps: float, latency_ns: float, warps_per_sm:
     return max(1, math.ceil(needed / per_load_round - 1e-9))
 
 
+def step_latency_ns(ms_short: float, ms_long: float, steps: int) -> float:
+    """Latency of one step of a pointer chase, from two timed chains: ``steps`` steps took
+    ``ms_short`` ms and ``2 * steps`` steps ``ms_long`` ms, each with its launch in it. The
+    difference cancels the launch: ``(ms_long - ms_short) / steps`` ms, in ns."""
+    ms_short = validate.positive(ms_short, "ms_short")
+    ms_long = validate.positive(ms_long, "ms_long")
+    steps = validate.positive_int(steps, "steps")
+    if ms_long <= ms_short:
+        raise ValueError(f"ms_long ({ms_long}) must exceed ms_short ({ms_short}): the longer "
+                         "chain takes longer.")
+    return (ms_long - ms_short) / steps * 1e6
+
+
+def channel_gbps(ratio: float, banks: int, bus_gbps: float) -> float:
+    """What a channel delivers with ``banks`` banks when a cell-array access takes ``ratio``
+    burst-transfer times: ``bus_gbps x bus_utilization(ratio, banks)``."""
+    bus_gbps = validate.positive(bus_gbps, "bus_gbps")
+    return bus_gbps * bus_utilization(ratio, banks)
+
+
 def copy_loads_per_thread_needed(copy_gbps: float, latency_ns: float, warps_per_sm: int,
                                  sm_count: int, bytes_per_load: int = FLOAT_BYTES) -> int:
     """Fewest loads in flight per thread for a copy to move ``copy_gbps`` (bytes read + written).

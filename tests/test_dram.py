@@ -567,3 +567,29 @@ def test_the_copy_exercise_names_writes_past_the_end(capsys):
     assert not dram.check_copy_in_flight(mod.student)
     out = capsys.readouterr().out
     assert "past the end" in out or "out of bounds" in out.lower(), out
+
+
+def test_copy_loads_checker_names_the_factor_two(capsys):
+    """Issue 60, finding 1: the copy's bandwidth taken for the loads' is named as such."""
+    import math
+
+    def doubled(copy_gbps, latency_ns, warps_per_sm, sm_count, bytes_per_load):
+        return math.ceil(copy_gbps * latency_ns / (warps_per_sm * sm_count * 32 * bytes_per_load))
+
+    assert not dram.check_copy_loads_needed(doubled)
+    assert "only the reads are loads in flight" in capsys.readouterr().out
+
+
+def test_strides_visible_stops_where_rows_run_out():
+    """Issue 60, finding 7: chunks in flight = SMs x warps per SM x ilp; a stride is seen only
+    while 1 GiB / stride rows hold them all (H200: 132 x 64 x 16 = 135,168, so up to 4 KiB)."""
+    rows = [{"stride_bytes": s, "padded": False, "rows": (1 << 30) // s, "ilp": 16, "gbps": 1.0}
+            for s in dram.STRIDES]
+    res = _fake("dram_strides", rows, meta={"gpu": "Test GPU",
+                                            "device": {"sm_count": 132, "max_threads_per_sm": 2048}})
+    vis = dram.strides_visible(res)
+    assert vis["chunks_in_flight"] == 132 * 64 * 16
+    assert vis["largest_stride_bytes"] == 4096
+    t4 = _fake("dram_strides", rows, meta={"gpu": "T4", "device": {"sm_count": 40,
+                                                                    "max_threads_per_sm": 1024}})
+    assert dram.strides_visible(t4)["chunks_in_flight"] == 40 * 32 * 16

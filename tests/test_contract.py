@@ -723,6 +723,8 @@ BAD = {
                                                     word="function")],
     "gpuperf.kernels.dram:check_loads_needed": [rep(dr.check_loads_needed, 5,
                                                     word="function")],
+    "gpuperf.kernels.dram:check_phase_channels": [rep(dr.check_phase_channels, 5,
+                                                      word="function")],
     "gpuperf.kernels.dram:check_step_latency": [rep(dr.check_step_latency, 5, word="function")],
     "gpuperf.kernels.dram:check_channel_gbps": [rep(dr.check_channel_gbps, 5, word="function")],
     "gpuperf.kernels.dram:check_copy_loads_needed": [rep(dr.check_copy_loads_needed, 5,

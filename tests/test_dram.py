@@ -410,6 +410,7 @@ def test_wrong_folder_is_not_empty():
                                                              "check_copy_loads_needed",
                                                              "check_step_latency",
                                                              "check_channel_gbps",
+                                                             "check_phase_channels",
                                                              "check_copy_in_flight"}
 
 

@@ -30,6 +30,7 @@ from .checks import (
     check_copy_in_flight,
     check_copy_loads_needed,
     check_loads_needed,
+    check_phase_channels,
     check_step_latency,
     in_flight_launch,
     occupancy_agreement,
@@ -166,6 +167,7 @@ __all__ = [
     "check_bank_queue", "check_loads_needed", "T4_SPEC_FACTS", "occupancy_agreement",
     "check_blocks_per_sm", "check_copy_loads_needed", "IN_FLIGHT_THREADS", "IN_FLIGHT_SPEED_N",
     "IN_FLIGHT_SPEED_TARGET", "check_step_latency", "check_channel_gbps",
+    "check_phase_channels",
     "in_flight_launch", "check_copy_in_flight",
     # ptx.py
     "PTX_TARGETS",

@@ -22,6 +22,7 @@ from .models import (
     TEXTBOOK,
     DramLayout,
     channel_gbps,
+    channels_used,
     copy_loads_per_thread_needed,
     loads_per_thread_needed,
     step_latency_ns,
@@ -336,6 +337,62 @@ def check_channel_gbps(fn):
                     why = ("B banks deliver B bursts every R + 1 transfer times, until the bus "
                            "is full.")
                 chk.fail(f"got {g:.4g} GB/s, expected {want:.4g}: {why}")
+    return chk.report()
+
+
+def _phase_channel_cases():
+    """(width, tile, phase, burst_bytes, channels): the textbook's system, sizes that are not
+    multiples of the tile, bursts of 8 to 64 bytes, channel counts that are not powers of two."""
+    cases = [(8, 2, 0, 8, 4), (8, 2, 3, 8, 4), (4, 2, 1, 8, 4), (16, 4, 1, 8, 4), (16, 4, 2, 32, 4),
+             (5, 2, 2, 8, 4), (7, 3, 1, 8, 3), (12, 4, 0, 16, 6), (10, 4, 2, 8, 5), (32, 8, 3, 64, 8),
+             (9, 4, 0, 16, 3), (24, 8, 1, 32, 12)]
+    rng = _exercises.case_rng(15)
+    while len(cases) < 18:
+        width, tile = int(rng.integers(3, 40)), int(rng.choice([2, 3, 4, 8]))
+        phase = int(rng.integers(0, -(-width // tile)))
+        cases.append((width, tile, phase, int(rng.choice([8, 16, 32, 64])),
+                      int(rng.integers(2, 13))))
+    return cases
+
+
+@_exercises.refuses_stubs(solved_by=("gpuperf.kernels.dram:channels_used",
+                                       "gpuperf.kernels.dram:phase_usage",
+                                       "gpuperf.kernels.dram:tile_loads"))
+def check_phase_channels(fn):
+    """Exercise: ``fn(width, tile, phase, burst_bytes, channels) -> sorted channels`` that N's
+    tiles reach in one phase of the tiled matrix product."""
+    from gpuperf import exercises as ex
+
+    chk = ex.Checker("the channels N's tiles reach in one phase")
+    if not callable(fn):
+        chk.fail(f"expected a function, got {type(fn).__name__}.")
+        return chk.report()
+    for width, tile, phase, burst, channels in _phase_channel_cases():
+        layout = DramLayout(burst, channels, 1)
+        with chk.case(f"{width}x{width}, {tile}x{tile} tiles, phase {phase}, {burst}-byte "
+                      f"bursts, {channels} channels"):
+            got = fn(width, tile, phase, burst, channels)
+            want = channels_used(width, tile, phase, matrix="N", layout=layout)
+            if not isinstance(got, (list, tuple)) or not all(
+                    isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in got):
+                chk.fail(f"returned {got!r}; return a sorted list of channel numbers (ints).")
+                continue
+            got = [int(x) for x in got]
+            if got == want:
+                continue
+            if sorted(set(got)) == want:
+                why = "each channel once, in increasing order."
+            elif got == channels_used(width, tile, phase, matrix="M", layout=layout):
+                why = "those are M's tiles; N's tile of phase ph is rows ph*T .. ph*T + T - 1."
+            elif got == sorted({(i // burst) % channels for r in range(phase * tile,
+                                min(phase * tile + tile, width)) for i in
+                                range(r * width, r * width + width)}):
+                why = ("that divides an element's index by the burst size; a burst holds "
+                       "burst_bytes / 4 float32 elements, so use the byte address (4 x index).")
+            else:
+                why = ("burst k of the matrix (bytes 4 x index) goes to channel k mod channels; "
+                       "every block's columns count, and only rows inside the matrix.")
+            chk.fail(f"got {got}, expected {want}: {why}")
     return chk.report()
 
 

@@ -238,15 +238,14 @@ def channels_used(width: int, tile: int, phase: int, *, matrix: str = "M",
 
 
 # A copy's bandwidth (``bench.ceilings()["copy_gbps"]``, chapter 1) counts the bytes read plus
-# the bytes written; the loads in flight carry only the reads, half of that figure.
+# the bytes written; the loads in flight carry only the reads, half of that figure. So
+# ``littles_law_gbps`` gives the rate of the bytes the loads carry (a read bandwidth), and
+# ``loads_per_thread_needed`` takes one; for a copy use the ``copy_*`` functions below.
 COPY_READ_SHARE = 0.5
 
 
 def littles_law_gbps(bytes_in_flight: float, latency_ns: float) -> float:
-    """Rate of the loaded bytes that ``bytes_in_flight`` sustain when each load takes ``latency_ns``.
-
-    This is a *read* bandwidth: for a copy, whose bandwidth counts reads and writes, it is half
-    the copy's figure (``COPY_READ_SHARE``).
+    """Bandwidth that ``bytes_in_flight`` sustain when each request takes ``latency_ns``.
 
     Bytes per nanosecond are GB/s (1e9 bytes per 1e9 ns), so no conversion is needed.
     """

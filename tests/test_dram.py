@@ -594,3 +594,27 @@ def test_strides_visible_stops_where_rows_run_out():
     t4 = _fake("dram_strides", rows, meta={"gpu": "T4", "device": {"sm_count": 40,
                                                                     "max_threads_per_sm": 1024}})
     assert dram.strides_visible(t4)["chunks_in_flight"] == 40 * 32 * 16
+
+
+def test_new_checkers_refuse_the_chapters_own_model(capsys):
+    """An answer that calls the package's own model is refused, not graded."""
+
+    def borrowed_copy(copy_gbps, latency_ns, warps_per_sm, sm_count, bytes_per_load):
+        return dram.copy_loads_per_thread_needed(copy_gbps, latency_ns, warps_per_sm, sm_count,
+                                                 bytes_per_load)
+
+    def borrowed_latency(ms_short, ms_long, steps):
+        return dram.step_latency_ns(ms_short, ms_long, steps)
+
+    def borrowed_channel(ratio, banks, bus_gbps):
+        return bus_gbps * dram.bus_utilization(ratio, banks)
+
+    def borrowed_phase(width, tile, phase, burst_bytes, channels):
+        return dram.channels_used(width, tile, phase, matrix="N",
+                                  layout=dram.DramLayout(burst_bytes, channels, 1))
+
+    for check, answer in ((dram.check_copy_loads_needed, borrowed_copy),
+                          (dram.check_step_latency, borrowed_latency),
+                          (dram.check_channel_gbps, borrowed_channel),
+                          (dram.check_phase_channels, borrowed_phase)):
+        assert not check(answer), check.__name__

@@ -163,6 +163,16 @@ def test_littles_law_helpers():
     assert dram.littles_law_gbps(dram.bytes_in_flight(8, need, 132), 620) >= 3350
     assert dram.littles_law_gbps(dram.bytes_in_flight(8, need - 1, 132), 620) < 3350
     assert dram.loads_per_thread_needed(1, 1, 64, 132) == 1
+
+
+def test_a_copy_loads_only_half_its_bandwidth():
+    """Issue 60, finding 1: a copy's bandwidth counts reads and writes; the loads carry the reads."""
+    assert dram.copy_loads_per_thread_needed(1696, 356, 4, 132) == 5
+    assert dram.loads_per_thread_needed(1696, 356, 4, 132) == 9  # the factor-two error
+    assert dram.copy_loads_per_thread_needed(2 * 3350, 620, 8, 132) == dram.loads_per_thread_needed(
+        3350, 620, 8, 132)
+    # one 4-byte load per thread on 132 SMs of 2048 threads covers 510 ns at a 4,240 GB/s copy
+    assert dram.copy_latency_covered_ns(132 * 2048 * 4, 4240) == pytest.approx(510, abs=1)
     with pytest.raises(ValueError):
         dram.littles_law_gbps(1, 0)
 
@@ -397,6 +407,10 @@ def test_wrong_folder_is_not_empty():
     assert len(WRONG_FILES) >= 10
     assert {load_answer(p).CHECKER for p in WRONG_FILES} == {"check_bank_queue", "check_loads_needed",
                                                              "check_blocks_per_sm",
+                                                             "check_copy_loads_needed",
+                                                             "check_step_latency",
+                                                             "check_channel_gbps",
+                                                             "check_phase_channels",
                                                              "check_copy_in_flight"}
 
 
@@ -482,7 +496,7 @@ def test_loaded_latency_reading_ties_the_two_experiments(capsys):
     text = dram.loaded_latency_reading(loaded, _fake_little())
     assert "the probe alone: 380 ns" in text
     # lightest point of 16 loads: 80% in flight; the fake's round for 16 loads is 600*(1.4) ns
-    assert " 1 load  per thread, lightest load: 80%" in text
+    assert "1 load per thread, lightest load: 80%" in text  # no padding: not a text table
     assert "16 loads per thread, lightest load: 80% of the allowed bytes in flight" in text
     other = _fake("dram_littles_law", _fake_little().rows, meta={"gpu": "Another GPU"})
     with pytest.raises(ValueError, match="same GPU"):
@@ -554,3 +568,53 @@ def test_the_copy_exercise_names_writes_past_the_end(capsys):
     assert not dram.check_copy_in_flight(mod.student)
     out = capsys.readouterr().out
     assert "past the end" in out or "out of bounds" in out.lower(), out
+
+
+def test_copy_loads_checker_names_the_factor_two(capsys):
+    """Issue 60, finding 1: the copy's bandwidth taken for the loads' is named as such."""
+    import math
+
+    def doubled(copy_gbps, latency_ns, warps_per_sm, sm_count, bytes_per_load):
+        return math.ceil(copy_gbps * latency_ns / (warps_per_sm * sm_count * 32 * bytes_per_load))
+
+    assert not dram.check_copy_loads_needed(doubled)
+    assert "only the reads are loads in flight" in capsys.readouterr().out
+
+
+def test_strides_visible_stops_where_rows_run_out():
+    """Issue 60, finding 7: chunks in flight = SMs x warps per SM x ilp; a stride is seen only
+    while 1 GiB / stride rows hold them all (H200: 132 x 64 x 16 = 135,168, so up to 4 KiB)."""
+    rows = [{"stride_bytes": s, "padded": False, "rows": (1 << 30) // s, "ilp": 16, "gbps": 1.0}
+            for s in dram.STRIDES]
+    res = _fake("dram_strides", rows, meta={"gpu": "Test GPU",
+                                            "device": {"sm_count": 132, "max_threads_per_sm": 2048}})
+    vis = dram.strides_visible(res)
+    assert vis["chunks_in_flight"] == 132 * 64 * 16
+    assert vis["largest_stride_bytes"] == 4096
+    t4 = _fake("dram_strides", rows, meta={"gpu": "T4", "device": {"sm_count": 40,
+                                                                    "max_threads_per_sm": 1024}})
+    assert dram.strides_visible(t4)["chunks_in_flight"] == 40 * 32 * 16
+
+
+def test_new_checkers_refuse_the_chapters_own_model(capsys):
+    """An answer that calls the package's own model is refused, not graded."""
+
+    def borrowed_copy(copy_gbps, latency_ns, warps_per_sm, sm_count, bytes_per_load):
+        return dram.copy_loads_per_thread_needed(copy_gbps, latency_ns, warps_per_sm, sm_count,
+                                                 bytes_per_load)
+
+    def borrowed_latency(ms_short, ms_long, steps):
+        return dram.step_latency_ns(ms_short, ms_long, steps)
+
+    def borrowed_channel(ratio, banks, bus_gbps):
+        return bus_gbps * dram.bus_utilization(ratio, banks)
+
+    def borrowed_phase(width, tile, phase, burst_bytes, channels):
+        return dram.channels_used(width, tile, phase, matrix="N",
+                                  layout=dram.DramLayout(burst_bytes, channels, 1))
+
+    for check, answer in ((dram.check_copy_loads_needed, borrowed_copy),
+                          (dram.check_step_latency, borrowed_latency),
+                          (dram.check_channel_gbps, borrowed_channel),
+                          (dram.check_phase_channels, borrowed_phase)):
+        assert not check(answer), check.__name__

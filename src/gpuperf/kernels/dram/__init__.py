@@ -26,8 +26,12 @@ from .checks import (
     T4_SPEC_FACTS,
     check_bank_queue,
     check_blocks_per_sm,
+    check_channel_gbps,
     check_copy_in_flight,
+    check_copy_loads_needed,
     check_loads_needed,
+    check_phase_channels,
+    check_step_latency,
     in_flight_launch,
     occupancy_agreement,
 )
@@ -68,6 +72,7 @@ from .figures import (
     plot_loaded_latency,
     plot_occupancy,
     plot_strides,
+    show_model_table,
 )
 from .kernels import (
     FLOAT_BYTES,
@@ -94,22 +99,28 @@ from .measured import (
     occupancy_summary,
     one_load_per_thread,
     show_loaded_latency,
+    strides_visible,
     verify_prediction,
 )
 from .models import (
+    COPY_READ_SHARE,
     TEXTBOOK,
     DramLayout,
     bank_schedule,
     banks_needed,
     bus_utilization,
     bytes_in_flight,
+    channel_gbps,
     channels_needed,
     channels_used,
+    copy_latency_covered_ns,
+    copy_loads_per_thread_needed,
     ddr_channel_gbps,
     littles_law_gbps,
     loads_per_thread_needed,
     phase_usage,
     simulated_utilization,
+    step_latency_ns,
     tile_loads,
 )
 from .profiling import (
@@ -133,6 +144,8 @@ __all__ = [
     "DramLayout", "TEXTBOOK", "ddr_channel_gbps", "channels_needed", "bus_utilization",
     "banks_needed", "bank_schedule", "simulated_utilization", "tile_loads", "phase_usage",
     "channels_used", "littles_law_gbps", "bytes_in_flight", "loads_per_thread_needed",
+    "COPY_READ_SHARE", "copy_loads_per_thread_needed", "copy_latency_covered_ns",
+    "step_latency_ns", "channel_gbps",
     # experiments.py
     "SUM_ILPS", "COPY_ILPS", "resident_blocks_per_sm", "LATENCY_SIZES_KIB", "dram_latency",
     "INDEX_LEVELS", "dram_latency_index", "LITTLE_WARPS", "STREAM_ELEMENTS", "persistent_launch",
@@ -142,16 +155,19 @@ __all__ = [
     # measured.py
     "latency_index_summary", "loaded_latency_summary", "show_loaded_latency",
     "loaded_latency_reading", "loaded_littles_law", "launch_in_timing", "latency_levels",
-    "verify_prediction", "one_load_per_thread", "occupancy_summary",
+    "verify_prediction", "one_load_per_thread", "occupancy_summary", "strides_visible",
     # profiling.py
     "BANK_BYTES_PER_CLOCK", "latency_experiment", "l2_bandwidth_experiment", "l2_read_gbps",
     "onchip_roofs_experiment", "onchip_reads", "onchip_roof_gbps", "onchip_roofs_summary",
     # figures.py
     "draw_burst", "draw_banks", "draw_interleaving", "draw_matmul_phases", "explore_model",
     "plot_latency", "plot_littles_law", "plot_occupancy", "plot_strides", "plot_loaded_latency",
+    "show_model_table",
     # checks.py
     "check_bank_queue", "check_loads_needed", "T4_SPEC_FACTS", "occupancy_agreement",
-    "check_blocks_per_sm", "IN_FLIGHT_THREADS", "IN_FLIGHT_SPEED_N", "IN_FLIGHT_SPEED_TARGET",
+    "check_blocks_per_sm", "check_copy_loads_needed", "IN_FLIGHT_THREADS", "IN_FLIGHT_SPEED_N",
+    "IN_FLIGHT_SPEED_TARGET", "check_step_latency", "check_channel_gbps",
+    "check_phase_channels",
     "in_flight_launch", "check_copy_in_flight",
     # ptx.py
     "PTX_TARGETS",

@@ -17,7 +17,16 @@ from gpuperf import device
 from gpuperf import exercises as _exercises
 
 from .kernels import WARP
-from .models import TEXTBOOK, DramLayout, loads_per_thread_needed
+from .models import (
+    COPY_READ_SHARE,
+    TEXTBOOK,
+    DramLayout,
+    channel_gbps,
+    channels_used,
+    copy_loads_per_thread_needed,
+    loads_per_thread_needed,
+    step_latency_ns,
+)
 
 
 def _sample_layouts():
@@ -208,6 +217,182 @@ def check_loads_needed(fn):
                     why = ("bytes in flight = bandwidth x latency, and GB/s x ns = bytes "
                            f"(exact answer before rounding: {exact:.3g}).")
                 chk.fail(f"got {got}, expected {want}: {why}")
+    return chk.report()
+
+
+def _copy_loads_cases():
+    """Copies whose exact answer, and the answer with the copy's bandwidth taken for the reads
+    (twice as many loads), are both far from a rounding boundary: the two always differ."""
+    rng = _exercises.case_rng(13)
+    cases = [(4240.0, 356.0, 64, 132, 4), (1696.0, 356.0, 4, 132, 4), (3350.0, 620.0, 8, 132, 4),
+             (300.0, 450.0, 4, 40, 4), (2000.0, 550.0, 2, 108, 8), (4096.0, 700.0, 16, 100, 16)]
+    while len(cases) < 14:
+        c = (float(rng.integers(200, 5000)), float(rng.integers(300, 900)),
+             int(rng.choice([1, 2, 4, 8, 16, 32, 48, 64])), int(rng.integers(20, 150)),
+             int(rng.choice([4, 8, 16])))
+        q = COPY_READ_SHARE * c[0] * c[1] / (c[2] * c[3] * WARP * c[4])
+        if q > 1 and abs(q - round(q)) > 1e-3 and abs(2 * q - round(2 * q)) > 1e-3:
+            cases.append(c)
+    return cases
+
+
+@_exercises.refuses_stubs(solved_by=("gpuperf.kernels.dram:copy_loads_per_thread_needed",))
+def check_copy_loads_needed(fn):
+    """Exercise: ``fn(copy_gbps, latency_ns, warps_per_sm, sm_count, bytes_per_load) -> int``, the
+    loads in flight per thread a copy needs to move ``copy_gbps`` (bytes read plus written)."""
+    from gpuperf import exercises as ex
+
+    chk = ex.Checker("Little's law for a copy: loads in flight per thread")
+    if not callable(fn):
+        chk.fail(f"expected a function, got {type(fn).__name__}.")
+        return chk.report()
+    for c in _copy_loads_cases():
+        gbps, ns, warps, sms, nbytes = c
+        with chk.case(f"a copy at {gbps:.0f} GB/s, {ns:.0f} ns, {warps} warps/SM, {sms} SMs, "
+                      f"{nbytes}-byte loads"):
+            got = fn(*c)
+            want = copy_loads_per_thread_needed(*c)
+            threads_bytes = warps * sms * WARP * nbytes
+            exact = COPY_READ_SHARE * gbps * ns / threads_bytes
+            if isinstance(got, bool) or not isinstance(got, (int, np.integer)):
+                chk.fail(f"returned {got!r}; return a whole number of loads (an int), rounded up.")
+            elif got not in {max(1, k) for k in ex.rounded_up(exact)}:
+                if got in ex.rounded_up(gbps * ns / threads_bytes):
+                    why = ("the copy's bandwidth counts bytes read plus written, but only the "
+                           "reads are loads in flight: they flow at half of it.")
+                elif got == math.floor(exact):
+                    why = "that is rounded down, and falls short; round up."
+                else:
+                    why = ("bytes in flight = read bandwidth x latency, and GB/s x ns = bytes "
+                           f"(exact answer before rounding: {exact:.3g}).")
+                chk.fail(f"got {got}, expected {want}: {why}")
+    return chk.report()
+
+
+@_exercises.refuses_stubs(solved_by=("gpuperf.kernels.dram:step_latency_ns",))
+def check_step_latency(fn):
+    """Exercise: ``fn(ms_short, ms_long, steps) -> float``, ns per step of a pointer chase."""
+    from gpuperf import exercises as ex
+
+    chk = ex.Checker("latency per step from two chain lengths")
+    if not callable(fn):
+        chk.fail(f"expected a function, got {type(fn).__name__}.")
+        return chk.report()
+    rng = _exercises.case_rng(14)
+    cases = [(0.0180, 0.0315, 4096), (0.0120, 0.0130, 2048), (1.50, 2.95, 4096), (0.0090, 0.0094, 256)]
+    while len(cases) < 10:
+        steps = int(rng.choice([256, 1024, 2048, 4096, 8192]))
+        launch, step_ns = float(rng.uniform(0.004, 0.02)), float(rng.uniform(15, 700))
+        cases.append((launch + steps * step_ns / 1e6, launch + 2 * steps * step_ns / 1e6, steps))
+    for ms_short, ms_long, steps in cases:
+        with chk.case(f"{steps} steps in {ms_short:.4g} ms, {2 * steps} in {ms_long:.4g} ms"):
+            got = fn(ms_short, ms_long, steps)
+            want = step_latency_ns(ms_short, ms_long, steps)
+            if isinstance(got, bool) or not isinstance(got, (int, float, np.integer, np.floating)):
+                chk.fail(f"returned {got!r}; return a number of nanoseconds.")
+            elif not math.isclose(got, want, rel_tol=1e-6):
+                g = float(got)
+                if math.isclose(g, ms_long / (2 * steps) * 1e6, rel_tol=1e-6) or math.isclose(
+                        g, ms_short / steps * 1e6, rel_tol=1e-6):
+                    why = ("that is one chain's time per step, launch included; the difference "
+                           "of the two chains cancels the launch.")
+                elif math.isclose(g, want / 2, rel_tol=1e-6):
+                    why = "the longer chain has `steps` more steps, not 2 x steps more."
+                elif any(math.isclose(g, want * f, rel_tol=1e-6) for f in (1e-3, 1e3, 1e-6, 1e6)):
+                    why = "check the units: 1 ms = 1,000,000 ns."
+                else:
+                    why = "(ms_long - ms_short) is the time of `steps` steps alone."
+                chk.fail(f"got {g:.4g} ns, expected {want:.4g} ns: {why}")
+    return chk.report()
+
+
+@_exercises.refuses_stubs(solved_by=("gpuperf.kernels.dram:channel_gbps",
+                                       "gpuperf.kernels.dram:bus_utilization",
+                                       "gpuperf.kernels.dram:simulated_utilization",
+                                       "gpuperf.kernels.dram:bank_schedule"))
+def check_channel_gbps(fn):
+    """Exercise: ``fn(ratio, banks, bus_gbps) -> float``, GB/s a channel delivers."""
+    from gpuperf import exercises as ex
+
+    chk = ex.Checker("what a channel delivers with B banks")
+    if not callable(fn):
+        chk.fail(f"expected a function, got {type(fn).__name__}.")
+        return chk.report()
+    cases = [(20, 1, 16.0), (20, 2, 16.0), (4, 2, 16.0), (4, 5, 16.0), (4, 8, 16.0), (20, 21, 16.0),
+             (10, 3, 32.0), (0, 1, 25.6), (7.5, 4, 12.0), (3, 16, 8.0), (31, 16, 64.0)]
+    for ratio, banks, bus in cases:
+        with chk.case(f"R = {ratio:g}, {banks} bank{'s' * (banks > 1)}, a {bus:g} GB/s bus"):
+            got = fn(ratio, banks, bus)
+            want = channel_gbps(ratio, banks, bus)
+            if isinstance(got, bool) or not isinstance(got, (int, float, np.integer, np.floating)):
+                chk.fail(f"returned {got!r}; return GB/s, a number.")
+            elif not math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-12):
+                g = float(got)
+                if g > bus * (1 + 1e-9):
+                    why = "more than the bus carries: the bus is at most busy all the time."
+                elif ratio and math.isclose(g, bus * min(1.0, banks / ratio), rel_tol=1e-9):
+                    why = ("one bank delivers one burst per access *plus* its transfer: "
+                           "R + 1 transfer times, not R.")
+                else:
+                    why = ("B banks deliver B bursts every R + 1 transfer times, until the bus "
+                           "is full.")
+                chk.fail(f"got {g:.4g} GB/s, expected {want:.4g}: {why}")
+    return chk.report()
+
+
+def _phase_channel_cases():
+    """(width, tile, phase, burst_bytes, channels): the textbook's system, sizes that are not
+    multiples of the tile, bursts of 8 to 64 bytes, channel counts that are not powers of two."""
+    cases = [(8, 2, 0, 8, 4), (8, 2, 3, 8, 4), (4, 2, 1, 8, 4), (16, 4, 1, 8, 4), (16, 4, 2, 32, 4),
+             (5, 2, 2, 8, 4), (7, 3, 1, 8, 3), (12, 4, 0, 16, 6), (10, 4, 2, 8, 5), (32, 8, 3, 64, 8),
+             (9, 4, 0, 16, 3), (24, 8, 1, 32, 12)]
+    rng = _exercises.case_rng(15)
+    while len(cases) < 18:
+        width, tile = int(rng.integers(3, 40)), int(rng.choice([2, 3, 4, 8]))
+        phase = int(rng.integers(0, -(-width // tile)))
+        cases.append((width, tile, phase, int(rng.choice([8, 16, 32, 64])),
+                      int(rng.integers(2, 13))))
+    return cases
+
+
+@_exercises.refuses_stubs(solved_by=("gpuperf.kernels.dram:channels_used",
+                                       "gpuperf.kernels.dram:phase_usage",
+                                       "gpuperf.kernels.dram:tile_loads"))
+def check_phase_channels(fn):
+    """Exercise: ``fn(width, tile, phase, burst_bytes, channels) -> sorted channels`` that N's
+    tiles reach in one phase of the tiled matrix product."""
+    from gpuperf import exercises as ex
+
+    chk = ex.Checker("the channels N's tiles reach in one phase")
+    if not callable(fn):
+        chk.fail(f"expected a function, got {type(fn).__name__}.")
+        return chk.report()
+    for width, tile, phase, burst, channels in _phase_channel_cases():
+        layout = DramLayout(burst, channels, 1)
+        with chk.case(f"{width}x{width}, {tile}x{tile} tiles, phase {phase}, {burst}-byte "
+                      f"bursts, {channels} channels"):
+            got = fn(width, tile, phase, burst, channels)
+            want = channels_used(width, tile, phase, matrix="N", layout=layout)
+            if not isinstance(got, (list, tuple)) or not all(
+                    isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in got):
+                chk.fail(f"returned {got!r}; return a sorted list of channel numbers (ints).")
+                continue
+            got = [int(x) for x in got]
+            if got == want:
+                continue
+            if sorted(set(got)) == want:
+                why = "each channel once, in increasing order."
+            elif got == channels_used(width, tile, phase, matrix="M", layout=layout):
+                why = "those are M's tiles; N's tile of phase ph is rows ph*T .. ph*T + T - 1."
+            elif got == sorted({(i // burst) % channels for r in range(phase * tile,
+                                min(phase * tile + tile, width)) for i in
+                                range(r * width, r * width + width)}):
+                why = ("that divides an element's index by the burst size; a burst holds "
+                       "burst_bytes / 4 float32 elements, so use the byte address (4 x index).")
+            else:
+                why = ("burst k of the matrix (bytes 4 x index) goes to channel k mod channels; "
+                       "every block's columns count, and only rows inside the matrix.")
+            chk.fail(f"got {got}, expected {want}: {why}")
     return chk.report()
 
 

@@ -15,6 +15,7 @@ from gpuperf import validate
 
 from .experiments import _check_res, littles_law_agreement
 from .kernels import FLOAT_BYTES
+from .measured import strides_visible
 from .models import (
     TEXTBOOK,
     DramLayout,
@@ -464,6 +465,18 @@ def plot_strides(res):
     ceiling = res.ceilings.get("copy_gbps")
     if ceiling:
         ax.axhline(ceiling, color="#C44E52", lw=1, ls=":")
+        ax.annotate("copy ceiling (bytes read + written)", (0.01, ceiling),
+                    xycoords=("axes fraction", "data"), ha="left", va="bottom", fontsize=8,
+                    color="#C44E52")
+    facts = res.meta.get("device") or {}
+    visible = ({"rows", "ilp"} <= set(res.columns) and facts.get("sm_count")
+               and facts.get("max_threads_per_sm"))
+    limit = strides_visible(res)["largest_stride_bytes"] if visible else None
+    if limit:
+        ax.axvspan(limit * 1.41, max(r["stride_bytes"] for r in res.rows) * 1.41,
+                   color="0.85", zorder=0,
+                   label=f"beyond {_bytes_label(limit)}: concurrent warps read runs of one row "
+                         "(not a stride test)")
     ax.set_xscale("log", base=2)
     ax.set_xticks([2**k for k in range(7, 26, 2)],
                   [_bytes_label(2**k) for k in range(7, 26, 2)], fontsize=8)
@@ -519,3 +532,43 @@ def plot_loaded_latency(res):
     rax.legend(fontsize=7, loc="upper left")
     rax.grid(alpha=0.3)
     return fig
+
+
+def show_model_table(rows: list[dict], headers: dict, caption: str = "") -> str:
+    """Display rows computed from the model (not measured) as an HTML table, one column per
+    entry of ``headers`` (column -> the words its header shows), under ``caption``. Returns the
+    HTML; outside Jupyter it prints one line per row instead."""
+    import html
+
+    if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):
+        raise TypeError("rows must be a non-empty list of dicts (one per table row), e.g. "
+                        "[{'banks': 1, 'utilization': 0.05}].")
+    if not isinstance(headers, dict) or not headers:
+        raise TypeError("headers must be a dict from column to the words its header shows, "
+                        "e.g. {'banks': 'banks per channel'}.")
+    missing = [c for c in headers if c not in rows[0]]
+    if missing:
+        raise ValueError(f"headers names columns {missing} that the rows do not have; they have "
+                         f"{list(rows[0])}.")
+    validate.string(caption, "caption", empty=True)
+
+    def cell(x):
+        text = f"{x:.3g}" if isinstance(x, float) else str(x)
+        return f"<td>{html.escape(text)}</td>"
+
+    head = "".join(f"<th>{html.escape(w)}</th>" for w in headers.values())
+    body = "".join("<tr>" + "".join(cell(r[c]) for c in headers) + "</tr>" for r in rows)
+    cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+    out = (f"<table class='gp-table'>{cap}<thead><tr>{head}</tr></thead>"
+           f"<tbody>{body}</tbody></table>")
+    try:
+        from IPython import get_ipython
+        from IPython.display import HTML, display
+    except ImportError:  # pragma: no cover - IPython ships with the course
+        get_ipython = None
+    if get_ipython is not None and get_ipython() is not None:
+        display(HTML(out))
+    else:
+        for r in rows:
+            print("; ".join(f"{w}: {cell(r[c])[4:-5]}" for c, w in headers.items()))
+    return out

@@ -18,6 +18,7 @@ from gpuperf.records import Result
 
 from .experiments import STREAM_ELEMENTS, _check_res
 from .kernels import FLOAT_BYTES
+from .models import COPY_READ_SHARE, copy_latency_covered_ns
 
 
 def latency_index_summary(res) -> str:
@@ -84,7 +85,7 @@ def loaded_latency_reading(res, little) -> str:
         light = min(res.select(ilp=ilp), key=lambda r: r["gbps"])
         rounds = [r["round_ns"] for r in little.rows if r["ilp"] == ilp]
         pct = 100 * light["implied_in_flight"] / light["bytes_in_flight"]
-        line = (f"{ilp:2d} load{'s' if ilp > 1 else ' '} per thread, lightest load: {pct:.0f}% "
+        line = (f"{ilp} load{'s' if ilp > 1 else ''} per thread, lightest load: {pct:.0f}% "
                 "of the allowed bytes in flight")
         if rounds:
             line += (f"; one load's latency over one warp's round alone: "
@@ -225,7 +226,8 @@ def one_load_per_thread(res=None) -> str:
 
     From the device facts of the GPU behind ``res`` (``gp.device.facts``) and its measured copy
     ceiling: the bytes such a copy keeps in flight, and the longest load latency they can cover
-    at the copy ceiling. Prints the sentence and returns it.
+    at the copy ceiling, whose reads are half its bytes (``copy_latency_covered_ns``). Prints the
+    sentence and returns it.
     """
     from gpuperf import device
 
@@ -243,9 +245,11 @@ def one_load_per_thread(res=None) -> str:
                 f"{FLOAT_BYTES} bytes = {per_sm / 1024:.0f} KiB in flight per SM, "
                 f"{total / 1e6:.2f} MB on {sms} SMs.")
         if copy:
-            text += (f" At the copy ceiling of {copy:,.0f} GB/s, that many bytes cover a load "
-                     f"latency of at most {total / copy:.0f} ns (bytes / (GB/s) = ns); a load "
-                     "that takes longer leaves the copy short of the ceiling.")
+            text += (f" The copy ceiling of {copy:,.0f} GB/s counts bytes read plus written; the "
+                     f"loads carry the reads, {COPY_READ_SHARE * copy:,.0f} GB/s, so that many "
+                     f"bytes cover a load latency of at most "
+                     f"{copy_latency_covered_ns(total, copy):.0f} ns (bytes / (GB/s) = ns); a "
+                     "load that takes longer leaves the copy short of the ceiling.")
     print(text)
     return text
 
@@ -277,3 +281,31 @@ def occupancy_summary(res) -> str:
     text = "\n".join(lines)
     print(text)
     return text
+
+
+def strides_visible(res) -> dict:
+    """Up to which stride ``dram_strides`` (``res``) tests what it means to test.
+
+    The loads in flight at one moment are a window of consecutive chunks: blocks of 256 threads,
+    at most 8 per SM (as the experiment launches them, fewer where the SM holds fewer threads),
+    ``ilp`` chunks per warp. Chunk ``c`` sits in row ``c % rows``; while the window holds no more
+    chunks than there are rows, every concurrent chunk is in a row of its own and concurrent
+    addresses are one stride apart. With fewer rows (a large stride over the same 1 GiB) the
+    window wraps into the next column: consecutive chunks of one row, contiguous runs, in flight
+    together, and the experiment no longer sees the stride. The window is counted as if the
+    registers let every block in, an upper bound, so the limit errs on the safe side. Returns
+    ``chunks_in_flight`` and
+    ``largest_stride_bytes``, the largest recorded stride whose rows hold the whole window
+    (``None`` if no stride does).
+    """
+    _check_res(res, "stride_bytes", "rows", "ilp")
+    facts = res.meta.get("device") or {}
+    sms, threads = facts.get("sm_count"), facts.get("max_threads_per_sm")
+    if not (sms and threads):
+        raise ValueError(f"res.meta['device'] of {res.name} has no sm_count or "
+                         "max_threads_per_sm: pass the Result of records.run('dram_strides').")
+    warps_per_sm = min(8, threads // 256) * 256 // 32
+    chunks = sms * warps_per_sm * max(r["ilp"] for r in res.rows)
+    seen = [r["stride_bytes"] for r in res.rows if r["rows"] >= chunks]
+    return {"chunks_in_flight": chunks, "warps_per_sm": warps_per_sm,
+            "largest_stride_bytes": max(seen) if seen else None}

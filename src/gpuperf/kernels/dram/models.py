@@ -7,7 +7,10 @@ burst: channel 0 bank 0, channel 1 bank 0, ..., then bank 1 of every channel, ..
 least R + 1 banks when a cell-array access takes R times as long as a burst transfer.
 ``tile_loads`` / ``phase_usage``: which channels and banks each thread block of a tiled
 matrix multiplication reaches in each phase.
-``littles_law_gbps`` / ``loads_per_thread_needed``: bytes in flight = bandwidth x latency.
+``littles_law_gbps`` / ``loads_per_thread_needed``: bytes in flight = bandwidth x latency,
+where the bandwidth is the rate of the bytes the loads carry (bytes *read*).
+``copy_loads_per_thread_needed`` / ``copy_latency_covered_ns``: the same for a copy, whose
+bandwidth counts bytes read plus written: its loads carry only the reads, half of it.
 """
 
 from __future__ import annotations
@@ -234,6 +237,13 @@ def channels_used(width: int, tile: int, phase: int, *, matrix: str = "M",
 # --------------------------------------------------------------------------- Little's law
 
 
+# A copy's bandwidth (``bench.ceilings()["copy_gbps"]``, chapter 1) counts the bytes read plus
+# the bytes written; the loads in flight carry only the reads, half of that figure. So
+# ``littles_law_gbps`` gives the rate of the bytes the loads carry (a read bandwidth), and
+# ``loads_per_thread_needed`` takes one; for a copy use the ``copy_*`` functions below.
+COPY_READ_SHARE = 0.5
+
+
 def littles_law_gbps(bytes_in_flight: float, latency_ns: float) -> float:
     """Bandwidth that ``bytes_in_flight`` sustain when each request takes ``latency_ns``.
 
@@ -260,7 +270,11 @@ def bytes_in_flight(warps_per_sm: int, loads_per_thread: int, sm_count: int,
 
 def loads_per_thread_needed(target_gbps: float, latency_ns: float, warps_per_sm: int,
                             sm_count: int, bytes_per_load: int = FLOAT_BYTES) -> int:
-    """Fewest independent loads per thread whose bytes in flight sustain ``target_gbps``."""
+    """Fewest independent loads per thread whose bytes in flight sustain ``target_gbps`` of reads.
+
+    ``target_gbps`` is the rate of the bytes the loads carry: a read-only kernel's bandwidth.
+    For a copy's bandwidth (reads plus writes) use ``copy_loads_per_thread_needed``.
+    """
     target_gbps = validate.positive(target_gbps, "target_gbps")
     latency_ns = validate.positive(latency_ns, "latency_ns")
     if target_gbps <= 0 or latency_ns <= 0:
@@ -271,6 +285,48 @@ def loads_per_thread_needed(target_gbps: float, latency_ns: float, warps_per_sm:
     needed = target_gbps * latency_ns  # bytes in flight
     per_load_round = warps_per_sm * sm_count * WARP * bytes_per_load
     return max(1, math.ceil(needed / per_load_round - 1e-9))
+
+
+def step_latency_ns(ms_short: float, ms_long: float, steps: int) -> float:
+    """Latency of one step of a pointer chase, from two timed chains: ``steps`` steps took
+    ``ms_short`` ms and ``2 * steps`` steps ``ms_long`` ms, each with its launch in it. The
+    difference cancels the launch: ``(ms_long - ms_short) / steps`` ms, in ns."""
+    ms_short = validate.positive(ms_short, "ms_short")
+    ms_long = validate.positive(ms_long, "ms_long")
+    steps = validate.positive_int(steps, "steps")
+    if ms_long <= ms_short:
+        raise ValueError(f"ms_long ({ms_long}) must exceed ms_short ({ms_short}): the longer "
+                         "chain takes longer.")
+    return (ms_long - ms_short) / steps * 1e6
+
+
+def channel_gbps(ratio: float, banks: int, bus_gbps: float) -> float:
+    """What a channel delivers with ``banks`` banks when a cell-array access takes ``ratio``
+    burst-transfer times: ``bus_gbps x bus_utilization(ratio, banks)``."""
+    bus_gbps = validate.positive(bus_gbps, "bus_gbps")
+    return bus_gbps * bus_utilization(ratio, banks)
+
+
+def copy_loads_per_thread_needed(copy_gbps: float, latency_ns: float, warps_per_sm: int,
+                                 sm_count: int, bytes_per_load: int = FLOAT_BYTES) -> int:
+    """Fewest loads in flight per thread for a copy to move ``copy_gbps`` (bytes read + written).
+
+    The loads carry the reads only, ``COPY_READ_SHARE`` of the copy's bandwidth, so the bytes in
+    flight are ``copy_gbps / 2 x latency_ns``: ``loads_per_thread_needed(copy_gbps / 2, ...)``.
+    """
+    copy_gbps = validate.positive(copy_gbps, "copy_gbps")
+    return loads_per_thread_needed(copy_gbps * COPY_READ_SHARE, latency_ns, warps_per_sm,
+                                   sm_count, bytes_per_load)
+
+
+def copy_latency_covered_ns(bytes_in_flight: float, copy_gbps: float) -> float:
+    """Longest load latency (ns) that ``bytes_in_flight`` of loads cover for a copy at ``copy_gbps``.
+
+    The copy reads at ``COPY_READ_SHARE x copy_gbps``; bytes / (GB/s) = ns.
+    """
+    bytes_in_flight = validate.nonnegative(bytes_in_flight, "bytes_in_flight")
+    copy_gbps = validate.positive(copy_gbps, "copy_gbps")
+    return bytes_in_flight / (copy_gbps * COPY_READ_SHARE)
 
 
 def _check_layout(layout):

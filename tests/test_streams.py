@@ -350,6 +350,18 @@ def test_the_default_streams_are_told_apart():
     assert key(cuda.stream()) not in (None, key(cuda.per_thread_default_stream()))
 
 
+def test_chunked_ideal_reduces_to_the_ideal_and_waits_for_the_host():
+    assert streams.chunked_ideal_ms(4.0, 1.0, 2.0, 4, 2) == streams.ideal_ms([1.0] * 4, [0.25] * 4,
+                                                                            [0.5] * 4, 2)
+    # a host slower than every engine: the last chunk is issued at 8 x 1 ms, then its stages
+    assert streams.chunked_ideal_ms(0.8, 0.8, 0.8, 8, 4, 1.0) == pytest.approx(8.0 + 0.3)
+    assert streams.ideal_ms([1.0], [1.0], [1.0], 1, issue_ms=0.5) == 3.5
+
+
+def test_check_chunks_accepts_the_chapters_model():
+    assert streams.check_chunks(solution("07_streams", "ex-streams-chunks")["chunked_ms"])
+
+
 def test_check_predict_accepts_a_correct_model():
     assert streams.check_predict(my_predict)
 
@@ -424,9 +436,9 @@ def test_checker_accepts_unusual_correct_solution(path, capsys):
     assert report, capsys.readouterr().out
 
 
-def test_wrong_folder_covers_both_exercises():
+def test_wrong_folder_covers_every_exercise():
     checkers = {load_answer(p).CHECKER for p in WRONG_FILES}
-    assert checkers == {"check_pipeline", "check_predict"}
+    assert checkers == {"check_pipeline", "check_predict", "check_chunks"}
     assert len(WRONG_FILES) >= 8
 
 

@@ -31,9 +31,11 @@ Importing this package registers its experiments (``experiments.py``, ``costs.py
 """
 
 from .checks import (
+    CHUNKS_CASES,
     PIPELINE_CASES,
     PIPELINE_SLACK,
     PREDICT_CASES,
+    check_chunks,
     check_pipeline,
     check_predict,
     pipeline_memory_bound,
@@ -167,6 +169,7 @@ from .launch import PTX_TARGETS as _LAUNCH_TARGETS
 from .models import (
     BYTES_PER_ELEMENT,
     arithmetic_intensity,
+    chunked_ideal_ms,
     flops_per_element,
     ideal_ms,
     ideal_schedule,
@@ -197,6 +200,9 @@ from .profiling import (
 PTX_TARGETS = [*_KERNEL_TARGETS, *_LAUNCH_TARGETS]
 
 __all__ = [
+    "chunked_ideal_ms",
+    "check_chunks",
+    "CHUNKS_CASES",
     "chunking_summary",
     "chunking_experiment",
     "CHUNKING_STREAMS",

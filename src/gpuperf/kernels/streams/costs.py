@@ -413,11 +413,16 @@ def show_pageable_overlap(res) -> None:
     for r in rows:
         if "hidden" in r["what"]:
             r["pageable"], r["pinned"] = min(r["pageable"], 100.0), min(r["pinned"], 100.0)
-    print(f"On {res.gpu}: copies of {size}, each alone, and beside a kernel of "
-          f"{s['kernel_ms']:.1f} ms in another stream:")
-    note = ("Shown as 100, where the pair finished sooner than its longer operation's median "
-            "alone (run-to-run variation): " + "; ".join(capped) + ".") if capped else ""
-    Result("streams_pageable_overlap (summary)", rows, res.meta, res.source).show(note=note)
+    note = (f"Copies of {size}, each alone, and beside a kernel of {s['kernel_ms']:.1f} ms in "
+            "another stream. Hidden: the share of the shorter operation that the overlap hid "
+            "(100%: the pair took only as long as the longer one alone; 0%: one after the "
+            "other; below 0%: the pair took longer than the two one after the other).")
+    if capped:
+        note += (" Shown as 100, where the pair finished sooner than its longer operation's "
+                 "median alone (run-to-run variation): " + "; ".join(capped) + ".")
+    Result("streams_pageable_overlap (summary)", rows, res.meta, res.source).show(
+        headers={"what": "what", "pageable": "pageable host memory",
+                 "pinned": "pinned host memory"}, note=note)
 
 
 def copy_overhead_summary(res) -> list[dict]:
@@ -438,10 +443,10 @@ def copy_overhead_summary(res) -> list[dict]:
 
 
 def show_copy_overhead(res) -> None:
-    """Show :func:`copy_overhead_summary` as a table, then the measured link against the
-    PCIe link's theoretical bandwidth where ``nvidia-smi`` reported it."""
+    """Show :func:`copy_overhead_summary` as a table, with the measured link against the
+    PCIe link's theoretical bandwidth (where ``nvidia-smi`` reported it) and Numba's host time
+    per copy as a multiple of the driver's in the note under it."""
     rows = copy_overhead_summary(res)
-    Result("streams_copy_overhead (summary)", rows, res.meta, res.source).show()
     r = res.rows[0]
     line = f"One {OVERLAP_MIB} MiB pinned copy in: {r['link_gbps']:.1f} GB/s"
     if r.get("pcie_gbps"):
@@ -450,11 +455,16 @@ def show_copy_overhead(res) -> None:
                  f"{100 * r['link_gbps'] / r['pcie_gbps']:.0f}% of it.")
     else:
         line += "; nvidia-smi reported no PCIe link to compare with."
-    print(line)
-    for row in rows:
-        if row["numba_host_us"] and row["driver_host_us"]:
-            print(f"{row['kib']:5d} KiB: Numba's call takes "
-                  f"{row['numba_host_us'] / row['driver_host_us']:.0f}x the driver's host time.")
+    ratios = [f"{row['kib']} KiB, {row['numba_host_us'] / row['driver_host_us']:.0f}x"
+              for row in rows if row["numba_host_us"] and row["driver_host_us"]]
+    if ratios:
+        line += " Numba's host time per copy as a multiple of the driver's: " + "; ".join(
+            ratios) + "."
+    Result("streams_copy_overhead (summary)", rows, res.meta, res.source).show(
+        headers={"kib": "copy (KiB)", "numba_host_us": "Numba, host (µs)",
+                 "numba_stream_us": "Numba, stream (µs)", "driver_host_us": "driver, host (µs)",
+                 "driver_stream_us": "driver, stream (µs)",
+                 "transfer_us": "the bytes alone (µs)"}, note=line)
 
 
 def _nonblocking_stream():

@@ -481,8 +481,9 @@ def chunking_experiment(progress):
     driver call per copy and per kernel (``Pipeline(..., issue="driver")``). ``total_ms``:
     the median of 7 runs; ``issue_ms``: the host's time to issue one run; ``ideal_ms``: the
     ideal pipeline from stage times measured chunk by chunk on one stream, issued through
-    the driver (the GPU's own time per stage); ``bound_ms``: the busiest engine's total
-    from those stage times; ``serial_ms``: one copy in, one kernel, one copy out."""
+    the driver (the GPU's own time per stage), and ``h2d_ms``, ``kernel_ms``, ``d2h_ms``,
+    each stage's total from them; ``bound_ms``: the busiest engine's total from those stage
+    times; ``serial_ms``: one copy in, one kernel, one copy out."""
     n = CHUNKING_N
     a, b, out = _host_inputs(n)
     buffers = [cuda.device_array(n, dtype=np.float32) for _ in range(3)]
@@ -506,6 +507,8 @@ def chunking_experiment(progress):
                          "issue_ms": run.issue_ms,
                          "issue_us_per_chunk": 1e3 * run.issue_ms / n_chunks,
                          "ideal_ms": ideal, "bound_ms": bound,
+                         "h2d_ms": sum(st["h2d"]), "kernel_ms": sum(st["kernel"]),
+                         "d2h_ms": sum(st["d2h"]),
                          "serial_ms": serial_run.total_ms, "spread": _spread(run.times_ms),
                          "driver_path": pipe._driver is not None})
             progress(f"{n_chunks:4d} chunks, {issue}: {run.total_ms:.2f} ms (host issues in "

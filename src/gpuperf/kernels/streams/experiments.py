@@ -521,9 +521,9 @@ def chunking_summary(res) -> dict:
     ``"driver"``): ``best`` (the row of the fastest chunk count), ``most`` (the row of the
     most chunks), ``us_per_chunk`` (the host's issue time per chunk, median over the chunk
     counts of 16 and more, where the fixed part of a run is small), and ``host_bound_from``
-    (the fewest chunks at which the run took no less than the host took to issue it, within
-    5%; None if never); and ``bound_ms`` (the busiest engine's total at one chunk) and
-    ``serial_ms``."""
+    (the fewest chunks from which on every run took no less than the host took to issue it,
+    within 5%; None if the most chunks' run did not); and ``bound_ms`` (the busiest
+    engine's total at one chunk) and ``serial_ms``."""
     _check_res(res, "issue", "n_chunks", "total_ms", "issue_ms", "ideal_ms", "bound_ms",
                "serial_ms")
     out = {}
@@ -533,8 +533,8 @@ def chunking_summary(res) -> dict:
             raise ValueError(f"res has no rows issued by {issue!r}; pass the streams_chunking "
                              "result.")
         many = [1e3 * r["issue_ms"] / r["n_chunks"] for r in rows if r["n_chunks"] >= 16]
-        bound_from = next((r["n_chunks"] for r in rows
-                           if r["total_ms"] <= 1.05 * r["issue_ms"]), None)
+        bound = [r["total_ms"] <= 1.05 * r["issue_ms"] for r in rows]
+        bound_from = next((r["n_chunks"] for i, r in enumerate(rows) if all(bound[i:])), None)
         out[issue] = {"best": min(rows, key=lambda r: r["total_ms"]), "most": rows[-1],
                       "us_per_chunk": float(np.median(many)) if many else None,
                       "host_bound_from": bound_from}

@@ -236,7 +236,7 @@ def plot_chunking(res):
 
     from gpuperf import plots
 
-    fig, ax = plt.subplots(figsize=(plots.COLUMN_INCHES, 4))
+    fig, ax = plt.subplots(figsize=(plots.COLUMN_INCHES, 5))
     names = {"numba": "through Numba", "driver": "one driver call each"}
     for i, issue in enumerate(("numba", "driver")):
         rows = sorted(res.select(issue=issue), key=lambda r: r["n_chunks"])
@@ -250,13 +250,13 @@ def plot_chunking(res):
             label="ideal pipeline from the GPU's stage times")
     bound = rows[0]["bound_ms"]
     ax.axhline(bound, color="0.5", lw=0.8)
-    ax.annotate(f"busiest engine (copies in): {bound:.1f} ms", (rows[0]["n_chunks"], bound),
+    ax.annotate(f"busiest engine: {bound:.1f} ms", (rows[0]["n_chunks"], bound),
                 fontsize=8, color="0.3", va="top", xytext=(2, -3), textcoords="offset points")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("chunks")
     ax.set_ylabel("time per run (ms)")
-    ax.legend(fontsize=7, loc="upper center")
-    ax.set_title(f"{rows[0]['n_streams']} streams, memory-bound add ({res.label})", fontsize=9)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
+    ax.set_title(f"{rows[0]['n_streams']} streams, memory-bound add\n{res.label}", fontsize=9)
     fig.tight_layout()
     return fig

@@ -355,7 +355,9 @@ def test_chunked_ideal_reduces_to_the_ideal_and_waits_for_the_host():
                                                                             [0.5] * 4, 2)
     # a host slower than every engine: the last chunk is issued at 8 x 1 ms, then its stages
     assert streams.chunked_ideal_ms(0.8, 0.8, 0.8, 8, 4, 1.0) == pytest.approx(8.0 + 0.3)
-    assert streams.ideal_ms([1.0], [1.0], [1.0], 1, issue_ms=0.5) == 3.5
+    assert streams.issued_ideal_ms([1.0], [1.0], [1.0], 1, issue_ms=0.5) == 3.5
+    assert streams.issued_ideal_ms([1.0, 2.0], [0.5, 0.1], [1.0, 1.0], 2, 0.0) == \
+        streams.ideal_ms([1.0, 2.0], [0.5, 0.1], [1.0, 1.0], 2)
 
 
 def test_check_chunks_accepts_the_chapters_model():
@@ -454,6 +456,16 @@ def test_experiments_are_registered_with_the_chapter_prefix():
                                     "streams_sync_calls", "streams_memory_kinds",
                                     "streams_launch_cost", "streams_hardware_queues",
                                     "streams_chunking"])
+
+
+def test_the_driver_path_leaves_the_other_experiments_code_alone():
+    # IssuePipeline is a subclass in its own module, so that the experiments that use the
+    # plain Pipeline keep the code fingerprint their records were made with.
+    import inspect
+
+    from gpuperf.kernels.streams import pipeline
+    src = inspect.getsource(pipeline)
+    assert "issue" not in src.replace("issued", "").replace("issues", "")
 
 
 def test_measuring_needs_a_gpu():
@@ -818,12 +830,13 @@ def test_sync_calls_verdicts_and_the_note(capsys):
 
 def test_driver_issue_falls_back_to_numba_in_the_simulator_and_stays_correct():
     a, b, out = _pinned_inputs(1001, seed=3)
-    pipe = streams.Pipeline(1001, n_streams=3, n_chunks=7, block=64, issue="driver")
-    assert pipe._driver is None  # no driver here: the runs issue through Numba
+    pipe = streams.IssuePipeline(1001, n_streams=3, n_chunks=7, block=64, issue="driver")
+    assert not pipe.driver_path  # no driver here: the runs issue through Numba
     pipe.run(a, b, out)
     assert ex.compare(out, streams.reference(a, b, 0)) is None
+    assert len(pipe.issue_times_ms) == 1 and pipe.issue_times_ms[0] > 0
     with pytest.raises(ValueError, match="issue"):
-        streams.Pipeline(8, issue="cupy")
+        streams.IssuePipeline(8, issue="cupy")
 
 
 def _chunking_rows():

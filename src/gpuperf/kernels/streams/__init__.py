@@ -15,6 +15,8 @@ article's programs the chapter shows and fixes (``article_default_stream``,
 ``pinned_default_stream``).
 ``pinned.py``: the pinned memory rule (``is_pinned``, ``pinned_copy``,
 ``PageableMemoryWarning``; in the simulator, ``cuda.pinned_array`` made to remember its arrays).
+``issue.py``: ``IssuePipeline`` (a ``Pipeline`` that times its host issue, and can issue
+through the driver, one call per copy and per kernel).
 ``pipeline.py``: ``Pipeline`` (device buffers, streams and a chunk plan, reusable; its
 ``time`` measures it with CUDA events, GPU only), ``pipelined`` and ``serial``.
 ``models.py``: the float64 ``reference``, FLOP per byte, and the ideal in-order pipeline
@@ -118,6 +120,7 @@ from .figures import (
     plot_timeline,
     timeline_spans,
 )
+from .issue import ISSUES, IssuePipeline
 from .kernels import (
     ARTICLE_STREAMS,
     BLOCKS_PER_SM,
@@ -173,6 +176,7 @@ from .models import (
     flops_per_element,
     ideal_ms,
     ideal_schedule,
+    issued_ideal_ms,
     overlap_bound_ms,
     reference,
 )
@@ -200,6 +204,9 @@ from .profiling import (
 PTX_TARGETS = [*_KERNEL_TARGETS, *_LAUNCH_TARGETS]
 
 __all__ = [
+    "ISSUES",
+    "IssuePipeline",
+    "issued_ideal_ms",
     "chunked_ideal_ms",
     "check_chunks",
     "CHUNKS_CASES",

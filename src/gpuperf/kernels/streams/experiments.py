@@ -23,6 +23,7 @@ from gpuperf import bench, validate
 from gpuperf import exercises as ex
 from gpuperf.records import experiment
 
+from .issue import IssuePipeline
 from .kernels import (
     ARTICLE_STREAMS,
     _article_launch,
@@ -478,8 +479,9 @@ def chunking_experiment(progress):
     """The memory-bound pipeline (the add) over ``CHUNKING_N`` float32 on 4 streams, for
     each chunk count of ``CHUNKING_CHUNKS``, issued two ways (``issue``): through Numba
     (``copy_to_device``, ``copy_to_host``, ``kernel[grid, block, stream]``) and with one
-    driver call per copy and per kernel (``Pipeline(..., issue="driver")``). ``total_ms``:
-    the median of 7 runs; ``issue_ms``: the host's time to issue one run; ``ideal_ms``: the
+    driver call per copy and per kernel (``IssuePipeline(..., issue="driver")``).
+    ``total_ms``: the median of 7 runs; ``issue_ms``: the host's time to issue one run
+    (the median over those runs); ``ideal_ms``: the
     ideal pipeline from stage times measured chunk by chunk on one stream, issued through
     the driver (the GPU's own time per stage), and ``h2d_ms``, ``kernel_ms``, ``d2h_ms``,
     each stage's total from them; ``bound_ms``: the busiest engine's total from those stage
@@ -491,28 +493,29 @@ def chunking_experiment(progress):
                                                                            repeats=7)
     rows = []
     for n_chunks in CHUNKING_CHUNKS:
-        staged = Pipeline(n, n_streams=1, n_chunks=n_chunks, buffers=buffers,
-                          issue="driver").time(a, b, out, repeats=3)
+        staged = IssuePipeline(n, n_streams=1, n_chunks=n_chunks, buffers=buffers,
+                               issue="driver").time(a, b, out, repeats=3)
         st = staged.stage_times()
         ideal = ideal_ms(st["h2d"], st["kernel"], st["d2h"], CHUNKING_STREAMS)
         bound = overlap_bound_ms(st["h2d"], st["kernel"], st["d2h"])
         for issue, words in CHUNKING_ISSUES.items():
-            pipe = Pipeline(n, n_streams=CHUNKING_STREAMS, n_chunks=n_chunks,
-                            buffers=buffers, issue=issue)
+            pipe = IssuePipeline(n, n_streams=CHUNKING_STREAMS, n_chunks=n_chunks,
+                                 buffers=buffers, issue=issue)
             out[:] = np.nan
             run = pipe.time(a, b, out, repeats=7)
+            issue_ms = pipe.timed_issue_ms(repeats=7)
             _check_result(out, a, b, 0, f"{n_chunks} chunks, issued by {issue}")
             rows.append({"issue": issue, "how": words, "n_chunks": n_chunks,
                          "n_streams": CHUNKING_STREAMS, "total_ms": run.total_ms,
-                         "issue_ms": run.issue_ms,
-                         "issue_us_per_chunk": 1e3 * run.issue_ms / n_chunks,
+                         "issue_ms": issue_ms,
+                         "issue_us_per_chunk": 1e3 * issue_ms / n_chunks,
                          "ideal_ms": ideal, "bound_ms": bound,
                          "h2d_ms": sum(st["h2d"]), "kernel_ms": sum(st["kernel"]),
                          "d2h_ms": sum(st["d2h"]),
                          "serial_ms": serial_run.total_ms, "spread": _spread(run.times_ms),
-                         "driver_path": pipe._driver is not None})
+                         "driver_path": pipe.driver_path})
             progress(f"{n_chunks:4d} chunks, {issue}: {run.total_ms:.2f} ms (host issues in "
-                     f"{run.issue_ms:.2f} ms; ideal {ideal:.2f} ms, bound {bound:.2f} ms)")
+                     f"{issue_ms:.2f} ms; ideal {ideal:.2f} ms, bound {bound:.2f} ms)")
     return rows
 
 

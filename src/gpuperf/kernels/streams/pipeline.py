@@ -5,18 +5,10 @@ for every size (chunks differ by at most one element). ``serial(...)``: the same
 as one copy in, one kernel, one copy out. ``Pipeline``: the reusable object both use;
 ``Pipeline.time`` measures it with CUDA events recorded in every stream (GPU only).
 Host arrays follow the pinned memory rule of ``pinned.py``.
-
-``Pipeline(..., issue="driver")`` issues the same copies and kernels with a cheap path to
-the driver: each copy one ``cuMemcpyHtoDAsync`` / ``cuMemcpyDtoHAsync`` call with addresses
-worked out once, each kernel a ``launch.PackedLaunch`` (one ``cuLaunchKernel``). Numba's
-``copy_to_device`` spends many times the driver's host time on each copy
-(``streams_copy_overhead``); the ``streams_chunking`` experiment compares the two paths.
-Under the simulator (no driver) it issues through Numba.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,10 +16,8 @@ from numba import cuda
 
 from gpuperf import bench, validate
 
-from .kernels import KINDS, _launch, add_kernel, launch_chunk, plan_chunks, relax_kernel
+from .kernels import KINDS, launch_chunk, plan_chunks
 from .pinned import PAGEABLE_POLICIES, _check_host
-
-ISSUES = ("numba", "driver")  # how a Pipeline issues its copies and kernels
 
 
 @dataclass
@@ -42,7 +32,6 @@ class Run:
     times_ms: list[float] = field(repr=False)
     spans: list[dict] = field(repr=False)
     spans_total_ms: float | None = None  # the instrumented run the spans come from
-    issue_ms: float | None = None  # the host's time to issue one run (median of the runs)
 
     def __post_init__(self):
         validate.positive_int(self.n, "n")
@@ -74,7 +63,7 @@ class Pipeline:
     """
 
     def __init__(self, n: int, *, iters: int = 0, n_streams: int = 4, n_chunks: int = 16,
-                 block: int = 256, buffers=None, issue: str = "numba"):
+                 block: int = 256, buffers=None):
         validate.positive_int(n_streams, "n_streams", maximum=64)
         validate.positive_int(n_chunks, "n_chunks")
         self.n = validate.positive_int(n, "n")
@@ -97,32 +86,6 @@ class Pipeline:
         self._views = [(c, self.streams[c.stream], slice(c.lo, c.hi), self.d_a[c.lo:c.hi],
                         self.d_b[c.lo:c.hi], self.d_out[c.lo:c.hi]) for c in self.chunks]
         self._events = None
-        # issue="driver": one driver call per copy and per kernel (None: through Numba).
-        self.issue = validate.choice(issue, "issue", ISSUES)
-        self._driver = self._driver_calls() if issue == "driver" else None
-
-    def _driver_calls(self):
-        """Per chunk: its stream as the driver sees it, the device addresses of its three
-        slices, their byte count and its packed kernel launch; None where there is no driver
-        (the simulator), so that runs issue through Numba."""
-        from .launch import NotPackable, PackedLaunch, _binding
-
-        try:
-            b = _binding()
-            calls = []
-            for c, s, _, da, db, dout in self._views:
-                grid, block = _launch(self.iters, self.block, dout.size)
-                args = (da, db, dout) if self.iters == 0 else (da, db, dout, self.iters)
-                kernel = add_kernel if self.iters == 0 else relax_kernel
-                handle = s.handle
-                calls.append((b.CUstream(int(getattr(handle, "value", handle) or 0)),
-                              *(int(d.__cuda_array_interface__["data"][0])
-                                for d in (da, db, dout)),
-                              4 * (c.hi - c.lo), 4 * c.lo,
-                              PackedLaunch(kernel, grid, block, *args, stream=s)))
-        except (NotPackable, ImportError, AttributeError):
-            return None
-        return b, calls
 
     def _arrays(self, a, b, out, pageable):
         a = validate.array(a, name="a")
@@ -151,8 +114,6 @@ class Pipeline:
             # Four events per chunk, recorded in its stream: each operation's span runs
             # from the event before it to the event after it. Made once, reused per run.
             self._events = [[cuda.event() for _ in range(4)] for _ in self.chunks]
-        if self._driver is not None:
-            return self._enqueue_driver(a, b, out, marks)
         for c, s, sl, da, db, dout in self._views:
             ev = self._events[c.index] if marks is not None else None
             if ev:
@@ -168,35 +129,6 @@ class Pipeline:
             if ev:
                 ev[3].record(s)
                 marks.append((c, ev))
-
-    def _enqueue_driver(self, a, b, out, marks: list | None) -> None:
-        """``_enqueue`` with one driver call per copy and per kernel."""
-        for name, arr in (("a", a), ("b", b), ("out", out)):
-            if arr.dtype != np.float32 or not arr.flags.c_contiguous:
-                raise ValueError(f"issue='driver' copies raw bytes: {name} must be a contiguous "
-                                 f"float32 array (it is {arr.dtype}, "
-                                 f"{'' if arr.flags.c_contiguous else 'not '}contiguous).")
-        drv, calls = self._driver
-        ok = drv.CUresult.CUDA_SUCCESS
-        ha, hb, hout = a.ctypes.data, b.ctypes.data, out.ctypes.data
-        for (c, s, *_), (cs, pa, pb, pout, nbytes, offset, kernel) in zip(self._views, calls):
-            ev = self._events[c.index] if marks is not None else None
-            if ev:
-                ev[0].record(s)
-            err1, = drv.cuMemcpyHtoDAsync(pa, ha + offset, nbytes, cs)
-            err2, = drv.cuMemcpyHtoDAsync(pb, hb + offset, nbytes, cs)
-            if ev:
-                ev[1].record(s)
-            kernel()
-            if ev:
-                ev[2].record(s)
-            err3, = drv.cuMemcpyDtoHAsync(hout + offset, pout, nbytes, cs)
-            if ev:
-                ev[3].record(s)
-                marks.append((c, ev))
-            if not err1 == err2 == err3 == ok:
-                raise RuntimeError(f"a driver copy of chunk {c.index} failed: "
-                                   f"{err1}, {err2}, {err3}")
 
     def run(self, a, b, out=None, *, pageable: str = "warn"):
         """Compute ``out`` from host arrays ``a`` and ``b``; return ``out`` (pinned if new)."""
@@ -223,22 +155,17 @@ class Pipeline:
         a, b, out = self._arrays(a, b, out, pageable)
         legacy = cuda.legacy_default_stream()
         start, end = cuda.event(), cuda.event()
-        issued = []
 
         def one_run(marks):
             start.record(legacy)
-            t = time.perf_counter()
             self._enqueue(a, b, out, marks)
-            issued.append(1e3 * (time.perf_counter() - t))
             end.record(legacy)
             end.synchronize()
             return start.elapsed_time(end)
 
         for _ in range(max(warmup, 1)):
             one_run([])  # also creates the span events
-        issued.clear()
         times = [one_run(None) for _ in range(validate.positive_int(repeats, "repeats"))]
-        issue_ms = float(np.median(issued))
         marks: list = []
         spans_total = one_run(marks)
         spans = []
@@ -249,7 +176,7 @@ class Pipeline:
                               "end_ms": t[k + 1], "label": f"{kind} {c.index}",
                               "chunk": c.index})
         return Run(self.n, self.iters, self.n_streams, len(self.chunks),
-                   float(np.median(times)), times, spans, spans_total, issue_ms)
+                   float(np.median(times)), times, spans, spans_total)
 
 
 def pipelined(a, b, out=None, *, iters: int = 0, n_streams: int = 4, n_chunks: int = 16,

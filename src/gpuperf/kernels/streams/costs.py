@@ -707,10 +707,10 @@ def show_sync_calls(res) -> list[dict]:
     cols = ["call", "idle_ms", "host_ms", "verdict"]
     if all(r["idle_ms"] is None for r in rows):
         cols = ["call", "host_ms", "verdict"]
+    words = {"call": "call", "idle_ms": "alone (ms)", "host_ms": "with a kernel pending (ms)",
+             "verdict": "verdict"}
     Result("streams_sync_calls (summary)", rows, res.meta, res.source).show(
-        cols, headers={"call": "call", "idle_ms": "alone (ms)",
-                       "host_ms": "with a kernel pending (ms)", "verdict": "verdict"},
-        note=note)
+        cols, headers={c: words[c] for c in cols}, note=note)
     return rows
 
 

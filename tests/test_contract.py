@@ -1076,6 +1076,19 @@ BAD = {
     "gpuperf.kernels.streams:check_pipeline": [B(st.check_pipeline, print, sizes=[(1, 2)],
                                                  err=TypeError, word="sizes[0]")],
     "gpuperf.kernels.streams:check_predict": [rep(st.check_predict, "f", word="")],
+    "gpuperf.kernels.streams:check_chunks": [rep(st.check_chunks, "f", word="")],
+    "gpuperf.kernels.streams:issued_ideal_ms": [B(st.issued_ideal_ms, [1], [1], [1], 1, -1.0,
+                                                  word="issue_ms")],
+    "gpuperf.kernels.streams:IssuePipeline.__init__": [B(st.IssuePipeline, 16, issue="cupy",
+                                                         word="issue")],
+    "gpuperf.kernels.streams:IssuePipeline.timed_issue_ms": [
+        B(lambda: st.IssuePipeline(16).timed_issue_ms(), word="time(")],
+    "gpuperf.kernels.streams:chunked_ideal_ms": [B(st.chunked_ideal_ms, 1.0, 1.0, 1.0, 0, 2,
+                                                   word="n_chunks")],
+    "gpuperf.kernels.streams:chunking_summary": [
+        lazy(st.chunking_summary, _rec("streams_pipeline"), word="issue")],
+    "gpuperf.kernels.streams:plot_chunking": [B(st.plot_chunking, 5, err=TypeError,
+                                                word="res")],
     "gpuperf.kernels.dram:launch_in_timing": [
         lazy(dr.launch_in_timing, _rec("dram_latency"), word="ilp")],
     "gpuperf.kernels.dram:loaded_latency_reading": [

@@ -15,6 +15,8 @@ article's programs the chapter shows and fixes (``article_default_stream``,
 ``pinned_default_stream``).
 ``pinned.py``: the pinned memory rule (``is_pinned``, ``pinned_copy``,
 ``PageableMemoryWarning``; in the simulator, ``cuda.pinned_array`` made to remember its arrays).
+``issue.py``: ``IssuePipeline`` (a ``Pipeline`` that times its host issue, and can issue
+through the driver, one call per copy and per kernel).
 ``pipeline.py``: ``Pipeline`` (device buffers, streams and a chunk plan, reusable; its
 ``time`` measures it with CUDA events, GPU only), ``pipelined`` and ``serial``.
 ``models.py``: the float64 ``reference``, FLOP per byte, and the ideal in-order pipeline
@@ -31,9 +33,11 @@ Importing this package registers its experiments (``experiments.py``, ``costs.py
 """
 
 from .checks import (
+    CHUNKS_CASES,
     PIPELINE_CASES,
     PIPELINE_SLACK,
     PREDICT_CASES,
+    check_chunks,
     check_pipeline,
     check_predict,
     pipeline_memory_bound,
@@ -50,6 +54,7 @@ from .costs import (
     SYNC_KERNEL_MS,
     SYNC_MIB,
     WAIT_CASE,
+    WAITS,
     copy_overhead_experiment,
     copy_overhead_summary,
     default_stream_experiment,
@@ -73,6 +78,10 @@ from .costs import (
 # experiments.py as streams._host_inputs, streams._works and streams._check_result.
 from .experiments import (  # noqa: F401
     ARTICLE_N,
+    CHUNKING_CHUNKS,
+    CHUNKING_ISSUES,
+    CHUNKING_N,
+    CHUNKING_STREAMS,
     EXPLORE_CHUNKS,
     EXPLORE_ITERS,
     EXPLORE_N,
@@ -88,6 +97,8 @@ from .experiments import (  # noqa: F401
     _works,
     article_experiment,
     article_summary,
+    chunking_experiment,
+    chunking_summary,
     explore_experiment,
     explore_measure,
     heavy_iters,
@@ -101,6 +112,7 @@ from .figures import (
     KIND_NAMES,
     busy_ms,
     explore,
+    plot_chunking,
     plot_default_stream,
     plot_explore,
     plot_host_bandwidth,
@@ -108,6 +120,7 @@ from .figures import (
     plot_timeline,
     timeline_spans,
 )
+from .issue import ISSUES, IssuePipeline
 from .kernels import (
     ARTICLE_STREAMS,
     BLOCKS_PER_SM,
@@ -159,9 +172,11 @@ from .launch import PTX_TARGETS as _LAUNCH_TARGETS
 from .models import (
     BYTES_PER_ELEMENT,
     arithmetic_intensity,
+    chunked_ideal_ms,
     flops_per_element,
     ideal_ms,
     ideal_schedule,
+    issued_ideal_ms,
     overlap_bound_ms,
     reference,
 )
@@ -189,6 +204,18 @@ from .profiling import (
 PTX_TARGETS = [*_KERNEL_TARGETS, *_LAUNCH_TARGETS]
 
 __all__ = [
+    "ISSUES",
+    "IssuePipeline",
+    "issued_ideal_ms",
+    "chunked_ideal_ms",
+    "check_chunks",
+    "CHUNKS_CASES",
+    "chunking_summary",
+    "chunking_experiment",
+    "CHUNKING_STREAMS",
+    "CHUNKING_N",
+    "CHUNKING_ISSUES",
+    "CHUNKING_CHUNKS",
     "PIPELINE_OPS",
     "cupti_timeline_summary",
     "match_pipeline_run",
@@ -248,6 +275,7 @@ __all__ = [
     "TIMELINE_STREAMS",
     "TIMINGS",
     "WAIT_CASE",
+    "WAITS",
     "add_kernel",
     "arithmetic_intensity",
     "article_add",
@@ -294,6 +322,7 @@ __all__ = [
     "pipeline_memory_bound",
     "pipelined",
     "plan_chunks",
+    "plot_chunking",
     "plot_default_stream",
     "plot_explore",
     "plot_host_bandwidth",

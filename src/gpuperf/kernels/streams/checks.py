@@ -1,5 +1,6 @@
 """The streams chapter's exercise checkers: ``check_pipeline`` (a chunked pipeline over
-streams, watched copy by copy) and ``check_predict`` (the ideal pipeline's time)."""
+streams, watched copy by copy), ``check_predict`` (the ideal pipeline's time) and
+``check_chunks`` (the same for one array in equal chunks, with the host's issue time)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from .experiments import _host_inputs
 # shared_buffer_pipeline and ideal_schedule are imported for that alone.
 from .kernels import add_kernel, fixed_five_streams, shared_buffer_pipeline  # noqa: F401
 from .models import (
+    chunked_ideal_ms,
     ideal_ms,
     ideal_schedule,  # noqa: F401
     overlap_bound_ms,
@@ -729,6 +731,53 @@ def check_predict(student_fn) -> ex.Report:
                     hint = (" That would be right with one stream per chunk: with fewer, a "
                             "chunk's copy in waits for the copy out of the chunk before it in "
                             "the same stream.")
+                chk.fail(f"predicted {float(got):.4g} ms, the ideal in-order pipeline takes "
+                         f"{want:.4g} ms.{hint}")
+    return chk.report()
+
+
+CHUNKS_CASES = [
+    # (h2d, kernel, d2h totals, chunks, streams, issue per chunk): no issue cost; a host far
+    # slower than the engines; one chunk; one stream; a host that falls behind partway.
+    (4.0, 0.2, 4.0, 8, 4, 0.0),
+    (4.0, 0.2, 4.0, 64, 4, 0.3),
+    (5.0, 10.0, 5.0, 1, 2, 0.1),
+    (3.0, 1.0, 2.0, 6, 1, 0.2),
+    (5.0, 0.2, 5.0, 32, 4, 0.12),
+    (1.0, 8.0, 1.0, 16, 3, 0.05),
+]
+
+
+@ex.refuses_stubs(solved_by=("chunked_ideal_ms", "ideal_ms", "ideal_schedule"))
+def check_chunks(student_fn) -> ex.Report:
+    """Check ``student_fn(h2d_total_ms, kernel_total_ms, d2h_total_ms, n_chunks, n_streams,
+    issue_ms) -> float``: the ideal pipeline of one array in equal chunks, with the host
+    issuing one chunk per ``issue_ms``."""
+    chk = ex.Checker("the pipeline's time against the number of chunks")
+    rng = ex.case_rng(7)
+    cases = list(CHUNKS_CASES)
+    for _ in range(6):
+        cases.append(tuple(float(x) for x in np.round(rng.uniform(0.1, 6.0, 3), 3))
+                     + (int(rng.integers(1, 40)), int(rng.integers(1, 6)),
+                        float(np.round(rng.uniform(0.0, 0.4), 3))))
+    for h, k, d, c, s, issue in cases:
+        with chk.case(f"{c} chunks, {s} stream{'s' if s > 1 else ''}, {issue} ms to issue each"):
+            got = student_fn(h, k, d, c, s, issue)
+            want = chunked_ideal_ms(h, k, d, c, s, issue)
+            if not isinstance(got, (int, float, np.floating, np.integer)):
+                chk.fail(f"return a number of milliseconds, not {type(got).__name__}.")
+                continue
+            if not math.isclose(float(got), want, rel_tol=1e-6, abs_tol=1e-9):
+                free = chunked_ideal_ms(h, k, d, c, s)
+                hint = ""
+                if issue and math.isclose(float(got), free, rel_tol=1e-6):
+                    hint = " That leaves out the host's time to issue the chunks."
+                elif math.isclose(float(got), free + c * issue, rel_tol=1e-6):
+                    hint = (" That adds all the issue time after the pipeline: the engines "
+                            "work on early chunks while the host issues later ones.")
+                elif math.isclose(float(got), max(free, c * issue), rel_tol=1e-6):
+                    hint = (" The host's issue time is not only a floor on the total: each "
+                            "chunk's copy in waits until the host has issued that chunk.")
                 chk.fail(f"predicted {float(got):.4g} ms, the ideal in-order pipeline takes "
                          f"{want:.4g} ms.{hint}")
     return chk.report()

@@ -36,6 +36,9 @@ from .kernels import (
     relax_kernel,
 )
 from .pinned import pinned_copy
+from .pipeline import Pipeline
+
+PIPELINE_STREAMS, PIPELINE_CHUNKS = 4, 8  # as the chapter's pipeline measurement
 
 
 @experiment("streams_pinned_and_streams", chapter="streams",
@@ -410,11 +413,16 @@ def show_pageable_overlap(res) -> None:
     for r in rows:
         if "hidden" in r["what"]:
             r["pageable"], r["pinned"] = min(r["pageable"], 100.0), min(r["pinned"], 100.0)
-    print(f"On {res.gpu}: copies of {size}, each alone, and beside a kernel of "
-          f"{s['kernel_ms']:.1f} ms in another stream:")
-    note = ("Shown as 100, where the pair finished sooner than its longer operation's median "
-            "alone (run-to-run variation): " + "; ".join(capped) + ".") if capped else ""
-    Result("streams_pageable_overlap (summary)", rows, res.meta, res.source).show(note=note)
+    note = (f"Copies of {size}, each alone, and beside a kernel of {s['kernel_ms']:.1f} ms in "
+            "another stream. Hidden: the share of the shorter operation that the overlap hid "
+            "(100%: the pair took only as long as the longer one alone; 0%: one after the "
+            "other; below 0%: the pair took longer than the two one after the other).")
+    if capped:
+        note += (" Shown as 100, where the pair finished sooner than its longer operation's "
+                 "median alone (run-to-run variation): " + "; ".join(capped) + ".")
+    Result("streams_pageable_overlap (summary)", rows, res.meta, res.source).show(
+        headers={"what": "what", "pageable": "pageable host memory",
+                 "pinned": "pinned host memory"}, note=note)
 
 
 def copy_overhead_summary(res) -> list[dict]:
@@ -435,10 +443,10 @@ def copy_overhead_summary(res) -> list[dict]:
 
 
 def show_copy_overhead(res) -> None:
-    """Show :func:`copy_overhead_summary` as a table, then the measured link against the
-    PCIe link's theoretical bandwidth where ``nvidia-smi`` reported it."""
+    """Show :func:`copy_overhead_summary` as a table, with the measured link against the
+    PCIe link's theoretical bandwidth (where ``nvidia-smi`` reported it) and Numba's host time
+    per copy as a multiple of the driver's in the note under it."""
     rows = copy_overhead_summary(res)
-    Result("streams_copy_overhead (summary)", rows, res.meta, res.source).show()
     r = res.rows[0]
     line = f"One {OVERLAP_MIB} MiB pinned copy in: {r['link_gbps']:.1f} GB/s"
     if r.get("pcie_gbps"):
@@ -447,11 +455,16 @@ def show_copy_overhead(res) -> None:
                  f"{100 * r['link_gbps'] / r['pcie_gbps']:.0f}% of it.")
     else:
         line += "; nvidia-smi reported no PCIe link to compare with."
-    print(line)
-    for row in rows:
-        if row["numba_host_us"] and row["driver_host_us"]:
-            print(f"{row['kib']:5d} KiB: Numba's call takes "
-                  f"{row['numba_host_us'] / row['driver_host_us']:.0f}x the driver's host time.")
+    ratios = [f"{row['kib']} KiB, {row['numba_host_us'] / row['driver_host_us']:.0f}x"
+              for row in rows if row["numba_host_us"] and row["driver_host_us"]]
+    if ratios:
+        line += " Numba's host time per copy as a multiple of the driver's: " + "; ".join(
+            ratios) + "."
+    Result("streams_copy_overhead (summary)", rows, res.meta, res.source).show(
+        headers={"kib": "copy (KiB)", "numba_host_us": "Numba, host (µs)",
+                 "numba_stream_us": "Numba, stream (µs)", "driver_host_us": "driver, host (µs)",
+                 "driver_stream_us": "driver, stream (µs)",
+                 "transfer_us": "the bytes alone (µs)"}, note=line)
 
 
 def _nonblocking_stream():
@@ -540,7 +553,7 @@ def default_stream_experiment(progress):
 
 
 SYNC_MIB = 64  # the size of what each call below allocates, frees, pins or copies
-SYNC_KERNEL_MS = 20.0
+SYNC_KERNEL_MS = 200.0  # ten times the slowest call's own time (about 20 ms for 64 MiB)
 
 
 def _long_kernel(target_ms: float):
@@ -604,13 +617,16 @@ def _sync_calls(n: int):
 
 @experiment("streams_sync_calls", chapter="streams",
             title="Which host calls wait for a kernel running in another stream",
-            units={"host_ms": "ms", "kernel_ms": "ms"})
+            units={"host_ms": "ms", "idle_ms": "ms", "kernel_ms": "ms"})
 def sync_calls_experiment(progress):
     """For each call of ``_sync_calls`` (64 MiB where it allocates, frees, pins or copies):
-    issue a kernel of about 20 ms in a stream of its own, make the call, and time it on the
-    host; then ask the kernel's end event whether the kernel had finished when the call
-    returned. The median of 5 tries (after one more that warms up); ``waited`` counts the
-    tries in which the kernel had finished."""
+    time it on the host twice, with nothing pending on the GPU (``idle_ms``) and while a
+    kernel of about 200 ms (``SYNC_KERNEL_MS``, far longer than any call takes alone) runs in
+    a stream of its own (``host_ms``); then ask the kernel's end event whether the kernel had
+    finished when the call returned. The median of 5 tries each (after one more that warms
+    up); ``waited`` counts the tries in which the kernel had finished. A call that waits
+    takes about the kernel's time longer with the kernel pending than without; a call that
+    is only slow takes its own time either way."""
     n = SYNC_MIB * 2**20 // 4
     launch, k_ms = _long_kernel(SYNC_KERNEL_MS)
     progress(f"kernel alone: {k_ms:.2f} ms")
@@ -618,40 +634,64 @@ def sync_calls_experiment(progress):
     ctx = cuda.current_context()
     rows = []
     for name, setup, call in _sync_calls(n):
-        held, finished = [], 0
+        held, idle, finished = [], [], 0
         for attempt in range(6):
-            state = setup()
-            ctx.deallocations.clear()  # frees queued earlier must not run inside the call
-            cuda.synchronize()
-            done = cuda.event()
-            launch(s)
-            done.record(s)
-            t = time.perf_counter()
-            call(state)
-            ms = 1e3 * (time.perf_counter() - t)
-            over = done.query()
-            cuda.synchronize()
-            if attempt:
-                held.append(ms)
-                finished += bool(over)
-        rows.append({"call": name, "host_ms": float(np.median(held)), "kernel_ms": k_ms,
+            for pending in (False, True):
+                state = setup()
+                ctx.deallocations.clear()  # frees queued earlier must not run inside the call
+                cuda.synchronize()
+                done = cuda.event()
+                if pending:
+                    launch(s)
+                done.record(s)
+                t = time.perf_counter()
+                call(state)
+                ms = 1e3 * (time.perf_counter() - t)
+                over = done.query()
+                cuda.synchronize()
+                if attempt:
+                    (held if pending else idle).append(ms)
+                    finished += bool(over) and pending
+        rows.append({"call": name, "host_ms": float(np.median(held)),
+                     "idle_ms": float(np.median(idle)), "kernel_ms": k_ms,
                      "waited": finished, "tries": len(held), "mib": SYNC_MIB})
-        progress(f"{name}: host {rows[-1]['host_ms']:.3f} ms, kernel finished on return in "
+        progress(f"{name}: host {rows[-1]['host_ms']:.3f} ms with the kernel pending, "
+                 f"{rows[-1]['idle_ms']:.3f} ms without; kernel finished on return in "
                  f"{finished} of {len(held)}")
     return rows
 
 
+WAITS, AT_ONCE, SLOW, VARIES, UNTOLD = ("waits for the kernel", "returns at once",
+                                        "slow, but does not wait", "varies",
+                                        "finished first (waiting not told from slowness)")
+
+
 def sync_calls_summary(res) -> list[dict]:
-    """The ``streams_sync_calls`` rows with ``verdict``: "waits for the kernel" where the
-    kernel had finished when the call returned every time, "returns at once" where never,
-    "varies" otherwise; and ``held_pct``: the call's host time as a share of the kernel's."""
+    """The ``streams_sync_calls`` rows with ``extra_ms``, how much longer the call took with
+    the kernel pending than without (``host_ms - idle_ms``), ``extra_pct``, that as a share
+    of the kernel's time, and ``verdict``: "waits for the kernel" where the kernel had
+    finished when the call returned every time and the call took at least half the
+    kernel's time longer with it pending; "slow, but does not wait" where the kernel had
+    finished every time but the call took about as long without it; "returns at once"
+    where the kernel never had finished; "varies" otherwise. A record made before
+    ``idle_ms`` was measured cannot tell the first two apart (its verdict says so)."""
     _check_res(res, "call", "host_ms", "kernel_ms", "waited", "tries", "mib")
     out = []
     for r in res.rows:
-        verdict = ("waits for the kernel" if r["waited"] == r["tries"] else
-                   "returns at once" if r["waited"] == 0 else "varies")
-        out.append({"call": r["call"], "host_ms": r["host_ms"],
-                    "held_pct": 100 * r["host_ms"] / r["kernel_ms"], "verdict": verdict})
+        idle = r.get("idle_ms")
+        extra = None if idle is None else r["host_ms"] - idle
+        if r["waited"] == 0:
+            verdict = AT_ONCE
+        elif r["waited"] < r["tries"]:
+            verdict = VARIES
+        elif extra is None:
+            verdict = UNTOLD
+        else:
+            verdict = WAITS if extra >= 0.5 * r["kernel_ms"] else SLOW
+        out.append({"call": r["call"], "idle_ms": idle, "host_ms": r["host_ms"],
+                    "extra_ms": extra,
+                    "extra_pct": None if extra is None else 100 * extra / r["kernel_ms"],
+                    "verdict": verdict})
     return out
 
 
@@ -659,32 +699,41 @@ def show_sync_calls(res) -> list[dict]:
     """Show :func:`sync_calls_summary` as a table; return its rows."""
     rows = sync_calls_summary(res)
     k = res.rows[0]["kernel_ms"]
-    print(f"On {res.gpu}: each call made while a kernel of {k:.1f} ms ran in another stream "
-          f"({res.rows[0]['mib']} MiB where it allocates, frees, pins or copies); host time, "
-          "the median of the tries:")
-    waited = [r["call"].split(": ")[0] for r in rows if r["verdict"] == "waits for the kernel"]
-    note = ("held_pct: the call's host time as a share of the kernel's. Waited for the kernel "
-            f"every time: {'; '.join(waited) if waited else 'none'}.")
-    Result("streams_sync_calls (summary)", rows, res.meta, res.source).show(note=note)
+    waited = [r["call"].split(": ")[0] for r in rows if r["verdict"] == WAITS]
+    note = (f"Each call made with nothing pending on the GPU, then while a kernel of {k:.0f} ms "
+            f"ran in another stream ({res.rows[0]['mib']} MiB where it allocates, frees, pins "
+            "or copies); host times, the median of the tries. Waited for the kernel every "
+            f"time: {'; '.join(waited) if waited else 'none'}.")
+    cols = ["call", "idle_ms", "host_ms", "verdict"]
+    if all(r["idle_ms"] is None for r in rows):
+        cols = ["call", "host_ms", "verdict"]
+    words = {"call": "call", "idle_ms": "alone (ms)", "host_ms": "with a kernel pending (ms)",
+             "verdict": "verdict"}
+    Result("streams_sync_calls (summary)", rows, res.meta, res.source).show(
+        cols, headers={c: words[c] for c in cols}, note=note)
     return rows
 
 
 def memory_kinds_summary(res) -> dict:
     """``streams_memory_kinds`` by method (``"pinned"``, ``"mapped"``, ``"managed, first"``,
-    ``"managed, again"``): its row, with ``x_pinned``, its time as a multiple of the pinned
-    version's."""
+    ``"managed, again"``, and ``"pipelined"`` where the record has it): its row, with
+    ``x_pinned``, its time as a multiple of the pinned version's, and ``x_pipelined``, as a
+    multiple of the pipelined version's (None without that row)."""
     _check_res(res, "method", "n", "ms", "gbps")
-    keys = {"pinned": "pinned:", "mapped": "mapped:", "managed, first": "managed: first",
-            "managed, again": "managed: the same"}
+    keys = {"pinned": "pinned:", "pipelined": "pinned, pipelined:", "mapped": "mapped:",
+            "managed, first": "managed: first", "managed, again": "managed: the same"}
     out = {}
     for key, prefix in keys.items():
         match = [r for r in res.rows if r["method"].startswith(prefix)]
+        if key == "pipelined" and not match:  # recorded before the pipelined row was added
+            continue
         if len(match) != 1:
             raise ValueError(f"res: expected one row whose method starts with {prefix!r}, "
                              f"found {len(match)}; pass the streams_memory_kinds result.")
         out[key] = dict(match[0])
     for r in out.values():
         r["x_pinned"] = r["ms"] / out["pinned"]["ms"]
+        r["x_pipelined"] = r["ms"] / out["pipelined"]["ms"] if "pipelined" in out else None
     return out
 
 
@@ -709,7 +758,8 @@ MEMORY_KINDS_N = 2**24  # 64 MiB per float32 array
             units={"ms": "ms", "gbps": "GB/s"})
 def memory_kinds_experiment(progress):
     """The same addition over 2^24 float32 that start and end on the host, three ways:
-    pinned arrays copied in and out around the kernel (one stream); the kernel reading and
+    pinned arrays copied in and out around the kernel (one stream); the same as the chapter's
+    pipeline (``PIPELINE_STREAMS`` streams, ``PIPELINE_CHUNKS`` chunks); the kernel reading and
     writing mapped host memory directly over the link (``cuda.mapped_array``, no copies);
     managed memory (``cuda.managed_array``), written on the host and then used by the
     kernel, which moves the pages on demand, the first kernel after the host wrote and a
@@ -743,6 +793,14 @@ def memory_kinds_experiment(progress):
         d_out.copy_to_host(pout, stream=s)
 
     add("pinned: copy in, kernel, copy out", _stream_times(pinned_run, s), pout)
+
+    # pinned, pipelined: the chapter's pipeline over the same arrays and device buffers.
+    pipe = Pipeline(n, n_streams=PIPELINE_STREAMS, n_chunks=PIPELINE_CHUNKS,
+                    buffers=[d_a, d_b, d_out])
+    pout[:] = 0.0
+    run = pipe.time(pa, pb, pout, repeats=5)
+    add(f"pinned, pipelined: {PIPELINE_STREAMS} streams, {PIPELINE_CHUNKS} chunks",
+        run.times_ms, pout)
 
     # mapped: the kernel reads and writes host memory over the link.
     ma, mb, mout = (cuda.mapped_array(n, np.float32) for _ in range(3))

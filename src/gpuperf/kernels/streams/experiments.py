@@ -23,6 +23,7 @@ from gpuperf import bench, validate
 from gpuperf import exercises as ex
 from gpuperf.records import experiment
 
+from .issue import IssuePipeline
 from .kernels import (
     ARTICLE_STREAMS,
     _article_launch,
@@ -201,6 +202,12 @@ HOST_SIZES_MIB = (1, 4, 16, 64, 256)
             title="Host-device copy bandwidth: pageable against pinned host memory",
             units={"ms": "ms", "gbps": "GB/s", "mib": "MiB"})
 def host_bandwidth_experiment(progress):
+    """Each copy timed alone; ``copy_engines``: the GPU's asyncEngineCount (its copy
+    engines, as the driver reports them)."""
+    try:
+        engines = int(cuda.get_current_device().ASYNC_ENGINE_COUNT)
+    except Exception:  # noqa: BLE001  (a driver that does not report it)
+        engines = None
     rows = []
     for mib in HOST_SIZES_MIB:
         n = mib * 2**20 // 4
@@ -215,7 +222,8 @@ def host_bandwidth_experiment(progress):
                 t = bench.time_kernel(copy, min_repeat=5, min_time=0.05, hide_launch=False)
                 bw = bench.gbps(n * 4, t.median_ms)
                 rows.append({"memory": memory, "direction": direction, "mib": mib,
-                             "ms": t.median_ms, "gbps": bw, "spread": t.spread})
+                             "ms": t.median_ms, "gbps": bw, "spread": t.spread,
+                             "copy_engines": engines})
                 progress(f"{memory:8s} {direction} {mib:4d} MiB: {bw:6.1f} GB/s")
     return rows
 
@@ -453,3 +461,86 @@ def explore_experiment(progress):
                                          "n_streams": list(EXPLORE_STREAMS),
                                          "n_chunks": list(EXPLORE_CHUNKS)},
                        label="pipeline", progress=progress)
+
+
+CHUNKING_N = 2**24  # 64 MiB per float32 array
+CHUNKING_STREAMS = 4
+CHUNKING_CHUNKS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+CHUNKING_ISSUES = {"numba": "Numba's copies and launches",
+                   "driver": "one driver call per copy and per kernel"}
+
+
+@experiment("streams_chunking", chapter="streams",
+            title="How many chunks? The memory-bound pipeline (2^24 float32, 4 streams), "
+                  "issued through Numba and through the driver directly",
+            units={"total_ms": "ms", "issue_ms": "ms", "ideal_ms": "ms", "bound_ms": "ms",
+                   "issue_us_per_chunk": "µs"})
+def chunking_experiment(progress):
+    """The memory-bound pipeline (the add) over ``CHUNKING_N`` float32 on 4 streams, for
+    each chunk count of ``CHUNKING_CHUNKS``, issued two ways (``issue``): through Numba
+    (``copy_to_device``, ``copy_to_host``, ``kernel[grid, block, stream]``) and with one
+    driver call per copy and per kernel (``IssuePipeline(..., issue="driver")``).
+    ``total_ms``: the median of 7 runs; ``issue_ms``: the host's time to issue one run
+    (the median over those runs); ``ideal_ms``: the
+    ideal pipeline from stage times measured chunk by chunk on one stream, issued through
+    the driver (the GPU's own time per stage), and ``h2d_ms``, ``kernel_ms``, ``d2h_ms``,
+    each stage's total from them; ``bound_ms``: the busiest engine's total from those stage
+    times; ``serial_ms``: one copy in, one kernel, one copy out."""
+    n = CHUNKING_N
+    a, b, out = _host_inputs(n)
+    buffers = [cuda.device_array(n, dtype=np.float32) for _ in range(3)]
+    serial_run = Pipeline(n, n_streams=1, n_chunks=1, buffers=buffers).time(a, b, out,
+                                                                           repeats=7)
+    rows = []
+    for n_chunks in CHUNKING_CHUNKS:
+        staged = IssuePipeline(n, n_streams=1, n_chunks=n_chunks, buffers=buffers,
+                               issue="driver").time(a, b, out, repeats=3)
+        st = staged.stage_times()
+        ideal = ideal_ms(st["h2d"], st["kernel"], st["d2h"], CHUNKING_STREAMS)
+        bound = overlap_bound_ms(st["h2d"], st["kernel"], st["d2h"])
+        for issue, words in CHUNKING_ISSUES.items():
+            pipe = IssuePipeline(n, n_streams=CHUNKING_STREAMS, n_chunks=n_chunks,
+                                 buffers=buffers, issue=issue)
+            out[:] = np.nan
+            run = pipe.time(a, b, out, repeats=7)
+            issue_ms = pipe.timed_issue_ms(repeats=7)
+            _check_result(out, a, b, 0, f"{n_chunks} chunks, issued by {issue}")
+            rows.append({"issue": issue, "how": words, "n_chunks": n_chunks,
+                         "n_streams": CHUNKING_STREAMS, "total_ms": run.total_ms,
+                         "issue_ms": issue_ms,
+                         "issue_us_per_chunk": 1e3 * issue_ms / n_chunks,
+                         "ideal_ms": ideal, "bound_ms": bound,
+                         "h2d_ms": sum(st["h2d"]), "kernel_ms": sum(st["kernel"]),
+                         "d2h_ms": sum(st["d2h"]),
+                         "serial_ms": serial_run.total_ms, "spread": _spread(run.times_ms),
+                         "driver_path": pipe.driver_path})
+            progress(f"{n_chunks:4d} chunks, {issue}: {run.total_ms:.2f} ms (host issues in "
+                     f"{issue_ms:.2f} ms; ideal {ideal:.2f} ms, bound {bound:.2f} ms)")
+    return rows
+
+
+def chunking_summary(res) -> dict:
+    """The ``streams_chunking`` rows as the chapter reads them, per ``issue`` (``"numba"``,
+    ``"driver"``): ``best`` (the row of the fastest chunk count), ``most`` (the row of the
+    most chunks), ``us_per_chunk`` (the host's issue time per chunk, median over the chunk
+    counts of 16 and more, where the fixed part of a run is small), and ``host_bound_from``
+    (the fewest chunks from which on every run took no less than the host took to issue it,
+    within 5%; None if the most chunks' run did not); and ``bound_ms`` (the busiest
+    engine's total at one chunk) and ``serial_ms``."""
+    _check_res(res, "issue", "n_chunks", "total_ms", "issue_ms", "ideal_ms", "bound_ms",
+               "serial_ms")
+    out = {}
+    for issue in ("numba", "driver"):
+        rows = sorted(res.select(issue=issue), key=lambda r: r["n_chunks"])
+        if not rows:
+            raise ValueError(f"res has no rows issued by {issue!r}; pass the streams_chunking "
+                             "result.")
+        many = [1e3 * r["issue_ms"] / r["n_chunks"] for r in rows if r["n_chunks"] >= 16]
+        bound = [r["total_ms"] <= 1.05 * r["issue_ms"] for r in rows]
+        bound_from = next((r["n_chunks"] for i, r in enumerate(rows) if all(bound[i:])), None)
+        out[issue] = {"best": min(rows, key=lambda r: r["total_ms"]), "most": rows[-1],
+                      "us_per_chunk": float(np.median(many)) if many else None,
+                      "host_bound_from": bound_from}
+    one = min(res.rows, key=lambda r: r["n_chunks"])
+    out["bound_ms"], out["serial_ms"] = one["bound_ms"], one["serial_ms"]
+    return out

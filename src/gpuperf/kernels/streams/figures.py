@@ -225,3 +225,38 @@ def explore(res=None):
                            controls={"n_chunks": list(EXPLORE_CHUNKS),
                                      "iters": list(EXPLORE_ITERS)},
                            live=None if SIMULATOR else explore_measure)
+
+
+def plot_chunking(res):
+    """``streams_chunking``: the pipeline's time against the number of chunks, issued through
+    Numba and through the driver, with the host's time to issue each run (dashed), the ideal
+    from the GPU's stage times (dotted) and the busiest engine's total (a labelled line)."""
+    _check_res(res, "issue", "n_chunks", "total_ms", "issue_ms", "ideal_ms", "bound_ms")
+    import matplotlib.pyplot as plt
+
+    from gpuperf import plots
+
+    fig, ax = plt.subplots(figsize=(plots.COLUMN_INCHES, 5))
+    names = {"numba": "through Numba", "driver": "one driver call each"}
+    for i, issue in enumerate(("numba", "driver")):
+        rows = sorted(res.select(issue=issue), key=lambda r: r["n_chunks"])
+        x = [r["n_chunks"] for r in rows]
+        ax.plot(x, [r["total_ms"] for r in rows], "o-", color=f"C{i}",
+                label=f"pipeline, copies and kernels {names[issue]}")
+        ax.plot(x, [r["issue_ms"] for r in rows], "--", color=f"C{i}",
+                label=f"host's time to issue them, {names[issue]}")
+    rows = sorted(res.select(issue="driver"), key=lambda r: r["n_chunks"])
+    ax.plot([r["n_chunks"] for r in rows], [r["ideal_ms"] for r in rows], ":", color="0.3",
+            label="ideal pipeline from the GPU's stage times")
+    bound = rows[0]["bound_ms"]
+    ax.axhline(bound, color="0.5", lw=0.8)
+    ax.annotate(f"busiest engine: {bound:.1f} ms", (rows[0]["n_chunks"], bound),
+                fontsize=8, color="0.3", va="top", xytext=(2, -3), textcoords="offset points")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("chunks")
+    ax.set_ylabel("time per run (ms)")
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
+    ax.set_title(f"{rows[0]['n_streams']} streams, memory-bound add\n{res.label}", fontsize=9)
+    fig.tight_layout()
+    return fig

@@ -100,3 +100,32 @@ def overlap_bound_ms(h2d_ms, kernel_ms, d2h_ms) -> float:
     """No pipeline beats its busiest engine: ``max(sum h2d, sum kernel, sum d2h)``."""
     h, k, d = _stage_lists(h2d_ms, kernel_ms, d2h_ms)
     return max(sum(h), sum(k), sum(d))
+
+
+def issued_ideal_ms(h2d_ms, kernel_ms, d2h_ms, n_streams: int, issue_ms: float) -> float:
+    """``ideal_ms`` with a host that takes ``issue_ms`` to issue each chunk (its copies and
+    its launch), one chunk after another: chunk ``i``'s copy in cannot start before
+    ``(i + 1) * issue_ms``. With ``issue_ms=0`` it is ``ideal_ms``."""
+    h, k, d = _stage_lists(h2d_ms, kernel_ms, d2h_ms)
+    n_streams = validate.positive_int(n_streams, "n_streams")
+    issue_ms = validate.nonnegative(issue_ms, "issue_ms")
+    h_end = k_end = d_end = 0.0
+    done: list[float] = []
+    for i in range(len(h)):
+        stream_free = done[i - n_streams] if i >= n_streams else 0.0
+        h_end = max(h_end, stream_free, (i + 1) * issue_ms) + h[i]
+        k_end = max(k_end, h_end) + k[i]
+        d_end = max(d_end, k_end) + d[i]
+        done.append(d_end)
+    return d_end
+
+
+def chunked_ideal_ms(h2d_total_ms: float, kernel_total_ms: float, d2h_total_ms: float,
+                     n_chunks: int, n_streams: int, issue_ms: float = 0.0) -> float:
+    """``issued_ideal_ms`` for one array cut into ``n_chunks`` equal chunks: each stage's
+    total split evenly, the host issuing one chunk per ``issue_ms``."""
+    n_chunks = validate.positive_int(n_chunks, "n_chunks")
+    per = [validate.nonnegative(t, name) / n_chunks for t, name in
+           ((h2d_total_ms, "h2d_total_ms"), (kernel_total_ms, "kernel_total_ms"),
+            (d2h_total_ms, "d2h_total_ms"))]
+    return issued_ideal_ms(*([t] * n_chunks for t in per), n_streams, issue_ms)

@@ -161,7 +161,8 @@ __all__ = [
     "INPUT_GRAD_CHANNELS", "input_grad_experiment", "TILED_CHANNELS", "TILED_TILES",
     "tiled_experiment", "DETERMINISM_RUNS", "determinism_experiment", "reduction_experiment",
     "headline_table", "launch_bound_table", "show_launch_bound", "determinism_summary",
-    "input_grad_summary",
+    "input_grad_summary", "article_size_experiment", "REDUCTION_CHANNELS", "LADDER_MAX_CALLS",
+    "reduction_rows", "loop_against_batch",
     # checks.py
     "check_registers", "check_beta_grad", "check_moved_bytes",
     # ptx.py

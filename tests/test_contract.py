@@ -878,6 +878,7 @@ BAD = {
                                                   word="data")],
     "gpuperf.kernels.privatization:check_private_histogram": [
         rep(pv.check_private_histogram, "k", word="kernel")],
+    "gpuperf.kernels.privatization:check_attainable": [rep(pv.check_attainable, "f", word="")],
     # ------------------------------------------------------------------ reduce
     "gpuperf.kernels.reduce:reduce_sum": [B(rd.reduce_sum, X, "v9", word="v9"),
                                           B(rd.reduce_sum, X, "v2", block=100, word="block")],

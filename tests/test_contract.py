@@ -267,6 +267,8 @@ BAD = {
                                         metrics=["m"], word="kernel"),
                                       B(profiling.try_profile, "strides", kernel="k",
                                         metrics=["m"], word="name")],
+    "gpuperf.kernels.debugging:check_profile_command": [rep(dbg.check_profile_command, "f",
+                                                            word="")],
     "gpuperf.kernels.debugging:check_limiters": [B(dbg.check_limiters, {}, res="r",
                                                    err=TypeError, word="res"),
                                                  rep(dbg.check_limiters, "dram", word="answer")],

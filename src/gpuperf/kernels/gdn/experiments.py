@@ -231,9 +231,12 @@ def algorithms_experiment(progress):
 
 
 def _free_bytes() -> int:
-    """Free device memory now (bytes); 0 where the driver cannot say (the simulator)."""
+    """Free device memory now (bytes), after Numba has released the arrays it still holds for
+    later release; 0 where the driver cannot say (the simulator)."""
     try:
-        return int(cuda.current_context().get_memory_info()[0])
+        ctx = cuda.current_context()
+        ctx.deallocations.clear()  # an earlier experiment's 17 GB raw matrix, say
+        return int(ctx.get_memory_info()[0])
     except Exception:
         return 0
 

@@ -460,8 +460,9 @@ def test_the_article_size_and_reduction_experiments_run_small(monkeypatch):
     by = {r["method"]: r for r in rows}
     assert set(by) == set(gdn.METHODS)
     assert all(r["n_ch"] == 3 and r["side"] == 4 for r in rows)
-    for m in gdn.ALGORITHMS:
-        assert by[m]["rel_err"] < 1e-4 and by[m]["ms"] > 0, m
+    for m in ("per_channel", "shared", "registers", "fused"):
+        assert by[m]["ms"] > 0, m
+    assert by["registers"]["rel_err"] < 1e-4 and by["fused"]["rel_err"] < 1e-4
     red = records.experiments()["gdn_reduction"].fn(lambda _m: None)
     res = records.Result("gdn_reduction", red, {}, "live")
     assert {r["n_ch"] for r in red} == {2, 3}

@@ -416,10 +416,11 @@ def _records_with_article_cublas():
 
 @pytest.mark.parametrize("path", _records_with_article_cublas(), ids=lambda p: p.stem)
 def test_the_articles_batched_call_beats_its_loop_on_every_recorded_gpu(path):
-    """Chapter 8: on the reference GPUs the article's own pair reverses its finding: one
-    sgemmBatched call (and one strided batched call) beats the loop of N sgemv calls."""
-    rows = {r["method"].split(",")[0]: r for r in records.recorded("gdn_reduction", path=path).rows
-            if r.get("ms")}
+    """Chapter 8: on the reference GPUs, at the headline's N, the article's own pair reverses
+    its finding: one sgemmBatched call (and one strided batched call) beats the loop of N sgemv
+    calls. (At the article's N=256 the chapter states the ratio, whichever way it goes.)"""
+    res = records.recorded("gdn_reduction", path=path)
+    rows = {r["method"].split(",")[0]: r for r in gdn.reduction_rows(res) if r.get("ms")}
     loop = rows["cuBLAS sgemv"]
     assert loop["launches"] > 1
     assert rows["cuBLAS sgemmBatched"]["ms"] < loop["ms"]

@@ -13,7 +13,7 @@ def test_glue_returns_the_formatted_text_and_displays_the_record(monkeypatch):
                         lambda obj, raw=False, metadata=None: shown.append((obj, metadata)))
     assert book.glue("copy_pct", 93.44, "{:.1f}%") == "93.4%"
     (bundle, meta), = shown
-    assert bundle == {"application/papermill.record/text/plain": "93.4%"}
+    assert bundle == {"application/papermill.record/text/plain": "'93.4%'"}
     assert meta["scrapbook"] == {"name": "copy_pct",
                                  "mime_prefix": "application/papermill.record/"}
 
@@ -46,3 +46,18 @@ def test_result_headers_are_words_and_the_rest_is_folded(monkeypatch):
     assert "<details class='gp-full'>" in shown[0] and "All 3 columns" in shown[0]
     res.show(["stride"], fold_rest=False)
     assert "<details" not in shown[1]
+
+
+def test_glued_text_reaches_the_page_as_written(monkeypatch):
+    """myst-nb reads the stored text with ast.literal_eval: "65,536" must stay "65,536"."""
+    from myst_nb.core.variables import format_plain_text
+
+    shown = []
+    import IPython.display
+
+    monkeypatch.setattr(IPython.display, "display",
+                        lambda obj, raw=False, metadata=None: shown.append(obj))
+    for value, fmt in ((65536, "{:,}"), (1000, "{:,}"), (17.2, "{:.1f} GB"), ("it's", "{}")):
+        text = book.glue("n", value, fmt)
+        stored = shown[-1]["application/papermill.record/text/plain"]
+        assert format_plain_text(stored, "") == text

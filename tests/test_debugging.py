@@ -120,7 +120,8 @@ def test_the_smoothing_reference():
 @pytest.mark.parametrize("path", WRONG, ids=[p.stem for p in WRONG])
 def test_check_smooth_rejects_a_wrong_fix(path, capsys):
     mod = load_answer(path)
-    assert not dbg.check_smooth(mod.kernel), capsys.readouterr().out
+    assert mod.CHECKER in ("check_smooth", "check_profile_command")
+    assert not getattr(dbg, mod.CHECKER)(mod.kernel), capsys.readouterr().out
 
 
 @pytest.mark.parametrize("path", RIGHT, ids=[p.stem for p in RIGHT])
@@ -142,3 +143,19 @@ def test_check_limiters_on_the_student_copy_says_not_implemented(capsys):
     report = dbg.check_limiters({r["kernel"]: None for r in sol.rows})
     assert not report and "not implemented yet" in capsys.readouterr().out
     assert not dbg.check_limiters({})
+
+
+def test_check_profile_command_accepts_the_course_command_and_other_spellings():
+    """The command gp.profiling builds passes (called from outside the course's own code, as a
+    checker would not allow a student), and so does one with --flag=value and another order."""
+    from gpuperf import nsight
+
+    def other(kernel, metrics, program):
+        return (["ncu", f"--kernel-name=regex:^{kernel}\\[", "--launch-count=1", "--metrics",
+                 ",".join(reversed(metrics)), "--clock-control", "none", "--launch-skip", "1"]
+                + program)
+
+    assert dbg.check_profile_command(other), "a right answer failed"
+    ok = dbg.check_profile_command.__wrapped__(
+        lambda k, m, p: nsight.ncu_command(p, kernel=k, metrics=m, launch_skip=1))
+    assert ok

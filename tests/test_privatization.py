@@ -81,3 +81,19 @@ def test_checker_rejects_known_wrong_solution(name, mod, capsys):
 
 def test_wrong_folder_has_histograms():
     assert len(WRONG) >= 4
+
+
+ROOFLINE_WRONG = [(name, mod) for name, mod in load_wrong("gdn") if name.startswith("roofline_")]
+
+
+@pytest.mark.parametrize("name,mod", ROOFLINE_WRONG, ids=[name for name, _ in ROOFLINE_WRONG])
+def test_roofline_checker_rejects_known_wrong_answer(name, mod, capsys):
+    assert mod.CHECKER == "check_attainable"
+    assert not pv.check_attainable(mod.kernel), f"{name} passed"
+    assert "Traceback" not in capsys.readouterr().out
+
+
+def test_roofline_checker_accepts_the_roofline():
+    assert len(ROOFLINE_WRONG) >= 3
+    assert pv.check_attainable(lambda i, p, b: (min(p, i * b / 1e3),
+                                                "memory" if i * b / 1e3 < p else "compute"))

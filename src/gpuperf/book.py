@@ -37,6 +37,8 @@ def glue(name: str, value, fmt: str = "{}") -> str:
         from IPython.display import display
     except ImportError:
         return text
-    display({_PREFIX + "text/plain": text}, raw=True,
+    # Stored as a Python string literal, as IPython shows a str: myst-nb reads text/plain with
+    # ast.literal_eval, which would turn "65,536" into the tuple (65, 536) and print that.
+    display({_PREFIX + "text/plain": repr(text)}, raw=True,
             metadata={"scrapbook": {"name": name, "mime_prefix": _PREFIX}})
     return text

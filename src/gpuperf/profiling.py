@@ -8,7 +8,8 @@
   (``profiling_sanitizer``) and Nsight Compute's Speed of Light of eight kernels
   (``profiling_speed_of_light``).
 * Chapter 10's roofline of every kernel of the course, read from one GPU's record
-  (``course_roofline``, ``plot_course_roofline``, ``course_roofline_summary``).
+  (``course_roofline``, ``plot_course_roofline``, ``course_roofline_summary``,
+  ``course_roofline_l2_rows``).
 
 Each chapter's own profiling experiments live with its kernels (``profiling_stride`` in
 ``gpuperf.kernels.coalescing``, ``profiling_gdn`` in ``gpuperf.kernels.gdn``, ...), and the tools'
@@ -368,6 +369,30 @@ def _l2_intensity(row: dict) -> float:
     return 2 * row["n"] ** 3 / _l2_served(row)
 
 
+def course_roofline_l2_rows(roof: dict) -> list[dict]:
+    """Each matmul of ``course_roofline`` against the L2 roof at its intensity in L2 bytes:
+    ``kernel``, ``flop_per_l2_byte``, ``tflops``, ``roof_tflops`` (the lower of the L2 roof
+    there and the FP32 peak), ``roof`` (which of the two) and ``pct_of_roof``. Empty without
+    an L2 roof."""
+    if not isinstance(roof, dict) or "matmul" not in roof:
+        raise TypeError("roof: give the dict gp.profiling.course_roofline() returns.")
+    l2, peak, cublas = roof.get("l2_gbps"), roof.get("fp32_peak_tflops"), roof.get("cublas_tflops")
+    if not l2:
+        return []
+    out = []
+    for r in roof["matmul"]:
+        if not _l2_served(r):
+            continue
+        ai_l2 = _l2_intensity(r)
+        top = peak or cublas or float("inf")
+        bound = min(l2 * ai_l2 / 1e3, top)
+        out.append({"kernel": r["version"], "flop_per_l2_byte": ai_l2, "tflops": r["tflops"],
+                    "roof_tflops": bound,
+                    "roof": "L2" if l2 * ai_l2 / 1e3 < top else "FP32 peak",
+                    "pct_of_roof": 100 * r["tflops"] / bound})
+    return out
+
+
 def course_roofline_summary(roof: dict) -> list[str]:
     """What ``course_roofline`` says, printed and returned: what is missing, the ridge points,
     any point above the memory roof (its bytes overcounted, or the copy not quite the memory's
@@ -395,18 +420,13 @@ def course_roofline_summary(roof: dict) -> list[str]:
                      + (", ".join(over) or "none"))
         lines.append("just above it (the measured copy is not quite the memory's limit): "
                      + (", ".join(at) or "none"))
-    rows = [r for r in roof["matmul"] if _l2_served(r)]
-    if l2 and rows:
-        lines.append(f"Against the L2 ({l2:,.0f} GB/s read, measured), at each matmul's "
-                     "intensity in the bytes the SMs moved through the L2; the lower roof there:")
-        for r in rows:
-            ai_l2 = _l2_intensity(r)
-            top = peak or cublas or float("inf")
-            bound = min(l2 * ai_l2 / 1e3, top)
-            which = "L2" if l2 * ai_l2 / 1e3 < top else "FP32 peak"
-            lines.append(f"  {r['version']:45s} {ai_l2:6.2f} FLOP per L2 byte; "
-                         f"{r['tflops']:5.2f} TFLOP/s is {r['tflops'] / bound:4.0%} of "
-                         f"{bound:5.1f} ({which})")
+    l2_rows = course_roofline_l2_rows(roof)
+    if l2_rows:
+        top = max(l2_rows, key=lambda r: r["pct_of_roof"])
+        lines.append(f"Against the L2 ({l2:,.0f} GB/s read, measured), each matmul at its "
+                     "intensity in the bytes the SMs moved through the L2 "
+                     f"(course_roofline_l2_rows): the closest to its lower roof, {top['kernel']}, "
+                     f"reaches {top['pct_of_roof']:.0f}% of it.")
     if roof.get("sm_read_gbps"):
         sm = roof["sm_read_gbps"]
         against = [f"{sm / gbps:.1f}x {what}" for gbps, what in ((l2, "the L2's read"),

@@ -20,6 +20,7 @@ Exercises
 ---------
 ``check_limiters(answer)``: what limits each kernel of ``profiling_speed_of_light``.
 ``check_smooth(kernel)``: the smoothing kernel with its race fixed.
+``check_profile_command(fn)``: the Nsight Compute command line for a Numba kernel.
 
 Files
 -----
@@ -34,6 +35,7 @@ from .checks import (
     BUSY_PCT,
     LIMITERS,
     check_limiters,
+    check_profile_command,
     check_smooth,
     limiter,
     smooth_reference,
@@ -57,6 +59,7 @@ __all__ = [
     "find_races",
     # checks.py
     "smooth_reference", "LIMITERS", "BUSY_PCT", "limiter", "check_limiters", "check_smooth",
+    "check_profile_command",
     # figures.py
     "plot_speed_of_light",
     # ptx.py

@@ -183,3 +183,87 @@ def check_smooth(kernel) -> ex.Report:
                 scale = float(np.max(np.abs(before)))
                 chk.compare(out, smooth_reference(before), rtol=1e-6, atol=2e-6 * scale)
     return chk.report()
+
+
+_NCU_FLAGS = {"-k": "--kernel-name"}  # the short spelling of a flag, and its long one
+
+
+def _ncu_options(argv: list[str], n_program: int) -> dict:
+    """``--flag value`` and ``--flag=value`` pairs of an ncu command line (before the program's
+    ``n_program`` words), by the flag's long name; a flag given alone maps to ``None``."""
+    opts, words, i = {}, argv[1:len(argv) - n_program], 0
+    while i < len(words):
+        word = words[i]
+        if "=" in word and word.startswith("--"):
+            flag, value = word.split("=", 1)
+            i += 1
+        elif i + 1 < len(words) and not words[i + 1].startswith("-"):
+            flag, value = word, words[i + 1]
+            i += 2
+        else:
+            flag, value = word, None
+            i += 1
+        opts[_NCU_FLAGS.get(flag, flag)] = value
+    return opts
+
+
+# Names Numba gives kernels (the Python name, then a mangled signature), to try a pattern on.
+_NAMED = "{}[abi:v1,cw51cXTLSUwv1sDUaKthqKNjR2jH3fFBgQgyA](Array<float, 1, C, mutable, aligned>)"
+
+
+@ex.refuses_stubs(solved_by=("gpuperf.nsight:ncu_command",))
+def check_profile_command(fn) -> ex.Report:
+    """Check ``fn(kernel, metrics, program)``: the ncu command line (a list of words) that
+    profiles the second launch of the Numba kernel named ``kernel``, with the clocks left to the
+    GPU, collecting ``metrics`` from ``program``."""
+    import re
+
+    chk = ex.Checker("the Nsight Compute command for a Numba kernel")
+    cases = [("reduce_v8", ["dram__bytes_read.sum"], ["python3", "run.py"]),
+             ("smooth", ["smsp__inst_executed.sum", "l1tex__t_bytes.sum"],
+              ["python3", "-m", "mypackage.bench", "--n", "4096"])]
+    for kernel, metrics, program in cases:
+        with chk.case(f"kernel {kernel}, {len(metrics)} metric(s), program {' '.join(program)}"):
+            argv = fn(kernel, list(metrics), list(program))
+            if not (isinstance(argv, (list, tuple)) and all(isinstance(w, str) for w in argv)):
+                chk.fail(f"returned {type(argv).__name__}; return the command as a list of "
+                         "strings, e.g. [\"ncu\", \"--launch-skip\", \"1\", ...].")
+                continue
+            argv = list(argv)
+            if not argv or argv[0] != "ncu":
+                chk.fail("the command starts with the profiler's program, \"ncu\".")
+                continue
+            if argv[len(argv) - len(program):] != program:
+                chk.fail(f"the command ends with the program to profile, {program}, word for "
+                         "word: ncu runs it.")
+                continue
+            opts = _ncu_options(argv, len(program))
+            pattern = opts.get("--kernel-name")
+            if not pattern or not pattern.startswith("regex:"):
+                chk.fail("pick the kernel with -k regex:<pattern>: Numba appends a mangled "
+                         "signature to the Python name, so the exact name never matches.")
+            else:
+                try:
+                    found = re.compile(pattern[len("regex:"):])
+                except re.error as err:
+                    chk.fail(f"{pattern!r} is not a regular expression ({err}).")
+                else:
+                    others = [f"{kernel}_plan", f"my_{kernel}", f"{kernel}2"]
+                    if not found.search(_NAMED.format(kernel)):
+                        chk.fail(f"{pattern!r} does not find {_NAMED.format(kernel)!r}, the name "
+                                 "Numba gives the kernel.")
+                    elif any(found.search(_NAMED.format(o)) for o in others):
+                        hit = next(o for o in others if found.search(_NAMED.format(o)))
+                        chk.fail(f"{pattern!r} also picks a kernel named {hit!r}: anchor the "
+                                 "name at its start (^) and end it at the '[' of the signature.")
+            if opts.get("--launch-skip") != "1" or opts.get("--launch-count") != "1":
+                chk.fail("profile the second launch: --launch-skip 1 (the first may include "
+                         "loading the module) and --launch-count 1.")
+            if opts.get("--clock-control") != "none":
+                chk.fail("leave the clocks to the GPU, as the course's timings do: "
+                         "--clock-control none (Nsight Compute locks them at base otherwise).")
+            given = opts.get("--metrics")
+            if given is None or sorted(given.split(",")) != sorted(metrics):
+                chk.fail(f"collect exactly the metrics asked for, as one comma-separated "
+                         f"--metrics list: {','.join(metrics)}.")
+    return chk.report()

@@ -221,6 +221,40 @@ def algorithms_experiment(progress):
     return rows
 
 
+@experiment("gdn_article_size", chapter="gdn",
+            title="GDN backward (dgamma) at the GDN article's size: N=256 channels, 128x128 "
+                  "images, batch 4; the four algorithms, fused, and cuBLAS",
+            units={"ms": "ms", "reduce_ms": "ms", "total_ms": "ms", "floor_ms": "ms",
+                   "pct_floor": "% of floor", "gbps": "GB/s", "moved_mb": "MB",
+                   "allocated_mb": "MB", "speedup_vs_previous": "x", "rel_err": "relative"})
+def article_size_experiment(progress):
+    """``gdn_algorithms``'s protocol at ``ARTICLE_CONFIG`` (the only N the article states; the
+    raw matrix is 17 GB, algorithm 1's five of them are skipped as in the sweep). Then
+    algorithm 4 with its reduction, and the fused kernel, are checked against the float64
+    dgamma at that size (``rel_err`` on their rows)."""
+    n_ch, side = ARTICLE_CONFIG["n_ch"], ARTICLE_CONFIG["side"]
+    rows = _measure_config(n_ch, side, cp=_cupy(), copy_gbps=bench.ceilings()["copy_gbps"],
+                           block=DEFAULT_BLOCK, progress=progress)
+    n_s = BATCH * side * side
+    prob = _Problem(n_ch, n_s, seed=n_ch + side)
+    ref = prob.reference()
+    raw = cuda.device_array((n_ch * n_ch, n_s), np.float32)
+    sums = cuda.device_array(n_ch * n_ch, np.float32)
+    launch_raw("registers", prob.delta, prob.w, prob.d, raw, block=DEFAULT_BLOCK)
+    make_row_sum(DEFAULT_BLOCK)[n_ch * n_ch, DEFAULT_BLOCK](raw, sums)
+    errors = {"registers": _rel_err(sums.copy_to_host().reshape(n_ch, n_ch), ref)}
+    del raw  # 17 GB
+    fused, _ = _method_launcher("fused", prob, None, DEFAULT_BLOCK, None)
+    errors["fused"] = _rel_err(fused().copy_to_host(), ref)
+    for r in rows:
+        if r["method"] in errors:
+            r["rel_err"] = errors[r["method"]]
+            if r["rel_err"] > 1e-4:
+                raise AssertionError(f"{r['method']} is wrong at N={n_ch}: relative error "
+                                     f"{r['rel_err']:.2e}")
+    return rows
+
+
 def _zero(dgamma, dbeta):
     """Zero the fused kernel's two outputs in one launch (it accumulates with atomics)."""
     flat = dgamma.reshape(dgamma.size)
@@ -435,18 +469,38 @@ def determinism_experiment(progress):
     return rows
 
 
+REDUCTION_CHANNELS = (64, 256)  # the headline's N and the GDN article's
+LADDER_MAX_CALLS = 2**13        # the reduce ladder's loop of N*N calls: at N=256, 65,536 calls
+
+
 @experiment("gdn_reduction", chapter="gdn",
-            title="Reducing the raw contributions (N=64, 128x128, batch 4): a loop of launches "
-                  "against one batched launch, ours and CuPy's",
-            units={"ms": "ms", "gbps": "GB/s", "pct_copy": "% of copy"})
+            title="Reducing the raw contributions (128x128, batch 4) at N=64 and at the "
+                  "article's N=256: a loop of launches against one batched launch, ours and "
+                  "CuPy's",
+            units={"ms": "ms", "gbps": "GB/s", "pct_copy": "% of copy",
+                   "floor_us_per_launch": "us", "us_per_launch": "us"})
 def reduction_experiment(progress):
+    """For each N of ``REDUCTION_CHANNELS``: the raw matrix of algorithm 4 (``N*N`` rows of
+    ``S`` samples; 17 GB at N=256) summed row by row, by a loop of N launches (one per output
+    row of dgamma) and by one batched launch, with our kernel, with cuBLAS and CuPy, and with
+    the article's own pair of cuBLAS calls. Every result is checked against the float64
+    dgamma. ``us_per_launch``: the time over the launches; ``floor_us_per_launch``: the bytes
+    one launch reads at the copy ceiling."""
     cp = _cupy()
+    copy_gbps = bench.ceilings()["copy_gbps"]
+    rows = []
+    for n_ch in REDUCTION_CHANNELS:
+        rows += _reduction_rows(n_ch, cp, copy_gbps, progress)
+    return rows
+
+
+def _reduction_rows(n_ch, cp, copy_gbps, progress):
     block = DEFAULT_BLOCK
-    n_ch, n_s = HEADLINE["n_ch"], BATCH * HEADLINE["side"] ** 2
+    n_s = BATCH * HEADLINE["side"] ** 2
     prob = _Problem(n_ch, n_s, seed=3)
     raw = cuda.device_array((n_ch * n_ch, n_s), np.float32)
     launch_raw("registers", prob.delta, prob.w, prob.d, raw, block=block)
-    ref = raw.copy_to_host().astype(np.float64).sum(axis=1)
+    ref = prob.reference().reshape(n_ch * n_ch)  # row k*N + j of raw sums to dgamma[k, j]
     sums = cuda.device_array(n_ch * n_ch, np.float32)
     row_sum = make_row_sum(block)
     nbytes = moved_bytes("reduce", n_ch, n_s)
@@ -459,12 +513,14 @@ def reduction_experiment(progress):
         for p in poison:
             p()
         t = bench.time_kernel(fn, min_repeat=5, min_time=0.1, hide_launch=False)  # see _time
-        row = {"method": method, "launches": launches, **bench.bandwidth_row(nbytes, t),
-               "rel_err": _rel_err(result(), ref)}
+        row = {"n_ch": n_ch, "samples": n_s, "method": method, "launches": launches,
+               **bench.bandwidth_row(nbytes, t), "rel_err": _rel_err(result(), ref),
+               "us_per_launch": 1e3 * t.median_ms / launches,
+               "floor_us_per_launch": 1e6 * nbytes / launches / (copy_gbps * 1e9)}
         if row["rel_err"] > 1e-4:
-            raise AssertionError(f"{method}: relative error {row['rel_err']:.2e}")
+            raise AssertionError(f"{method} at N={n_ch}: relative error {row['rel_err']:.2e}")
         rows.append(row)
-        progress(f"{method:40s} {t.median_ms:8.3f} ms  {row['gbps']:.0f} GB/s")
+        progress(f"N={n_ch:4d} {method:40s} {t.median_ms:8.3f} ms  {row['gbps']:.0f} GB/s")
 
     views = [raw[k * n_ch:(k + 1) * n_ch] for k in range(n_ch)]
     out_views = [sums[k * n_ch:(k + 1) * n_ch] for k in range(n_ch)]
@@ -476,16 +532,17 @@ def reduction_experiment(progress):
     add("row_sum kernel, a loop of N launches", n_ch, loop, sums.copy_to_host)
     add("row_sum kernel, one batched launch", 1,
         lambda: row_sum[n_ch * n_ch, block](raw, sums), sums.copy_to_host)
-    ladder = _reduce_ladder_loop(raw, n_ch * n_ch, n_s)
+    ladder = _reduce_ladder_loop(raw, n_ch * n_ch, n_s) if n_ch * n_ch <= LADDER_MAX_CALLS else None
     if ladder is None:
-        rows.append({"method": "reduce ladder's best rung, one call per row", "ms": None,
-                     "note": "skipped: the reduce chapter's plan() API is not available"})
+        rows.append({"n_ch": n_ch, "method": "reduce ladder's v8 plan, a loop of N*N calls",
+                     "ms": None, "note": f"skipped: {n_ch * n_ch:,} calls (measured at N=64), "
+                                         "or the reduce chapter's plan() is not available"})
     else:
         loop_rows, all_rows, per_call = ladder
         add("reduce ladder's v8 plan, a loop of N*N calls", per_call * n_ch * n_ch, loop_rows,
             all_rows)
     if cp is not None:
-        craw = cp.asarray(raw)
+        craw = cp.asarray(raw)  # a view of the same memory (no copy)
         ones = cp.ones(n_s, dtype=cp.float32)
         out = cp.empty(n_ch * n_ch, dtype=cp.float32)
         poison.append(lambda: out.fill(np.nan))
@@ -508,8 +565,31 @@ def reduction_experiment(progress):
         for method, launches, fn in article:
             add(method, launches, fn, lambda: cp.asnumpy(out))
     else:
-        rows.append({"method": "CuPy (cuBLAS, CUB)", "ms": None, "note": "skipped: no CuPy"})
+        rows.append({"n_ch": n_ch, "method": "CuPy (cuBLAS, CUB)", "ms": None,
+                     "note": "skipped: no CuPy"})
     return rows
+
+
+def reduction_rows(res, n_ch: int | None = None) -> list[dict]:
+    """The rows of a ``gdn_reduction`` result at ``n_ch`` channels (an older record, made
+    at the headline's N only, has no ``n_ch`` column: its rows are at ``HEADLINE["n_ch"]``)."""
+    v.result(res, "res")
+    n_ch = HEADLINE["n_ch"] if n_ch is None else n_ch
+    return [r for r in res.rows if r.get("n_ch", HEADLINE["n_ch"]) == n_ch]
+
+
+def loop_against_batch(res, n_ch: int, loop: str, batch: str) -> dict:
+    """Of ``gdn_reduction`` at ``n_ch``: the first row whose method starts with ``loop`` and the
+    first with ``batch``, and ``ratio``, the loop's time over the batch's."""
+    rows = [r for r in reduction_rows(res, n_ch) if r.get("ms")]
+    try:
+        a = next(r for r in rows if r["method"].startswith(loop))
+        b = next(r for r in rows if r["method"].startswith(batch))
+    except StopIteration:
+        raise LookupError(f"gdn_reduction has no rows {loop!r} and {batch!r} at N={n_ch}: "
+                          "record it again (python -m gpuperf.record --into-package "
+                          "--only gdn_reduction).") from None
+    return {"loop": a, "batch": b, "ratio": a["ms"] / b["ms"]}
 
 
 # cuBLAS's enums (cublas_api.h): no transpose, transpose; scalars read from host memory.

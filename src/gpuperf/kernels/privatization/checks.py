@@ -92,3 +92,53 @@ def check_private_histogram(kernel) -> ex.Report:
                     else:
                         chk.compare(hist, ref, rtol=0, atol=0, what="histogram")
     return chk.report()
+
+
+def _attainable(intensity: float, peak_tflops: float, bandwidth_gbps: float) -> float:
+    """The roofline: min(peak, intensity x bandwidth), in TFLOP/s (GB/s x FLOP/B = GFLOP/s)."""
+    return min(peak_tflops, intensity * bandwidth_gbps / 1e3)
+
+
+@ex.refuses_stubs
+def check_attainable(fn) -> ex.Report:
+    """Check ``fn(intensity, peak_tflops, bandwidth_gbps)``: the roofline's attainable rate in
+    TFLOP/s and the roof that sets it, ``"memory"`` or ``"compute"``."""
+    chk = ex.Checker("the roofline: attainable rate and its roof")
+    rng = ex.case_rng(17)
+    gpus = [(66.9, 4242.0), (8.1, 320.0), (19.5, 1555.0)]  # FP32 peak and copy: H200, T4, A100
+    cases = []
+    for peak, bw in gpus:
+        ridge = peak * 1e3 / bw
+        cases += [(ridge / 8, peak, bw), (ridge * 0.9, peak, bw), (ridge * 1.1, peak, bw),
+                  (ridge * 20, peak, bw), (float(rng.uniform(0.01, 3 * ridge)), peak, bw)]
+    cases.append((0.0, 66.9, 4242.0))  # a copy: no arithmetic at all
+    for intensity, peak, bw in cases:
+        with chk.case(f"I = {intensity:.3g} FLOP/B, peak {peak} TFLOP/s, {bw:,.0f} GB/s"):
+            got = fn(intensity, peak, bw)
+            if not (isinstance(got, tuple) and len(got) == 2):
+                chk.fail(f"returned {type(got).__name__}; return a pair (tflops, roof).")
+                continue
+            tflops, roof = got
+            want = _attainable(intensity, peak, bw)
+            memory = intensity * bw / 1e3
+            if not isinstance(tflops, (int, float, np.integer, np.floating)):
+                chk.fail(f"the rate is {type(tflops).__name__}; give a number in TFLOP/s.")
+                continue
+            if not np.isclose(tflops, want, rtol=1e-6, atol=1e-12):
+                hint = ""
+                if np.isclose(tflops, max(peak, memory), rtol=1e-6):
+                    hint = ": the lower of the two roofs bounds the kernel (min, not max)"
+                elif memory and np.isclose(tflops, min(peak, memory * 1e3), rtol=1e-6):
+                    hint = (": GB/s times FLOP/B gives GFLOP/s; divide by 1000 for TFLOP/s")
+                elif memory and np.isclose(tflops, min(peak, memory / 1e3), rtol=1e-6):
+                    hint = ": GB/s times FLOP/B is already GFLOP/s; divide by 1000 once"
+                chk.fail(f"got {tflops:.6g} TFLOP/s, expected {want:.6g}{hint}.")
+                continue
+            expected = "memory" if memory < peak else "compute"
+            if roof not in ("memory", "compute"):
+                chk.fail(f"the roof is {roof!r}; name it \"memory\" or \"compute\".")
+            elif roof != expected:
+                chk.fail(f"the roof is {roof!r}, but at {intensity:.3g} FLOP/B the "
+                         f"{'memory roof' if expected == 'memory' else 'FP32 peak'} is the "
+                         f"lower ({memory:.3g} against {peak} TFLOP/s).")
+    return chk.report()

@@ -202,6 +202,8 @@ def test_checkers_reject_known_wrong_solutions(name, mod, capsys):
         report = mm.check_tiled(mod.make_kernel, tile=4)
     elif name.startswith("tilereuse"):
         report = gp.coarsening.check_tile_reuse(mod.tile_reuse)
+    elif name.startswith("gridrounds"):
+        report = gp.coarsening.check_grid_rounds(mod.grid_rounds)
     elif name.startswith("intensity"):
         report = mm.check_intensity(mod.intensity_and_bound)
     elif name.startswith("coarsenedrows"):

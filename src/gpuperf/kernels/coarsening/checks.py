@@ -169,7 +169,7 @@ def check_tile_reuse(fn) -> ex.Report:
             if not _close(g_reuse, reuse):
                 why = ("a thread loads tm values of A and tn of B from shared memory per step and "
                        "does tm x tn multiply-adds with them.")
-                chk.fail(f"multiply-adds per shared load: got {g_reuse!r}, expected "
+                chk.fail(f"multiply-adds per value read from shared memory: got {g_reuse!r}, expected "
                          f"{reuse:.4g}: {why}")
     return chk.report()
 
@@ -231,7 +231,7 @@ def _tile_reuse_answer(fn, bm, bn, tm, tn) -> tuple[int, float, float]:
     call = f"fn({bm}, {bn}, {tm}, {tn})"
     if not isinstance(answer, (tuple, list)) or len(answer) != 3:
         raise TypeError(f"{call} returned {answer!r}: return three numbers, (threads, "
-                        "FLOP per byte, multiply-adds per shared load); check it with "
+                        "FLOP per byte, multiply-adds per value read); check it with "
                         "co.check_tile_reuse first.")
 
     def real(value):  # the number, or None for anything that is not a finite real number
@@ -243,7 +243,7 @@ def _tile_reuse_answer(fn, bm, bn, tm, tn) -> tuple[int, float, float]:
     if real(threads) is None or not real(threads).is_integer():
         raise ValueError(f"{call} gave threads = {threads!r}: a block has a whole number of "
                          "threads.")
-    for name, value in (("FLOP per byte", ai), ("multiply-adds per shared load", reuse)):
+    for name, value in (("FLOP per byte", ai), ("multiply-adds per value read", reuse)):
         if real(value) is None:
             raise ValueError(f"{call} gave {name} = {value!r}: give a finite number.")
     return int(real(threads)), real(ai), real(reuse)
@@ -292,7 +292,7 @@ def compare_tile_reuse(fn, res) -> list[dict]:
                         and ta is not None and tb is not None):
                     pairs += 1
                     agree += ta > tb
-        print(f"{k}: more multiply-adds per shared load was also faster in {agree} of {pairs} "
+        print(f"{k}: more multiply-adds per value read was also faster in {agree} of {pairs} "
               "pairs of configurations")
     return rows
 

@@ -325,7 +325,7 @@ def regtile_1d_summary(res) -> str:
     for r in rows:
         vs = f", {r['tflops'] / base['tflops']:.2f}x the tiled kernel" if base and r is not base else ""
         lines.append(f"{r['version']}: {r['tflops']:.2f} TFLOP/s, {r['fma_per_shared_load']:.2f} "
-                     f"multiply-adds per shared load, {r['regs']} registers, "
+                     f"multiply-adds per value read from shared memory (the source's count), {r['regs']} registers, "
                      f"{r['blocks_per_sm']} block(s)/SM{vs}")
     lines.append(f"({res.label})")
     text = "\n".join(lines)

@@ -279,7 +279,7 @@ def compare_tile_reuse(fn, res) -> list[dict]:
                  for k in kinds}} for r in rows]
     records.Result(res.name, shown, res.meta, res.source).show(
         headers={"config": "block tile, thread tile", "flop_per_byte": "your FLOP per byte",
-                 "fma_per_shared_load": "your multiply-adds per value read",
+                 "fma_per_shared_load": "your multiply\u2011adds per value read",
                  "threads": "your threads", **{f"tflops {k}": f"TFLOP/s, {k}" for k in kinds}},
         note="Your predictions beside the TFLOP/s measured for each kernel form (best BK of "
              "each).", fold_rest=False)

@@ -202,6 +202,8 @@ def test_checkers_reject_known_wrong_solutions(name, mod, capsys):
         report = mm.check_tiled(mod.make_kernel, tile=4)
     elif name.startswith("tilereuse"):
         report = gp.coarsening.check_tile_reuse(mod.tile_reuse)
+    elif name.startswith("gridrounds"):
+        report = gp.coarsening.check_grid_rounds(mod.grid_rounds)
     elif name.startswith("intensity"):
         report = mm.check_intensity(mod.intensity_and_bound)
     elif name.startswith("coarsenedrows"):
@@ -282,9 +284,9 @@ def test_tile_reuse_predictions_are_set_beside_every_swept_configuration(path, c
     # What the chapter says: the count is printed per form, and the vectorized and pipelined
     # forms follow reuse in every pair on the recorded GPUs, the scalar form does not.
     for kind in res.values("kind"):
-        assert f"{kind}: more multiply-adds per shared load was also faster in" in out
-    assert "pipelined: more multiply-adds per shared load was also faster in 3 of 3" in out
-    assert "scalar: more multiply-adds per shared load was also faster in 3 of 3" not in out
+        assert f"{kind}: more multiply-adds per value read was also faster in" in out
+    assert "pipelined: more multiply-adds per value read was also faster in 3 of 3" in out
+    assert "scalar: more multiply-adds per value read was also faster in 3 of 3" not in out
 
 
 @pytest.mark.parametrize("answer,err,words", [
@@ -292,7 +294,7 @@ def test_tile_reuse_predictions_are_set_beside_every_swept_configuration(path, c
     (lambda bm, bn, tm, tn: (64.5, 1.0, 2.0), ValueError, "threads = 64.5"),
     (lambda bm, bn, tm, tn: ("64", 1.0, 2.0), ValueError, "threads = '64'"),
     (lambda bm, bn, tm, tn: (64, float("nan"), 2.0), ValueError, "FLOP per byte = nan"),
-    (lambda bm, bn, tm, tn: (64, 1.0, None), ValueError, "multiply-adds per shared load = None"),
+    (lambda bm, bn, tm, tn: (64, 1.0, None), ValueError, "multiply-adds per value read = None"),
 ])
 def test_tile_reuse_comparison_names_an_answer_it_cannot_use(answer, err, words):
     """compare_tile_reuse validates the answer itself (it may run before the checker passes)."""

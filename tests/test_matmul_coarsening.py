@@ -771,3 +771,58 @@ def test_fast_matmul_is_one_object_per_configuration_however_it_is_spelled():
         co.fast_matmul(128.0)
     with pytest.raises(TypeError, match="bm"):
         co.fast_matmul(True)
+
+
+def test_the_shared_load_count_experiment_puts_the_measured_count_beside_the_sources(monkeypatch):
+    """profiling_regtile_1d (issue 60, finding 8) on made-up counters: 1.25 warp shared loads
+    per warp FFMA for the tiled kernel is 0.8 multiply-adds per load, beside the source's 1/2;
+    every kernel of matmul_regtile_1d is profiled, in its order."""
+    from gpuperf import nsight
+    from gpuperf.kernels.coarsening import profiling
+
+    seen = []
+
+    def fake_profile(name, *args, kernel, metrics, library=False, launch_count=1):
+        seen.append((name, args, kernel))
+        return {"smsp__inst_executed_op_shared_ld.sum": 1.25 * 1000.0,
+                "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": 32 * 1000.0,
+                "launch__registers_per_thread": 32, "gpu__time_duration.sum": 1e6}
+
+    monkeypatch.setattr(nsight, "profile", fake_profile)
+    monkeypatch.setattr(gp.bench, "require_gpu", lambda what: None)  # a GPU, as far as it can tell
+    rows = profiling.regtile_1d_profile_experiment(lambda msg: None)
+    assert [r["version"] for r in rows] == ["tiled 32"] + [
+        co.regtile_1d_variant(*c).name for c in co.REGTILE_1D_CONFIGS]
+    assert rows[0]["shared_loads_per_fma"] == 1.25 and rows[0]["fma_per_shared_load"] == 0.8
+    assert rows[0]["fma_per_shared_value"] == 0.5
+    assert [r["fma_per_shared_value"] for r in rows[1:]] == [tm / (tm + 1) for *_, tm in co.REGTILE_1D_CONFIGS]
+    assert [a[0] for _, a, _ in seen] == list(range(len(rows)))  # the launch index of each kernel
+    assert seen[0][2] == "tiled" and seen[1][2] == "regtile_1d"
+    assert "profiling_regtile_1d" in gp.records.experiments()
+
+
+def test_grid_rounds_checker_accepts_the_solution_and_names_the_mistakes(capsys):
+    def grid_rounds(M, N, bm, bn, sms, per_sm):
+        blocks = -(-M // bm) * -(-N // bn)
+        rounds = -(-blocks // (sms * per_sm))
+        return blocks, rounds, blocks - (rounds - 1) * sms * per_sm
+
+    assert co.check_grid_rounds(grid_rounds)
+    assert grid_rounds(4097, 4097, 128, 128, 132, 2) == (1089, 5, 33)
+
+    def modulo(M, N, bm, bn, sms, per_sm):
+        b, r, _ = grid_rounds(M, N, bm, bn, sms, per_sm)
+        return b, r, b % (sms * per_sm)
+
+    capsys.readouterr()
+    assert not co.check_grid_rounds(modulo)
+    assert "the last round is full" in capsys.readouterr().out
+
+
+def test_computed_tables_and_where_a_result_was_measured():
+    res = gp.records.recorded("matmul_tile_sweep")
+    assert gp.matmul.where_measured(res).startswith(f"measured on an {res.gpu} on ")
+    live = gp.records.Result("x", [{"a": 1}], {"gpu": "Tesla T4"}, "live")
+    assert gp.matmul.where_measured(live) == "measured on your Tesla T4 just now"
+    t = gp.matmul.table("matmul_correctness", [{"kernel": "tiled 8", "relative error": "1e-7"}])
+    assert t.rows[0]["kernel"] == "tiled 8" and "simulator" in t.label.lower()

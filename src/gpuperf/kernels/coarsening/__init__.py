@@ -33,6 +33,7 @@ from .checks import (
     TILE_REUSE_CASES,
     check_best_factor,
     check_coarsened,
+    check_grid_rounds,
     check_tile_reuse,
     compare_tile_reuse,
 )
@@ -80,6 +81,7 @@ from .profiling import (
     matmul_experiment,
     matmul_issue_experiment,
     matmul_roofline_experiment,
+    regtile_1d_profile_experiment,
 )
 from .ptx import PTX_TARGETS, grid_blocks, inner_loop_mix, resources, sass_count, waves
 from .regtile import K_STEPS, make_regtile, make_regtile_double
@@ -103,7 +105,8 @@ __all__ = [
     "coarsened_variant", "regtile_variant", "variant", "matmul", "vector_add", "resources",
     "waves", "grid_blocks", "ladder_variants", "measure_point", "measure_regtile_point",
     "explore_coarsening", "explore_regtile", "check_coarsened", "check_best_factor",
-    "check_tile_reuse", "compare_tile_reuse", "make_regtile_double", "make_regtile_1d", "regtile_1d_variant",
+    "check_tile_reuse", "check_grid_rounds", "compare_tile_reuse", "make_regtile_double",
+    "make_regtile_1d", "regtile_1d_variant",
     "REGTILE_1D_CONFIGS", "regtile_1d_summary", "tuning_table", "show_tuning", "sass_count", "cap_summary",
     "double_buffer_summary", "VERSIONS", "FACTORS", "REGTILE_CONFIGS", "CAP_FACTORS",
     "DOUBLE_CONFIGS",

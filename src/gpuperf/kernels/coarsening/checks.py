@@ -169,7 +169,7 @@ def check_tile_reuse(fn) -> ex.Report:
             if not _close(g_reuse, reuse):
                 why = ("a thread loads tm values of A and tn of B from shared memory per step and "
                        "does tm x tn multiply-adds with them.")
-                chk.fail(f"multiply-adds per shared load: got {g_reuse!r}, expected "
+                chk.fail(f"multiply-adds per value read from shared memory: got {g_reuse!r}, expected "
                          f"{reuse:.4g}: {why}")
     return chk.report()
 
@@ -231,7 +231,7 @@ def _tile_reuse_answer(fn, bm, bn, tm, tn) -> tuple[int, float, float]:
     call = f"fn({bm}, {bn}, {tm}, {tn})"
     if not isinstance(answer, (tuple, list)) or len(answer) != 3:
         raise TypeError(f"{call} returned {answer!r}: return three numbers, (threads, "
-                        "FLOP per byte, multiply-adds per shared load); check it with "
+                        "FLOP per byte, multiply-adds per value read); check it with "
                         "co.check_tile_reuse first.")
 
     def real(value):  # the number, or None for anything that is not a finite real number
@@ -243,7 +243,7 @@ def _tile_reuse_answer(fn, bm, bn, tm, tn) -> tuple[int, float, float]:
     if real(threads) is None or not real(threads).is_integer():
         raise ValueError(f"{call} gave threads = {threads!r}: a block has a whole number of "
                          "threads.")
-    for name, value in (("FLOP per byte", ai), ("multiply-adds per shared load", reuse)):
+    for name, value in (("FLOP per byte", ai), ("multiply-adds per value read", reuse)):
         if real(value) is None:
             raise ValueError(f"{call} gave {name} = {value!r}: give a finite number.")
     return int(real(threads)), real(ai), real(reuse)
@@ -270,14 +270,19 @@ def compare_tile_reuse(fn, res) -> list[dict]:
         rows.append({"config": f"{bm}x{bn}, {tm}x{tn}", "threads": threads,
                      "flop_per_byte": float(ai), "fma_per_shared_load": float(reuse),
                      **{f"tflops {k}": v for k, v in measured.items()}})
-    head = f"{'block, thread tile':20s} {'threads':>7s} {'FLOP/B':>7s} {'FMA/load':>8s}"
-    print(f"your predictions beside the TFLOP/s measured on {res.gpu} (best BK of each form):")
-    print(head + "".join(f" {k:>11s}" for k in kinds))
-    for r in rows:
-        print(f"{r['config']:20s} {r['threads']:7d} {r['flop_per_byte']:7.1f} "
-              f"{r['fma_per_shared_load']:8.2f}"
-              + "".join(f" {r[f'tflops {k}']:11.1f}" if r[f"tflops {k}"] is not None
-                        else f" {'-':>11s}" for k in kinds))
+    from gpuperf import records
+
+    shown = [{"config": r["config"], "threads": r["threads"],
+              "flop_per_byte": round(r["flop_per_byte"], 1),
+              "fma_per_shared_load": round(r["fma_per_shared_load"], 2),
+              **{f"tflops {k}": (None if r[f"tflops {k}"] is None else round(r[f"tflops {k}"], 1))
+                 for k in kinds}} for r in rows]
+    records.Result(res.name, shown, res.meta, res.source).show(
+        headers={"config": "block tile, thread tile", "flop_per_byte": "your FLOP per byte",
+                 "fma_per_shared_load": "your multiply\u2011adds per value read",
+                 "threads": "your threads", **{f"tflops {k}": f"TFLOP/s, {k}" for k in kinds}},
+        note="Your predictions beside the TFLOP/s measured for each kernel form (best BK of "
+             "each).", fold_rest=False)
     for k in kinds:
         pairs = agree = 0
         for a in rows:
@@ -287,6 +292,62 @@ def compare_tile_reuse(fn, res) -> list[dict]:
                         and ta is not None and tb is not None):
                     pairs += 1
                     agree += ta > tb
-        print(f"{k}: more multiply-adds per shared load was also faster in {agree} of {pairs} "
+        print(f"{k}: more multiply-adds per value read was also faster in {agree} of {pairs} "
               "pairs of configurations")
     return rows
+
+
+# ex-unrolling-rounds: (M, N, bm, bn, SMs, blocks per SM). Exact multiples, one row and column
+# over (chapter 5.2's 4097), a grid smaller than one round, and a round filled exactly.
+GRID_ROUNDS_CASES = [(4096, 4096, 128, 128, 132, 2), (4097, 4097, 128, 128, 132, 2),
+                     (4100, 4104, 128, 128, 132, 2), (1000, 300, 128, 64, 80, 1),
+                     (100, 100, 128, 128, 132, 2), (1024, 1056, 128, 128, 33, 2),
+                     (1024, 1024, 128, 128, 16, 2), (33, 47, 16, 16, 4, 3)]
+
+
+def _grid_rounds(M: int, N: int, bm: int, bn: int, sms: int, blocks_per_sm: int):
+    blocks = -(-M // bm) * -(-N // bn)
+    slots = sms * blocks_per_sm
+    rounds = -(-blocks // slots)
+    return blocks, rounds, blocks - (rounds - 1) * slots
+
+
+def check_grid_rounds(fn) -> ex.Report:
+    """Check ``fn(M, N, bm, bn, sms, blocks_per_sm) -> (blocks, rounds, last_round)``: the
+    blocks of a grid of ``bm x bn`` output tiles over an ``M x N`` C (partial tiles count), the
+    rounds a GPU of ``sms`` SMs holding ``blocks_per_sm`` blocks each needs to run them, and
+    how many blocks run in the last round."""
+    chk = ex.Checker("rounds of a grid")
+    if not callable(fn):
+        chk.fail(f"expected a function, got {type(fn).__name__}.")
+        return chk.report()
+    cases = list(GRID_ROUNDS_CASES)
+    if ex.grading():  # a shape and a GPU the student never saw
+        rng = ex.case_rng(13)
+        cases.append((int(rng.integers(100, 5000)), int(rng.integers(100, 5000)), 128, 64,
+                      int(rng.integers(20, 150)), int(rng.integers(1, 4))))
+    for M, N, bm, bn, sms, per_sm in cases:
+        with chk.case(f"C of {M} x {N}, tiles {bm} x {bn}, {sms} SMs x {per_sm} blocks"):
+            got = fn(M, N, bm, bn, sms, per_sm)
+            if not (isinstance(got, (tuple, list)) and len(got) == 3):
+                chk.fail(f"returned {got!r}; return a tuple (blocks, rounds, last_round).")
+                continue
+            blocks, rounds, last = _grid_rounds(M, N, bm, bn, sms, per_sm)
+            g_blocks, g_rounds, g_last = got
+            slots = sms * per_sm
+            if not _close(g_blocks, blocks):
+                why = ("a partial tile at the edge is a block too: round up."
+                       if _close(g_blocks, (M // bm) * (N // bn)) else
+                       f"the grid is ceil({M} / {bm}) x ceil({N} / {bn}) blocks.")
+                chk.fail(f"blocks: got {g_blocks!r}, expected {blocks}: {why}")
+            if not _close(g_rounds, rounds):
+                why = ("a round that is only partly full is still a round: round up."
+                       if _close(g_rounds, blocks // slots) else
+                       f"the GPU holds {sms} x {per_sm} = {slots} blocks at once.")
+                chk.fail(f"rounds: got {g_rounds!r}, expected {rounds}: {why}")
+            if not _close(g_last, last):
+                why = ("when the blocks fill the rounds exactly, the last round is full, not "
+                       "empty." if _close(g_last, blocks % slots) else
+                       f"the rounds before the last run {slots} blocks each.")
+                chk.fail(f"last round: got {g_last!r}, expected {last}: {why}")
+    return chk.report()

@@ -55,7 +55,10 @@ def plot_factor_sweep(sweep, sizes=(1024, 4096)):
     for ax, n in zip(axes.flat, sizes):
         validate.choice(n, "sizes[...]", sweep.values("n"))
         plots.lines(sweep, x="factor", y="tflops", series="tile", rows=sweep.select(n=n),
-                    logx=True, ax=ax, title=f"coarsened tiled matmul, n={n}")
+                    logx=True, ax=ax, xlabel="coarsening factor (tiles of C per block)",
+                    ylabel="TFLOP/s",
+                    title=f"Coarsened tiled matmul, {n} × {n} times {n} × {n}, on {sweep.gpu}")
+        ax.legend([f"tile {t} × {t}" for t in sorted(sweep.values("tile"))], fontsize=8)
     fig.tight_layout()
     return fig
 

@@ -300,3 +300,71 @@ def issue_summary(res) -> list[str]:
     lines.append(f"({res.label})")
     print("\n".join(lines))
     return lines
+
+
+# Finding 8 of issue 60: the shared-memory loads per multiply-add that the hardware executes,
+# beside the count of values the source reads (the model behind ``matmul_regtile_1d``'s
+# ``fma_per_shared_load``, T_M / (T_M + 1)). The assembler may merge loads a thread makes to
+# adjacent addresses (chapter 4's tiled kernel: four ``sA[ty, n]`` in one 16-byte load), so the
+# two counts can differ; the chapter shows both.
+REGTILE_1D_PROFILED_TILE = 32  # chapter 4's tiled kernel, the baseline of matmul_regtile_1d
+
+
+def _regtile_1d_profiled():
+    """(label, tm, variant) for chapter 4's tiled 32 and every ``REGTILE_1D_CONFIGS`` kernel,
+    in the order of ``matmul_regtile_1d``'s rows."""
+    from gpuperf.kernels import matmul as mm
+
+    from .experiments import REGTILE_1D_CONFIGS
+    from .kernels import regtile_1d_variant
+
+    out = [(f"tiled {REGTILE_1D_PROFILED_TILE}", 1, mm.variant("tiled", tile=REGTILE_1D_PROFILED_TILE))]
+    for bm, bn, bk, tm in REGTILE_1D_CONFIGS:
+        v = regtile_1d_variant(bm, bn, bk, tm)
+        out.append((v.name, tm, v))
+    return out
+
+
+def _regtile_1d_launch(index: int, n: int) -> None:
+    """``_regtile_1d_profiled()[index]`` on n x n float32 operands."""
+    _launch_matmul_twice(_regtile_1d_profiled()[index][2], n)
+
+
+REGTILE_1D_METRICS = ("smsp__inst_executed_op_shared_ld.sum",
+                      "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+                      "launch__registers_per_thread", "gpu__time_duration.sum")
+
+
+@records.experiment(
+    "profiling_regtile_1d", chapter="profiling",
+    title="Shared-memory load instructions per multiply-add, counted by Nsight Compute: chapter "
+          "4's tiled kernel and chapter 5's columns of outputs per thread (4096^3)",
+    units={"shared_loads_per_fma": "warp shared-load instructions per warp FFMA",
+           "fma_per_shared_load": "warp FFMAs per warp shared-load instruction",
+           "fma_per_shared_value": "multiply-adds per value the source reads from shared memory",
+           "tflops": "TFLOP/s", "duration_ns": "ns"})
+def regtile_1d_profile_experiment(progress) -> list[dict]:
+    """Nsight Compute on the kernels of ``matmul_regtile_1d`` (chapter 4's tiled 32 and the
+    1-D register tiles), at 4096^3 float32: the warp-level shared-memory load instructions
+    and FFMA instructions executed, their ratio both ways, and beside them the source's count,
+    T_M / (T_M + 1) multiply-adds per value read from shared memory (1/2 for the tiled
+    kernel). Where the assembler merged loads of adjacent addresses into wider ones, the
+    measured count is higher than the source's."""
+    n = PROFILED_MATMUL_N
+    rows = []
+    for i, (label, tm, v) in enumerate(_regtile_1d_profiled()):
+        progress(f"ncu: {label} (n = {n})")
+        kernel = getattr(v.kernel, "py_func", v.kernel).__name__
+        m = nsight.profile(_launch(_regtile_1d_launch), i, n, kernel=kernel, metrics=REGTILE_1D_METRICS)
+        warp_ffma = m["smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"] / 32
+        loads = m["smsp__inst_executed_op_shared_ld.sum"]
+        rows.append({
+            "version": label, "tm": tm, "n": n, "kernel": kernel,
+            "shared_loads_per_fma": round(loads / warp_ffma, 4) if warp_ffma else None,
+            "fma_per_shared_load": round(warp_ffma / loads, 4) if loads else None,
+            "fma_per_shared_value": tm / (tm + 1),
+            "registers": m["launch__registers_per_thread"],
+            "tflops": round(2 * n**3 / m["gpu__time_duration.sum"] / 1e3, 2),
+            "duration_ns": m["gpu__time_duration.sum"],
+        })
+    return rows

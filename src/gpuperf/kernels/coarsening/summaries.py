@@ -99,7 +99,7 @@ def fast_path_summary(res) -> str:
         loop = (f"; inner loop {r['loop_inst']} instructions per pass, {r['loop_ffma']} of them "
                 f"FFMAs ({100 * r['loop_ffma'] / r['loop_inst']:.0f}%)"
                 if r.get("loop_inst") else "")
-        lines.append(f"4096^3 {label:24s} {r['tflops']:6.2f} TFLOP/s{pct}; {r.get('regs')} "
+        lines.append(f"4096^3 {label}: {r['tflops']:.2f} TFLOP/s{pct}; {r.get('regs')} "
                      f"registers{loop}")
     # Two k steps of an 8x8 thread tile: 128 FFMAs. Another count means the loop found is not
     # the inner loop (another GPU's compiler may lay it out differently).
@@ -325,7 +325,7 @@ def regtile_1d_summary(res) -> str:
     for r in rows:
         vs = f", {r['tflops'] / base['tflops']:.2f}x the tiled kernel" if base and r is not base else ""
         lines.append(f"{r['version']}: {r['tflops']:.2f} TFLOP/s, {r['fma_per_shared_load']:.2f} "
-                     f"multiply-adds per shared load, {r['regs']} registers, "
+                     f"multiply-adds per value read from shared memory (the source's count), {r['regs']} registers, "
                      f"{r['blocks_per_sm']} block(s)/SM{vs}")
     lines.append(f"({res.label})")
     text = "\n".join(lines)

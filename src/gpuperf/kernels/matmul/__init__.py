@@ -74,7 +74,9 @@ from .measure import (
     reference,
     relative_error,
     repeats,
+    table,
     verify,
+    where_measured,
 )
 from .models import flops, intensity, roofline_bound, traffic_bytes
 from .profiling import (

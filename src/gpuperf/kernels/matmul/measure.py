@@ -128,3 +128,28 @@ def repeats(n: int) -> dict:
     # Big products take tens of ms each: a few repeats give a stable median and keep
     # every experiment well under a minute.
     return {"min_repeat": 3, "min_time": 0.05} if n >= 4096 else {"min_repeat": 10, "min_time": 0.1}
+
+
+def where_measured(res) -> str:
+    """The words a page uses to say where ``res`` (a ``Result``) was measured: "measured on an
+    NVIDIA H200 on 2026-12-03" for a record, "measured on your NVIDIA ... just now" live."""
+    validate.result(res, "res")
+    gpu = res.gpu
+    article = "an" if gpu[:1].lower() in "aeiou" or gpu.startswith("NVIDIA") else "a"
+    if res.source == "live":
+        return f"measured on your {gpu} just now"
+    date = res.meta.get("date")
+    when = f" on {date}" if date else ""
+    return f"measured on {article} {gpu}{when}"
+
+
+def table(name: str, rows: list[dict]):
+    """Rows a cell computed now (a correctness check, a model) as a ``Result`` that shows as an
+    HTML table, captioned with where they were computed (this GPU or the CUDA simulator)."""
+    from gpuperf import device, records
+
+    validate.string(name, "name")
+    if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):
+        raise TypeError("rows must be a non-empty list of dicts (one per table row).")
+    where = device.info().name
+    return records.Result(name, rows, {"gpu": where}, "live")

@@ -43,12 +43,12 @@ def dram_roofline_summary(res) -> list[str]:
         def rate(nbytes, seconds=seconds):
             return nbytes / seconds / 1e9
 
-        lines.append(f"{r['version']:20s} DRAM moved {r['dram_bytes'] / 1e9:6.2f} GB, "
-                     f"{r['dram_bytes'] / r['model_bytes']:6.1%} of the model's "
-                     f"{r['model_bytes'] / 1e9:6.1f} GB: {r['ai_measured']:5.1f} FLOP/B "
-                     f"(model {r['ai_model']:.2f}); {r['tflops']:5.2f} TFLOP/s, "
-                     f"{r['pct_of_roof']:4.1f}% of its roof"
-                     + (f"; L2 {rate(r['l2_bytes']):5.0f} GB/s, L1 {rate(r['l1_bytes']):5.0f} GB/s"
+        lines.append(f"{r['version']} DRAM moved {r['dram_bytes'] / 1e9:.2f} GB, "
+                     f"{r['dram_bytes'] / r['model_bytes']:.1%} of the model's "
+                     f"{r['model_bytes'] / 1e9:.1f} GB: {r['ai_measured']:.1f} FLOP/B "
+                     f"(model {r['ai_model']:.2f}); {r['tflops']:.2f} TFLOP/s, "
+                     f"{r['pct_of_roof']:.1f}% of its roof"
+                     + (f"; L2 {rate(r['l2_bytes']):.0f} GB/s, L1 {rate(r['l1_bytes']):.0f} GB/s"
                         if r.get("l2_bytes") else ""))
     first = res.rows[0]
     peak = first.get("fp32_peak_tflops")
@@ -143,9 +143,9 @@ def onchip_roofline_summary(dram, onchip, *, chapter: str = "tiling") -> list[st
             bound.append(f"{r['version']} ({nearer})")
         else:
             free.append(r["version"])
-        lines.append(f"{r['version']} {r['tflops']:5.2f} TFLOP/s; DRAM {flops / r['dram_bytes']:5.1f} "
-                     f"FLOP/B, {pct_dram:4.1f}% of {_dram_side_roof(r)}; data pipe "
-                     f"{flops / r['pipe_bytes']:5.2f} FLOP/B, {pct_onchip:4.1f}% of the SM's "
+        lines.append(f"{r['version']} {r['tflops']:.2f} TFLOP/s; DRAM {flops / r['dram_bytes']:.1f} "
+                     f"FLOP/B, {pct_dram:.1f}% of {_dram_side_roof(r)}; data pipe "
+                     f"{flops / r['pipe_bytes']:.2f} FLOP/B, {pct_onchip:.1f}% of the SM's "
                      f"read roof: {nearer}"
                      + (f"; {r['shared_pipe_bytes'] / dram_chapter.BANK_BYTES_PER_CLOCK / (r['n'] ** 3 / 32):.2f} "
                         "shared wavefronts per warp multiply-add"

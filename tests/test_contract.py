@@ -956,6 +956,8 @@ BAD = {
     "gpuperf.kernels.reduce:ptx_lines": [B(rd.ptx_lines, "v9", word="version"),
                                          B(rd.ptx_lines, "v2", cc=9, err=TypeError,
                                            word="cc")],
+    "gpuperf.kernels.reduce:single_thread_ptx": [B(rd.single_thread_ptx, 9, err=TypeError,
+                                                   word="cc")],
     "gpuperf.kernels.reduce:ptx_counts": [B(rd.ptx_counts, 5, err=TypeError, word="text")],
     "gpuperf.kernels.reduce:telling_lines": [B(rd.telling_lines, "", ["bad"],
                                                word="names[0]")],

@@ -54,6 +54,7 @@ from .experiments import (
     measure_point,
     one_launch_sass_experiment,
     prologue_experiment,
+    prologue_post_experiment,
     racecheck_experiment,
     resources_experiment,
     single_pass_experiment,
@@ -89,9 +90,10 @@ from .kernels import (
     reduce_block_atomic,
     reduce_grid_atomic,
     reduce_single_thread,
+    reduce_single_thread_global,
 )
 from .profiling import atomics_waves, reduce_atomics_experiment, reduce_shared_experiment
-from .ptx_tools import PTX_TARGETS, ptx, ptx_counts, ptx_lines, telling_lines
+from .ptx_tools import PTX_TARGETS, ptx, ptx_counts, ptx_lines, single_thread_ptx, telling_lines
 from .races import emulate_races, show_races
 from .rounding import sequential_sum_f32, summation_errors, tree_sum_f32
 from .single_pass import (
@@ -138,7 +140,8 @@ __all__ = [
     # the rungs and their kernels
     "make_block_sum",
     "VERSIONS", "LADDER", "PROLOGUE", "RACY", "WARP", "V8_UNROLL",
-    "reduce_single_thread", "reduce_block_atomic", "reduce_grid_atomic", "make_shared_atomic",
+    "reduce_single_thread", "reduce_single_thread_global", "reduce_block_atomic",
+    "reduce_grid_atomic", "make_shared_atomic",
     "make_v0", "make_v1", "make_v1_5", "make_v2", "make_v3", "make_v4", "make_v4_1", "make_v4_2",
     "make_v5", "make_v6", "make_v7", "make_v8", "warp_sum", "load_float4",
     # the host side
@@ -150,13 +153,14 @@ __all__ = [
     "make_argmax", "argmax", "warp_argmax", "edge_case_failures",
     "ABLATION", "ABLATION_CONFIGS", "make_v8_ablation", "ablation_plan",
     # PTX, inputs, races, rounding
-    "PTX_TARGETS", "ptx", "ptx_lines", "ptx_counts", "telling_lines",
+    "PTX_TARGETS", "ptx", "ptx_lines", "ptx_counts", "telling_lines", "single_thread_ptx",
     "INTEGER_RANGE", "integer_input",
     "emulate_races", "show_races", "tree_sum_f32", "sequential_sum_f32", "summation_errors",
     # experiments and what is printed from them
     "argmax_experiment", "block_sweep_experiment", "grid_sweep_experiment",
     "l2_resident_experiment", "ladder_experiment", "one_launch_sass_experiment",
-    "prologue_experiment", "racecheck_experiment", "resources_experiment", "single_pass_experiment",
+    "prologue_experiment", "prologue_post_experiment", "racecheck_experiment",
+    "resources_experiment", "single_pass_experiment",
     "size_sweep_experiment", "timing_methods_experiment", "v8_ablation_experiment",
     "STUDY_NOTES_V100", "STUDY_NOTES_V100_UTILIZATION", "POST_GRID", "TIMING_METHODS",
     "SINGLE_PASS_SIZES", "measure_point", "atomics_per_call",

@@ -26,7 +26,7 @@ Where things are:
                       the atomics patterns (``profiling_reduce_atomics``, ``atomics_waves``).
 ``summaries.py``      what the notebooks print from those results (``show_rung``, ``*_summary``).
 ``rounding.py``       float32 rounding by the order of the additions, on the CPU.
-``figures.py``        ``draw_rung`` and ``plot_summation_errors``.
+``figures.py``        ``draw_rung``, ``plot_summation_errors`` and ``plot_size_sweep``.
 ``checks.py``         the exercise checkers (``check_sequential_max``, ``check_block_max``,
                       ``check_absmax``).
 
@@ -62,7 +62,7 @@ from .experiments import (
     timing_methods_experiment,
     v8_ablation_experiment,
 )
-from .figures import draw_rung, plot_summation_errors
+from .figures import draw_rung, host_bound_limit, plot_size_sweep, plot_summation_errors
 from .host import (
     Plan,
     default_blocks,
@@ -169,6 +169,7 @@ __all__ = [
     "ablation_summary", "show_order_effects", "study_notes_table", "show_study_notes",
     "versus_v100", "show_rung",
     # figures and exercises
-    "draw_rung", "plot_summation_errors", "check_sequential_max", "check_block_max",
+    "draw_rung", "plot_summation_errors", "plot_size_sweep", "host_bound_limit",
+    "check_sequential_max", "check_block_max",
     "check_absmax", "SPEED_NOISE_FLOOR",
 ]

@@ -391,7 +391,7 @@ def test_recorded_prologue_runs_the_posts_grid_and_ours(path, capsys):
     lines = red.prologue_grids_summary(res)
     assert [ln.split(":")[0] for ln in lines if not ln.startswith(" ")] == [
         f"n = {n:,}" for n in res.values("n")]
-    assert sum("16 x 256  post's grid" in ln for ln in lines) == 2 * len(res.values("n"))
+    assert sum("16 x 256, post's grid" in ln for ln in lines) == 2 * len(res.values("n"))
     assert max(len(ln) for ln in lines) <= 84  # fits the book's column
     text = red.prologue_vs_numpy(res)
     assert "faster than numpy" in "\n".join(text) and "(post" not in "\n".join(text)

@@ -26,13 +26,13 @@ def prologue_grids_summary(res) -> list[str]:
         chosen.sort(key=lambda r: (r["whose_grid"] == "ours", r["version"] == "shared-atomic"))
         if not any(_at_posts_grid(r) for r in chosen):
             continue
-        lines.append(f"n = {n:,}:")
+        lines.append(f"n = {n:,}: time per call, and the GPU's busy time")
         for r in chosen:
             whose = {"post's": "post's grid", "ours": "our grid"}.get(r["whose_grid"],
                                                                    "either grid")
-            gpu = f"GPU {r['gpu_ms']:.4f} ms" if r.get("gpu_ms") else "GPU time not recorded,"
-            lines.append(f"  {r['version']} on {r['grid']}, {whose}: {r['atomics']:,} atomic "
-                         f"additions, {r['ms']:.4f} ms per call, {gpu} busy")
+            gpu = f"GPU {r['gpu_ms']:.4f} ms" if r.get("gpu_ms") else "GPU time not recorded"
+            lines.append(f"  {r['version']} on {r['grid']}, {whose}: {r['atomics']:,} atomics, "
+                         f"{r['ms']:.4f} ms, {gpu}")
     if not lines:
         raise ValueError(f"res ({res.name}) has no rows at the post's grid: give "
                          "reduce_prologue's result as recorded from this version of the package.")

@@ -16,6 +16,7 @@ from gpuperf.kernels.reduce import checks as red_checks
 from gpuperf.kernels.reduce import edge_cases as red_edges
 from gpuperf.kernels.reduce import experiments as red_experiments
 from gpuperf.kernels.reduce import host as red_host
+from gpuperf.kernels.reduce import kernels as red_kernels
 from gpuperf.kernels.reduce import single_pass as red_single_pass
 
 red = gp.reduce
@@ -390,7 +391,7 @@ def test_recorded_prologue_runs_the_posts_grid_and_ours(path, capsys):
     lines = red.prologue_grids_summary(res)
     assert [ln.split(":")[0] for ln in lines if not ln.startswith(" ")] == [
         f"n = {n:,}" for n in res.values("n")]
-    assert sum("16 x 256  post's grid" in ln for ln in lines) == 2 * len(res.values("n"))
+    assert sum("16 x 256, post's grid" in ln for ln in lines) == 2 * len(res.values("n"))
     assert max(len(ln) for ln in lines) <= 84  # fits the book's column
     text = red.prologue_vs_numpy(res)
     assert "faster than numpy" in "\n".join(text) and "(post" not in "\n".join(text)
@@ -986,3 +987,27 @@ def test_the_recorded_counts_back_what_chapter_6_2_says_of_v0_v1_v15_v2():
     assert 0.2 < v2["wavefronts"] / v1["wavefronts"] < 0.3
     assert abs(v15["duration_ns"] / v1["duration_ns"] - 1) < 0.1
     assert v2["duration_ns"] < min(v0["duration_ns"], v1["duration_ns"], v15["duration_ns"])
+
+
+def test_the_posts_one_thread_kernel_sums_like_ours():
+    # reduce_prologue_post runs the step-by-step post's one-thread kernel (out[0] += x[i] in
+    # global memory) beside ours; both must give the float32 sequential sum.
+    x = np.arange(1, 38, dtype=np.float32) / 7
+    want = red.sequential_sum_f32(x)
+    for kernel in (red.reduce_single_thread, red.reduce_single_thread_global):
+        out = np.full(1, np.nan, np.float32)
+        d_out = cuda.to_device(out)
+        red_kernels._zero[1, 1](d_out)
+        kernel[1, 1](cuda.to_device(x), d_out, x.size)
+        assert d_out.copy_to_host()[0] == want
+    assert records.get("reduce_prologue_post").chapter == "reduce"
+
+
+def test_the_posts_one_thread_kernel_keeps_its_sum_in_a_register_too():
+    # What chapter 6.1 says of the post's kernel: the compiler keeps out[0] in a register
+    # across the loop as it does our sum (one load of out[0] before the loop, not one per
+    # element), and adds one store to global memory per addition; ours stores once.
+    counts = red.single_thread_ptx()
+    ours, post = counts["ours"], counts["post's"]
+    assert ours["stores"] == 1 and post["stores"] == post["adds"] == ours["adds"]
+    assert post["loads"] - ours["loads"] <= 2

@@ -26,7 +26,7 @@ Where things are:
                       the atomics patterns (``profiling_reduce_atomics``, ``atomics_waves``).
 ``summaries.py``      what the notebooks print from those results (``show_rung``, ``*_summary``).
 ``rounding.py``       float32 rounding by the order of the additions, on the CPU.
-``figures.py``        ``draw_rung`` and ``plot_summation_errors``.
+``figures.py``        ``draw_rung``, ``plot_summation_errors`` and ``plot_size_sweep``.
 ``checks.py``         the exercise checkers (``check_sequential_max``, ``check_block_max``,
                       ``check_absmax``).
 
@@ -54,6 +54,7 @@ from .experiments import (
     measure_point,
     one_launch_sass_experiment,
     prologue_experiment,
+    prologue_post_experiment,
     racecheck_experiment,
     resources_experiment,
     single_pass_experiment,
@@ -61,7 +62,7 @@ from .experiments import (
     timing_methods_experiment,
     v8_ablation_experiment,
 )
-from .figures import draw_rung, plot_summation_errors
+from .figures import draw_rung, host_bound_limit, plot_size_sweep, plot_summation_errors
 from .host import (
     Plan,
     default_blocks,
@@ -89,9 +90,10 @@ from .kernels import (
     reduce_block_atomic,
     reduce_grid_atomic,
     reduce_single_thread,
+    reduce_single_thread_global,
 )
 from .profiling import atomics_waves, reduce_atomics_experiment, reduce_shared_experiment
-from .ptx_tools import PTX_TARGETS, ptx, ptx_counts, ptx_lines, telling_lines
+from .ptx_tools import PTX_TARGETS, ptx, ptx_counts, ptx_lines, single_thread_ptx, telling_lines
 from .races import emulate_races, show_races
 from .rounding import sequential_sum_f32, summation_errors, tree_sum_f32
 from .single_pass import (
@@ -138,7 +140,8 @@ __all__ = [
     # the rungs and their kernels
     "make_block_sum",
     "VERSIONS", "LADDER", "PROLOGUE", "RACY", "WARP", "V8_UNROLL",
-    "reduce_single_thread", "reduce_block_atomic", "reduce_grid_atomic", "make_shared_atomic",
+    "reduce_single_thread", "reduce_single_thread_global", "reduce_block_atomic",
+    "reduce_grid_atomic", "make_shared_atomic",
     "make_v0", "make_v1", "make_v1_5", "make_v2", "make_v3", "make_v4", "make_v4_1", "make_v4_2",
     "make_v5", "make_v6", "make_v7", "make_v8", "warp_sum", "load_float4",
     # the host side
@@ -150,13 +153,14 @@ __all__ = [
     "make_argmax", "argmax", "warp_argmax", "edge_case_failures",
     "ABLATION", "ABLATION_CONFIGS", "make_v8_ablation", "ablation_plan",
     # PTX, inputs, races, rounding
-    "PTX_TARGETS", "ptx", "ptx_lines", "ptx_counts", "telling_lines",
+    "PTX_TARGETS", "ptx", "ptx_lines", "ptx_counts", "telling_lines", "single_thread_ptx",
     "INTEGER_RANGE", "integer_input",
     "emulate_races", "show_races", "tree_sum_f32", "sequential_sum_f32", "summation_errors",
     # experiments and what is printed from them
     "argmax_experiment", "block_sweep_experiment", "grid_sweep_experiment",
     "l2_resident_experiment", "ladder_experiment", "one_launch_sass_experiment",
-    "prologue_experiment", "racecheck_experiment", "resources_experiment", "single_pass_experiment",
+    "prologue_experiment", "prologue_post_experiment", "racecheck_experiment",
+    "resources_experiment", "single_pass_experiment",
     "size_sweep_experiment", "timing_methods_experiment", "v8_ablation_experiment",
     "STUDY_NOTES_V100", "STUDY_NOTES_V100_UTILIZATION", "POST_GRID", "TIMING_METHODS",
     "SINGLE_PASS_SIZES", "measure_point", "atomics_per_call",
@@ -165,6 +169,7 @@ __all__ = [
     "ablation_summary", "show_order_effects", "study_notes_table", "show_study_notes",
     "versus_v100", "show_rung",
     # figures and exercises
-    "draw_rung", "plot_summation_errors", "check_sequential_max", "check_block_max",
+    "draw_rung", "plot_summation_errors", "plot_size_sweep", "host_bound_limit",
+    "check_sequential_max", "check_block_max",
     "check_absmax", "SPEED_NOISE_FLOOR",
 ]

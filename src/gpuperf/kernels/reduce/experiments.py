@@ -17,7 +17,18 @@ from .argmax_kernel import _SIG_ARGMAX, _argmax_calls, make_argmax
 from .edge_cases import edge_case_failures
 from .host import _SIG3, _SIG4, Plan, _ceil_div, kernel_for, plan, signature
 from .inputs import _integer_pair, _random_device, _random_pair
-from .kernels import _MIN_BLOCK, DEFAULT_BLOCK, LADDER, PROLOGUE, V8_UNROLL, VERSIONS, WARP, _check_block
+from .kernels import (
+    _MIN_BLOCK,
+    DEFAULT_BLOCK,
+    LADDER,
+    PROLOGUE,
+    V8_UNROLL,
+    VERSIONS,
+    WARP,
+    _check_block,
+    _zero,
+    reduce_single_thread_global,
+)
 from .ptx_tools import _compiled_ptx, _registers, ptx_counts, telling_lines
 from .races import RACE_VERSIONS
 from .single_pass import (
@@ -384,6 +395,57 @@ def prologue_experiment(progress):
         # The GPU's own time after every event timing of this size (see _gpu_busy).
         for row, run, calls in runs:
             row.update(_gpu_busy(run, calls=calls, flush=_flushes_l2(n)))
+    return rows
+
+
+# The prologue as the step-by-step post timed it: its steps at its size, called back to back
+# with no L2 flush (1 MiB stays in L2 between calls), and its one-thread kernel, which adds
+# into the result in global memory, beside ours, which adds in a register.
+POST_KERNELS = ("ours", "post's")
+
+
+@experiment("reduce_prologue_post", chapter="reduce",
+            title="The prologue as the step-by-step post ran it: 2^18 float32 back to back in "
+                  "L2, and its one-thread kernel beside ours",
+            units={"ms": "ms", "gbps": "GB/s", "post_ms": "ms", "gpu_ms": "ms"})
+def prologue_post_experiment(progress):
+    """At the post's size (2^18 float32, 1 MiB) and grid (16 x 256 for the atomics), each
+    prologue step timed two ways in one run: ``in L2`` (calls back to back with no flush, as
+    the post's loop ran them) and ``flushed`` (one call after an L2 flush, as
+    ``reduce_prologue`` times them); the one-thread step with our kernel (the running sum in a
+    register) and the post's (``out[0] += x[i]`` in global memory). ``gpu_ms``: the GPU's own
+    time per call (CUPTI), in the same state."""
+    n = 2**18
+    d_x, ref = _random_device(n, seed=4)
+    out = cuda.device_array(1, np.float32)
+    rows, runs = [], []
+    configs = [("single-thread", "ours"), ("single-thread", "post's"), ("block-atomic", "ours"),
+               ("grid-atomic", "ours"), ("shared-atomic", "ours")]
+    for version, kernel in configs:
+        if kernel == "post's":
+            def run(_d=d_x):
+                _zero[1, 1](out)
+                reduce_single_thread_global[1, 1](_d, out, n)
+
+            def fetch():
+                return float(out.copy_to_host()[0])
+        else:
+            p = plan(version, n, blocks=POST_GRID if version in ("grid-atomic", "shared-atomic")
+                     else None)
+            run, fetch = _plan_calls(p, d_x)
+        run()
+        value = fetch()
+        for state in ("in L2", "flushed"):
+            if state == "in L2":
+                t = _time_calls(run, min_time=0.05)
+            else:
+                t = bench.time_kernel(run, min_time=0.05, flush=True, hide_launch=False)
+            rows.append(_row(version, n, t, value, ref, kernel=kernel, state=state,
+                             post_ms=STEP_BY_STEP_MS.get(version)))
+            runs.append((rows[-1], run, 3 if version == "single-thread" else 10, state == "flushed"))
+            progress(f"{version} ({kernel} kernel, {state}) {t.median_ms:.3f} ms")
+    for row, run, calls, flush in runs:  # the GPU's own time, after every event timing
+        row.update(_gpu_busy(run, calls=calls, flush=flush))
     return rows
 
 

@@ -194,3 +194,42 @@ def plot_summation_errors(rows):
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def host_bound_limit(result, versions, *, within: float = 1.5) -> int:
+    """The largest ``n`` of the size sweep ``result`` at which each of ``versions`` still takes
+    at most ``within`` times its smallest time per call: up to there the time hardly grows with
+    the data, so the host's launches, not the kernel, set it."""
+    validate.result(result)
+    validate.positive(within, "within")
+    limit = None
+    for version in versions:
+        rows = sorted(result.select(version=version), key=lambda r: r["n"])
+        if not rows:
+            raise ValueError(f"version={version!r} is not in {result.name}; choose from "
+                             f"{result.values('version')}.")
+        floor = min(r["ms"] for r in rows)
+        last = max(r["n"] for r in rows if r["ms"] <= within * floor)
+        limit = last if limit is None else min(limit, last)
+    return limit
+
+
+def plot_size_sweep(result, versions, *, title: str | None = None):
+    """Bandwidth against the array size for ``versions`` of ``reduce_size_sweep``, with the
+    copy ceilings and the host-bound sizes (:func:`host_bound_limit`) shaded and labelled."""
+    from gpuperf import plots
+
+    validate.result(result)
+    versions = list(versions)
+    limit = host_bound_limit(result, versions)
+    rows = [r for r in result.rows if r["version"] in versions]
+    fig = plots.lines(result, x="n", y="gbps", series="version", rows=rows, logx=True,
+                      ceilings=plots.copy_ceilings(result), xlabel="array size n (float32 elements)",
+                      ylabel="effective bandwidth (GB/s)",
+                      title=title or f"Bandwidth by array size ({result.gpu})")
+    ax = fig.axes[0]
+    low = min(r["n"] for r in rows)
+    ax.axvspan(low / 1.3, limit * 1.3, color="0.85", zorder=0)
+    ax.text((low * limit) ** 0.5, 0.5, "host-bound:\nthe launches set\nthe time, not the kernel",
+            transform=ax.get_xaxis_transform(), ha="center", va="center", fontsize=8)
+    return fig

@@ -102,6 +102,15 @@ def reduce_single_thread(x, out, n):
 
 
 @cuda.jit
+def reduce_single_thread_global(x, out, n):
+    """The step-by-step post's one thread as it wrote it: every addition reads and writes the
+    result ``out[0]`` in global memory instead of a register."""
+    if cuda.grid(1) == 0:
+        for i in range(n):
+            out[0] += x[i]  # a load and a store of out[0] per element
+
+
+@cuda.jit
 def reduce_block_atomic(x, out, n):
     """One block; each thread sums a strided slice, then one atomic add per thread."""
     i = cuda.threadIdx.x

@@ -13,7 +13,7 @@ from gpuperf.mode import SIMULATOR
 from .ablation import ABLATION_CONFIGS, make_v8_ablation
 from .argmax_kernel import _SIG_ARGMAX, make_argmax
 from .host import _SIG3, _SIG4, kernel_for, signature
-from .kernels import VERSIONS, _check_block, _zero
+from .kernels import VERSIONS, _check_block, _zero, reduce_single_thread_global
 from .single_pass import (
     _SIG_SINGLE_PASS,
     _read_by_atomic_zero,
@@ -54,6 +54,7 @@ def _check_names(names):
 
 
 PTX_TARGETS = [(_zero, "void(float32[::1])"),
+               (reduce_single_thread_global, "void(float32[::1], float32[::1], int64)"),
                (_read_by_atomic_zero, "void(float32[::1], float32[::1])")] + [
     (kernel_for(v, 256), signature(v)) for v in VERSIONS
 ] + [(make_v5(b), _SIG3) for b in (64, 128, 512, 1024)] + [
@@ -139,3 +140,35 @@ def _compiled_ptx(compiled) -> str:
 def _registers(kernel, sig) -> int | None:
     """Registers per thread of ``kernel`` compiled for ``sig`` (None under the simulator)."""
     return None if SIMULATOR else int(kernel.compile(sig).regs_per_thread)
+
+
+def single_thread_ptx(cc=(9, 0)) -> dict:
+    """Global loads, global stores and float adds in the PTX of the two one-thread kernels:
+    ``"ours"`` (``reduce_single_thread``, the sum in a register) and ``"post's"``
+    (``reduce_single_thread_global``, ``out[0] += x[i]``). Under the simulator it compiles in a
+    separate process with ``GPUPERF_MODE=compile``."""
+    _check_cc(cc)
+    if SIMULATOR:
+        import json
+        import os
+        import subprocess
+        import sys
+
+        code = ("import json, gpuperf.kernels.reduce.ptx_tools as t; "
+                f"print('PTXCOUNTS' + json.dumps(t.single_thread_ptx({tuple(cc)})))")
+        env = {**os.environ, "GPUPERF_MODE": "compile", "NUMBA_ENABLE_CUDASIM": "0"}
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, timeout=300)
+        line = next((ln for ln in out.stdout.splitlines() if ln.startswith("PTXCOUNTS")), None)
+        if out.returncode != 0 or line is None:
+            raise RuntimeError(f"compiling the one-thread kernels failed:\n{out.stderr[-2000:]}")
+        return json.loads(line[len("PTXCOUNTS"):])
+    from .kernels import reduce_single_thread
+
+    counts = {}
+    for label, kernel in (("ours", reduce_single_thread), ("post's", reduce_single_thread_global)):
+        text, _ = cuda.compile_ptx(kernel.py_func, "void(float32[::1], float32[::1], int64)", cc=cc)
+        counts[label] = {"loads": len(re.findall(r"\bld\.global\.f32\b", text)),
+                         "stores": len(re.findall(r"\bst\.global\.f32\b", text)),
+                         "adds": len(re.findall(r"\badd(\.rn)?\.f32\b", text))}
+    return counts

@@ -63,7 +63,7 @@ def show_races(rows) -> None:
             raise TypeError(f"rows[{i}] must be a row from red.emulate_races(), not {r!r:.80}.")
     for r in rows:
         verdict = (f"{r['races']} racing pair(s) of lines" if r["races"] else "no race")
-        print(f"{r['version']:5s} {verdict:28s} sum {r['result']:12.4f}  "
+        print(f"{r['version']}: {verdict}, sum {r['result']:.4f} "
               f"(float64 {r['reference']:.4f}, relative error {r['rel_error']:.1e})")
     for r in rows:
         if r.get("example"):

@@ -26,14 +26,13 @@ def prologue_grids_summary(res) -> list[str]:
         chosen.sort(key=lambda r: (r["whose_grid"] == "ours", r["version"] == "shared-atomic"))
         if not any(_at_posts_grid(r) for r in chosen):
             continue
-        lines.append(f"n = {n:,}: grid, atomic additions per call, time per call, GPU busy per "
-                     "call")
+        lines.append(f"n = {n:,}: time per call, and the GPU's busy time")
         for r in chosen:
             whose = {"post's": "post's grid", "ours": "our grid"}.get(r["whose_grid"],
                                                                    "either grid")
-            gpu = f"GPU {r['gpu_ms']:.4f} ms" if r.get("gpu_ms") else "GPU not recorded"
-            lines.append(f"  {r['version']:13s} {r['grid']:>10s}  {whose:11s} "
-                         f"{r['atomics']:>8,}  {r['ms']:8.4f} ms  {gpu}")
+            gpu = f"GPU {r['gpu_ms']:.4f} ms" if r.get("gpu_ms") else "GPU time not recorded"
+            lines.append(f"  {r['version']} on {r['grid']}, {whose}: {r['atomics']:,} atomics, "
+                         f"{r['ms']:.4f} ms, {gpu}")
     if not lines:
         raise ValueError(f"res ({res.name}) has no rows at the post's grid: give "
                          "reduce_prologue's result as recorded from this version of the package.")
@@ -60,7 +59,7 @@ def prologue_vs_numpy(res) -> list[str]:
                 ms = rows[v]["ms"]
                 than = (f"{cpu / ms:,.1f}x faster than numpy" if ms < cpu
                         else f"{ms / cpu:,.1f}x slower than numpy")
-                lines.append(f"  {v:13s} {ms:9.3f} ms  ({than})")
+                lines.append(f"  {v}: {ms:.3f} ms per call, {than}")
     if not lines:
         raise ValueError(f"res ({res.name}) has no numpy.sum rows: give reduce_prologue's result.")
     for line in lines:
@@ -135,10 +134,10 @@ def l2_resident_summary(res) -> str:
             took = ""
             if hot.get("gpu_ms") is not None:
                 took = f" in {hot['gpu_ms'] * 1e3:.1f} us"
-            lines.append(f"{version:8s} {4 * n / 2**20:5.0f} MiB ({'fits' if hot['fits_l2'] else 'over'}"
-                         f" L2): in L2 {hot['gbps']:6,.0f} GB/s{took} ({hot['pct_copy']:3.0f}% of "
-                         f"the copy ceiling), flushed {cold['gbps']:6,.0f} GB/s "
-                         f"({cold['pct_copy']:3.0f}%): {hot['gbps'] / cold['gbps']:.2f}x")
+            lines.append(f"{version}, {4 * n / 2**20:.0f} MiB ({'fits' if hot['fits_l2'] else 'over'}"
+                         f" L2): in L2 {hot['gbps']:,.0f} GB/s{took} ({hot['pct_copy']:.0f}% of "
+                         f"the copy ceiling), flushed {cold['gbps']:,.0f} GB/s "
+                         f"({cold['pct_copy']:.0f}%): {hot['gbps'] / cold['gbps']:.2f}x")
     lines.append(f"({res.label})")
     text = "\n".join(lines)
     print(text)

@@ -31,8 +31,7 @@ from .models import stride_efficiency, warp_access  # noqa: F401
 
 # The launches below, by the names the experiments use.
 _LAUNCHES = {"stride": "_stride_launch", "stride_part": "_stride_part_launch",
-             "transpose": "_transpose_launch", "offset": "_offset_launch",
-             "ladder": "_ladder_launch"}
+             "transpose": "_transpose_launch"}
 
 
 def _profile(name: str, *args, **options) -> dict:
@@ -359,7 +358,8 @@ def offset_profile_experiment(progress) -> list[dict]:
     rows = []
     for label, misaligned, offset in PROFILED_OFFSETS:
         progress(f"ncu on the offset copy: {label}")
-        m = _profile("offset", misaligned, offset, kernel="copy_ilp", metrics=OFFSET_METRICS)
+        m = nsight.profile(f"{__name__}:_offset_launch", misaligned, offset, kernel="copy_ilp",
+                           metrics=OFFSET_METRICS)
         rows.append({
             "case": label, "misaligned": misaligned, "offset_bytes": 4 * offset, "n": N_OFFSET,
             "load_sectors_per_request": per(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
@@ -424,8 +424,8 @@ def copy_ladder_profile_experiment(progress) -> list[dict]:
     for label in PROFILED_LADDER:
         version, ilp, per_sm = next((v, i, b) for name, v, i, b in COPY_LADDER if name == label)
         progress(f"ncu on the copy: {label}")
-        m = _profile("ladder", label, kernel=LADDER_KERNELS[version], metrics=LADDER_METRICS
-                     + STALL_METRICS)
+        m = nsight.profile(f"{__name__}:_ladder_launch", label, kernel=LADDER_KERNELS[version],
+                           metrics=LADDER_METRICS + STALL_METRICS)
         dram = m["dram__bytes_read.sum"] + m["dram__bytes_write.sum"]
         rows.append({
             "version": label, "kernel": version, "ilp": ilp,

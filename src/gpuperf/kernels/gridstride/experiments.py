@@ -17,7 +17,7 @@ import numpy as np
 from numba import cuda
 
 from gpuperf import bench, device, validate
-from gpuperf.records import experiment
+from gpuperf.records import Result, experiment
 
 from .kernels import METHODS, copy_grid_stride, copy_one_per_thread, launch_config
 
@@ -174,14 +174,16 @@ def compare_call_model(fn, sizes) -> list[dict]:
     gbps = ordered[-1]["gbps_launch_counted"]
     print(f"{sizes.gpu}: launch_us = {launch_us:.1f} (the smallest size as one call), "
           f"gbps = {gbps:,.0f} (the largest size as one call)")
-    print(f"{'n':>13s} {'measured us':>12s} {'predicted us':>13s} {'measured / predicted':>21s}")
     rows = []
     for r in ordered:
         predicted = float(fn(r["n"], launch_us, gbps))
         measured = r["ms_launch_counted"] * 1e3
         rows.append({"n": r["n"], "measured_us": measured, "predicted_us": predicted,
                      "ratio": measured / predicted})
-        print(f"{r['n']:13,d} {measured:12.1f} {predicted:13.1f} {measured / predicted:21.2f}")
+
+    Result("gridstride_size_sweep", rows, sizes.meta, sizes.source).show(
+        headers={"n": "elements", "measured_us": "measured (µs)", "predicted_us": "your model (µs)",
+                 "ratio": "measured / predicted"})
     worst = max(rows, key=lambda q: abs(math.log(q["ratio"])))
     print(f"largest miss: n = {worst['n']:,}, measured {worst['ratio']:.2f}x the prediction")
     return rows

@@ -517,6 +517,13 @@ BAD = {
     "gpuperf.kernels.coalescing:make_transpose_vec4": [
         B(co.make_transpose_vec4, 3, word="block_rows"),
         B(co.make_transpose_vec4, 8, "yes", err=TypeError, word="flip")],
+    "gpuperf.kernels.coalescing:make_transpose_unchecked": [
+        B(co.make_transpose_unchecked, 32, 8, 9, word="pad"),
+        B(co.make_transpose_unchecked, 32, 7, word="block_rows")],
+    "gpuperf.kernels.coalescing:staging_ablation": [
+        B(co.staging_ablation, [], err=TypeError, word="tp"),
+        B(co.staging_ablation, R, word="coalescing_transpose")],
+    "gpuperf.kernels.coalescing:copy_in_flight": [B(co.copy_in_flight, "r", err=TypeError, word="res")],
     "gpuperf.kernels.coalescing:vec4_transpose_summary": [
         B(co.vec4_transpose_summary, [], err=TypeError, word="tp")],
     "gpuperf.kernels.coalescing:device_data": [B(co.device_data, 0, word="n"),

@@ -709,3 +709,30 @@ def test_recorded_footprint_does_not_set_the_stride_cost():
         gap = [w["gbps"] / c["gbps"] for c, w in zip(count.select(dtype=dtype), span.select(dtype=dtype))]
         assert gap[0] > 1.05
         assert all(abs(g - 1) < 0.06 for g in gap[2:])
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (31, 33), (40, 70), (64, 96)])
+def test_the_unchecked_transpose_ablation_is_exact(shape):
+    """make_transpose_unchecked (rung 4 without the bounds tests inside interior tiles) is a
+    transpose at every shape: interior tiles unchecked, edge tiles tested."""
+    a, out = ex.random_array(shape, 5), ex.poisoned(shape[::-1])
+    co.make_transpose_unchecked(32, 8, 1)[(-(-shape[1] // 32), -(-shape[0] // 32)), (32, 8)](a, out)
+    assert np.array_equal(out, a.T)
+
+
+def test_staging_ablation_reads_the_share_of_the_gain():
+    labels = [co.TRANSPOSE_SWEEP[3][0], co.UNCHECKED, co.TRANSPOSE_SWEEP[5][0]]
+    rows = [{"version": v, "gbps": g, "spread": 0.01} for v, g in zip(labels, (2000.0, 2500.0, 3000.0))]
+    out = co.staging_ablation(gp.records.Result("coalescing_transpose", rows, {}, "recorded"))
+    assert out["share"] == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="record coalescing_transpose again"):
+        co.staging_ablation(gp.records.Result("coalescing_transpose", rows[:1], {}, "recorded"))
+
+
+def test_copy_in_flight_counts_the_reads_at_half_the_copy_ceiling():
+    """Little's law for a copy: the loads' bytes in flight over the read rate, which is half
+    the copy ceiling (the ceiling counts bytes read plus written)."""
+    tp = gp.records.run("coalescing_transpose", live=False)
+    lit = co.copy_in_flight(tp)
+    assert lit["read_gbps"] == pytest.approx(lit["copy_gbps"] / 2)
+    assert lit["latency_ns"] == pytest.approx(2 * lit["bytes_in_flight"] / lit["copy_gbps"])

@@ -122,6 +122,7 @@ BAD = {
                                   B(bench.time_kernel, print, min_repeat=0, word="min_repeat"),
                                   B(bench.time_kernel, print, hide_launch="yes",
                                     err=TypeError, word="hide_launch")],
+    "gpuperf.bench:flush_l2": [B(bench.flush_l2, "clean", word="kind")],
     "gpuperf.bench:hold_gpu": [B(bench.hold_gpu, 0, word="us"),
                                B(bench.hold_gpu, "5", err=TypeError, word="us")],
     "gpuperf.bench:gbps": [B(bench.gbps, 100, 0, word="ms"), B(bench.gbps, "1", 1, err=TypeError,
@@ -520,6 +521,13 @@ BAD = {
     "gpuperf.kernels.coalescing:make_transpose_vec4": [
         B(co.make_transpose_vec4, 3, word="block_rows"),
         B(co.make_transpose_vec4, 8, "yes", err=TypeError, word="flip")],
+    "gpuperf.kernels.coalescing:make_transpose_unchecked": [
+        B(co.make_transpose_unchecked, 32, 8, 9, word="pad"),
+        B(co.make_transpose_unchecked, 32, 7, word="block_rows")],
+    "gpuperf.kernels.coalescing:staging_ablation": [
+        B(co.staging_ablation, [], err=TypeError, word="tp"),
+        B(co.staging_ablation, R, word="coalescing_transpose")],
+    "gpuperf.kernels.coalescing:copy_in_flight": [B(co.copy_in_flight, "r", err=TypeError, word="res")],
     "gpuperf.kernels.coalescing:vec4_transpose_summary": [
         B(co.vec4_transpose_summary, [], err=TypeError, word="tp")],
     "gpuperf.kernels.coalescing:device_data": [B(co.device_data, 0, word="n"),
@@ -821,6 +829,9 @@ BAD = {
                                                    B(gs.plot_size_sweep, R, word="bytes")],
     "gpuperf.kernels.gridstride:check_saxpy": [rep(gs.check_saxpy, "k", word="kernel")],
     "gpuperf.kernels.gridstride:check_call_time": [rep(gs.check_call_time, "f", word="function")],
+    "gpuperf.kernels.gridstride:flush_comparison": [
+        B(gs.flush_comparison, "r", err=TypeError, word="res"),
+        B(gs.flush_comparison, R, word="gridstride_flush")],
     "gpuperf.kernels.gridstride:compare_call_model": [
         B(gs.compare_call_model, "f", R, err=TypeError, word="fn"),
         B(gs.compare_call_model, print, "sizes", err=TypeError, word="sizes"),

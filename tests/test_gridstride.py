@@ -92,3 +92,27 @@ def test_the_call_model_is_set_beside_every_recorded_size(capsys):
     assert rows[0]["ratio"] == pytest.approx(1.0, rel=0.01)  # anchored at the smallest size
     assert rows[-1]["ratio"] == pytest.approx(1.0, rel=0.1)  # and at the largest, but for the launch
     assert "largest miss" in capsys.readouterr().out
+
+
+def test_the_read_only_sum_is_right():
+    """gridstride_flush's read-only sum (one value per block) adds every element, whatever the
+    grid. (bench's flush kernels, like the rest of bench, run on a GPU only.)"""
+    from gpuperf.kernels.gridstride.experiments import _SUM_BLOCK, _sum_per_block
+
+    x = np.arange(1, 1001, dtype=np.float32)
+    for blocks in (1, 3):
+        sums = np.zeros(blocks, np.float32)
+        _sum_per_block[blocks, _SUM_BLOCK](x, sums)
+        assert sums.sum() == x.sum()
+
+
+
+def test_the_flush_comparison_reads_the_write_over_read_ratio():
+    rows = [{"kernel": k, "flush": f, "n": n, "bytes": 8 * n, "ms": ms, "gbps": 1.0, "spread": 0.01}
+            for k in ("copy", "read-only sum") for n, (w, r) in ((2**22, (2.0, 1.0)), (2**26, (8.0, 8.0)))
+            for f, ms in (("write", w), ("read", r))]
+    res = gp.records.Result("gridstride_flush", rows, {}, "recorded")
+    out = gs.flush_comparison(res)
+    assert [round(r["write_over_read"], 2) for r in out if r["kernel"] == "copy"] == [2.0, 1.0]
+    with pytest.raises(ValueError, match="gridstride_flush"):
+        gs.flush_comparison(gp.records.Result("other", rows, {}, "recorded"))

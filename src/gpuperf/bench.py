@@ -126,11 +126,57 @@ def _scribble_kernel():
     return scribble
 
 
-def flush_l2() -> None:
-    """Overwrite a buffer twice the L2's size, evicting whatever the last run left there."""
+# The read-only flush's kernel, by the name CUPTI and Nsight see it under.
+FLUSH_READ_KERNEL_NAME = "skim"
+FLUSH_KINDS = ("write", "read")
+_SKIM_BLOCK = 256
+
+
+@functools.lru_cache(maxsize=1, typed=True)
+def _skim_kernel():
+    from numba import cuda, float32
+
+    never = float32(-1.2345e-38)  # a sum no buffer of flush_l2's gives
+
+    @cuda.jit
+    def skim(buf, sums):
+        # Read every element (a grid-stride sum); write one value per block (thread 0's, or
+        # any thread's whose sum is `never`, so that no thread's loads are dead code): the L2
+        # ends up holding clean lines of buf, which it can drop later without a write-back.
+        i = cuda.grid(1)
+        stride = cuda.gridsize(1)
+        acc = float32(0.0)
+        while i < buf.size:
+            acc += buf[i]
+            i += stride
+        if cuda.threadIdx.x == 0 or acc == never:
+            sums[cuda.blockIdx.x] = acc
+
+    return skim
+
+
+@functools.lru_cache(maxsize=1, typed=True)
+def _skim_sums():
+    from numba import cuda
+
+    return cuda.device_array(1024, dtype=np.float32)
+
+
+@v.checks(kind=v.OneOf(FLUSH_KINDS))
+def flush_l2(kind: str = "write") -> None:
+    """Evict whatever the last run left in the L2, with a buffer twice the L2's size.
+
+    ``kind="write"`` (the default, and every record's protocol so far) overwrites the buffer:
+    the L2 is left full of dirty lines, which may be written back to DRAM while the next,
+    timed kernel runs. ``kind="read"`` reads the buffer instead (a sum that writes one value
+    per block): the lines it leaves are clean. ``flushes_compared`` in chapter 1 measures
+    whether the two bias a timing differently."""
     require_gpu("flush_l2")
     buf = _flush_buffer()
-    _scribble_kernel()[1024, 256](buf, np.float32(1.0))
+    if kind == "read":
+        _skim_kernel()[1024, _SKIM_BLOCK](buf, _skim_sums())
+    else:
+        _scribble_kernel()[1024, 256](buf, np.float32(1.0))
 
 
 @functools.lru_cache(maxsize=1, typed=True)
@@ -182,15 +228,16 @@ HOLD_MAX_US = 10_000.0  # a hold longer than this would only slow the measuremen
 
 @v.checks(fn=v.Fn("a callable that launches the GPU work, e.g. lambda: kern[g, b](x)"),
           warmup=v.Int(0), min_repeat=v.Int(1), min_time=v.Num(0), max_repeat=v.Int(1),
-          flush=v.Bool(), hide_launch=v.Bool())
+          flush=v.Bool(), hide_launch=v.Bool(), flush_kind=v.OneOf(FLUSH_KINDS))
 def time_kernel(fn, *, warmup: int = 2, min_repeat: int = 10, min_time: float = 0.2,
                 max_repeat: int = 1000, flush: bool = False,
-                hide_launch: bool = True) -> Timing:
+                hide_launch: bool = True, flush_kind: str = "write") -> Timing:
     """Time ``fn()``, a callable that enqueues GPU work on the default stream.
 
     Each run is bracketed by CUDA events; the function returns once at least
     ``min_repeat`` runs and ``min_time`` seconds of measured GPU time are collected
-    (or ``max_repeat`` runs). ``flush=True`` evicts L2 before each run.
+    (or ``max_repeat`` runs). ``flush=True`` evicts L2 before each run, with
+    ``flush_l2(flush_kind)`` (``"write"``, the default, or ``"read"``).
 
     On an idle GPU the start event completes at once, and the kernel starts only when the
     host has finished launching it, so a plain event span holds the host's launch work (tens
@@ -219,7 +266,7 @@ def time_kernel(fn, *, warmup: int = 2, min_repeat: int = 10, min_time: float = 
     start, end = cuda.event(), cuda.event()
     while len(times) < max_repeat and (len(times) < min_repeat or total < min_time * 1e3):
         if flush:
-            flush_l2()
+            flush_l2(flush_kind)
             if not hide_launch:
                 # The flush would otherwise still be running while the host launches, and
                 # hide part or all of the launch that this timing means to count.

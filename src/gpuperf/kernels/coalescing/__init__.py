@@ -55,6 +55,7 @@ exercises' checkers. ``profiling.py``: Nsight Compute on the strided copies and 
 
 from __future__ import annotations
 
+from .ablations import make_transpose_unchecked
 from .checks import (
     EXERCISE_BLOCK_ROWS,
     EXERCISE_TILE,
@@ -90,15 +91,18 @@ from .experiments import (
     STRIDES,
     TRANSPOSE_SWEEP,
     TRANSPOSE_VEC4_SWEEP,
+    UNCHECKED,
     VEC4_FLIP,
     VEC4_ONLY,
     aos_soa_experiment,
+    copy_in_flight,
     copy_ladder_experiment,
     copy_tuning_experiment,
     device_data,
     fill_pseudorandom,
     matmul_experiment,
     offset_experiment,
+    staging_ablation,
     stride_experiment,
     stride_footprint,
     stride_span_experiment,
@@ -146,6 +150,10 @@ from .models import (
     warp_access,
 )
 from .profiling import (
+    PROFILED_LADDER,
+    PROFILED_OFFSETS,
+    copy_ladder_profile_experiment,
+    offset_profile_experiment,
     stride_parts_experiment,
     stride_parts_table,
     stride_profile_experiment,
@@ -161,7 +169,10 @@ from .tracing import (
 
 __all__ = [
     "stride_profile_experiment", "stride_parts_experiment", "stride_parts_table", "stride_wavefronts",
-    "transpose_profile_experiment",
+    "transpose_profile_experiment", "offset_profile_experiment", "copy_ladder_profile_experiment",
+    "PROFILED_OFFSETS", "PROFILED_LADDER",
+    # ablations.py
+    "make_transpose_unchecked",
     # kernels.py
     "WARP", "transpose_naive", "matmul_naive", "matmul_naive_bcol", "AOS_FIELDS",
     "AOS_LAYOUTS", "make_sum_fields", "scale_rows_uncoalesced", "MATMUL_MODES", "make_matmul_bcol",
@@ -187,6 +198,7 @@ __all__ = [
     "matmul_experiment", "N_TRANSPOSE", "TRANSPOSE_SWEEP", "TRANSPOSE_VEC4_SWEEP",
     "transpose_experiment", "VEC4_FLIP", "VEC4_ONLY", "BEST_SCALAR", "vec4_transpose_summary",
     "N_COPY", "COPY_LADDER", "copy_ladder_experiment", "copy_tuning_experiment",
+    "UNCHECKED", "staging_ablation", "copy_in_flight",
     # checks.py
     "REMAP_BLOCK", "REMAP_SPEED_TARGET", "check_layout_bytes", "compare_layout_bytes",
     "check_remap", "EXERCISE_TILE", "EXERCISE_BLOCK_ROWS", "check_padded_transpose",

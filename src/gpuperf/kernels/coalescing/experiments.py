@@ -11,6 +11,7 @@ from numba import cuda  # safe: importing gpuperf.kernels.* runs gpuperf/__init_
 from gpuperf import bench, device, validate
 from gpuperf.records import experiment
 
+from .ablations import make_transpose_unchecked
 from .copies import _DTYPES, copy_launch, make_copy_ilp, make_copy_strided
 from .host import matmul
 from .kernels import (
@@ -306,12 +307,16 @@ def matmul_experiment(progress):
 # ceiling then move the same bytes. (At 8192^2 the best transpose measured 74% of the
 # ceiling on an H200 and a copy of the same 256 MiB only 84%; at 16384^2, 86%.)
 N_TRANSPOSE = 16384
+UNCHECKED = "tiled + padding, 4 per thread, one at a time, no bounds tests inside"
 TRANSPOSE_SWEEP = (
     # label, tile, block_rows, pad, staged (tile None: the naive kernel)
     ("naive", None, None, None, None),
     ("tiled", 32, 32, 0, True),
     ("tiled + padding", 32, 32, 1, True),
     ("tiled + padding, 4 per thread, loads one at a time", 32, 8, 1, False),
+    # the ablation between the two rungs around it: one at a time, but without the bounds
+    # test per element inside the tiles away from the edges (make_transpose_unchecked)
+    (UNCHECKED, 32, 8, 1, "unchecked"),
     ("tiled + padding, 4 per thread", 32, 8, 1, True),
     ("tiled + padding, 8 per thread", 32, 4, 1, True),
     ("64x64 tiles + padding, 8 per thread", 64, 16, 1, True),
@@ -355,6 +360,9 @@ def transpose_experiment(progress):
         fill_pseudorandom[4 * device.sm_count(default=2), 256](flat_out, 99)
         if tile is None:
             kernel, grid, block = transpose_naive, (n // 32, n // 8), (32, 8)
+        elif staged == "unchecked":
+            kernel = make_transpose_unchecked(tile, block_rows, pad)
+            grid, block = (-(-n // tile), -(-n // tile)), (min(tile, WARP), block_rows)
         elif flip is None:
             kernel = make_transpose(tile, block_rows, pad, staged)
             grid, block = (-(-n // tile), -(-n // tile)), (min(tile, WARP), block_rows)
@@ -551,3 +559,44 @@ def copy_tuning_experiment(progress):
     return bench.sweep(measure, {"ilp": [1, 2, 4], "block": [128, 256, 512, 1024],
                                  "blocks_per_sm": [1, 2, 4, 8, 16, 0]},
                        label="vec4 copy", progress=progress)
+
+
+def staging_ablation(tp) -> dict:
+    """The transpose rungs 4 ("loads one at a time"), 4b (the same without the per-element
+    bounds tests inside interior tiles, ``make_transpose_unchecked``) and 5 (staged) of
+    ``coalescing_transpose``: their GB/s, and ``share``, the part of the gain from rung 4 to
+    rung 5 that leaving out the bounds tests alone gives (0: none, 1: all of it)."""
+    validate.result(tp, "tp")
+    if tp.name != "coalescing_transpose":
+        raise ValueError(f"tp: give gp.records.run(\"coalescing_transpose\"), not {tp.name!r}.")
+    labels = {"one_at_a_time": TRANSPOSE_SWEEP[3][0], "unchecked": UNCHECKED,
+              "staged": TRANSPOSE_SWEEP[5][0]}
+    rows = {r.get("version"): r for r in tp.rows}
+    missing = [label for label in labels.values() if label not in rows]
+    if missing:
+        raise ValueError(f"tp: the record of {tp.gpu} has no row {missing[0]!r}; record "
+                         "coalescing_transpose again.")
+    out = {k: rows[label]["gbps"] for k, label in labels.items()}
+    out["share"] = (out["unchecked"] - out["one_at_a_time"]) / (out["staged"] - out["one_at_a_time"])
+    out["spread"] = max(rows[label].get("spread") or 0.0 for label in labels.values())
+    return out
+
+
+def copy_in_flight(res) -> dict:
+    """Little's law for a copy with one 4-byte load in flight per resident thread, on the GPU
+    of ``res`` (its device facts and copy ceiling). The copy ceiling counts bytes read plus
+    bytes written, and only the reads are in flight as loads: a copy at the ceiling reads at
+    half of it. So the loads' bytes in flight cover a load latency of at most
+    ``bytes_in_flight / (copy_gbps / 2)`` ns (``latency_ns``). Returns the numbers:
+    ``threads_per_sm``, ``sms``, ``bytes_in_flight``, ``copy_gbps``, ``read_gbps``,
+    ``latency_ns``."""
+    validate.result(res, "res")
+    values, _ = device.facts(res)
+    threads, sms = values.get("max_threads_per_sm"), values.get("sm_count")
+    copy = (res.ceilings or {}).get("copy_gbps")
+    if not (threads and sms and copy):
+        raise ValueError(f"res: the record of {res.gpu} lacks the SM count, the threads per SM "
+                         "or the copy ceiling; record it again on that GPU.")
+    total = 4 * threads * sms
+    return {"threads_per_sm": threads, "sms": sms, "bytes_in_flight": total,
+            "copy_gbps": copy, "read_gbps": copy / 2, "latency_ns": total / (copy / 2)}

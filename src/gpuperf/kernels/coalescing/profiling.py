@@ -11,8 +11,21 @@ from gpuperf import nsight, records
 from gpuperf.kernels import dram as dram_chapter
 from gpuperf.nsight import SHARED_METRICS, STALL_METRICS, STALL_REASONS, per
 
-from .copies import copy_launch, make_copy_strided, make_read_strided, write_strided  # noqa: F401
-from .experiments import N_STRIDE, device_data  # noqa: F401
+from .copies import (  # noqa: F401
+    copy_launch,
+    make_copy_ilp,  # noqa: F401
+    make_copy_strided,
+    make_read_strided,
+    write_strided,
+)
+from .experiments import (  # noqa: F401
+    COPY_LADDER,
+    N_COPY,
+    N_OFFSET,
+    N_STRIDE,
+    _copy_kernel,
+    device_data,
+)
 from .kernels import VEC_TILE, make_transpose, make_transpose_vec4, transpose_naive  # noqa: F401
 from .models import stride_efficiency, warp_access  # noqa: F401
 
@@ -297,6 +310,133 @@ def transpose_profile_experiment(progress) -> list[dict]:
             "global_store_requests": m["l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"],
             "shared_pipe_pct": round(m["l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"
                                        ".pct_of_peak_sustained_elapsed"], 2),
+            "dram_pct": round(m["dram__throughput.avg.pct_of_peak_sustained_elapsed"], 2),
+            **{f"stall_{r}": round(m[x], 3) for r, x in zip(STALL_REASONS, STALL_METRICS)},
+            "duration_ns": m["gpu__time_duration.sum"],
+        })
+    return rows
+
+
+def _offset_launch(misaligned: str, offset: int) -> None:
+    """Chapter 2: ``coalescing_offset``'s copy (``make_copy_ilp(4)``, 2^26 float32) starting
+    ``offset`` elements into the source and, with ``misaligned="both"``, the destination."""
+    from numba import cuda
+
+    src = device_data(N_OFFSET + offset)
+    dst = cuda.device_array_like(src)
+    xs = src[offset:offset + N_OFFSET]
+    ys = dst[offset:offset + N_OFFSET] if misaligned == "both" else dst[:N_OFFSET]
+    kernel = make_copy_ilp(4)
+    grid, block = copy_launch(N_OFFSET, version="ilp", ilp=4)
+    nsight.launch_twice(lambda: kernel[grid, block](xs, ys))
+
+
+# (label, misaligned, offset in elements): the aligned copy, the offset-1 copy misaligned in
+# both arrays and in the source only, and a start 32 bytes past a line (whole sectors, two lines).
+PROFILED_OFFSETS = (("aligned", "both", 0), ("4 bytes, load and store", "both", 1),
+                    ("4 bytes, load only", "source", 1), ("32 bytes, load and store", "both", 8))
+
+
+OFFSET_METRICS = STRIDE_METRICS + (
+    # the sectors the SMs' stores wrote into the L2 (a misaligned warp store touches five)
+    "lts__t_sectors_srcunit_tex_op_write.sum",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+)
+
+
+@records.experiment(
+    "profiling_offset", chapter="profiling",
+    title="The misaligned copy under Nsight Compute: DRAM bytes read and written per useful byte",
+    units={"duration_ns": "ns", "dram_pct": "% of peak"})
+def offset_profile_experiment(progress) -> list[dict]:
+    """Nsight Compute on ``coalescing_offset``'s copy (2^26 float32, ``make_copy_ilp(4)``)
+    aligned, 4 bytes off in both arrays, 4 bytes off in the source only, and 32 bytes off in
+    both: sectors per load and store request, and the bytes DRAM read and wrote per byte
+    the copy reads. Nsight Compute flushes the caches before the profiled launch; DRAM
+    writes are those that reached DRAM during the kernel."""
+    useful = 4 * N_OFFSET
+    rows = []
+    for label, misaligned, offset in PROFILED_OFFSETS:
+        progress(f"ncu on the offset copy: {label}")
+        m = nsight.profile(f"{__name__}:_offset_launch", misaligned, offset, kernel="copy_ilp",
+                           metrics=OFFSET_METRICS)
+        rows.append({
+            "case": label, "misaligned": misaligned, "offset_bytes": 4 * offset, "n": N_OFFSET,
+            "load_sectors_per_request": per(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+                                             "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
+            "store_sectors_per_request": per(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+                                              "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
+            "dram_read_per_useful": round(m["dram__bytes_read.sum"] / useful, 3),
+            "dram_write_per_useful": round(m["dram__bytes_write.sum"] / useful, 3),
+            "l2_write_sectors_per_useful_sector": round(
+                m["lts__t_sectors_srcunit_tex_op_write.sum"] / (useful / 32), 3),
+            "dram_pct": round(m["dram__throughput.avg.pct_of_peak_sustained_elapsed"], 2),
+            "duration_ns": m["gpu__time_duration.sum"],
+        })
+    return rows
+
+
+def _ladder_launch(label: str) -> None:
+    """Chapter 2: the rung ``label`` of ``coalescing_copy_ladder`` (1 GiB of float32)."""
+    from numba import cuda
+
+    version, ilp, per_sm = next((v, i, b) for name, v, i, b in COPY_LADDER if name == label)
+    src = device_data(N_COPY)
+    dst = cuda.device_array_like(src)
+    grid, block = copy_launch(N_COPY, version=version, ilp=ilp, blocks_per_sm=per_sm)
+    kernel = _copy_kernel(version, ilp)
+    nsight.launch_twice(lambda: kernel[grid, block](src, dst))
+
+
+# The rungs compared: one 4-byte load per thread, four 4-byte loads, one 16-byte load (the
+# same 16 bytes in flight as four 4-byte ones), and the 16-byte copy with its grid sized to
+# the data (every thread one round).
+PROFILED_LADDER = ("grid-stride, 1 load in flight", "grid-stride, 4 loads in flight",
+                   "16-byte loads, grid-stride", "16-byte loads, grid sized to the data")
+
+LADDER_KERNELS = {"grid_stride": "copy_grid_stride", "ilp": "copy_ilp", "vec4": "copy_vec4",
+                  "one_per_thread": "copy_one_per_thread"}
+
+LADDER_METRICS = (
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "smsp__inst_executed.sum",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "dram__bytes_read.sum",
+    "dram__bytes_write.sum",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "gpu__time_duration.sum",
+)
+
+
+@records.experiment(
+    "profiling_copy_ladder", chapter="profiling",
+    title="The copy ladder under Nsight Compute: load requests, instructions, occupancy and "
+          "DRAM throughput",
+    units={"duration_ns": "ns", "dram_gbps": "GB/s", "dram_pct": "% of peak",
+           "occupancy_pct": "%"})
+def copy_ladder_profile_experiment(progress) -> list[dict]:
+    """Nsight Compute on four rungs of ``coalescing_copy_ladder`` (``PROFILED_LADDER``, 1 GiB
+    of float32): global load requests and instructions per KiB copied, sectors per request,
+    the achieved occupancy, and DRAM's bytes and throughput."""
+    rows = []
+    kib = 4 * N_COPY / 1024
+    for label in PROFILED_LADDER:
+        version, ilp, per_sm = next((v, i, b) for name, v, i, b in COPY_LADDER if name == label)
+        progress(f"ncu on the copy: {label}")
+        m = nsight.profile(f"{__name__}:_ladder_launch", label, kernel=LADDER_KERNELS[version],
+                           metrics=LADDER_METRICS + STALL_METRICS)
+        dram = m["dram__bytes_read.sum"] + m["dram__bytes_write.sum"]
+        rows.append({
+            "version": label, "kernel": version, "ilp": ilp,
+            "bytes_per_thread_in_flight": ilp * (16 if version == "vec4" else 4),
+            "load_requests_per_kib": round(
+                m["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"] / kib, 3),
+            "sectors_per_load_request": per(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+                                             "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
+            "instructions_per_kib": round(m["smsp__inst_executed.sum"] / kib, 2),
+            "occupancy_pct": round(m["sm__warps_active.avg.pct_of_peak_sustained_active"], 2),
+            "dram_gbps": round(dram / m["gpu__time_duration.sum"], 1),
             "dram_pct": round(m["dram__throughput.avg.pct_of_peak_sustained_elapsed"], 2),
             **{f"stall_{r}": round(m[x], 3) for r, x in zip(STALL_REASONS, STALL_METRICS)},
             "duration_ns": m["gpu__time_duration.sum"],

@@ -3,6 +3,7 @@ pairs compiled to PTX for sm_75 and sm_90."""
 
 from __future__ import annotations
 
+from .ablations import make_transpose_unchecked
 from .copies import make_copy_ilp, make_copy_strided, make_read_strided, write_strided
 from .experiments import fill_pseudorandom
 from .kernels import (
@@ -38,6 +39,7 @@ PTX_TARGETS = [
     (make_transpose(32, 8, 1), f"void({_M}, {_M})"),
     (make_transpose(64, 4, 0, True, True), f"void({_M}, {_M})"),
     (make_transpose(32, 8, 1, staged=False), f"void({_M}, {_M})"),
+    (make_transpose_unchecked(32, 8, 1), f"void({_M}, {_M})"),
     (make_transpose(64, 8, 1), f"void({_M}, {_M})"),
     (make_transpose_vec4(8), f"void({_M}, {_M})"),
     (make_transpose_vec4(8, False), f"void({_M}, {_M})"),

@@ -140,6 +140,23 @@ class AccessTrace:
                        f"{conflict:>6}  {r['source']}")
         return "\n".join(out)
 
+    def show(self):
+        """Display ``instructions()`` as an HTML table (headers in words); return its Result."""
+        from gpuperf.records import Result
+
+        rows = [{"line": r["line"], "access": f"{r['space']} {r['kind']} {r['array']}",
+                 "requests": r["requests"],
+                 "sectors": "-" if r["space"] == "shared" else round(r["sectors_per_request"], 1),
+                 "efficiency": "-" if r["space"] == "shared" else f"{r['efficiency']:.0%}",
+                 "banks": (f"{r['bank_conflict']}-way" if r["bank_conflict"] > 1 else "none")
+                 if r["space"] == "shared" else "",
+                 "source": r["source"]} for r in self.instructions()]
+        res = Result("trace", rows, {}, "live")
+        res.show(headers={"line": "source line", "access": "access", "requests": "warp requests",
+                          "sectors": "sectors per request", "efficiency": "bytes used / moved",
+                          "banks": "bank conflict", "source": "source"})
+        return res
+
     def __str__(self) -> str:
         return self.table()
 

@@ -7,8 +7,9 @@
 * ``roofs.py``: read kernels for the L2's, shared memory's and the L1's read roofs on
   chapter 4's roofline (``read_passes``, ``ONCHIP_READS``).
 * ``experiments.py``: ``gridstride_timing``, ``gridstride_launch_sweep``,
-  ``gridstride_size_sweep``, ``gridstride_ceilings``, with ``measure_launch`` and
-  ``compare_call_model``.
+  ``gridstride_size_sweep``, ``gridstride_ceilings``, ``gridstride_flush`` (the writing
+  against the read-only L2 flush), with ``measure_launch``, ``compare_call_model`` and
+  ``flush_comparison``.
 * ``figures.py``: ``plot_size_sweep``, ``draw_grid_stride``.
 * ``checks.py``: the exercise checkers (``check_saxpy``, ``check_bandwidth_formula``,
   ``check_call_time``).
@@ -28,6 +29,8 @@ from .experiments import (
     N_BIG,
     ceilings_experiment,
     compare_call_model,
+    flush_comparison,
+    flush_experiment,
     launch_sweep_experiment,
     measure_launch,
     size_sweep_experiment,
@@ -69,5 +72,5 @@ __all__ = [
     "METHODS", "N_BIG", "ONCHIP_QUADS", "ONCHIP_STEP", "ONCHIP_UNROLL", "ONCHIP_WORDS",
     "PTX_TARGETS", "SAXPY_SPEED_N", "SAXPY_SPEED_TARGET", "ceilings_experiment",
     "draw_grid_stride", "launch_sweep_experiment", "measure_launch", "size_sweep_experiment",
-    "timing_experiment",
+    "timing_experiment", "flush_experiment", "flush_comparison",
 ]

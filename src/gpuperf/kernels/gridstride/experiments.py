@@ -17,7 +17,7 @@ import numpy as np
 from numba import cuda
 
 from gpuperf import bench, device, validate
-from gpuperf.records import experiment
+from gpuperf.records import Result, experiment
 
 from .kernels import METHODS, copy_grid_stride, copy_one_per_thread, launch_config
 
@@ -174,14 +174,102 @@ def compare_call_model(fn, sizes) -> list[dict]:
     gbps = ordered[-1]["gbps_launch_counted"]
     print(f"{sizes.gpu}: launch_us = {launch_us:.1f} (the smallest size as one call), "
           f"gbps = {gbps:,.0f} (the largest size as one call)")
-    print(f"{'n':>13s} {'measured us':>12s} {'predicted us':>13s} {'measured / predicted':>21s}")
     rows = []
     for r in ordered:
         predicted = float(fn(r["n"], launch_us, gbps))
         measured = r["ms_launch_counted"] * 1e3
         rows.append({"n": r["n"], "measured_us": measured, "predicted_us": predicted,
                      "ratio": measured / predicted})
-        print(f"{r['n']:13,d} {measured:12.1f} {predicted:13.1f} {measured / predicted:21.2f}")
+
+    Result("gridstride_size_sweep", rows, sizes.meta, sizes.source).show(
+        headers={"n": "elements", "measured_us": "measured (µs)", "predicted_us": "your model (µs)",
+                 "ratio": "measured / predicted"})
     worst = max(rows, key=lambda q: abs(math.log(q["ratio"])))
     print(f"largest miss: n = {worst['n']:,}, measured {worst['ratio']:.2f}x the prediction")
+    return rows
+
+
+@cuda.jit
+def _sum_per_block(x, sums):
+    """A read-only kernel for ``gridstride_flush``: a grid-stride sum of ``x``, one value per
+    block in ``sums`` (blocks of ``_SUM_BLOCK`` threads)."""
+    part = cuda.shared.array(256, np.float32)
+    tid = cuda.threadIdx.x
+    i = cuda.grid(1)
+    acc = np.float32(0.0)
+    while i < x.size:
+        acc += x[i]
+        i += cuda.gridsize(1)
+    part[tid] = acc
+    cuda.syncthreads()
+    s = 128
+    while s > 0:
+        if tid < s:
+            part[tid] += part[tid + s]
+        cuda.syncthreads()
+        s //= 2
+    if tid == 0:
+        sums[cuda.blockIdx.x] = part[0]
+
+
+_SUM_BLOCK = 256
+FLUSH_LOG2_SIZES = (22, 24, 26)  # float32 elements: 16 MiB, 64 MiB and 256 MiB per array
+
+
+@experiment("gridstride_flush", chapter="measuring",
+            title="Does the L2 flush bias the timing? A copy and a read-only sum after a "
+                  "writing and after a read-only flush",
+            units={"ms": "ms", "gbps": "GB/s", "spread": "", "bytes": "B"})
+def flush_experiment(progress):
+    """Each kernel (the grid-stride copy, and a read-only sum that writes one value per
+    block) at each of ``FLUSH_LOG2_SIZES``, timed by ``time_kernel(..., flush=True)`` with
+    the writing flush (``flush_kind="write"``: the L2 left full of dirty lines) and with the
+    read-only one (``"read"``: clean lines), alternating the two three times so that a drift
+    of the GPU's clocks shows as a spread, not as a difference. ``ms`` is the median of the
+    three medians; ``spread`` the largest relative distance of one of them from it."""
+    big_x, big_out = _cached_vectors(N_BIG)
+    blocks = 8 * device.sm_count(default=2)
+    sums = cuda.device_array(blocks, np.float32)
+    rows = []
+    for log2_n in FLUSH_LOG2_SIZES:
+        n = 2**log2_n
+        x, out = big_x[:n], big_out[:n]
+        grid, block = launch_config(n, method="grid_stride", block=256, blocks_per_sm=8)
+        kernels = {
+            "copy": (lambda g=grid, b=block, a=x, o=out: copy_grid_stride[g, b](a, o), 8 * n),
+            "read-only sum": (lambda a=x: _sum_per_block[blocks, _SUM_BLOCK](a, sums), 4 * n),
+        }
+        for name, (fn, nbytes) in kernels.items():
+            medians = {"write": [], "read": []}
+            for _ in range(3):
+                for kind in medians:
+                    t = bench.time_kernel(fn, flush=True, flush_kind=kind, min_time=0.05)
+                    medians[kind].append(t.median_ms)
+            for kind, ms in medians.items():
+                mid = sorted(ms)[1]
+                rows.append({"kernel": name, "flush": kind, "n": n, "bytes": nbytes, "ms": mid,
+                             "gbps": bench.gbps(nbytes, mid),
+                             "spread": max(abs(m / mid - 1) for m in ms)})
+            progress(f"{name} n=2^{log2_n}: write flush {sorted(medians['write'])[1]:.4f} ms, "
+                     f"read flush {sorted(medians['read'])[1]:.4f} ms")
+    ref = x.copy_to_host().astype(np.float64).sum()
+    if not np.isclose(sums.copy_to_host().astype(np.float64).sum(), ref, rtol=1e-3):
+        raise AssertionError("the read-only sum is wrong")
+    return rows
+
+
+def flush_comparison(res) -> list[dict]:
+    """``gridstride_flush`` per kernel and size: the time after the writing flush over the
+    time after the read-only one (``write_over_read``), with the larger of the two spreads."""
+    validate.result(res, "res")
+    if res.name != "gridstride_flush":
+        raise ValueError(f"res: give gp.records.run(\"gridstride_flush\"), not {res.name!r}.")
+    rows = []
+    for kernel in res.values("kernel"):
+        for n in res.values("n"):
+            w, r = res.one(kernel=kernel, n=n, flush="write"), res.one(kernel=kernel, n=n, flush="read")
+            rows.append({"kernel": kernel, "n": n, "mib": w["bytes"] / 2**20,
+                         "write_us": 1e3 * w["ms"], "read_us": 1e3 * r["ms"],
+                         "write_over_read": w["ms"] / r["ms"],
+                         "spread": max(w["spread"], r["spread"])})
     return rows

@@ -250,3 +250,55 @@ def test_a_speed_under_its_bar_never_reads_as_equal_to_it():
     assert ex._percent_pair(0.079, 0.08) == ("7.9%", "8.0%")
     assert ex._percent_pair(0.5, 0.35) == ("50%", "35%")
     assert ex._percent_pair(0.35, 0.35) == ("35%", "35%")  # at the bar: it passes
+
+
+def _book_exercises():
+    """(notebook, label, title, checker cell) of every exercise of the book."""
+    import json
+    import re
+
+    from conftest import ROOT, checker_call
+
+    out = []
+    for path in sorted((ROOT / "solutions").glob("*.ipynb")):
+        for cell in json.loads(path.read_text())["cells"]:
+            m = re.search(r":::\{exercise\} (.+)\n(?:.*\n)*?:label: (ex-[\w-]+)",
+                          "".join(cell["source"]))
+            if m:
+                out.append((path.stem, m.group(2), m.group(1).strip(),
+                            checker_call(path.stem, m.group(2)).strip()))
+    return out
+
+
+def test_every_checker_knows_its_exercise_by_the_books_title():
+    import re
+
+    exercises = _book_exercises()
+    assert len(exercises) >= 20
+    for _notebook, label, title, call in exercises:
+        name = re.search(r"\.(check_\w+)\(", call).group(1)
+        entry = ex.BOOK_TITLES[name]
+        book, when = entry if isinstance(entry, tuple) else (entry, {})
+        assert book == title, (label, book, title)
+        for key, value in when.items():  # the book's call is the one the title is for
+            assert re.search(rf"{key}\s*=\s*{re.escape(repr(value))}|{key}\s*=\s*\"{value}\"",
+                             call), (label, call)
+
+
+@pytest.mark.parametrize("notebook,label,title,call", _book_exercises(),
+                         ids=lambda v: v if str(v).startswith("ex-") else "")
+def test_a_stub_verdict_names_the_exercise_as_the_book_does(notebook, label, title, call, capsys):
+    """The student copy as it comes (every solution region stubbed): its verdict is titled as
+    the book titles the exercise, with no checker function name and no reStructuredText."""
+    from conftest import solution
+
+    ns = solution(notebook, label, stubbed=True,
+                  after={"ex-gdn-beta": ("ex-gdn-registers",)}.get(label, ()))
+    ns.setdefault("sweep", None)  # the chapter's sweep: the recorded one stands in
+    report = eval(call, ns)
+    out = capsys.readouterr().out
+    assert not report
+    assert report.title == title, (report.title, title)
+    text = report.text()
+    assert "check_" not in text and "``" not in text and ":func:" not in text, text
+    assert title in out

@@ -21,6 +21,7 @@ races=True)``) names them, and chapters check what a kernel calls (``Checker.cal
 
 from __future__ import annotations
 
+import contextvars
 import inspect
 import re
 import textwrap
@@ -182,6 +183,71 @@ def _log_verdict(report) -> None:
         f.write(json.dumps(entry) + "\n")
 
 
+# Each checker's exercise as the book titles it (the notebook's ``:::{exercise} Title``): the
+# verdict and every one-line message name the exercise by it, never by the checker's function
+# name (tests/test_exercises.py compares this table with the notebooks). A checker that
+# serves several tasks gives the keyword arguments of the book's call beside the title.
+BOOK_TITLES = {
+    "check_saxpy": "A grid-stride SAXPY",
+    "check_bandwidth_formula": "Effective bandwidth of SAXPY",
+    "check_call_time": "Predict the time of one call",
+    "check_remap": "Fix an uncoalesced kernel by remapping threads to data",
+    "check_layout_bytes": "Predict what a layout moves, then measure it",
+    "check_inplace_transpose": "Transpose a square matrix in place",
+    "check_bank_queue": "How long is the longest bank queue?",
+    "check_loads_needed": "How many loads per thread?",
+    "check_blocks_per_sm": "Occupancy by hand",
+    "check_copy_in_flight": "A copy with few threads",
+    "check_tiled": ("A tiled matmul whose A comes transposed", {"a_transposed": True}),
+    "check_intensity": "Intensity and roofline bound of a tile size",
+    "check_coarsened": ("Coarsen the tiled kernel along the rows", {"along": "rows"}),
+    "check_best_factor": "The best factor on your GPU, explained",
+    "check_tile_reuse": "What a register tile buys",
+    "check_sequential_max": "Sequential addressing for the maximum",
+    "check_absmax": "The largest magnitude at the bandwidth limit",
+    "check_block_max": "The warp-shuffle block maximum",
+    "check_pipeline": "A pipeline for data larger than the GPU",
+    "check_predict": "Predict the best achievable time",
+    "check_registers": "Algorithm 4: values in registers",
+    "check_beta_grad": "The gradient for beta",
+    "check_moved_bytes": "Count the bytes",
+    "check_limiters": "What limits each kernel?",
+    "check_smooth": "Fix the race",
+    "check_private_histogram": "A privatized histogram",
+}
+
+_exercise_title = contextvars.ContextVar("gpuperf_exercise_title", default=None)
+
+
+def exercise_title(fallback: str) -> str:
+    """The book's title of the exercise whose checker is running (see ``titled``), else
+    ``fallback`` (a checker called outside an exercise: the chapters' own examples)."""
+    return _exercise_title.get() or fallback
+
+
+def titled(check):
+    """Decorator: while ``check`` runs, every ``Checker`` and one-line report it makes is
+    titled as the book titles its exercise (``BOOK_TITLES``), whatever title the code gives."""
+    import functools
+
+    v.function(check, "check", what="a checker function")
+    title, when = BOOK_TITLES.get(check.__name__), {}
+    if isinstance(title, tuple):
+        title, when = title
+
+    @functools.wraps(check)
+    def wrapper(*args, **kwargs):
+        mine = title if all(kwargs.get(k) == val for k, val in when.items()) else None
+        token = _exercise_title.set(mine or _exercise_title.get())
+        try:
+            return check(*args, **kwargs)
+        finally:
+            _exercise_title.reset(token)
+
+    wrapper.book_title = title
+    return wrapper
+
+
 @dataclass
 class Report:
     """The outcome of a checker: truthy when everything passed."""
@@ -254,7 +320,7 @@ class Checker:
     def __init__(self, title: str, *, race_note: bool = False):
         v.string(title, "title")
         v.boolean(race_note, "race_note")
-        self.report_ = Report(title)
+        self.report_ = Report(exercise_title(title))
         self._current: str | None = None
         self._failed_current = False
         if race_note and SIMULATOR:
@@ -951,27 +1017,37 @@ def refuses_stubs(check=None, *, solved_by=()):
         return lambda fn: refuses_stubs(fn, solved_by=tuple(solved_by))
     v.function(check, "check", what="a checker function")
 
+    @titled
     @functools.wraps(check)
     def wrapper(student, *args, **kwargs):
-        title = (check.__doc__ or check.__name__).strip().splitlines()[0].rstrip(".")
+        title = exercise_title(_plain_first_line(check))
         name = getattr(student, "__name__", "your code")
         if callable(student) and is_stub(student):
-            return not_implemented(f"{check.__name__}: {title}", name,
+            return not_implemented(title, name,
                                    "replace `raise NotImplementedError()` with your code.")
         owner = _course_module(student)
         if owner:  # e.g. `my_saxpy = gs.saxpy_grid_stride`: the course's code, not the answer
-            return one_line_failure(f"{check.__name__}: {title}", name,
+            return one_line_failure(title, name,
                                      f"this is the course's own code (from {owner}), not "
                                      "yours: write the function in your notebook.")
         used = _borrowed(student, _resolve_names(solved_by, check.__module__))
         if used:
-            return one_line_failure(f"{check.__name__}: {title}", name,
+            return one_line_failure(title, name,
                                      f"your code uses {used}, the course's own answer to this "
                                      "exercise: write that part yourself.")
         return check(student, *args, **kwargs)
 
     wrapper.solved_by = tuple(solved_by)
     return wrapper
+
+
+def _plain_first_line(check) -> str:
+    """A checker's docstring's first line without reStructuredText (a checker with no book
+    title: no exercise of the book calls it)."""
+    import re
+
+    line = (check.__doc__ or check.__name__).strip().splitlines()[0].rstrip(".")
+    return re.sub(r":\w+:`([^`]*)`|``([^`]*)``", lambda m: m.group(1) or m.group(2), line)
 
 
 def _resolve_names(names, module: str) -> dict:
@@ -1179,7 +1255,7 @@ def one_line_failure(title: str, what: str, why: str) -> Report:
     """A report failed on one line before any case ran: printed and logged like any other."""
     for value, name in ((title, "title"), (what, "what"), (why, "why")):
         v.string(value, name)
-    report = Report(title)
+    report = Report(exercise_title(title))
     report.failed.append((what, why))
     print(report.text())
     _log_verdict(report)

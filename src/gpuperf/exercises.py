@@ -801,6 +801,7 @@ def preflight(chk: Checker, kernel, grid, block, *args, what: str | None = None,
     runs = []
     # Copies of the arguments as they are before the first run writes into them.
     again = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    zeroed = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
 
     def run():
         runs.append(emulator.launch(kernel, grid, block, *args, record=races,
@@ -810,8 +811,10 @@ def preflight(chk: Checker, kernel, grid, block, *args, what: str | None = None,
     raced = ok and races and runs and _fail_races(chk, runs)
     if ok and runs and not raced and interleavings and all(
             isinstance(a, np.ndarray) or np.isscalar(a) for a in args):
-        _other_interleaving(chk, kernel, grid, block, args, again, shared_bytes, timeout,
-                            runs[0].params)
+        if not _other_interleaving(chk, kernel, grid, block, args, again, shared_bytes,
+                                   timeout, runs[0].params):
+            _unwritten_memory(chk, kernel, grid, block, args, zeroed, shared_bytes, timeout,
+                              runs[0].params)
     if ok and compile_targets:
         ok = _compiles(chk, kernel, args)
     return ok
@@ -842,10 +845,30 @@ def preflight_host(chk: Checker, fn, *args, what: str | None = None, max_blocks:
         v.string(what, "what")
     name = what or "a dry run of your function, its kernels in the thread emulator"
     runs = [] if races else None
-    ok = _dry_run(chk, name, lambda: emulator.run_host(fn, *args, max_blocks=max_blocks,
-                                                       timeout=timeout, runs=runs))
+    zeroed = [_host_copy(a) for a in args]
+    returned = []
+    ok = _dry_run(chk, name, lambda: returned.append(emulator.run_host(
+        fn, *args, max_blocks=max_blocks, timeout=timeout, runs=runs)))
+    raced = ok and bool(runs) and _fail_races(chk, runs)
+    if ok and returned and not raced:
+        try:
+            with emulator.poison("zero"):
+                again = emulator.run_host(fn, *zeroed, max_blocks=max_blocks, timeout=timeout)
+        except Exception:  # noqa: BLE001 - the first run's verdict stands
+            pass
+        else:
+            names = [*emulator.param_names(fn, len(args))[:len(args)], "what it returns"]
+            _first_difference(
+                chk, names, [*args, _as_array(returned[0])], [*zeroed, _as_array(again)],
+                "memory read before it is written",
+                lambda name, where: (
+                    f"{name} depends on memory your code reads before writing it: with "
+                    "unwritten shared and local arrays and fresh device arrays "
+                    "(cuda.device_array) reading NaN (or a large integer) it differs from a "
+                    f"run where they read 0 ({where}). On a GPU they hold whatever was there, "
+                    "often 0, so the result can look right by luck. Give every accumulator, "
+                    "shared slot and allocated array its starting value before reading it."))
     if ok and runs:
-        _fail_races(chk, runs)
         compiled = set()
         for run in runs:
             kernel, launch_args = getattr(run, "launched", (None, ()))
@@ -856,11 +879,11 @@ def preflight_host(chk: Checker, fn, *args, what: str | None = None, max_blocks:
 
 
 def _other_interleaving(chk: Checker, kernel, grid, block, first, again, shared_bytes,
-                        timeout, names) -> None:
+                        timeout, names) -> bool:
     """Run the kernel again on ``again`` (the arguments before the first run), blocks in a
     random order and threads last first, and fail a case if any array comes out different
     from ``first`` (the first run's). Float atomics add in another order: their rounding is
-    allowed, a race's effect is not."""
+    allowed, a race's effect is not. True if it failed."""
     from . import emulator
 
     try:
@@ -873,7 +896,67 @@ def _other_interleaving(chk: Checker, kernel, grid, block, first, again, shared_
                      "its result depends on which thread runs first. Threads of one block are "
                      "ordered by cuda.syncthreads(); threads of different blocks only by "
                      "atomic updates.")
-        return
+        return True
+    return _first_difference(
+        chk, names, first, again, "the same launch, blocks and threads in another order",
+        lambda name, where: (
+            f"{name} came out different when the blocks ran in a random order and each "
+            f"block's threads last first: {where}. The result depends on which thread runs "
+            "first: some thread reads what another writes (or both write) with nothing "
+            "ordering them. Threads of one block are ordered by cuda.syncthreads(); threads "
+            "of different blocks only by atomic updates."))
+
+
+def _host_copy(a):
+    from . import emulator
+
+    if isinstance(a, emulator.HostArray) and a.ndim == 1:  # keep its offset from 16 bytes
+        off = emulator._host_offset(a) % 256
+        if off % a.itemsize == 0:
+            pad = off // a.itemsize
+            return emulator.host_view(np.concatenate([np.zeros(pad, a.dtype), np.asarray(a)]),
+                                      pad)
+    return a.copy() if isinstance(a, np.ndarray) else a
+
+
+def _as_array(value):
+    """What a host function returned, as an array to compare (a number, an array, a tuple of
+    numbers); None where it cannot be compared."""
+    try:
+        out = np.asarray(getattr(value, "copy_to_host", lambda: value)(), dtype=float)
+    except (TypeError, ValueError):
+        return None
+    return out if out.dtype.kind == "f" else None
+
+
+def _unwritten_memory(chk: Checker, kernel, grid, block, first, again, shared_bytes, timeout,
+                      names) -> bool:
+    """Run the kernel again on ``again`` with the memory nobody wrote (shared and local
+    arrays) reading as zero, what a GPU often happens to give, where the first run read NaN
+    or a large integer; fail a case if an output differs: the kernel reads memory it never
+    wrote (an accumulator never zeroed, a shared slot never filled), right on a GPU only by
+    luck. True if it failed."""
+    from . import emulator
+
+    try:
+        with emulator.poison("zero"):
+            emulator.launch(kernel, grid, block, *again, record=False,
+                            shared_bytes=shared_bytes, timeout=timeout)
+    except Exception:  # noqa: BLE001 - the first run's verdict stands
+        return False
+    return _first_difference(
+        chk, names, first, again, "memory read before it is written",
+        lambda name, where: (
+            f"{name} depends on memory your kernel reads before writing it: with unwritten "
+            "shared and local arrays reading NaN (or a large integer) it differs from a run "
+            f"where they read 0 ({where}). On a GPU they hold whatever was there, often 0, "
+            "so the result can look right by luck. Give every accumulator and shared slot "
+            "its starting value (0 for a sum, -inf for a max) before reading it."))
+
+
+def _first_difference(chk: Checker, names, first, again, case: str, message) -> bool:
+    """Fail ``case`` with ``message(name, where)`` at the first array of ``first`` that
+    differs from ``again`` (float atomics' rounding allowed); True if one did."""
     for name, a, b in zip(names, first, again):
         if not isinstance(a, np.ndarray) or a.shape != b.shape:
             continue
@@ -883,18 +966,14 @@ def _other_interleaving(chk: Checker, kernel, grid, block, first, again, shared_
         if not same:
             differ = np.flatnonzero(a != b if exact else ~np.isclose(
                 a, b, rtol=1e-4, atol=1e-6, equal_nan=True))
-            at = np.unravel_index(differ[0], a.shape)
-            at = at[0] if len(at) == 1 else at
-            with chk.case("the same launch, blocks and threads in another order"):
-                chk.fail(f"{name} came out different when the blocks ran in a random order and "
-                         f"each block's threads last first: {len(differ)} element(s), first "
-                         f"{name}[{at}] = {a.flat[differ[0]].item()!r} against "
-                         f"{b.flat[differ[0]].item()!r}. "
-                         "The result depends on which thread runs first: some thread reads "
-                         "what another writes (or both write) with nothing ordering them. "
-                         "Threads of one block are ordered by cuda.syncthreads(); threads of "
-                         "different blocks only by atomic updates.")
-            return
+            at = tuple(int(i) for i in np.unravel_index(differ[0], a.shape))
+            at = ", ".join(map(str, at))
+            where = (f"{len(differ)} element(s), first {name}[{at}] = "
+                     f"{a.flat[differ[0]].item()!r} against {b.flat[differ[0]].item()!r}")
+            with chk.case(case):
+                chk.fail(message(name, where))
+            return True
+    return False
 
 
 def _compiles(chk: Checker, kernel, args) -> bool:

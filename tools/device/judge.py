@@ -28,7 +28,7 @@ from conftest import checker_call, load_answer, solution  # noqa: E402
 
 VERDICT_LIMIT_S = 30.0
 
-ANSWER_NAMES = ("student", "kernel", "make_kernel", "fn")
+ANSWER_NAMES = ("student", "kernel", "make_kernel", "fn", "tile_reuse", "intensity_and_bound")
 
 
 def _checker_module(mod, chapter: str):

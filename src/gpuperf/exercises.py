@@ -1340,3 +1340,192 @@ def one_line_failure(title: str, what: str, why: str) -> Report:
     _log_verdict(report)
     return report
 
+
+
+# --------------------------------------------------------------------------- structure
+# What the outputs cannot show, judged from the emulator's record of one launch (issue 63):
+# how each warp's global accesses fall into 32-byte sectors, how many loads a thread keeps
+# in flight before it stores, whether a thread reads the same element again, and how many
+# threads combine values at each barrier step of a tree. The same in every mode (the
+# emulator runs the kernel's Python source, never the device); each rule names the line that
+# breaks it.
+
+SECTOR = 32
+
+
+def emulator_param_names(kernel, n: int = 0) -> list[str]:
+    """The kernel's parameter names as the emulator's record names its arrays."""
+    from . import emulator
+
+    return emulator.param_names(kernel, n)
+
+
+def recorded_run(chk: Checker, name: str, kernel, grid, block, *args, shared_bytes: int = 0,
+                 timeout: float = 20.0):
+    """One launch in the emulator with every access recorded, inside case ``name``: the
+    ``emulator.Run``, or None (the case failed: a fault, or a kernel stopped after
+    ``timeout`` seconds, which the failure says)."""
+    from . import emulator
+
+    v.string(name, "name")
+    out = []
+    with chk.case(name):
+        try:
+            out.append(emulator.launch(kernel, grid, block, *args, record=True,
+                                       shared_bytes=shared_bytes, timeout=timeout))
+        except emulator.LaunchTimeout as err:
+            chk.fail(f"stopped: {err}")
+        except emulator.FAULTS as err:
+            chk.fail(describe_exception(err))
+    return out[0] if out else None
+
+
+def _where_line(e) -> str:
+    from . import emulator
+
+    text = emulator.source_line(e.file, e.line)
+    return f"line {e.line}" + (f" (`{text}`)" if text else "")
+
+
+def sector_use(run, array: str, kinds=("load", "store")) -> dict:
+    """Per source line, for the global accesses of ``array``: ``requests`` (warp requests),
+    ``sectors`` (32-byte sectors they touch), ``needed`` (the fewest sectors holding the
+    bytes they use), and ``first`` (an example ``WarpRequest``)."""
+    lines: dict = {}
+    for r in run.warp_requests():
+        if r.space != "global" or r.array != array or r.kind not in kinds:
+            continue
+        used = {(a, nb) for _, a, nb in r.lanes}
+        sectors = {s for a, nb in used for s in range(a // SECTOR, (a + nb - 1) // SECTOR + 1)}
+        row = lines.setdefault((r.kind, r.line), {"requests": 0, "sectors": 0, "needed": 0,
+                                                  "first": r})
+        row["requests"] += 1
+        row["sectors"] += len(sectors)
+        row["needed"] += -(-sum(nb for _, nb in used) // SECTOR)
+    return lines
+
+
+def expect_coalesced(chk: Checker, run, arrays, *, advice: str, slack: float = 1.5) -> bool:
+    """Fail the current case unless every warp request to each of ``arrays`` (parameter
+    names) touches at most ``slack`` times the sectors its bytes need: consecutive threads on
+    consecutive elements. Names the worst line."""
+    if run is None:
+        return False
+    for array in arrays:
+        for (kind, _), row in sorted(sector_use(run, array).items(),
+                                     key=lambda kv: -kv[1]["sectors"] / kv[1]["needed"]):
+            if row["sectors"] > slack * row["needed"]:
+                r = row["first"]
+                per, need = row["sectors"] / row["requests"], row["needed"] / row["requests"]
+                chk.fail(f"{_where_line(r)}: each warp's {kind}s of {array} touch "
+                         f"{per:.1f} sectors of 32 bytes where the bytes they use fit in "
+                         f"{need:.1f}, counted in the emulator (every mode): the accesses are "
+                         f"not coalesced. {advice}")
+                return False
+    return True
+
+
+def expect_loaded_once(chk: Checker, run, arrays, *, advice: str, most: int = 2) -> bool:
+    """Fail the current case if one thread loads the same element of one of ``arrays`` from
+    global memory more than ``most`` times: values the exercise holds in registers."""
+    if run is None:
+        return False
+    counts: dict = {}
+    for e in run.events:
+        if e.space == "global" and e.kind == "load" and e.array in arrays:
+            key = (tuple(e.block), e.thread, e.array, e.address)
+            counts.setdefault(key, []).append(e)
+    worst = max(counts.values(), key=len, default=[])
+    if len(worst) > most:
+        e = worst[-1]
+        chk.fail(f"{_where_line(e)}: thread {e.thread} of block {tuple(e.block)} loads the same "
+                 f"element of {e.array} from global memory {len(worst)} times, counted in the "
+                 f"emulator. {advice}")
+        return False
+    return True
+
+
+def loads_in_flight(run, array: str) -> list[int]:
+    """For each load of ``array`` from global memory, how many of the thread's loads of it
+    were made since its last global store (this one included): loads a thread issues
+    before it stores, in flight together. Counted in elements (a 16-byte load of float32
+    is four)."""
+    out, since, last = [], 0, None
+    for e in run.events:
+        who = (tuple(e.block), e.thread)
+        if who != last:
+            since, last = 0, who
+        if e.space != "global":
+            continue
+        if e.kind in ("store", "atomic"):
+            since = 0
+        elif e.array == array:
+            since += max(1, e.nbytes // 4)
+            out.append(since)
+    return out
+
+
+def expect_in_flight(chk: Checker, run, array: str, *, at_least: int, advice: str) -> bool:
+    """Fail the current case unless most loads of ``array`` are made in batches of at least
+    ``at_least`` before the thread's next store (several loads in flight per thread)."""
+    if run is None:
+        return False
+    counts = loads_in_flight(run, array)
+    if not counts:
+        chk.fail(f"the kernel never loads {array}.")
+        return False
+    # A batch of k loads shows as counts 1..k: the loads that end a batch of at least
+    # ``at_least``, times the batch, are the loads made in flight together.
+    batched = sum(c for k, c in enumerate(counts)
+                  if c >= at_least and (k + 1 == len(counts) or counts[k + 1] <= c))
+    if batched < len(counts) / 2:
+        e = next(e for e in run.events if e.space == "global" and e.array == array
+                 and e.kind == "load")
+        chk.fail(f"{_where_line(e)}: your threads keep at most {max(counts)} load(s) of "
+                 f"{array} in flight before storing (most loads: {_common(counts)}), counted in "
+                 f"the emulator; the exercise asks for at least {at_least}. {advice}")
+        return False
+    return True
+
+
+def _common(counts) -> str:
+    peaks = [c for k, c in enumerate(counts) if k + 1 == len(counts) or counts[k + 1] <= c]
+    top = max(set(peaks), key=peaks.count)
+    return f"{top} at a time"
+
+
+def tree_steps(run, space: str = "shared") -> list[tuple[int, int]]:
+    """The steps of a block's reduction: for each barrier epoch (of block 0) in which
+    threads load two or more different elements of one ``space`` array, (how many threads
+    load from it, the first line that does)."""
+    steps: dict = {}
+    first = run.events[0].block if run.events else None
+    for e in run.events:
+        if e.space == space and e.kind == "load" and e.block == first:
+            steps.setdefault((e.array, e.epoch), []).append(e)
+    out = []
+    for _key, loads in sorted(steps.items(), key=lambda kv: kv[0][1]):
+        if len({e.address for e in loads}) > 1:
+            out.append((len({e.thread for e in loads}), min(e.line for e in loads)))
+    return out
+
+
+def expect_tree(chk: Checker, run, block: int, *, advice: str) -> bool:
+    """Fail the current case unless the record shows a tree over the block in shared memory:
+    a barrier step where half the block's threads combine values, then fewer."""
+    if run is None:
+        return False
+    steps = tree_steps(run)
+    half = block // 2
+    if not steps:
+        chk.fail(f"the threads' values never meet in shared memory (no barrier step where "
+                 f"threads read each other's slots), counted in the emulator. {advice}")
+        return False
+    widest, line = max(steps)
+    if widest < half:
+        chk.fail(f"line {line}: at the widest step of your reduction {widest} thread(s) of "
+                 f"the block of {block} read shared memory, counted in the emulator; a tree "
+                 f"over the block starts with {half} (thread t < {half} combines slots t and "
+                 f"t + {half}), then halves. {advice}")
+        return False
+    return True

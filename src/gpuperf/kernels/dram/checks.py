@@ -402,6 +402,11 @@ def _only_partial_trips(missed, n: int, total: int) -> bool:
     return False
 
 
+# The fewest loads in flight per thread the copy exercise accepts in the emulator (every mode);
+# how many reach the speed bar is the GPU's measurement.
+IN_FLIGHT_MIN_LOADS = 2
+
+
 @_exercises.refuses_stubs(solved_by=("gpuperf.kernels.dram:make_copy",
                                        "gpuperf.kernels.dram:make_sum_loads"))
 def check_copy_in_flight(kernel):
@@ -454,6 +459,19 @@ def check_copy_in_flight(kernel):
                              "loading or storing.")
                 if not np.array_equal(src.copy_to_host(), src_host):
                     chk.fail("src changed: the copy must only read it.")
+    if chk.report_.ok:  # the pattern, in every mode: batches of loads, each coalesced
+        n = 16 * 64 + 5  # two blocks of 32: whole trips of any batch up to 16, and a tail
+        names = ex.emulator_param_names(kernel, 2)
+        run = ex.recorded_run(chk, f"loads in flight, recorded in the emulator (n={n}, "
+                                   "launch [2, 32])", kernel, 2, 32, ex.random_array(n, 8),
+                              ex.poisoned(n))
+        with chk.case("several coalesced loads in flight per thread (emulator)"):
+            ex.expect_in_flight(chk, run, names[0], at_least=IN_FLIGHT_MIN_LOADS, advice=(
+                "Load a batch of elements into registers (local variables) before storing "
+                "any of them."))
+            ex.expect_coalesced(chk, run, names[:2], advice=(
+                "Within a batch, element k of a thread must be a grid's width from element "
+                "k - 1 (i, i + s, i + 2s, ...), so that each warp's load is contiguous."))
     if SIMULATOR:
         ex.speed_not_measured(chk, f"{IN_FLIGHT_SPEED_TARGET:.0%} of a device-to-device copy "
                                    f"at 2^{IN_FLIGHT_SPEED_N.bit_length() - 1} elements, "

@@ -70,6 +70,16 @@ def check_saxpy(kernel) -> ex.Report:
                     kernel[grid, block](a, x, y, out)
                     ref = a * x.astype(np.float64) + y.astype(np.float64)
                     chk.compare(out, ref, rtol=1e-5, atol=1e-5)
+    if chk.report_.ok:  # the access pattern, in every mode; the speed it gives, on a GPU
+        names = ex.emulator_param_names(kernel, 4)
+        run = ex.recorded_run(chk, "coalescing, recorded in the emulator (n=4096, launch [2, 64])",
+                              kernel, 2, 64, np.float32(2.0), ex.random_array(4096, 5),
+                              ex.random_array(4096, 6), ex.poisoned(4096))
+        with chk.case("coalesced loads and stores (emulator)"):
+            ex.expect_coalesced(chk, run, names[1:], advice=(
+                "In every pass of the loop consecutive threads must touch consecutive "
+                "elements (i = cuda.grid(1), then i += cuda.gridsize(1)); a thread that walks "
+                "its own contiguous chunk does not."))
     if not SIMULATOR and chk.report_.ok:
         _saxpy_speed(chk, kernel)
     elif SIMULATOR:

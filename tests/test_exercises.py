@@ -226,6 +226,7 @@ def test_a_speed_bar_compares_the_students_rate_with_the_ceiling_measured_now(
     from gpuperf import bench
 
     monkeypatch.setattr(bench, "time_kernel", lambda run, **kw: SimpleNamespace(median_ms=student_ms))
+    monkeypatch.setattr(ex, "_one_launch_s", lambda run: student_ms / 1e3)
     monkeypatch.setattr(bench, "measure_copy", lambda nbytes: SimpleNamespace(
         median_ms=2 * nbytes / 800e9 * 1e3))
     chk = ex.Checker("speed")
@@ -302,3 +303,22 @@ def test_a_stub_verdict_names_the_exercise_as_the_book_does(notebook, label, tit
     text = report.text()
     assert "check_" not in text and "``" not in text and ":func:" not in text, text
     assert title in out
+
+
+def test_a_slow_kernel_stops_the_speed_bar_after_one_launch(monkeypatch, capsys):
+    """Issue 63: a wrong kernel that takes seconds per launch is not timed 24 times: its one
+    launch decides, and the failure says the timing was stopped."""
+    from types import SimpleNamespace
+
+    from gpuperf import bench
+
+    timed = []
+    monkeypatch.setattr(ex, "_one_launch_s", lambda run: 4.0)
+    monkeypatch.setattr(bench, "time_kernel", lambda run, **kw: timed.append(1))
+    monkeypatch.setattr(bench, "measure_copy", lambda nbytes: SimpleNamespace(
+        median_ms=2 * nbytes / 800e9 * 1e3))
+    chk = ex.Checker("speed")
+    ex.speed_against_copy(chk, lambda: None, 10**9, target=0.6, advice="coalesce")
+    assert not chk.report() and not timed
+    out = capsys.readouterr().out
+    assert "stopped after one launch" in out and "4 s" in out and "coalesce" in out

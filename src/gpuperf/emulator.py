@@ -1337,8 +1337,8 @@ def launch(kernel, grid, block, *args, record: bool = True, shared_bytes: int = 
                         with blk.cond:
                             if blk.error is None:
                                 blk.error = LaunchTimeout(
-                                    f"the kernel did not finish within {timeout:g} s in the "
-                                    f"emulator (block {blk.block_name()} still ran): an endless "
+                                    f"the kernel was stopped after {timeout:g} s in the "
+                                    f"emulator (block {blk.block_name()} still running): an endless "
                                     "loop? On a GPU it would never finish either.")
                             blk.wake_all()
                         break

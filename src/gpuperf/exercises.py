@@ -352,6 +352,8 @@ class Checker:
             yield self
         except Unsupported as err:  # the emulator lacks a feature: skip the case, say so
             self.report_.notes.append(f"{self._current}: not checked, {err}")
+        except StoppedSlow as err:
+            self._record_fail(str(err))
         except NotImplementedError:
             self._record_fail("not implemented yet: replace `raise NotImplementedError()` "
                               "with your code.")
@@ -615,6 +617,7 @@ def race_times(mine, reference, *, rounds: int = 5, min_time: float = 0.04,
     v.integer(rounds, "rounds", minimum=1)
     v.positive(min_time, "min_time")
     v.boolean(hide_launch, "hide_launch")
+    stop_if_slow(mine, what="your code", launches=2 * rounds * _LAUNCHES_PER_TIMING)
     best_mine = best_ref = float("inf")
     for _ in range(rounds):
         best_ref = min(best_ref, bench.time_kernel(reference, min_time=min_time,
@@ -643,6 +646,45 @@ _CUBLAS_BAR = _Bar("TFLOP/s", 2, "runs at", "cuBLAS SGEMM measured now at the sa
                    "cuBLAS")
 
 
+SPEED_BUDGET_S = 15.0  # the most seconds a speed bar spends timing the student's kernel
+_LAUNCHES_PER_TIMING = 12  # bench.time_kernel's 2 warm-up and 10 timed launches, at least
+
+
+def _one_launch_s(run) -> float:
+    """Seconds of one call of ``run()`` to its end on the GPU, after a first call (which may
+    compile)."""
+    import time
+
+    from numba import cuda
+
+    run()
+    cuda.synchronize()
+    start = time.perf_counter()
+    run()
+    cuda.synchronize()
+    return time.perf_counter() - start
+
+
+class StoppedSlow(Exception):
+    """A kernel too slow to time within the checker's budget (its one launch said so): a
+    case that raises it fails with its message, which says the timing was stopped."""
+
+
+def stop_if_slow(run, *, what: str = "your kernel", launches: int = _LAUNCHES_PER_TIMING) -> float:
+    """Launch ``run()`` once (after a compiling call) and raise ``StoppedSlow`` if ``launches``
+    of it would take over ``SPEED_BUDGET_S``; else return the one launch's seconds. Call it
+    before timing a student's kernel on a GPU: a wrong kernel can take seconds a launch."""
+    v.function(run, "run", what="a callable that launches the student's kernel")
+    v.string(what, "what")
+    v.integer(launches, "launches", minimum=1)
+    once = _one_launch_s(run)
+    if once * launches > SPEED_BUDGET_S:
+        raise StoppedSlow(f"stopped after one launch: {what} took {once:.2g} s for it, so timing "
+                          f"it ({launches} launches) would take over {SPEED_BUDGET_S:.0f} s, far "
+                          "slower than the exercise asks.")
+    return once
+
+
 def _speed_case(chk: Checker, run, ceiling, rate, bar: _Bar, *, target: float, advice: str,
                 what: str, rounds: int) -> float | None:
     """The engine of the speed bars: ``run()`` (the student's launch) against ``ceiling()``,
@@ -660,6 +702,22 @@ def _speed_case(chk: Checker, run, ceiling, rate, bar: _Bar, *, target: float, a
     v.string(advice, "advice")
     v.string(what, "what")
     v.integer(rounds, "rounds", minimum=1)
+    # A slow wrong kernel must not hold the verdict for minutes: one launch first (after one
+    # that compiles it); if timing it in full would pass SPEED_BUDGET_S, its one launch is
+    # the measurement, and the case says the timing was stopped.
+    once_s = _one_launch_s(run)
+    if once_s * rounds * _LAUNCHES_PER_TIMING > SPEED_BUDGET_S:
+        reference = ceiling()
+        if reference is None:
+            return None
+        mine = rate(once_s * 1e3)
+        reached, needed = _percent_pair(mine / reference, target)
+        with chk.case(f"speed on this GPU: at least {target:.0%} of {bar.bar_name}"):
+            chk.fail(f"stopped after one launch: {what} took {once_s:.2g} s for it "
+                     f"({mine:.{bar.digits}f} {bar.unit}, {reached} of {bar.ceiling_name}; the "
+                     f"bar is {needed}), and timing it in full would take over "
+                     f"{SPEED_BUDGET_S:.0f} s. {advice}")
+        return mine / reference
     mine_ms, best = float("inf"), 0.0
     for _ in range(rounds):
         mine_ms = min(mine_ms, bench.time_kernel(run, min_time=0.05).median_ms)
@@ -756,8 +814,13 @@ def bandwidth_line(student_ms: float, reference_ms: float, nbytes: float, *,
             f"({100 * s / r:.0f}%).")
 
 
+# The longest a dry run in the emulator may take before the kernel is stopped (an endless
+# loop, or a wrong kernel far slower than the exercise's): every verdict within 30 s.
+DRY_RUN_TIMEOUT_S = 15.0
+
+
 def preflight(chk: Checker, kernel, grid, block, *args, what: str | None = None,
-              shared_bytes: int = 0, timeout: float = 120.0, races: bool = True,
+              shared_bytes: int = 0, timeout: float = DRY_RUN_TIMEOUT_S, races: bool = True,
               compile_targets: bool = True, interleavings: bool = True) -> bool:
     """Run ``kernel[grid, block](*args)`` once in the thread emulator before any real launch.
 
@@ -821,7 +884,7 @@ def preflight(chk: Checker, kernel, grid, block, *args, what: str | None = None,
 
 
 def preflight_host(chk: Checker, fn, *args, what: str | None = None, max_blocks: int = 8,
-                   timeout: float = 60.0, races: bool = True) -> bool:
+                   timeout: float = DRY_RUN_TIMEOUT_S, races: bool = True) -> bool:
     """Call the student's host function ``fn(*args)`` once with its kernels in the emulator.
 
     For exercises where the student writes the launches too (``my_sum(d_x)``): see

@@ -284,8 +284,9 @@ def _drawn_occupancy_cases(n: int = 24) -> list[tuple]:
     return cases
 
 
-def _occupancy_mistake(got, threads, registers, shared, facts) -> str | None:
-    """Name the rule an answer skipped, if skipping exactly one rule gives it."""
+def _occupancy_variants(threads, registers, shared, facts) -> list[tuple[int, str]]:
+    """What an answer that skips (or misapplies) one rule of the calculation gives, with the
+    rule, for this configuration on this GPU."""
     cc = tuple(facts["compute_capability"])
     warps = -(-threads // WARP)
     max_warps = facts["max_threads_per_sm"] // WARP
@@ -303,11 +304,14 @@ def _occupancy_mistake(got, threads, registers, shared, facts) -> str | None:
         return min(limits)
 
     o = device.occupancy(threads, registers, shared, facts)
-    variants = [
+    return [
         (blocks(per_warp=registers * WARP),
          "registers are given to a warp in units of 256: round registers x 32 up first"),
         (blocks(sh=shared_unit), "from compute capability 8.0 the system reserves 1 KiB of "
                                  "shared memory per block: add it"),
+        (blocks(sh=shared_unit + 1024), "the 1 KiB of shared memory reserved per block starts "
+                                        "with compute capability 8.0: a "
+                                        f"{cc[0]}.{cc[1]} GPU reserves none"),
         (blocks(sh=shared + reserved), "shared memory is given to a block in units of 128 bytes: "
                                        "round up first"),
         (blocks(cap=10**9), "an SM holds at most gp.device.MAX_BLOCKS_PER_SM[cc] blocks, whatever "
@@ -316,10 +320,54 @@ def _occupancy_mistake(got, threads, registers, shared, facts) -> str | None:
          "a block takes whole warps: count its threads rounded up to a multiple of 32"),
         (o["warps_per_sm"], "that is the warps per SM; return the blocks"),
     ]
-    for value, why in variants:
-        if got == value and value != o["blocks_per_sm"]:
+
+
+def _occupancy_mistake(got, threads, registers, shared, facts) -> str | None:
+    """Name the rule an answer skipped, if skipping exactly one rule gives it."""
+    right = device.occupancy(threads, registers, shared, facts)["blocks_per_sm"]
+    for value, why in _occupancy_variants(threads, registers, shared, facts):
+        if got == value and value != right:
             return why
     return None
+
+
+# The A100's limits from NVIDIA's specification (compute capability 8.0: 164 KiB of shared
+# memory per SM, 1 KiB reserved per block, 32 blocks): a family between the T4 and Hopper,
+# where a rule applied "from 9.0" instead of "from 8.0" shows.
+A100_SPEC_FACTS = {"name": "NVIDIA A100 (specification)", "compute_capability": (8, 0),
+                   "max_threads_per_sm": 2048, "max_threads_per_block": 1024,
+                   "registers_per_sm": 65536, "registers_per_block": 65536,
+                   "shared_per_sm": 167936, "shared_per_block": 49152,
+                   "shared_per_block_optin": 166912, "warp_size": 32}
+
+
+def _separating_occupancy_cases() -> list[tuple]:
+    """For every GPU family the course names (T4, A100, and each recorded GPU) and every rule
+    of ``_occupancy_variants``: one configuration where skipping that rule changes the answer
+    (searched in a fixed order, so the same cases every run), where the family has one."""
+    from gpuperf import records
+
+    families = [T4_SPEC_FACTS, A100_SPEC_FACTS]
+    for path in records.available():
+        exps = records.load(path)["experiments"]
+        if _RESOURCE_EXPERIMENTS[0] in exps:
+            families.append(exps[_RESOURCE_EXPERIMENTS[0]]["provenance"]["device"])
+    grid = [(t, r, sh) for sh in (0, 1000, 4000, 9000, 12345, 20000, 21800, 32768, 40000, 45670)
+            for t in (32, 48, 64, 96, 128, 200, 256, 680, 1024)
+            for r in (16, 24, 33, 40, 64, 100, 128, 200)]
+    cases = []
+    for facts in families:
+        count = len(_occupancy_variants(32, 16, 0, facts))
+        for k in range(count):
+            for t, r, sh in grid:
+                try:
+                    right = device.occupancy(t, r, sh, facts)["blocks_per_sm"]
+                except ValueError:
+                    continue
+                if _occupancy_variants(t, r, sh, facts)[k][0] != right:
+                    cases.append((t, r, sh, facts, right))
+                    break
+    return cases
 
 
 def occupancy_agreement() -> str:
@@ -347,7 +395,8 @@ def check_blocks_per_sm(fn):
         return chk.report()
     recorded = _recorded_occupancy_cases()
     for origin, cases in (("the CUDA occupancy API, recorded", recorded),
-                          ("the hardware's rules", _drawn_occupancy_cases())):
+                          ("the hardware's rules", _drawn_occupancy_cases()),
+                          ("one rule on the edge", _separating_occupancy_cases())):
         for threads, registers, shared, facts, want in cases:
             with chk.case(f"{threads} threads, {registers} registers, {shared:,} B shared on "
                           f"{facts.get('name', 'a GPU')} ({origin})"):

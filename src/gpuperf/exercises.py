@@ -884,7 +884,8 @@ def preflight(chk: Checker, kernel, grid, block, *args, what: str | None = None,
 
 
 def preflight_host(chk: Checker, fn, *args, what: str | None = None, max_blocks: int = 8,
-                   timeout: float = DRY_RUN_TIMEOUT_S, races: bool = True) -> bool:
+                   timeout: float = DRY_RUN_TIMEOUT_S, races: bool = True,
+                   runs: list | None = None) -> bool:
     """Call the student's host function ``fn(*args)`` once with its kernels in the emulator.
 
     For exercises where the student writes the launches too (``my_sum(d_x)``): see
@@ -893,7 +894,8 @@ def preflight_host(chk: Checker, fn, *args, what: str | None = None, max_blocks:
     the real run (on a GPU, a fault kills the CUDA context). Pass host arrays made with
     ``emulator.host_view`` so that their alignment is a device array's. With ``races``
     (the default) a data race in any launch is one more failed case, and every kernel it
-    launches is compiled for the course's targets, as in ``preflight``.
+    launches is compiled for the course's targets, as in ``preflight``. ``runs``: a list that
+    receives each launch's record (``emulator.Run``), for the structure rules below.
     """
     from . import emulator
 
@@ -907,7 +909,10 @@ def preflight_host(chk: Checker, fn, *args, what: str | None = None, max_blocks:
     if what is not None:
         v.string(what, "what")
     name = what or "a dry run of your function, its kernels in the thread emulator"
-    runs = [] if races else None
+    if runs is not None and not isinstance(runs, list):
+        raise TypeError(f"runs must be a list (the launches' records go into it), not "
+                        f"{type(runs).__name__}.")
+    runs = runs if runs is not None else ([] if races else None)
     zeroed = [_host_copy(a) for a in args]
     returned = []
     ok = _dry_run(chk, name, lambda: returned.append(emulator.run_host(
@@ -1590,5 +1595,21 @@ def expect_tree(chk: Checker, run, block: int, *, advice: str) -> bool:
                  f"the block of {block} read shared memory, counted in the emulator; a tree "
                  f"over the block starts with {half} (thread t < {half} combines slots t and "
                  f"t + {half}), then halves. {advice}")
+        return False
+    return True
+
+
+def expect_few_atomics(chk: Checker, runs, elements: int, *, advice: str,
+                       per_element: float = 1 / 8) -> bool:
+    """Fail the current case if the launches in ``runs`` make more than ``per_element``
+    atomic updates of global memory per element of the input (``elements``): an atomic per
+    element (or per thread) serializes on one address, where a block's reduction first
+    leaves one per block."""
+    atomics = [e for run in runs for e in run.events if e.space == "global" and e.kind == "atomic"]
+    if len(atomics) > per_element * elements:
+        e = atomics[0]
+        chk.fail(f"{_where_line(e)}: your kernels make {len(atomics)} atomic updates of "
+                 f"{e.array} for {elements} elements, counted in the emulator: about one per "
+                 f"{elements / len(atomics):.3g} elements. {advice}")
         return False
     return True

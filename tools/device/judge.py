@@ -56,7 +56,7 @@ def judge(path: Path, expect: str) -> dict:
     if hasattr(mod, "CHECKER"):
         module = _checker_module(mod, path.parent.name)
         answer = next(getattr(mod, name) for name in ANSWER_NAMES if hasattr(mod, name))
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         with redirect_stdout(out):
             report = getattr(module, mod.CHECKER)(answer, **getattr(mod, "KWARGS", {}))
     elif hasattr(mod, "LABEL"):  # the exercise's checker cell, the answer's names in place
@@ -67,7 +67,7 @@ def judge(path: Path, expect: str) -> dict:
                           own_cells=mod.LABEL not in NEEDS_THE_CHAPTER)
         ns.update({k: v for k, v in vars(mod).items() if not k.startswith("__")})
         call = checker_call(mod.NOTEBOOK, mod.LABEL)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         with redirect_stdout(out):
             report = eval(call, ns)
     else:
@@ -75,6 +75,8 @@ def judge(path: Path, expect: str) -> dict:
     got = "accept" if report else "reject"
     return {"file": str(path.relative_to(ROOT)), "expect": expect, "got": got,
             "verdict": "ok" if got == expect else "WRONG", "s": round(time.perf_counter() - t0, 1),
+            # CPU seconds of this process: the verdict's cost on a machine shared with others
+            "cpu_s": round(time.process_time() - c0, 1),
             "output": out.getvalue()[-1500:]}
 
 
@@ -93,11 +95,12 @@ def main(chapters):
                     r = {"file": str(path.relative_to(ROOT)), "expect": expect,
                          "verdict": "ERROR", "output": f"{type(e).__name__}: {e}"}
                 results.append(r)
-                print(f"{r['verdict']:8s} {r.get('s', ''):>6} {r['file']}", flush=True)
+                print(f"{r['verdict']:8s} {r.get('s', ''):>6} {r.get('cpu_s', ''):>6} {r['file']}",
+                      flush=True)
     slow = [r for r in results if r.get("s", 0) > VERDICT_LIMIT_S]
     for r in slow:
         r["verdict"] = "SLOW"
-    print("slowest five:", ", ".join(f"{r['file']} {r['s']} s" for r in
+    print("slowest five:", ", ".join(f"{r['file']} {r.get('s')} s ({r.get('cpu_s')} s of CPU)" for r in
                                        sorted(results, key=lambda r: -r.get("s", 0))[:5]))
     bad = [r for r in results if r["verdict"] in ("WRONG", "ERROR", "SLOW")]
     for r in bad:

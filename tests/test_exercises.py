@@ -322,3 +322,75 @@ def test_a_slow_kernel_stops_the_speed_bar_after_one_launch(monkeypatch, capsys)
     assert not chk.report() and not timed
     out = capsys.readouterr().out
     assert "stopped after one launch" in out and "4 s" in out and "coalesce" in out
+
+
+def test_the_emulator_can_read_unwritten_memory_as_zero():
+    from numba import cuda, float32
+
+    from gpuperf import emulator
+
+    @cuda.jit
+    def unzeroed(out):
+        acc = cuda.local.array(2, float32)
+        tile = cuda.shared.array(32, float32)
+        acc[0] += 1.0
+        out[cuda.threadIdx.x] = acc[0] + tile[cuda.threadIdx.x]
+
+    out = np.zeros(32, np.float32)
+    emulator.launch(unzeroed, 1, 32, out)
+    assert np.isnan(out).all()
+    with emulator.poison("zero"):
+        emulator.launch(unzeroed, 1, 32, out)
+    assert (out == 1).all()
+    chk = ex.Checker("unzeroed")
+    ex.preflight(chk, unzeroed, 1, 32, np.zeros(32, np.float32), compile_targets=False)
+    assert "memory read before it is written" in chk.report(show=False).text()
+
+
+def test_structure_rules_count_sectors_loads_in_flight_and_tree_steps():
+    """Issue 63: what the outputs cannot show, counted from the emulator's record."""
+    from numba import cuda, float32
+
+    @cuda.jit
+    def chunks(x, out):  # each thread its own 8 consecutive elements, one load per store
+        for k in range(8):
+            out[8 * cuda.grid(1) + k] = x[8 * cuda.grid(1) + k]
+
+    @cuda.jit
+    def batched(x, out):  # 4 loads a grid's width apart, then 4 stores
+        i, s = cuda.grid(1), cuda.gridsize(1)
+        a, b, c, d = x[i], x[i + s], x[i + 2 * s], x[i + 3 * s]
+        out[i], out[i + s], out[i + 2 * s], out[i + 3 * s] = a, b, c, d
+
+    @cuda.jit
+    def tree(x, out):
+        t = cuda.threadIdx.x
+        sh = cuda.shared.array(64, float32)
+        sh[t] = x[t]
+        cuda.syncthreads()
+        s = 32
+        while s > 0:
+            if t < s:
+                sh[t] += sh[t + s]
+            cuda.syncthreads()
+            s //= 2
+        if t == 0:
+            out[0] = sh[0]
+
+    x = ex.random_array(512, 1)
+    for kernel, grid, in_flight, coalesced in ((chunks, 1, 1, False), (batched, 2, 4, True)):
+        chk = ex.Checker("rules")
+        run = ex.recorded_run(chk, "run", kernel, grid, 64, x, ex.poisoned(512))
+        assert max(ex.loads_in_flight(run, "x")) == in_flight
+        with chk.case("coalesced"):
+            assert ex.expect_coalesced(chk, run, ["x", "out"], advice="a") is coalesced
+        with chk.case("in flight"):
+            assert ex.expect_in_flight(chk, run, "x", at_least=2, advice="b") is (in_flight >= 2)
+        if not coalesced:
+            assert "line" in chk.report(show=False).failed[0][1]
+    chk = ex.Checker("tree")
+    run = ex.recorded_run(chk, "run", tree, 1, 64, x[:64], ex.poisoned(1))
+    assert [w for w, _ in ex.tree_steps(run)] == [32, 16, 8, 4, 2, 1]
+    with chk.case("tree"):
+        assert ex.expect_tree(chk, run, 64, advice="c")
+        assert not ex.expect_tree(chk, run, 128, advice="c")

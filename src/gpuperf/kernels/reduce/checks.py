@@ -3,6 +3,8 @@ block max, and the largest magnitude at the bandwidth limit."""
 
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 from numba import cuda  # gpuperf/__init__ has already chosen the mode
 
@@ -123,6 +125,16 @@ def _check_sequential_addressing(chk, kernel) -> None:
             threads = sorted({e.thread for e in loads})
             distances = sorted({e.address // e.nbytes - e.thread for e in loads} - {0})
             line = min(e.line for e in loads)
+            per_thread = collections.Counter(e.thread for e in loads)
+            busiest, reads = per_thread.most_common(1)[0]
+            if reads > 2:  # a loop inside one step: not a step of a tree
+                e = next(e for e in loads if e.thread == busiest)
+                chk.fail(f"line {e.line}: between two barriers thread {busiest} reads {reads} "
+                         f"slots of {array}, one after another, while {len(threads)} thread(s) "
+                         "read at all: a loop, not a step of the tree. At each step of a tree "
+                         "every active thread t < s combines two slots, t and t + s, and s "
+                         "halves from half the block.")
+                return
             if len(distances) > 1:
                 e = next(e for e in loads if e.address // e.nbytes - e.thread != distances[0]
                          and e.address // e.nbytes != e.thread)

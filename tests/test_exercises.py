@@ -2,6 +2,7 @@ import math
 
 import numpy as np
 import pytest
+from numba import cuda
 
 from gpuperf import exercises as ex
 
@@ -394,3 +395,24 @@ def test_structure_rules_count_sectors_loads_in_flight_and_tree_steps():
     with chk.case("tree"):
         assert ex.expect_tree(chk, run, 64, advice="c")
         assert not ex.expect_tree(chk, run, 128, advice="c")
+
+
+@cuda.jit
+def _slow(out):
+    acc = 0.0
+    for j in range(20000):
+        acc += j
+    out[cuda.grid(1)] = acc
+
+
+def test_a_slow_kernel_is_stopped_at_the_checkers_cpu_limit(monkeypatch):
+    """Issue 63: past CHECK_CPU_S of CPU time a simulated launch stops between two of its
+    threads, that case fails saying so, and the remaining cases are not run (one note)."""
+    monkeypatch.setattr(ex, "CHECK_CPU_S", 0.05)
+    chk = ex.Checker("slow")
+    for k in range(3):
+        with chk.case(f"case {k}"):
+            _slow[2, 32](np.zeros(64))
+    report = chk.report(show=False)
+    assert len(report.failed) == 1 and "stopped" in report.failed[0][1]
+    assert "2 more case(s) not run" in report.text()

@@ -25,6 +25,7 @@ import contextvars
 import inspect
 import re
 import textwrap
+import time
 import traceback
 import types
 from contextlib import contextmanager
@@ -32,6 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import simblock
 from . import validate as v
 from .emulator import Unsupported
 from .mode import SIMULATOR
@@ -314,6 +316,12 @@ class Report:
         return self.text()
 
 
+# The CPU seconds a checker's simulated launches may use in all (Numba's simulator; a GPU's
+# launches are not stopped): past it the running launch stops and the remaining cases are
+# not run, so that a slow wrong kernel gets its verdict within 30 s (issue 63).
+CHECK_CPU_S = 20.0
+
+
 class Checker:
     """Collects the cases of one exercise check; see the module docstring."""
 
@@ -321,6 +329,8 @@ class Checker:
         v.string(title, "title")
         v.boolean(race_note, "race_note")
         self.report_ = Report(exercise_title(title))
+        self._cpu_start = time.process_time()
+        self._stopped = 0  # cases not run after the checker's CPU limit
         self._current: str | None = None
         self._failed_current = False
         if race_note and SIMULATOR:
@@ -349,7 +359,15 @@ class Checker:
             self.report_.weights[self._current] = points
         self._failed_current = False
         try:
-            yield self
+            # Past the limit (the verdict settled), a case's first simulated launch stops.
+            with simblock.limit_cpu(CHECK_CPU_S, self._cpu_start):
+                yield self
+        except simblock.Stopped as err:
+            if self._stopped:
+                self._failed_current = True  # neither passed nor failed: counted in a note
+            else:
+                self._record_fail(str(err))
+            self._stopped += 1
         except Unsupported as err:  # the emulator lacks a feature: skip the case, say so
             self.report_.notes.append(f"{self._current}: not checked, {err}")
         except StoppedSlow as err:
@@ -430,6 +448,10 @@ class Checker:
 
     def report(self, *, show: bool = True) -> Report:
         v.boolean(show, "show")
+        if self._stopped > 1:
+            self.report_.notes.append(f"{self._stopped - 1} more case(s) not run: the checker "
+                                      f"stopped at its limit of {CHECK_CPU_S:g} s of CPU time.")
+            self._stopped = 1
         if show:
             print(self.report_.text())
         _log_verdict(self.report_)

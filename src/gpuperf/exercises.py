@@ -692,23 +692,30 @@ class StoppedSlow(Exception):
     case that raises it fails with its message, which says the timing was stopped."""
 
 
-def stop_if_slow(run, *, what: str = "your kernel", launches: int = _LAUNCHES_PER_TIMING) -> float:
+def stop_if_slow(run, *, what: str = "your kernel", launches: int = _LAUNCHES_PER_TIMING,
+                 scale: float = 1.0) -> float:
     """Launch ``run()`` once (after a compiling call) and raise ``StoppedSlow`` if ``launches``
-    of it would take over ``SPEED_BUDGET_S``; else return the one launch's seconds. Call it
-    before timing a student's kernel on a GPU: a wrong kernel can take seconds a launch."""
+    of it, each ``scale`` times the work (``run`` at a smaller size, to try first), would take
+    over ``SPEED_BUDGET_S``; else return the one launch's seconds. Call it before timing a
+    student's kernel on a GPU: a wrong kernel can take minutes a launch, which no one can
+    stop once it runs, so the smaller size goes first."""
     v.function(run, "run", what="a callable that launches the student's kernel")
     v.string(what, "what")
     v.integer(launches, "launches", minimum=1)
+    v.number(scale, "scale", positive=True)
     once = _one_launch_s(run)
-    if once * launches > SPEED_BUDGET_S:
-        raise StoppedSlow(f"stopped after one launch: {what} took {once:.2g} s for it, so timing "
-                          f"it ({launches} launches) would take over {SPEED_BUDGET_S:.0f} s, far "
-                          "slower than the exercise asks.")
+    if once * scale * launches > SPEED_BUDGET_S:
+        at = "" if scale == 1 else f" at 1/{scale:g} of the size"
+        raise StoppedSlow(f"stopped after one launch{at}: {what} took {once:.2g} s for it, so "
+                          f"timing it ({launches} launches{' at the full size' if at else ''}) "
+                          f"would take about {once * scale * launches:.0f} s, over the "
+                          f"checker's {SPEED_BUDGET_S:.0f} s: far slower than the exercise "
+                          "asks.")
     return once
 
 
 def _speed_case(chk: Checker, run, ceiling, rate, bar: _Bar, *, target: float, advice: str,
-                what: str, rounds: int) -> float | None:
+                what: str, rounds: int, smaller=None) -> float | None:
     """The engine of the speed bars: ``run()`` (the student's launch) against ``ceiling()``,
     the reference's rate measured now on this GPU (a number in ``bar.unit``, or None where
     it cannot be measured), best of ``rounds`` interleaved rounds on each side, so that one
@@ -727,6 +734,14 @@ def _speed_case(chk: Checker, run, ceiling, rate, bar: _Bar, *, target: float, a
     # A slow wrong kernel must not hold the verdict for minutes: one launch first (after one
     # that compiles it); if timing it in full would pass SPEED_BUDGET_S, its one launch is
     # the measurement, and the case says the timing was stopped.
+    if smaller is not None:  # (run at a smaller size, how many times the work run does)
+        try:
+            stop_if_slow(smaller[0], what=what, scale=smaller[1],
+                         launches=rounds * _LAUNCHES_PER_TIMING)
+        except StoppedSlow as err:
+            with chk.case(f"speed on this GPU: at least {target:.0%} of {bar.bar_name}"):
+                chk.fail(f"{err} {advice}")
+            return 0.0
     once_s = _one_launch_s(run)
     if once_s * rounds * _LAUNCHES_PER_TIMING > SPEED_BUDGET_S:
         reference = ceiling()
@@ -770,13 +785,15 @@ def _percent_pair(value: float, bar: float) -> tuple[str, str]:
 
 
 def speed_against_copy(chk: Checker, run, nbytes: int, *, target: float, advice: str,
-                       what: str = "your kernel", rounds: int = 2) -> float:
+                       what: str = "your kernel", rounds: int = 2, smaller=None) -> float:
     """On a GPU, one case of ``chk``: ``run()`` (the student's launch, moving ``nbytes``) must
     reach ``target`` times the bandwidth of a device-to-device copy measured now, on this
     GPU: the ceiling of the student's own GPU, not a number recorded elsewhere. Best of
     ``rounds`` interleaved rounds on each side, so one noisy window does not decide. The
     copy moves about as many bytes (never under 256 MiB, past any L2). Returns the fraction
-    reached; ``advice`` follows a miss."""
+    reached; ``advice`` follows a miss. ``smaller``: ``(run_small, scale)``, the same launch
+    on 1/scale of the data, launched first: a kernel whose full-size timing would pass
+    ``SPEED_BUDGET_S`` is stopped there, before any full-size launch."""
     from . import bench
 
     v.positive_int(nbytes, "nbytes")
@@ -785,7 +802,7 @@ def speed_against_copy(chk: Checker, run, nbytes: int, *, target: float, advice:
         chk, run, lambda: bench.gbps(2 * copy_bytes,
                                      bench.measure_copy(nbytes=copy_bytes).median_ms),
         lambda ms: bench.gbps(nbytes, ms), _COPY_BAR, target=target, advice=advice,
-        what=what, rounds=rounds)
+        what=what, rounds=rounds, smaller=smaller)
 
 
 def speed_against_cublas(chk: Checker, run, n: int, *, target: float, advice: str,

@@ -533,6 +533,7 @@ def check_copy_in_flight(kernel):
         ex.speed_against_copy(
             chk, lambda: kernel[blocks, threads](src, dst), 8 * n,
             target=IN_FLIGHT_SPEED_TARGET,
+            smaller=(lambda: kernel[blocks, threads](src[:n // 64], dst[:n // 64]), 64),
             what=f"your copy ({blocks} blocks of {threads} threads, n = 2^{n.bit_length() - 1})",
             advice="with this few threads, Little's law asks for several loads in flight per "
                    "thread: load a batch of elements (each a grid's width apart, so that each "

@@ -33,8 +33,11 @@ def _saxpy_speed(chk, kernel) -> None:
     y.copy_to_device(x)  # any finite numbers do
     grid, block = launch_config(n)
     a = np.float32(2.0)
+    m = n // 64  # tried first: a kernel far too slow is stopped at this size
+    small_grid, _ = launch_config(m)
     ex.speed_against_copy(
         chk, lambda: kernel[grid, block](a, x, y, out), 12 * n, target=SAXPY_SPEED_TARGET,
+        smaller=(lambda: kernel[small_grid, block](a, x[:m], y[:m], out[:m]), 64),
         what=f"your SAXPY (n = 2^{n.bit_length() - 1}, launch [{grid}, {block}])",
         advice="in every pass of the loop, consecutive threads must touch consecutive "
                "elements (i = cuda.grid(1), then i += cuda.gridsize(1)), so that each warp's "

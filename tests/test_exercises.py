@@ -2,6 +2,7 @@ import math
 
 import numpy as np
 import pytest
+from numba import cuda
 
 from gpuperf import exercises as ex
 
@@ -226,6 +227,7 @@ def test_a_speed_bar_compares_the_students_rate_with_the_ceiling_measured_now(
     from gpuperf import bench
 
     monkeypatch.setattr(bench, "time_kernel", lambda run, **kw: SimpleNamespace(median_ms=student_ms))
+    monkeypatch.setattr(ex, "_one_launch_s", lambda run: student_ms / 1e3)
     monkeypatch.setattr(bench, "measure_copy", lambda nbytes: SimpleNamespace(
         median_ms=2 * nbytes / 800e9 * 1e3))
     chk = ex.Checker("speed")
@@ -250,3 +252,167 @@ def test_a_speed_under_its_bar_never_reads_as_equal_to_it():
     assert ex._percent_pair(0.079, 0.08) == ("7.9%", "8.0%")
     assert ex._percent_pair(0.5, 0.35) == ("50%", "35%")
     assert ex._percent_pair(0.35, 0.35) == ("35%", "35%")  # at the bar: it passes
+
+
+def _book_exercises():
+    """(notebook, label, title, checker cell) of every exercise of the book."""
+    import json
+    import re
+
+    from conftest import ROOT, checker_call
+
+    out = []
+    for path in sorted((ROOT / "solutions").glob("*.ipynb")):
+        for cell in json.loads(path.read_text())["cells"]:
+            m = re.search(r":::\{exercise\} (.+)\n(?:.*\n)*?:label: (ex-[\w-]+)",
+                          "".join(cell["source"]))
+            if m:
+                out.append((path.stem, m.group(2), m.group(1).strip(),
+                            checker_call(path.stem, m.group(2)).strip()))
+    return out
+
+
+def test_every_checker_knows_its_exercise_by_the_books_title():
+    import re
+
+    exercises = _book_exercises()
+    assert len(exercises) >= 20
+    for _notebook, label, title, call in exercises:
+        name = re.search(r"\.(check_\w+)\(", call).group(1)
+        entry = ex.BOOK_TITLES[name]
+        book, when = entry if isinstance(entry, tuple) else (entry, {})
+        assert book == title, (label, book, title)
+        for key, value in when.items():  # the book's call is the one the title is for
+            assert re.search(rf"{key}\s*=\s*{re.escape(repr(value))}|{key}\s*=\s*\"{value}\"",
+                             call), (label, call)
+
+
+@pytest.mark.parametrize("notebook,label,title,call", _book_exercises(),
+                         ids=lambda v: v if str(v).startswith("ex-") else "")
+def test_a_stub_verdict_names_the_exercise_as_the_book_does(notebook, label, title, call, capsys):
+    """The student copy as it comes (every solution region stubbed): its verdict is titled as
+    the book titles the exercise, with no checker function name and no reStructuredText."""
+    from conftest import solution
+
+    ns = solution(notebook, label, stubbed=True,
+                  after={"ex-gdn-beta": ("ex-gdn-registers",)}.get(label, ()))
+    ns.setdefault("sweep", None)  # the chapter's sweep: the recorded one stands in
+    report = eval(call, ns)
+    out = capsys.readouterr().out
+    assert not report
+    assert report.title == title, (report.title, title)
+    text = report.text()
+    assert "check_" not in text and "``" not in text and ":func:" not in text, text
+    assert title in out
+
+
+def test_a_slow_kernel_stops_the_speed_bar_after_one_launch(monkeypatch, capsys):
+    """Issue 63: a wrong kernel that takes seconds per launch is not timed 24 times: its one
+    launch decides, and the failure says the timing was stopped."""
+    from types import SimpleNamespace
+
+    from gpuperf import bench
+
+    timed = []
+    monkeypatch.setattr(ex, "_one_launch_s", lambda run: 4.0)
+    monkeypatch.setattr(bench, "time_kernel", lambda run, **kw: timed.append(1))
+    monkeypatch.setattr(bench, "measure_copy", lambda nbytes: SimpleNamespace(
+        median_ms=2 * nbytes / 800e9 * 1e3))
+    chk = ex.Checker("speed")
+    ex.speed_against_copy(chk, lambda: None, 10**9, target=0.6, advice="coalesce")
+    assert not chk.report() and not timed
+    out = capsys.readouterr().out
+    assert "stopped after one launch" in out and "4 s" in out and "coalesce" in out
+
+
+def test_the_emulator_can_read_unwritten_memory_as_zero():
+    from numba import cuda, float32
+
+    from gpuperf import emulator
+
+    @cuda.jit
+    def unzeroed(out):
+        acc = cuda.local.array(2, float32)
+        tile = cuda.shared.array(32, float32)
+        acc[0] += 1.0
+        out[cuda.threadIdx.x] = acc[0] + tile[cuda.threadIdx.x]
+
+    out = np.zeros(32, np.float32)
+    emulator.launch(unzeroed, 1, 32, out)
+    assert np.isnan(out).all()
+    with emulator.poison("zero"):
+        emulator.launch(unzeroed, 1, 32, out)
+    assert (out == 1).all()
+    chk = ex.Checker("unzeroed")
+    ex.preflight(chk, unzeroed, 1, 32, np.zeros(32, np.float32), compile_targets=False)
+    assert "memory read before it is written" in chk.report(show=False).text()
+
+
+def test_structure_rules_count_sectors_loads_in_flight_and_tree_steps():
+    """Issue 63: what the outputs cannot show, counted from the emulator's record."""
+    from numba import cuda, float32
+
+    @cuda.jit
+    def chunks(x, out):  # each thread its own 8 consecutive elements, one load per store
+        for k in range(8):
+            out[8 * cuda.grid(1) + k] = x[8 * cuda.grid(1) + k]
+
+    @cuda.jit
+    def batched(x, out):  # 4 loads a grid's width apart, then 4 stores
+        i, s = cuda.grid(1), cuda.gridsize(1)
+        a, b, c, d = x[i], x[i + s], x[i + 2 * s], x[i + 3 * s]
+        out[i], out[i + s], out[i + 2 * s], out[i + 3 * s] = a, b, c, d
+
+    @cuda.jit
+    def tree(x, out):
+        t = cuda.threadIdx.x
+        sh = cuda.shared.array(64, float32)
+        sh[t] = x[t]
+        cuda.syncthreads()
+        s = 32
+        while s > 0:
+            if t < s:
+                sh[t] += sh[t + s]
+            cuda.syncthreads()
+            s //= 2
+        if t == 0:
+            out[0] = sh[0]
+
+    x = ex.random_array(512, 1)
+    for kernel, grid, in_flight, coalesced in ((chunks, 1, 1, False), (batched, 2, 4, True)):
+        chk = ex.Checker("rules")
+        run = ex.recorded_run(chk, "run", kernel, grid, 64, x, ex.poisoned(512))
+        assert max(ex.loads_in_flight(run, "x")) == in_flight
+        with chk.case("coalesced"):
+            assert ex.expect_coalesced(chk, run, ["x", "out"], advice="a") is coalesced
+        with chk.case("in flight"):
+            assert ex.expect_in_flight(chk, run, "x", at_least=2, advice="b") is (in_flight >= 2)
+        if not coalesced:
+            assert "line" in chk.report(show=False).failed[0][1]
+    chk = ex.Checker("tree")
+    run = ex.recorded_run(chk, "run", tree, 1, 64, x[:64], ex.poisoned(1))
+    assert [w for w, _ in ex.tree_steps(run)] == [32, 16, 8, 4, 2, 1]
+    with chk.case("tree"):
+        assert ex.expect_tree(chk, run, 64, advice="c")
+        assert not ex.expect_tree(chk, run, 128, advice="c")
+
+
+@cuda.jit
+def _slow(out):
+    acc = 0.0
+    for j in range(20000):
+        acc += j
+    out[cuda.grid(1)] = acc
+
+
+def test_a_slow_kernel_is_stopped_at_the_checkers_cpu_limit(monkeypatch):
+    """Issue 63: past CHECK_CPU_S of CPU time a simulated launch stops between two of its
+    threads, that case fails saying so, and the remaining cases are not run (one note)."""
+    monkeypatch.setattr(ex, "CHECK_CPU_S", 0.05)
+    chk = ex.Checker("slow")
+    for k in range(3):
+        with chk.case(f"case {k}"):
+            _slow[2, 32](np.zeros(64))
+    report = chk.report(show=False)
+    assert len(report.failed) == 1 and "stopped" in report.failed[0][1]
+    assert "2 more case(s) not run" in report.text()

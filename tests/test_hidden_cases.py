@@ -97,3 +97,28 @@ def test_the_courses_own_code_is_no_answer(capsys):
     own_factory = next(getattr(mm, n) for n in dir(mm) if n.startswith("make_tiled"))
     report = mm.check_tiled(own_factory)
     assert not report and "course's own code" in report.failed[0][1]
+
+
+def test_formula_exercises_hold_a_case_that_separates_every_rule():
+    """Issue 63: a formula right only at the visible examples fails. Occupancy by hand: for
+    every rule, a configuration where skipping it changes the answer, and the reserved KiB
+    tried on a 7.5 (none), an 8.0 (one, which a rule 'from 9.0' misses) and Hopper. The
+    layout model: a struct that does not start on a sector, for every aligned-struct form."""
+    from gpuperf.kernels.coalescing import checks as co_checks
+    from gpuperf.kernels.coalescing.models import _layout_read_bytes
+    from gpuperf.kernels.dram import checks as dr_checks
+
+    cases = dr_checks._separating_occupancy_cases()
+    names = {f["name"] for *_, f, _ in cases}
+    assert {"NVIDIA T4 (specification)", "NVIDIA A100 (specification)"} <= names
+    assert any("H200" in n or "H100" in n for n in names)
+    rules = len(dr_checks._occupancy_variants(32, 16, 0, dr_checks.T4_SPEC_FACTS))
+    for k in range(rules):  # every rule is on the edge somewhere
+        assert any(dr_checks._occupancy_variants(t, r, sh, f)[k][0] != want
+                   for t, r, sh, f, want in cases), k
+    for cc in ((7, 5), (8, 0)):  # the reserved KiB on each side of 8.0
+        assert any(tuple(f["compute_capability"]) == cc and sh for _, _, sh, f, _ in cases)
+    layout = co_checks._separating_layout_cases()
+    for form in co_checks._LAYOUT_ALIGNED_FORMS:
+        assert any(form(*c) != _layout_read_bytes(*c) for c in layout)
+    assert any((F * E) % 32 and 32 % (F * E) for _, F, _, E in layout)

@@ -71,7 +71,8 @@ WARP = 32
 FULL_MASK = 0xFFFFFFFF
 MAX_BLOCK_THREADS = 1024
 
-__all__ = ["launch", "emulate", "run_host", "host_view", "HostArray", "cuda", "Run", "Access", "Race", "EmulatorError",
+__all__ = ["launch", "emulate", "poison", "run_host", "host_view", "HostArray", "cuda", "Run", "Access", "Race",
+           "EmulatorError",
            "OutOfBounds", "MisalignedAccess", "BarrierError", "WarpSyncError", "LaunchTimeout",
            "Unsupported",
            "FAULTS"]
@@ -356,9 +357,40 @@ def _shape(shape) -> tuple:
     return (int(shape),)
 
 
-def _garbage(shape, dtype) -> np.ndarray:
+# What memory that nobody wrote holds (shared and local arrays, a host function's fresh device
+# arrays): "garbage" (NaN floats, large integers: an answer that reads it shows) or "zero"
+# (what a GPU's registers and fresh allocations often happen to hold). A kernel whose output
+# changes between the two reads memory it never wrote (exercises.preflight runs both).
+# Module-wide, not per OS thread: the emulated threads that allocate are not the caller's.
+_POISON = types.SimpleNamespace(kind="garbage")
+
+
+class poison:
+    """``with emulator.poison("zero"):``: memory nobody wrote reads as zero in the launches
+    made inside (the default, "garbage", is NaN or a large integer)."""
+
+    def __init__(self, kind: str):
+        _v().choice(kind, "kind", ("garbage", "zero"))
+        self.kind = kind
+
+    def __enter__(self):
+        self._old = _POISON.kind
+        _POISON.kind = self.kind
+        return self
+
+    def __exit__(self, *exc):
+        _POISON.kind = self._old
+
+
+def _poison_kind() -> str:
+    return _POISON.kind
+
+
+def _garbage(shape, dtype, kind: str | None = None) -> np.ndarray:
     arr = np.empty(shape, dtype)
-    if arr.dtype.kind in "fc":
+    if (kind or _poison_kind()) == "zero":
+        arr.fill(0)
+    elif arr.dtype.kind in "fc":
         arr.fill(np.nan)
     elif arr.dtype.kind in "iu":
         arr.fill(np.iinfo(arr.dtype).max // 3)
@@ -1305,8 +1337,8 @@ def launch(kernel, grid, block, *args, record: bool = True, shared_bytes: int = 
                         with blk.cond:
                             if blk.error is None:
                                 blk.error = LaunchTimeout(
-                                    f"the kernel did not finish within {timeout:g} s in the "
-                                    f"emulator (block {blk.block_name()} still ran): an endless "
+                                    f"the kernel was stopped after {timeout:g} s in the "
+                                    f"emulator (block {blk.block_name()} still running): an endless "
                                     "loop? On a GPU it would never finish either.")
                             blk.wake_all()
                         break
@@ -1454,8 +1486,8 @@ def _host_alloc(shape, dtype) -> HostArray:
     raw = np.empty(nbytes + 256, dtype=np.uint8)
     start = (-raw.ctypes.data) % 256
     arr = raw[start:start + nbytes].view(dtype).reshape(shape).view(HostArray)
-    if dtype.kind == "f":
-        arr[...] = np.nan  # like fresh device memory: nothing a kernel may rely on
+    # like fresh device memory: nothing a kernel may rely on (or zero, under poison("zero"))
+    arr[...] = _garbage((), dtype)
     return arr
 
 

@@ -21,9 +21,11 @@ races=True)``) names them, and chapters check what a kernel calls (``Checker.cal
 
 from __future__ import annotations
 
+import contextvars
 import inspect
 import re
 import textwrap
+import time
 import traceback
 import types
 from contextlib import contextmanager
@@ -31,6 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import simblock
 from . import validate as v
 from .emulator import Unsupported
 from .mode import SIMULATOR
@@ -182,6 +185,71 @@ def _log_verdict(report) -> None:
         f.write(json.dumps(entry) + "\n")
 
 
+# Each checker's exercise as the book titles it (the notebook's ``:::{exercise} Title``): the
+# verdict and every one-line message name the exercise by it, never by the checker's function
+# name (tests/test_exercises.py compares this table with the notebooks). A checker that
+# serves several tasks gives the keyword arguments of the book's call beside the title.
+BOOK_TITLES = {
+    "check_saxpy": "A grid-stride SAXPY",
+    "check_bandwidth_formula": "Effective bandwidth of SAXPY",
+    "check_call_time": "Predict the time of one call",
+    "check_remap": "Fix an uncoalesced kernel by remapping threads to data",
+    "check_layout_bytes": "Predict what a layout moves, then measure it",
+    "check_inplace_transpose": "Transpose a square matrix in place",
+    "check_bank_queue": "How long is the longest bank queue?",
+    "check_loads_needed": "How many loads per thread?",
+    "check_blocks_per_sm": "Occupancy by hand",
+    "check_copy_in_flight": "A copy with few threads",
+    "check_tiled": ("A tiled matmul whose A comes transposed", {"a_transposed": True}),
+    "check_intensity": "Intensity and roofline bound of a tile size",
+    "check_coarsened": ("Coarsen the tiled kernel along the rows", {"along": "rows"}),
+    "check_best_factor": "The best factor on your GPU, explained",
+    "check_tile_reuse": "What a register tile buys",
+    "check_sequential_max": "Sequential addressing for the maximum",
+    "check_absmax": "The largest magnitude at the bandwidth limit",
+    "check_block_max": "The warp-shuffle block maximum",
+    "check_pipeline": "A pipeline for data larger than the GPU",
+    "check_predict": "Predict the best achievable time",
+    "check_registers": "Algorithm 4: values in registers",
+    "check_beta_grad": "The gradient for beta",
+    "check_moved_bytes": "Count the bytes",
+    "check_limiters": "What limits each kernel?",
+    "check_smooth": "Fix the race",
+    "check_private_histogram": "A privatized histogram",
+}
+
+_exercise_title = contextvars.ContextVar("gpuperf_exercise_title", default=None)
+
+
+def exercise_title(fallback: str) -> str:
+    """The book's title of the exercise whose checker is running (see ``titled``), else
+    ``fallback`` (a checker called outside an exercise: the chapters' own examples)."""
+    return _exercise_title.get() or fallback
+
+
+def titled(check):
+    """Decorator: while ``check`` runs, every ``Checker`` and one-line report it makes is
+    titled as the book titles its exercise (``BOOK_TITLES``), whatever title the code gives."""
+    import functools
+
+    v.function(check, "check", what="a checker function")
+    title, when = BOOK_TITLES.get(check.__name__), {}
+    if isinstance(title, tuple):
+        title, when = title
+
+    @functools.wraps(check)
+    def wrapper(*args, **kwargs):
+        mine = title if all(kwargs.get(k) == val for k, val in when.items()) else None
+        token = _exercise_title.set(mine or _exercise_title.get())
+        try:
+            return check(*args, **kwargs)
+        finally:
+            _exercise_title.reset(token)
+
+    wrapper.book_title = title
+    return wrapper
+
+
 @dataclass
 class Report:
     """The outcome of a checker: truthy when everything passed."""
@@ -248,13 +316,21 @@ class Report:
         return self.text()
 
 
+# The CPU seconds a checker's simulated launches may use in all (Numba's simulator; a GPU's
+# launches are not stopped): past it the running launch stops and the remaining cases are
+# not run, so that a slow wrong kernel gets its verdict within 30 s (issue 63).
+CHECK_CPU_S = 20.0
+
+
 class Checker:
     """Collects the cases of one exercise check; see the module docstring."""
 
     def __init__(self, title: str, *, race_note: bool = False):
         v.string(title, "title")
         v.boolean(race_note, "race_note")
-        self.report_ = Report(title)
+        self.report_ = Report(exercise_title(title))
+        self._cpu_start = time.process_time()
+        self._stopped = 0  # cases not run after the checker's CPU limit
         self._current: str | None = None
         self._failed_current = False
         if race_note and SIMULATOR:
@@ -283,9 +359,19 @@ class Checker:
             self.report_.weights[self._current] = points
         self._failed_current = False
         try:
-            yield self
+            # Past the limit (the verdict settled), a case's first simulated launch stops.
+            with simblock.limit_cpu(CHECK_CPU_S, self._cpu_start):
+                yield self
+        except simblock.Stopped as err:
+            if self._stopped:
+                self._failed_current = True  # neither passed nor failed: counted in a note
+            else:
+                self._record_fail(str(err))
+            self._stopped += 1
         except Unsupported as err:  # the emulator lacks a feature: skip the case, say so
             self.report_.notes.append(f"{self._current}: not checked, {err}")
+        except StoppedSlow as err:
+            self._record_fail(str(err))
         except NotImplementedError:
             self._record_fail("not implemented yet: replace `raise NotImplementedError()` "
                               "with your code.")
@@ -362,6 +448,10 @@ class Checker:
 
     def report(self, *, show: bool = True) -> Report:
         v.boolean(show, "show")
+        if self._stopped > 1:
+            self.report_.notes.append(f"{self._stopped - 1} more case(s) not run: the checker "
+                                      f"stopped at its limit of {CHECK_CPU_S:g} s of CPU time.")
+            self._stopped = 1
         if show:
             print(self.report_.text())
         _log_verdict(self.report_)
@@ -549,6 +639,7 @@ def race_times(mine, reference, *, rounds: int = 5, min_time: float = 0.04,
     v.integer(rounds, "rounds", minimum=1)
     v.positive(min_time, "min_time")
     v.boolean(hide_launch, "hide_launch")
+    stop_if_slow(mine, what="your code", launches=2 * rounds * _LAUNCHES_PER_TIMING)
     best_mine = best_ref = float("inf")
     for _ in range(rounds):
         best_ref = min(best_ref, bench.time_kernel(reference, min_time=min_time,
@@ -577,8 +668,54 @@ _CUBLAS_BAR = _Bar("TFLOP/s", 2, "runs at", "cuBLAS SGEMM measured now at the sa
                    "cuBLAS")
 
 
+SPEED_BUDGET_S = 15.0  # the most seconds a speed bar spends timing the student's kernel
+_LAUNCHES_PER_TIMING = 12  # bench.time_kernel's 2 warm-up and 10 timed launches, at least
+
+
+def _one_launch_s(run) -> float:
+    """Seconds of one call of ``run()`` to its end on the GPU, after a first call (which may
+    compile)."""
+    import time
+
+    from numba import cuda
+
+    run()
+    cuda.synchronize()
+    start = time.perf_counter()
+    run()
+    cuda.synchronize()
+    return time.perf_counter() - start
+
+
+class StoppedSlow(Exception):
+    """A kernel too slow to time within the checker's budget (its one launch said so): a
+    case that raises it fails with its message, which says the timing was stopped."""
+
+
+def stop_if_slow(run, *, what: str = "your kernel", launches: int = _LAUNCHES_PER_TIMING,
+                 scale: float = 1.0) -> float:
+    """Launch ``run()`` once (after a compiling call) and raise ``StoppedSlow`` if ``launches``
+    of it, each ``scale`` times the work (``run`` at a smaller size, to try first), would take
+    over ``SPEED_BUDGET_S``; else return the one launch's seconds. Call it before timing a
+    student's kernel on a GPU: a wrong kernel can take minutes a launch, which no one can
+    stop once it runs, so the smaller size goes first."""
+    v.function(run, "run", what="a callable that launches the student's kernel")
+    v.string(what, "what")
+    v.integer(launches, "launches", minimum=1)
+    v.number(scale, "scale", positive=True)
+    once = _one_launch_s(run)
+    if once * scale * launches > SPEED_BUDGET_S:
+        at = "" if scale == 1 else f" at 1/{scale:g} of the size"
+        raise StoppedSlow(f"stopped after one launch{at}: {what} took {once:.2g} s for it, so "
+                          f"timing it ({launches} launches{' at the full size' if at else ''}) "
+                          f"would take about {once * scale * launches:.0f} s, over the "
+                          f"checker's {SPEED_BUDGET_S:.0f} s: far slower than the exercise "
+                          "asks.")
+    return once
+
+
 def _speed_case(chk: Checker, run, ceiling, rate, bar: _Bar, *, target: float, advice: str,
-                what: str, rounds: int) -> float | None:
+                what: str, rounds: int, smaller=None) -> float | None:
     """The engine of the speed bars: ``run()`` (the student's launch) against ``ceiling()``,
     the reference's rate measured now on this GPU (a number in ``bar.unit``, or None where
     it cannot be measured), best of ``rounds`` interleaved rounds on each side, so that one
@@ -594,6 +731,30 @@ def _speed_case(chk: Checker, run, ceiling, rate, bar: _Bar, *, target: float, a
     v.string(advice, "advice")
     v.string(what, "what")
     v.integer(rounds, "rounds", minimum=1)
+    # A slow wrong kernel must not hold the verdict for minutes: one launch first (after one
+    # that compiles it); if timing it in full would pass SPEED_BUDGET_S, its one launch is
+    # the measurement, and the case says the timing was stopped.
+    if smaller is not None:  # (run at a smaller size, how many times the work run does)
+        try:
+            stop_if_slow(smaller[0], what=what, scale=smaller[1],
+                         launches=rounds * _LAUNCHES_PER_TIMING)
+        except StoppedSlow as err:
+            with chk.case(f"speed on this GPU: at least {target:.0%} of {bar.bar_name}"):
+                chk.fail(f"{err} {advice}")
+            return 0.0
+    once_s = _one_launch_s(run)
+    if once_s * rounds * _LAUNCHES_PER_TIMING > SPEED_BUDGET_S:
+        reference = ceiling()
+        if reference is None:
+            return None
+        mine = rate(once_s * 1e3)
+        reached, needed = _percent_pair(mine / reference, target)
+        with chk.case(f"speed on this GPU: at least {target:.0%} of {bar.bar_name}"):
+            chk.fail(f"stopped after one launch: {what} took {once_s:.2g} s for it "
+                     f"({mine:.{bar.digits}f} {bar.unit}, {reached} of {bar.ceiling_name}; the "
+                     f"bar is {needed}), and timing it in full would take over "
+                     f"{SPEED_BUDGET_S:.0f} s. {advice}")
+        return mine / reference
     mine_ms, best = float("inf"), 0.0
     for _ in range(rounds):
         mine_ms = min(mine_ms, bench.time_kernel(run, min_time=0.05).median_ms)
@@ -624,13 +785,15 @@ def _percent_pair(value: float, bar: float) -> tuple[str, str]:
 
 
 def speed_against_copy(chk: Checker, run, nbytes: int, *, target: float, advice: str,
-                       what: str = "your kernel", rounds: int = 2) -> float:
+                       what: str = "your kernel", rounds: int = 2, smaller=None) -> float:
     """On a GPU, one case of ``chk``: ``run()`` (the student's launch, moving ``nbytes``) must
     reach ``target`` times the bandwidth of a device-to-device copy measured now, on this
     GPU: the ceiling of the student's own GPU, not a number recorded elsewhere. Best of
     ``rounds`` interleaved rounds on each side, so one noisy window does not decide. The
     copy moves about as many bytes (never under 256 MiB, past any L2). Returns the fraction
-    reached; ``advice`` follows a miss."""
+    reached; ``advice`` follows a miss. ``smaller``: ``(run_small, scale)``, the same launch
+    on 1/scale of the data, launched first: a kernel whose full-size timing would pass
+    ``SPEED_BUDGET_S`` is stopped there, before any full-size launch."""
     from . import bench
 
     v.positive_int(nbytes, "nbytes")
@@ -639,7 +802,7 @@ def speed_against_copy(chk: Checker, run, nbytes: int, *, target: float, advice:
         chk, run, lambda: bench.gbps(2 * copy_bytes,
                                      bench.measure_copy(nbytes=copy_bytes).median_ms),
         lambda ms: bench.gbps(nbytes, ms), _COPY_BAR, target=target, advice=advice,
-        what=what, rounds=rounds)
+        what=what, rounds=rounds, smaller=smaller)
 
 
 def speed_against_cublas(chk: Checker, run, n: int, *, target: float, advice: str,
@@ -690,8 +853,13 @@ def bandwidth_line(student_ms: float, reference_ms: float, nbytes: float, *,
             f"({100 * s / r:.0f}%).")
 
 
+# The longest a dry run in the emulator may take before the kernel is stopped (an endless
+# loop, or a wrong kernel far slower than the exercise's): every verdict within 30 s.
+DRY_RUN_TIMEOUT_S = 15.0
+
+
 def preflight(chk: Checker, kernel, grid, block, *args, what: str | None = None,
-              shared_bytes: int = 0, timeout: float = 120.0, races: bool = True,
+              shared_bytes: int = 0, timeout: float = DRY_RUN_TIMEOUT_S, races: bool = True,
               compile_targets: bool = True, interleavings: bool = True) -> bool:
     """Run ``kernel[grid, block](*args)`` once in the thread emulator before any real launch.
 
@@ -735,6 +903,7 @@ def preflight(chk: Checker, kernel, grid, block, *args, what: str | None = None,
     runs = []
     # Copies of the arguments as they are before the first run writes into them.
     again = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    zeroed = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
 
     def run():
         runs.append(emulator.launch(kernel, grid, block, *args, record=races,
@@ -744,15 +913,18 @@ def preflight(chk: Checker, kernel, grid, block, *args, what: str | None = None,
     raced = ok and races and runs and _fail_races(chk, runs)
     if ok and runs and not raced and interleavings and all(
             isinstance(a, np.ndarray) or np.isscalar(a) for a in args):
-        _other_interleaving(chk, kernel, grid, block, args, again, shared_bytes, timeout,
-                            runs[0].params)
+        if not _other_interleaving(chk, kernel, grid, block, args, again, shared_bytes,
+                                   timeout, runs[0].params):
+            _unwritten_memory(chk, kernel, grid, block, args, zeroed, shared_bytes, timeout,
+                              runs[0].params)
     if ok and compile_targets:
         ok = _compiles(chk, kernel, args)
     return ok
 
 
 def preflight_host(chk: Checker, fn, *args, what: str | None = None, max_blocks: int = 8,
-                   timeout: float = 60.0, races: bool = True) -> bool:
+                   timeout: float = DRY_RUN_TIMEOUT_S, races: bool = True,
+                   runs: list | None = None) -> bool:
     """Call the student's host function ``fn(*args)`` once with its kernels in the emulator.
 
     For exercises where the student writes the launches too (``my_sum(d_x)``): see
@@ -761,7 +933,8 @@ def preflight_host(chk: Checker, fn, *args, what: str | None = None, max_blocks:
     the real run (on a GPU, a fault kills the CUDA context). Pass host arrays made with
     ``emulator.host_view`` so that their alignment is a device array's. With ``races``
     (the default) a data race in any launch is one more failed case, and every kernel it
-    launches is compiled for the course's targets, as in ``preflight``.
+    launches is compiled for the course's targets, as in ``preflight``. ``runs``: a list that
+    receives each launch's record (``emulator.Run``), for the structure rules below.
     """
     from . import emulator
 
@@ -775,11 +948,34 @@ def preflight_host(chk: Checker, fn, *args, what: str | None = None, max_blocks:
     if what is not None:
         v.string(what, "what")
     name = what or "a dry run of your function, its kernels in the thread emulator"
-    runs = [] if races else None
-    ok = _dry_run(chk, name, lambda: emulator.run_host(fn, *args, max_blocks=max_blocks,
-                                                       timeout=timeout, runs=runs))
+    if runs is not None and not isinstance(runs, list):
+        raise TypeError(f"runs must be a list (the launches' records go into it), not "
+                        f"{type(runs).__name__}.")
+    runs = runs if runs is not None else ([] if races else None)
+    zeroed = [_host_copy(a) for a in args]
+    returned = []
+    ok = _dry_run(chk, name, lambda: returned.append(emulator.run_host(
+        fn, *args, max_blocks=max_blocks, timeout=timeout, runs=runs)))
+    raced = ok and bool(runs) and _fail_races(chk, runs)
+    if ok and returned and not raced:
+        try:
+            with emulator.poison("zero"):
+                again = emulator.run_host(fn, *zeroed, max_blocks=max_blocks, timeout=timeout)
+        except Exception:  # noqa: BLE001 - the first run's verdict stands
+            pass
+        else:
+            names = [*emulator.param_names(fn, len(args))[:len(args)], "what it returns"]
+            _first_difference(
+                chk, names, [*args, _as_array(returned[0])], [*zeroed, _as_array(again)],
+                "memory read before it is written",
+                lambda name, where: (
+                    f"{name} depends on memory your code reads before writing it: with "
+                    "unwritten shared and local arrays and fresh device arrays "
+                    "(cuda.device_array) reading NaN (or a large integer) it differs from a "
+                    f"run where they read 0 ({where}). On a GPU they hold whatever was there, "
+                    "often 0, so the result can look right by luck. Give every accumulator, "
+                    "shared slot and allocated array its starting value before reading it."))
     if ok and runs:
-        _fail_races(chk, runs)
         compiled = set()
         for run in runs:
             kernel, launch_args = getattr(run, "launched", (None, ()))
@@ -790,11 +986,11 @@ def preflight_host(chk: Checker, fn, *args, what: str | None = None, max_blocks:
 
 
 def _other_interleaving(chk: Checker, kernel, grid, block, first, again, shared_bytes,
-                        timeout, names) -> None:
+                        timeout, names) -> bool:
     """Run the kernel again on ``again`` (the arguments before the first run), blocks in a
     random order and threads last first, and fail a case if any array comes out different
     from ``first`` (the first run's). Float atomics add in another order: their rounding is
-    allowed, a race's effect is not."""
+    allowed, a race's effect is not. True if it failed."""
     from . import emulator
 
     try:
@@ -807,7 +1003,67 @@ def _other_interleaving(chk: Checker, kernel, grid, block, first, again, shared_
                      "its result depends on which thread runs first. Threads of one block are "
                      "ordered by cuda.syncthreads(); threads of different blocks only by "
                      "atomic updates.")
-        return
+        return True
+    return _first_difference(
+        chk, names, first, again, "the same launch, blocks and threads in another order",
+        lambda name, where: (
+            f"{name} came out different when the blocks ran in a random order and each "
+            f"block's threads last first: {where}. The result depends on which thread runs "
+            "first: some thread reads what another writes (or both write) with nothing "
+            "ordering them. Threads of one block are ordered by cuda.syncthreads(); threads "
+            "of different blocks only by atomic updates."))
+
+
+def _host_copy(a):
+    from . import emulator
+
+    if isinstance(a, emulator.HostArray) and a.ndim == 1:  # keep its offset from 16 bytes
+        off = emulator._host_offset(a) % 256
+        if off % a.itemsize == 0:
+            pad = off // a.itemsize
+            return emulator.host_view(np.concatenate([np.zeros(pad, a.dtype), np.asarray(a)]),
+                                      pad)
+    return a.copy() if isinstance(a, np.ndarray) else a
+
+
+def _as_array(value):
+    """What a host function returned, as an array to compare (a number, an array, a tuple of
+    numbers); None where it cannot be compared."""
+    try:
+        out = np.asarray(getattr(value, "copy_to_host", lambda: value)(), dtype=float)
+    except (TypeError, ValueError):
+        return None
+    return out if out.dtype.kind == "f" else None
+
+
+def _unwritten_memory(chk: Checker, kernel, grid, block, first, again, shared_bytes, timeout,
+                      names) -> bool:
+    """Run the kernel again on ``again`` with the memory nobody wrote (shared and local
+    arrays) reading as zero, what a GPU often happens to give, where the first run read NaN
+    or a large integer; fail a case if an output differs: the kernel reads memory it never
+    wrote (an accumulator never zeroed, a shared slot never filled), right on a GPU only by
+    luck. True if it failed."""
+    from . import emulator
+
+    try:
+        with emulator.poison("zero"):
+            emulator.launch(kernel, grid, block, *again, record=False,
+                            shared_bytes=shared_bytes, timeout=timeout)
+    except Exception:  # noqa: BLE001 - the first run's verdict stands
+        return False
+    return _first_difference(
+        chk, names, first, again, "memory read before it is written",
+        lambda name, where: (
+            f"{name} depends on memory your kernel reads before writing it: with unwritten "
+            "shared and local arrays reading NaN (or a large integer) it differs from a run "
+            f"where they read 0 ({where}). On a GPU they hold whatever was there, often 0, "
+            "so the result can look right by luck. Give every accumulator and shared slot "
+            "its starting value (0 for a sum, -inf for a max) before reading it."))
+
+
+def _first_difference(chk: Checker, names, first, again, case: str, message) -> bool:
+    """Fail ``case`` with ``message(name, where)`` at the first array of ``first`` that
+    differs from ``again`` (float atomics' rounding allowed); True if one did."""
     for name, a, b in zip(names, first, again):
         if not isinstance(a, np.ndarray) or a.shape != b.shape:
             continue
@@ -817,18 +1073,14 @@ def _other_interleaving(chk: Checker, kernel, grid, block, first, again, shared_
         if not same:
             differ = np.flatnonzero(a != b if exact else ~np.isclose(
                 a, b, rtol=1e-4, atol=1e-6, equal_nan=True))
-            at = np.unravel_index(differ[0], a.shape)
-            at = at[0] if len(at) == 1 else at
-            with chk.case("the same launch, blocks and threads in another order"):
-                chk.fail(f"{name} came out different when the blocks ran in a random order and "
-                         f"each block's threads last first: {len(differ)} element(s), first "
-                         f"{name}[{at}] = {a.flat[differ[0]].item()!r} against "
-                         f"{b.flat[differ[0]].item()!r}. "
-                         "The result depends on which thread runs first: some thread reads "
-                         "what another writes (or both write) with nothing ordering them. "
-                         "Threads of one block are ordered by cuda.syncthreads(); threads of "
-                         "different blocks only by atomic updates.")
-            return
+            at = tuple(int(i) for i in np.unravel_index(differ[0], a.shape))
+            at = ", ".join(map(str, at))
+            where = (f"{len(differ)} element(s), first {name}[{at}] = "
+                     f"{a.flat[differ[0]].item()!r} against {b.flat[differ[0]].item()!r}")
+            with chk.case(case):
+                chk.fail(message(name, where))
+            return True
+    return False
 
 
 def _compiles(chk: Checker, kernel, args) -> bool:
@@ -951,27 +1203,37 @@ def refuses_stubs(check=None, *, solved_by=()):
         return lambda fn: refuses_stubs(fn, solved_by=tuple(solved_by))
     v.function(check, "check", what="a checker function")
 
+    @titled
     @functools.wraps(check)
     def wrapper(student, *args, **kwargs):
-        title = (check.__doc__ or check.__name__).strip().splitlines()[0].rstrip(".")
+        title = exercise_title(_plain_first_line(check))
         name = getattr(student, "__name__", "your code")
         if callable(student) and is_stub(student):
-            return not_implemented(f"{check.__name__}: {title}", name,
+            return not_implemented(title, name,
                                    "replace `raise NotImplementedError()` with your code.")
         owner = _course_module(student)
         if owner:  # e.g. `my_saxpy = gs.saxpy_grid_stride`: the course's code, not the answer
-            return one_line_failure(f"{check.__name__}: {title}", name,
+            return one_line_failure(title, name,
                                      f"this is the course's own code (from {owner}), not "
                                      "yours: write the function in your notebook.")
         used = _borrowed(student, _resolve_names(solved_by, check.__module__))
         if used:
-            return one_line_failure(f"{check.__name__}: {title}", name,
+            return one_line_failure(title, name,
                                      f"your code uses {used}, the course's own answer to this "
                                      "exercise: write that part yourself.")
         return check(student, *args, **kwargs)
 
     wrapper.solved_by = tuple(solved_by)
     return wrapper
+
+
+def _plain_first_line(check) -> str:
+    """A checker's docstring's first line without reStructuredText (a checker with no book
+    title: no exercise of the book calls it)."""
+    import re
+
+    line = (check.__doc__ or check.__name__).strip().splitlines()[0].rstrip(".")
+    return re.sub(r":\w+:`([^`]*)`|``([^`]*)``", lambda m: m.group(1) or m.group(2), line)
 
 
 def _resolve_names(names, module: str) -> dict:
@@ -1179,9 +1441,214 @@ def one_line_failure(title: str, what: str, why: str) -> Report:
     """A report failed on one line before any case ran: printed and logged like any other."""
     for value, name in ((title, "title"), (what, "what"), (why, "why")):
         v.string(value, name)
-    report = Report(title)
+    report = Report(exercise_title(title))
     report.failed.append((what, why))
     print(report.text())
     _log_verdict(report)
     return report
 
+
+
+# --------------------------------------------------------------------------- structure
+# What the outputs cannot show, judged from the emulator's record of one launch (issue 63):
+# how each warp's global accesses fall into 32-byte sectors, how many loads a thread keeps
+# in flight before it stores, whether a thread reads the same element again, and how many
+# threads combine values at each barrier step of a tree. The same in every mode (the
+# emulator runs the kernel's Python source, never the device); each rule names the line that
+# breaks it.
+
+SECTOR = 32
+
+
+def emulator_param_names(kernel, n: int = 0) -> list[str]:
+    """The kernel's parameter names as the emulator's record names its arrays."""
+    from . import emulator
+
+    return emulator.param_names(kernel, n)
+
+
+def recorded_run(chk: Checker, name: str, kernel, grid, block, *args, shared_bytes: int = 0,
+                 timeout: float = 20.0):
+    """One launch in the emulator with every access recorded, inside case ``name``: the
+    ``emulator.Run``, or None (the case failed: a fault, or a kernel stopped after
+    ``timeout`` seconds, which the failure says)."""
+    from . import emulator
+
+    v.string(name, "name")
+    out = []
+    with chk.case(name):
+        try:
+            out.append(emulator.launch(kernel, grid, block, *args, record=True,
+                                       shared_bytes=shared_bytes, timeout=timeout))
+        except emulator.LaunchTimeout as err:
+            chk.fail(f"stopped: {err}")
+        except emulator.FAULTS as err:
+            chk.fail(describe_exception(err))
+    return out[0] if out else None
+
+
+def _where_line(e) -> str:
+    from . import emulator
+
+    text = emulator.source_line(e.file, e.line)
+    return f"line {e.line}" + (f" (`{text}`)" if text else "")
+
+
+def sector_use(run, array: str, kinds=("load", "store")) -> dict:
+    """Per source line, for the global accesses of ``array``: ``requests`` (warp requests),
+    ``sectors`` (32-byte sectors they touch), ``needed`` (the fewest sectors holding the
+    bytes they use), and ``first`` (an example ``WarpRequest``)."""
+    lines: dict = {}
+    for r in run.warp_requests():
+        if r.space != "global" or r.array != array or r.kind not in kinds:
+            continue
+        used = {(a, nb) for _, a, nb in r.lanes}
+        sectors = {s for a, nb in used for s in range(a // SECTOR, (a + nb - 1) // SECTOR + 1)}
+        row = lines.setdefault((r.kind, r.line), {"requests": 0, "sectors": 0, "needed": 0,
+                                                  "first": r})
+        row["requests"] += 1
+        row["sectors"] += len(sectors)
+        row["needed"] += -(-sum(nb for _, nb in used) // SECTOR)
+    return lines
+
+
+def expect_coalesced(chk: Checker, run, arrays, *, advice: str, slack: float = 1.5) -> bool:
+    """Fail the current case unless every warp request to each of ``arrays`` (parameter
+    names) touches at most ``slack`` times the sectors its bytes need: consecutive threads on
+    consecutive elements. Names the worst line."""
+    if run is None:
+        return False
+    for array in arrays:
+        for (kind, _), row in sorted(sector_use(run, array).items(),
+                                     key=lambda kv: -kv[1]["sectors"] / kv[1]["needed"]):
+            if row["sectors"] > slack * row["needed"]:
+                r = row["first"]
+                per, need = row["sectors"] / row["requests"], row["needed"] / row["requests"]
+                chk.fail(f"{_where_line(r)}: each warp's {kind}s of {array} touch "
+                         f"{per:.1f} sectors of 32 bytes where the bytes they use fit in "
+                         f"{need:.1f}, counted in the emulator (every mode): the accesses are "
+                         f"not coalesced. {advice}")
+                return False
+    return True
+
+
+def expect_loaded_once(chk: Checker, run, arrays, *, advice: str, most: int = 2) -> bool:
+    """Fail the current case if one thread loads the same element of one of ``arrays`` from
+    global memory more than ``most`` times: values the exercise holds in registers."""
+    if run is None:
+        return False
+    counts: dict = {}
+    for e in run.events:
+        if e.space == "global" and e.kind == "load" and e.array in arrays:
+            key = (tuple(e.block), e.thread, e.array, e.address)
+            counts.setdefault(key, []).append(e)
+    worst = max(counts.values(), key=len, default=[])
+    if len(worst) > most:
+        e = worst[-1]
+        chk.fail(f"{_where_line(e)}: thread {e.thread} of block {tuple(e.block)} loads the same "
+                 f"element of {e.array} from global memory {len(worst)} times, counted in the "
+                 f"emulator. {advice}")
+        return False
+    return True
+
+
+def loads_in_flight(run, array: str) -> list[int]:
+    """For each load of ``array`` from global memory, how many of the thread's loads of it
+    were made since its last global store (this one included): loads a thread issues
+    before it stores, in flight together. Counted in elements (a 16-byte load of float32
+    is four)."""
+    out, since, last = [], 0, None
+    for e in run.events:
+        who = (tuple(e.block), e.thread)
+        if who != last:
+            since, last = 0, who
+        if e.space != "global":
+            continue
+        if e.kind in ("store", "atomic"):
+            since = 0
+        elif e.array == array:
+            since += max(1, e.nbytes // 4)
+            out.append(since)
+    return out
+
+
+def expect_in_flight(chk: Checker, run, array: str, *, at_least: int, advice: str) -> bool:
+    """Fail the current case unless most loads of ``array`` are made in batches of at least
+    ``at_least`` before the thread's next store (several loads in flight per thread)."""
+    if run is None:
+        return False
+    counts = loads_in_flight(run, array)
+    if not counts:
+        chk.fail(f"the kernel never loads {array}.")
+        return False
+    # A batch of k loads shows as counts 1..k: the loads that end a batch of at least
+    # ``at_least``, times the batch, are the loads made in flight together.
+    batched = sum(c for k, c in enumerate(counts)
+                  if c >= at_least and (k + 1 == len(counts) or counts[k + 1] <= c))
+    if batched < len(counts) / 2:
+        e = next(e for e in run.events if e.space == "global" and e.array == array
+                 and e.kind == "load")
+        chk.fail(f"{_where_line(e)}: your threads keep at most {max(counts)} load(s) of "
+                 f"{array} in flight before storing (most loads: {_common(counts)}), counted in "
+                 f"the emulator; the exercise asks for at least {at_least}. {advice}")
+        return False
+    return True
+
+
+def _common(counts) -> str:
+    peaks = [c for k, c in enumerate(counts) if k + 1 == len(counts) or counts[k + 1] <= c]
+    top = max(set(peaks), key=peaks.count)
+    return f"{top} at a time"
+
+
+def tree_steps(run, space: str = "shared") -> list[tuple[int, int]]:
+    """The steps of a block's reduction: for each barrier epoch (of block 0) in which
+    threads load two or more different elements of one ``space`` array, (how many threads
+    load from it, the first line that does)."""
+    steps: dict = {}
+    first = run.events[0].block if run.events else None
+    for e in run.events:
+        if e.space == space and e.kind == "load" and e.block == first:
+            steps.setdefault((e.array, e.epoch), []).append(e)
+    out = []
+    for _key, loads in sorted(steps.items(), key=lambda kv: kv[0][1]):
+        if len({e.address for e in loads}) > 1:
+            out.append((len({e.thread for e in loads}), min(e.line for e in loads)))
+    return out
+
+
+def expect_tree(chk: Checker, run, block: int, *, advice: str) -> bool:
+    """Fail the current case unless the record shows a tree over the block in shared memory:
+    a barrier step where half the block's threads combine values, then fewer."""
+    if run is None:
+        return False
+    steps = tree_steps(run)
+    half = block // 2
+    if not steps:
+        chk.fail(f"the threads' values never meet in shared memory (no barrier step where "
+                 f"threads read each other's slots), counted in the emulator. {advice}")
+        return False
+    widest, line = max(steps)
+    if widest < half:
+        chk.fail(f"line {line}: at the widest step of your reduction {widest} thread(s) of "
+                 f"the block of {block} read shared memory, counted in the emulator; a tree "
+                 f"over the block starts with {half} (thread t < {half} combines slots t and "
+                 f"t + {half}), then halves. {advice}")
+        return False
+    return True
+
+
+def expect_few_atomics(chk: Checker, runs, elements: int, *, advice: str,
+                       per_element: float = 1 / 8) -> bool:
+    """Fail the current case if the launches in ``runs`` make more than ``per_element``
+    atomic updates of global memory per element of the input (``elements``): an atomic per
+    element (or per thread) serializes on one address, where a block's reduction first
+    leaves one per block."""
+    atomics = [e for run in runs for e in run.events if e.space == "global" and e.kind == "atomic"]
+    if len(atomics) > per_element * elements:
+        e = atomics[0]
+        chk.fail(f"{_where_line(e)}: your kernels make {len(atomics)} atomic updates of "
+                 f"{e.array} for {elements} elements, counted in the emulator: about one per "
+                 f"{elements / len(atomics):.3g} elements. {advice}")
+        return False
+    return True

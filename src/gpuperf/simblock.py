@@ -38,6 +38,43 @@ except ImportError:  # pragma: no cover - exercised where greenlet is not instal
 _local = threading.local()  # the green thread running now, per launching OS thread
 
 
+class Stopped(RuntimeError):
+    """A simulated launch stopped at the CPU-time limit that ``limit_cpu`` set."""
+
+
+_limit = types.SimpleNamespace(until=None, seconds=None)
+
+
+class limit_cpu:
+    """``with simblock.limit_cpu(seconds, since):`` a simulated launch inside raises
+    ``Stopped`` (between two of its threads) once this process has used ``seconds`` of CPU
+    time since ``since`` (a ``time.process_time()``): a checker's bound on a slow wrong
+    kernel. CPU time, not wall time: a machine shared with other work does not stop a
+    right kernel."""
+
+    def __init__(self, seconds: float, since: float):
+        self.seconds, self.since = float(seconds), float(since)
+
+    def __enter__(self):
+        self._old = (_limit.until, _limit.seconds)
+        _limit.until, _limit.seconds = self.since + self.seconds, self.seconds
+        return self
+
+    def __exit__(self, *exc):
+        _limit.until, _limit.seconds = self._old
+
+
+def _check_limit(threads) -> None:
+    import time
+
+    if _limit.until is not None and time.process_time() > _limit.until:
+        for t in threads:
+            t.abort = True
+        raise Stopped(f"stopped: the checker had used its {_limit.seconds:g} s of CPU time "
+                      "and the kernel was still running in the simulator (far slower than "
+                      "the exercise needs, or a loop that does not end).")
+
+
 def current_thread():
     """The simulated CUDA thread running now (a ``GreenThread``), else the OS thread."""
     return getattr(_local, "current", None) or threading.current_thread()
@@ -168,6 +205,7 @@ def make_block_manager(original, stuck_error=RuntimeError):
                 _local.current = previous
 
         def _schedule(self, threads):
+            _check_limit(threads)
             live = threads
             while live:
                 for t in live:
@@ -179,6 +217,7 @@ def make_block_manager(original, stuck_error=RuntimeError):
                             for other in threads:
                                 other.abort = True
                             raise t.exception[0].with_traceback(t.exception[1])
+                        _check_limit(threads)
                 live = [t for t in live if not t.done]
                 if not live:
                     return

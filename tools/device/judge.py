@@ -4,10 +4,11 @@ and accept a right one.
 
     python tools/device/judge.py [chapter ...]      # e.g. streams reduce; default: all
 
-A file names its checker (``CHECKER``, in ``MODULE`` or the chapter's
-``gpuperf.kernels.<chapter>``, with ``KWARGS`` if any); files that do not are skipped (their
-tests call the checker their own way). Prints one line per file and a summary; exits 1 if
-any verdict is wrong.
+A wrong file names its checker (``CHECKER``, in ``MODULE`` or the chapter's
+``gpuperf.kernels.<chapter>``, with ``KWARGS`` if any); a right file names its exercise
+(``NOTEBOOK``, ``LABEL``) and is judged by the exercise's checker cell, as
+tests/test_chapter_solutions.py does. Prints one line per file with its verdict time, the
+slowest five, and a summary; exits 1 if any verdict is wrong or took over 30 s (issue 63).
 """
 
 import importlib
@@ -23,9 +24,11 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("GPUPERF_MODE", "auto")
 
-from conftest import load_answer  # noqa: E402
+from conftest import checker_call, load_answer, solution  # noqa: E402
 
-ANSWER_NAMES = ("student", "kernel", "make_kernel", "fn")
+VERDICT_LIMIT_S = 30.0
+
+ANSWER_NAMES = ("student", "kernel", "make_kernel", "fn", "tile_reuse", "intensity_and_bound")
 
 
 def _checker_module(mod, chapter: str):
@@ -47,19 +50,39 @@ def _checker_module(mod, chapter: str):
     raise LookupError(f"no module has {mod.CHECKER}")
 
 
+def _cpu_s() -> float:
+    """CPU seconds of this process and of the children it waited for (the compiler's)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 def judge(path: Path, expect: str) -> dict:
     mod = load_answer(path)
-    if not hasattr(mod, "CHECKER"):
-        return {"file": str(path.relative_to(ROOT)), "verdict": "skipped"}
-    module = _checker_module(mod, path.parent.name)
-    answer = next(getattr(mod, name) for name in ANSWER_NAMES if hasattr(mod, name))
     out = io.StringIO()
-    t0 = time.perf_counter()
-    with redirect_stdout(out):
-        report = getattr(module, mod.CHECKER)(answer, **getattr(mod, "KWARGS", {}))
+    if hasattr(mod, "CHECKER"):
+        module = _checker_module(mod, path.parent.name)
+        answer = next(getattr(mod, name) for name in ANSWER_NAMES if hasattr(mod, name))
+        t0, c0 = time.perf_counter(), _cpu_s()
+        with redirect_stdout(out):
+            report = getattr(module, mod.CHECKER)(answer, **getattr(mod, "KWARGS", {}))
+    elif hasattr(mod, "LABEL"):  # the exercise's checker cell, the answer's names in place
+        from test_chapter_solutions import AFTER, NEEDS_THE_CHAPTER
+
+        with redirect_stdout(out):
+            ns = solution(mod.NOTEBOOK, mod.LABEL, after=AFTER.get(mod.LABEL, ()),
+                          own_cells=mod.LABEL not in NEEDS_THE_CHAPTER)
+        ns.update({k: v for k, v in vars(mod).items() if not k.startswith("__")})
+        call = checker_call(mod.NOTEBOOK, mod.LABEL)
+        t0, c0 = time.perf_counter(), _cpu_s()
+        with redirect_stdout(out):
+            report = eval(call, ns)
+    else:
+        return {"file": str(path.relative_to(ROOT)), "verdict": "skipped"}
     got = "accept" if report else "reject"
     return {"file": str(path.relative_to(ROOT)), "expect": expect, "got": got,
             "verdict": "ok" if got == expect else "WRONG", "s": round(time.perf_counter() - t0, 1),
+            # CPU seconds of this process: the verdict's cost on a machine shared with others
+            "cpu_s": round(_cpu_s() - c0, 1),
             "output": out.getvalue()[-1500:]}
 
 
@@ -78,8 +101,14 @@ def main(chapters):
                     r = {"file": str(path.relative_to(ROOT)), "expect": expect,
                          "verdict": "ERROR", "output": f"{type(e).__name__}: {e}"}
                 results.append(r)
-                print(f"{r['verdict']:8s} {r.get('s', ''):>6} {r['file']}", flush=True)
-    bad = [r for r in results if r["verdict"] in ("WRONG", "ERROR")]
+                print(f"{r['verdict']:8s} {r.get('s', ''):>6} {r.get('cpu_s', ''):>6} {r['file']}",
+                      flush=True)
+    slow = [r for r in results if r.get("s", 0) > VERDICT_LIMIT_S]
+    for r in slow:
+        r["verdict"] = "SLOW"
+    print("slowest five:", ", ".join(f"{r['file']} {r.get('s')} s ({r.get('cpu_s')} s of CPU)" for r in
+                                       sorted(results, key=lambda r: -r.get("s", 0))[:5]))
+    bad = [r for r in results if r["verdict"] in ("WRONG", "ERROR", "SLOW")]
     for r in bad:
         print(f"--- {r['file']} (expected {r.get('expect')}):\n{r.get('output', '')}")
     judged = sum(r["verdict"] != "skipped" for r in results)

@@ -2,6 +2,8 @@
 but one of the two accesses of every swap walks a column (uncoalesced), and there is no tile."""
 from numba import cuda
 
+CHECKER = "check_inplace_transpose"
+
 TILE, BLOCK_ROWS = 32, 8
 
 

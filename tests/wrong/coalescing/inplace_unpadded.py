@@ -2,6 +2,8 @@
 32-way bank conflict."""
 from numba import cuda, float32
 
+CHECKER = "check_inplace_transpose"
+
 TILE, BLOCK_ROWS = 32, 8
 PADDED_TILE = (TILE, TILE)
 

@@ -1,5 +1,7 @@
 """Counts each lane's sectors on its own, as if no two lanes shared a sector."""
 
+CHECKER = "check_layout_bytes"
+
 HINT = "count each of the warp's sectors once"
 
 

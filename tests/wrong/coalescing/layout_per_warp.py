@@ -1,5 +1,7 @@
 """Right sectors, but the warp's bytes, not each particle's."""
 
+CHECKER = "check_layout_bytes"
+
 HINT = "divide by its 32 particles"
 
 

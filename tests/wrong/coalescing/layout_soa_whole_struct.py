@@ -1,5 +1,7 @@
 """A structure of arrays charged for every field, as if it were read whole too."""
 
+CHECKER = "check_layout_bytes"
+
 HINT = "a structure of arrays reads only the fields used"
 
 

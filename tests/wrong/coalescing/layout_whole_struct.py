@@ -1,5 +1,7 @@
 """An array of structures always costs its whole struct, even one larger than a sector."""
 
+CHECKER = "check_layout_bytes"
+
 HINT = "a struct larger than a sector is not read whole"
 
 

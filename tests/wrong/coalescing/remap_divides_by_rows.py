@@ -1,6 +1,8 @@
 """Divides by the wrong extent: right only for square matrices."""
 from numba import cuda
 
+CHECKER = "check_remap"
+
 
 @cuda.jit
 def kernel(x, w, out):

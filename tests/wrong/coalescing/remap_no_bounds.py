@@ -1,6 +1,8 @@
 """Coalesced, but the last block's extra threads write past the end."""
 from numba import cuda
 
+CHECKER = "check_remap"
+
 
 @cuda.jit
 def kernel(x, w, out):

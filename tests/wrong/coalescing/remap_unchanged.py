@@ -1,6 +1,8 @@
 """The starting kernel, handed in unchanged: correct, but threads walk down columns."""
 from numba import cuda
 
+CHECKER = "check_remap"
+
 
 @cuda.jit
 def kernel(x, w, out):

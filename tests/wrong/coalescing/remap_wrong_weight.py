@@ -1,6 +1,8 @@
 """Remapped, but scales by the column's weight instead of the row's."""
 from numba import cuda
 
+CHECKER = "check_remap"
+
 
 @cuda.jit
 def kernel(x, w, out):

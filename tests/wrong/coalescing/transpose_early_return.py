@@ -1,6 +1,8 @@
 """The Numba article's bug: threads outside the matrix return before the barrier."""
 from numba import cuda, float32
 
+CHECKER = "check_padded_transpose"
+
 TILE, ROWS = 32, 8
 SHAPE = (TILE, TILE + 1)
 

@@ -1,6 +1,8 @@
 """No tile at all: correct, but every warp's store is spread over 32 lines."""
 from numba import cuda
 
+CHECKER = "check_padded_transpose"
+
 TILE, ROWS = 32, 8
 
 

@@ -1,6 +1,8 @@
 """Padded tile, but no barrier between filling the tile and reading it."""
 from numba import cuda, float32
 
+CHECKER = "check_padded_transpose"
+
 TILE, ROWS = 32, 8
 SHAPE = (TILE, TILE + 1)
 

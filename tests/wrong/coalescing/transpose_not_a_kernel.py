@@ -1,2 +1,4 @@
 """Forgot @cuda.jit."""
+
+CHECKER = "check_padded_transpose"
 kernel = None

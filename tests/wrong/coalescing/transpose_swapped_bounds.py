@@ -1,6 +1,8 @@
 """Padded tile, but the write's bounds test uses a's extents the wrong way round."""
 from numba import cuda, float32
 
+CHECKER = "check_padded_transpose"
+
 TILE, ROWS = 32, 8
 SHAPE = (TILE, TILE + 1)
 

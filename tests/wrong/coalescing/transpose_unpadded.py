@@ -1,6 +1,8 @@
 """Tiled and correct, but the tile is not padded: 32-way bank conflicts on the column read."""
 from numba import cuda, float32
 
+CHECKER = "check_padded_transpose"
+
 TILE, ROWS = 32, 8
 SHAPE = (TILE, TILE)
 

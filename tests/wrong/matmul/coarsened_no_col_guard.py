@@ -1,6 +1,10 @@
 """Coarsened kernel that loads B without testing the column against N."""
 from numba import cuda, float32
 
+CHECKER = "check_coarsened"
+MODULE = "gpuperf.kernels.coarsening"
+KWARGS = {"tile": 4, "factor": 3}
+
 
 def make_kernel(tile, factor):
     shape = (tile, tile)

@@ -1,6 +1,10 @@
 """One running sum shared by all the factor outputs."""
 from numba import cuda, float32
 
+CHECKER = "check_coarsened"
+MODULE = "gpuperf.kernels.coarsening"
+KWARGS = {"tile": 4, "factor": 3}
+
 
 def make_kernel(tile, factor):
     shape = (tile, tile)

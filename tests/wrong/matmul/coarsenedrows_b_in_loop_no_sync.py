@@ -2,6 +2,10 @@
 (the last barrier of the loop over c is missing)."""
 from numba import cuda, float32
 
+CHECKER = "check_coarsened"
+MODULE = "gpuperf.kernels.coarsening"
+KWARGS = {"tile": 4, "factor": 3, "along": "rows"}
+
 
 def make_kernel(tile, factor):
     shape = (tile, tile)

@@ -1,6 +1,10 @@
 """Stores every one of the `factor` rows, even past the bottom of C."""
 from numba import cuda, float32
 
+CHECKER = "check_coarsened"
+MODULE = "gpuperf.kernels.coarsening"
+KWARGS = {"tile": 4, "factor": 3, "along": "rows"}
+
 
 def make_kernel(tile, factor):
     shape = (tile, tile)

@@ -4,6 +4,10 @@ checker counts one block's global loads in the emulator: every output reads its 
 column. (Found by a reviewer playing a student.)"""
 from numba import cuda, float32
 
+CHECKER = "check_coarsened"
+MODULE = "gpuperf.kernels.coarsening"
+KWARGS = {"tile": 4, "factor": 3, "along": "rows"}
+
 
 def make_kernel(tile, factor):
     @cuda.jit

@@ -1,6 +1,10 @@
 """One running sum for all `factor` outputs: every row gets the sum of all of them."""
 from numba import cuda, float32
 
+CHECKER = "check_coarsened"
+MODULE = "gpuperf.kernels.coarsening"
+KWARGS = {"tile": 4, "factor": 3, "along": "rows"}
+
 
 def make_kernel(tile, factor):
     shape = (tile, tile)

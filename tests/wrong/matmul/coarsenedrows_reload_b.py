@@ -5,6 +5,10 @@ counts one block's global loads in the emulator. (Found by a reviewer playing a 
 check_coarsened counted no loads.)"""
 from numba import cuda, float32
 
+CHECKER = "check_coarsened"
+MODULE = "gpuperf.kernels.coarsening"
+KWARGS = {"tile": 4, "factor": 3, "along": "rows"}
+
 
 def make_kernel(tile, factor):
     shape = (tile, tile)

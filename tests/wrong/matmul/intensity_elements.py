@@ -1,5 +1,7 @@
 """Counts elements instead of bytes."""
 
+CHECKER = "check_intensity"
+
 
 def intensity_and_bound(M, N, K, tile, bw_gbps, peak_tflops):
     elements = M * K * -(-N // tile) + K * N * -(-M // tile) + M * N

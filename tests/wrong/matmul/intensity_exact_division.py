@@ -1,6 +1,8 @@
 """Counts N / tile tile columns and M / tile tile rows, fractions, where a partial tile still
 loads its rows and columns."""
 
+CHECKER = "check_intensity"
+
 
 def intensity_and_bound(M, N, K, tile, bw_gbps, peak_tflops):
     nbytes = 4 * (M * K * N / tile + K * N * M / tile + M * N)

@@ -1,5 +1,7 @@
 """Counts one operation per multiply-add instead of two."""
 
+CHECKER = "check_intensity"
+
 
 def intensity_and_bound(M, N, K, tile, bw_gbps, peak_tflops):
     nbytes = 4 * (M * K * -(-N // tile) + K * N * -(-M // tile) + M * N)

@@ -1,6 +1,9 @@
 """The Numba article's bounds test: `and` where `or` is needed, and a return before the barrier."""
 from numba import cuda, float32
 
+CHECKER = "check_tiled"
+KWARGS = {"tile": 4}
+
 
 def make_kernel(tile):
     shape = (tile, tile)

@@ -1,6 +1,9 @@
 """Loads guarded, but threads outside C return before the barriers."""
 from numba import cuda, float32
 
+CHECKER = "check_tiled"
+KWARGS = {"tile": 4}
+
 
 def make_kernel(tile):
     shape = (tile, tile)

@@ -1,6 +1,9 @@
 """Rows and columns of C are guarded, but not the k index of the tile loads."""
 from numba import cuda, float32
 
+CHECKER = "check_tiled"
+KWARGS = {"tile": 4}
+
 
 def make_kernel(tile):
     shape = (tile, tile)

@@ -1,6 +1,9 @@
 """Out-of-range tile elements are skipped instead of set to zero: stale shared memory."""
 from numba import cuda, float32
 
+CHECKER = "check_tiled"
+KWARGS = {"tile": 4}
+
 
 def make_kernel(tile):
     shape = (tile, tile)

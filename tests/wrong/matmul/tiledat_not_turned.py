@@ -2,6 +2,9 @@
 tile transposed."""
 from numba import cuda, float32
 
+CHECKER = "check_tiled"
+KWARGS = {"tile": 4, "a_transposed": True}
+
 
 def make_kernel(tile):
     shape = (tile, tile)

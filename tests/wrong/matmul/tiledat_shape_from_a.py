@@ -1,6 +1,9 @@
 """Reads M and K from At as if it were A (M, K = At.shape): wrong whenever M != K."""
 from numba import cuda, float32
 
+CHECKER = "check_tiled"
+KWARGS = {"tile": 4, "a_transposed": True}
+
 
 def make_kernel(tile):
     padded = (tile, tile + 1)

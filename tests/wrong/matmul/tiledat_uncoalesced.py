@@ -1,6 +1,9 @@
 """Right, but reads At down its columns: each warp's load touches 16 rows (uncoalesced)."""
 from numba import cuda, float32
 
+CHECKER = "check_tiled"
+KWARGS = {"tile": 4, "a_transposed": True}
+
 
 def make_kernel(tile):
     shape = (tile, tile)

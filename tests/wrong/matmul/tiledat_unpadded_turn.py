@@ -4,6 +4,9 @@ but not padded, so writing it down its columns has 16- to 32-way bank conflicts 
 student, when only the global loads of At were traced.)"""
 from numba import cuda, float32
 
+CHECKER = "check_tiled"
+KWARGS = {"tile": 4, "a_transposed": True}
+
 
 def make_kernel(tile):
     shape = (tile, tile)

@@ -1,6 +1,9 @@
 """Starts at threadIdx.x, forgetting the block: every block does block 0's elements."""
 from numba import cuda
 
+CHECKER = "check_saxpy"
+MODULE = "gpuperf.kernels.gridstride"
+
 
 @cuda.jit
 def kernel(a, x, y, out):

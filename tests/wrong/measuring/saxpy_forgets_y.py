@@ -1,6 +1,9 @@
 """Computes a * x and forgets y."""
 from numba import cuda
 
+CHECKER = "check_saxpy"
+MODULE = "gpuperf.kernels.gridstride"
+
 
 @cuda.jit
 def kernel(a, x, y, out):

@@ -1,6 +1,9 @@
 """Covers only the first grid's worth of elements: right only when the grid covers the data."""
 from numba import cuda
 
+CHECKER = "check_saxpy"
+MODULE = "gpuperf.kernels.gridstride"
+
 
 @cuda.jit
 def kernel(a, x, y, out):

@@ -1,6 +1,9 @@
 """Uses <= in the loop test: reads and writes one element past the end."""
 from numba import cuda
 
+CHECKER = "check_saxpy"
+MODULE = "gpuperf.kernels.gridstride"
+
 
 @cuda.jit
 def kernel(a, x, y, out):

@@ -6,6 +6,8 @@ check refuses a kernel that writes a global array. (Found by a reviewer playing 
 import numpy as np
 from numba import cuda, float32
 
+CHECKER = "check_absmax"
+
 BLOCK = 256
 RESULT = np.zeros(1, np.float32)
 

@@ -5,6 +5,8 @@ from numba import cuda, float32
 
 import gpuperf as gp
 
+CHECKER = "check_absmax"
+
 
 @cuda.jit
 def _vectors(x, out, n, head):

@@ -3,6 +3,8 @@ branch never reach it. On a GPU that hangs or reads half-updated slots."""
 import numpy as np
 from numba import cuda, float32
 
+CHECKER = "check_sequential_max"
+
 
 @cuda.jit
 def kernel(x, partial, n):

@@ -9,6 +9,8 @@ import math
 import numpy as np
 from numba import cuda, float32
 
+CHECKER = "check_sequential_max"
+
 BLOCK = 256
 SDATA = np.empty(BLOCK, np.float32)  # "shared" scratch, allocated once
 

@@ -1,6 +1,8 @@
 """Loads x[i] with no bounds test: right only when n is a multiple of the block."""
 from numba import cuda, float32
 
+CHECKER = "check_sequential_max"
+
 BLOCK = 256
 
 

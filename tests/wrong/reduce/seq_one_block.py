@@ -3,6 +3,8 @@ import math
 
 from numba import cuda, float32
 
+CHECKER = "check_sequential_max"
+
 BLOCK = 256
 
 

@@ -4,6 +4,8 @@ x[n - 1] instead of -inf."""
 
 from numba import cuda, float32
 
+CHECKER = "check_sequential_max"
+
 BLOCK = 256
 
 

@@ -3,6 +3,8 @@ compiler needs the shape when the kernel compiles, so no GPU can run it."""
 import numpy as np
 from numba import cuda, float32
 
+CHECKER = "check_sequential_max"
+
 
 @cuda.jit
 def kernel(x, partial, n):

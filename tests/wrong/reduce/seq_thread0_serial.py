@@ -7,6 +7,8 @@ import math
 import numpy as np  # noqa: F401
 from numba import cuda, float32
 
+CHECKER = "check_sequential_max"
+
 BLOCK = 256
 
 

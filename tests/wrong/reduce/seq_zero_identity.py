@@ -2,6 +2,8 @@
 reports 0."""
 from numba import cuda, float32
 
+CHECKER = "check_sequential_max"
+
 BLOCK = 256
 
 

@@ -1,6 +1,8 @@
 """Writes shared memory only where there is data, as if the rest held the identity."""
 from numba import cuda, float32
 
+CHECKER = "check_sequential_max"
+
 BLOCK = 256
 
 

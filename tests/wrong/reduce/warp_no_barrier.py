@@ -2,6 +2,8 @@
 import numpy as np
 from numba import cuda, float32
 
+CHECKER = "check_block_max"
+
 BLOCK = 256
 WARPS = BLOCK // 32
 FULL = 0xFFFFFFFF

@@ -1,6 +1,8 @@
 """Starts each thread's max at 0 (the identity of +): a block of negative numbers reports 0."""
 from numba import cuda, float32
 
+CHECKER = "check_block_max"
+
 BLOCK = 256
 WARPS = BLOCK // 32
 FULL = 0xFFFFFFFF

@@ -2,6 +2,8 @@
 import numpy as np
 from numba import cuda, float32
 
+CHECKER = "check_block_max"
+
 FULL = 0xFFFFFFFF
 NEG_INF = np.float32(-np.inf)
 

@@ -179,6 +179,7 @@ def _close(got, want) -> bool:
             and abs(float(got) - want) <= 1e-6 * max(1.0, abs(want)))
 
 
+@ex.titled
 def check_best_factor(answer: dict, res=None) -> ex.Report:
     """Check the best-factor analysis ``answer`` against the sweep ``res``.
 

@@ -78,6 +78,7 @@ _WHY = {
 }
 
 
+@ex.titled
 def check_limiters(answer, res=None) -> ex.Report:
     """Check ``answer``: {kernel: limiter} for every kernel of ``profiling_speed_of_light``
     (the recorded reference GPU's, or ``res``), each one of ``LIMITERS``."""

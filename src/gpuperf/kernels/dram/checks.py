@@ -469,8 +469,9 @@ def _drawn_occupancy_cases(n: int = 24) -> list[tuple]:
     return cases
 
 
-def _occupancy_mistake(got, threads, registers, shared, facts) -> str | None:
-    """Name the rule an answer skipped, if skipping exactly one rule gives it."""
+def _occupancy_variants(threads, registers, shared, facts) -> list[tuple[int, str]]:
+    """What an answer that skips (or misapplies) one rule of the calculation gives, with the
+    rule, for this configuration on this GPU."""
     cc = tuple(facts["compute_capability"])
     warps = -(-threads // WARP)
     max_warps = facts["max_threads_per_sm"] // WARP
@@ -488,11 +489,14 @@ def _occupancy_mistake(got, threads, registers, shared, facts) -> str | None:
         return min(limits)
 
     o = device.occupancy(threads, registers, shared, facts)
-    variants = [
+    return [
         (blocks(per_warp=registers * WARP),
          "registers are given to a warp in units of 256: round registers x 32 up first"),
         (blocks(sh=shared_unit), "from compute capability 8.0 the system reserves 1 KiB of "
                                  "shared memory per block: add it"),
+        (blocks(sh=shared_unit + 1024), "the 1 KiB of shared memory reserved per block starts "
+                                        "with compute capability 8.0: a "
+                                        f"{cc[0]}.{cc[1]} GPU reserves none"),
         (blocks(sh=shared + reserved), "shared memory is given to a block in units of 128 bytes: "
                                        "round up first"),
         (blocks(cap=10**9), "an SM holds at most gp.device.MAX_BLOCKS_PER_SM[cc] blocks, whatever "
@@ -501,10 +505,54 @@ def _occupancy_mistake(got, threads, registers, shared, facts) -> str | None:
          "a block takes whole warps: count its threads rounded up to a multiple of 32"),
         (o["warps_per_sm"], "that is the warps per SM; return the blocks"),
     ]
-    for value, why in variants:
-        if got == value and value != o["blocks_per_sm"]:
+
+
+def _occupancy_mistake(got, threads, registers, shared, facts) -> str | None:
+    """Name the rule an answer skipped, if skipping exactly one rule gives it."""
+    right = device.occupancy(threads, registers, shared, facts)["blocks_per_sm"]
+    for value, why in _occupancy_variants(threads, registers, shared, facts):
+        if got == value and value != right:
             return why
     return None
+
+
+# The A100's limits from NVIDIA's specification (compute capability 8.0: 164 KiB of shared
+# memory per SM, 1 KiB reserved per block, 32 blocks): a family between the T4 and Hopper,
+# where a rule applied "from 9.0" instead of "from 8.0" shows.
+A100_SPEC_FACTS = {"name": "NVIDIA A100 (specification)", "compute_capability": (8, 0),
+                   "max_threads_per_sm": 2048, "max_threads_per_block": 1024,
+                   "registers_per_sm": 65536, "registers_per_block": 65536,
+                   "shared_per_sm": 167936, "shared_per_block": 49152,
+                   "shared_per_block_optin": 166912, "warp_size": 32}
+
+
+def _separating_occupancy_cases() -> list[tuple]:
+    """For every GPU family the course names (T4, A100, and each recorded GPU) and every rule
+    of ``_occupancy_variants``: one configuration where skipping that rule changes the answer
+    (searched in a fixed order, so the same cases every run), where the family has one."""
+    from gpuperf import records
+
+    families = [T4_SPEC_FACTS, A100_SPEC_FACTS]
+    for path in records.available():
+        exps = records.load(path)["experiments"]
+        if _RESOURCE_EXPERIMENTS[0] in exps:
+            families.append(exps[_RESOURCE_EXPERIMENTS[0]]["provenance"]["device"])
+    grid = [(t, r, sh) for sh in (0, 1000, 4000, 9000, 12345, 20000, 21800, 32768, 40000, 45670)
+            for t in (32, 48, 64, 96, 128, 200, 256, 680, 1024)
+            for r in (16, 24, 33, 40, 64, 100, 128, 200)]
+    cases = []
+    for facts in families:
+        count = len(_occupancy_variants(32, 16, 0, facts))
+        for k in range(count):
+            for t, r, sh in grid:
+                try:
+                    right = device.occupancy(t, r, sh, facts)["blocks_per_sm"]
+                except ValueError:
+                    continue
+                if _occupancy_variants(t, r, sh, facts)[k][0] != right:
+                    cases.append((t, r, sh, facts, right))
+                    break
+    return cases
 
 
 def occupancy_agreement() -> str:
@@ -532,7 +580,8 @@ def check_blocks_per_sm(fn):
         return chk.report()
     recorded = _recorded_occupancy_cases()
     for origin, cases in (("the CUDA occupancy API, recorded", recorded),
-                          ("the hardware's rules", _drawn_occupancy_cases())):
+                          ("the hardware's rules", _drawn_occupancy_cases()),
+                          ("one rule on the edge", _separating_occupancy_cases())):
         for threads, registers, shared, facts, want in cases:
             with chk.case(f"{threads} threads, {registers} registers, {shared:,} B shared on "
                           f"{facts.get('name', 'a GPU')} ({origin})"):
@@ -587,6 +636,11 @@ def _only_partial_trips(missed, n: int, total: int) -> bool:
     return False
 
 
+# The fewest loads in flight per thread the copy exercise accepts in the emulator (every mode);
+# how many reach the speed bar is the GPU's measurement.
+IN_FLIGHT_MIN_LOADS = 2
+
+
 @_exercises.refuses_stubs(solved_by=("gpuperf.kernels.dram:make_copy",
                                        "gpuperf.kernels.dram:make_sum_loads"))
 def check_copy_in_flight(kernel):
@@ -639,6 +693,19 @@ def check_copy_in_flight(kernel):
                              "loading or storing.")
                 if not np.array_equal(src.copy_to_host(), src_host):
                     chk.fail("src changed: the copy must only read it.")
+    if chk.report_.ok:  # the pattern, in every mode: batches of loads, each coalesced
+        n = 16 * 64 + 5  # two blocks of 32: whole trips of any batch up to 16, and a tail
+        names = ex.emulator_param_names(kernel, 2)
+        run = ex.recorded_run(chk, f"loads in flight, recorded in the emulator (n={n}, "
+                                   "launch [2, 32])", kernel, 2, 32, ex.random_array(n, 8),
+                              ex.poisoned(n))
+        with chk.case("several coalesced loads in flight per thread (emulator)"):
+            ex.expect_in_flight(chk, run, names[0], at_least=IN_FLIGHT_MIN_LOADS, advice=(
+                "Load a batch of elements into registers (local variables) before storing "
+                "any of them."))
+            ex.expect_coalesced(chk, run, names[:2], advice=(
+                "Within a batch, element k of a thread must be a grid's width from element "
+                "k - 1 (i, i + s, i + 2s, ...), so that each warp's load is contiguous."))
     if SIMULATOR:
         ex.speed_not_measured(chk, f"{IN_FLIGHT_SPEED_TARGET:.0%} of a device-to-device copy "
                                    f"at 2^{IN_FLIGHT_SPEED_N.bit_length() - 1} elements, "
@@ -651,6 +718,7 @@ def check_copy_in_flight(kernel):
         ex.speed_against_copy(
             chk, lambda: kernel[blocks, threads](src, dst), 8 * n,
             target=IN_FLIGHT_SPEED_TARGET,
+            smaller=(lambda: kernel[blocks, threads](src[:n // 64], dst[:n // 64]), 64),
             what=f"your copy ({blocks} blocks of {threads} threads, n = 2^{n.bit_length() - 1})",
             advice="with this few threads, Little's law asks for several loads in flight per "
                    "thread: load a batch of elements (each a grid's width apart, so that each "

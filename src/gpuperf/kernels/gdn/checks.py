@@ -51,6 +51,21 @@ def check_registers(kernel) -> ex.Report:
                     kernel[(math.ceil(n_s / block), n_ch), block](delta, w, d, raw)
                     chk.compare(raw, reference_raw(w, delta, d), rtol=1e-5, atol=1e-6,
                                 what="raw")
+    if chk.report_.ok:  # values held in registers: each thread reads an element once or so
+        # 8 rows: a value read again in every pass of the loop over j is read 8 times; one
+        # read twice in a statement (w[j, s] * w[j, s], which the compiler reads once) or once
+        # more as w[j, s] at j = k stays at 4 or fewer.
+        w, delta, d = _check_problem(8, 40, 6)
+        names = ex.emulator_param_names(kernel, 4)
+        run = ex.recorded_run(chk, "global loads per thread, recorded in the emulator "
+                                   "(N=8, S=40)", kernel, (2, 8), 32, delta, w, d,
+                              ex.poisoned((64, 40)))
+        with chk.case("row k's values read once, held in registers (emulator)"):
+            ex.expect_loaded_once(chk, run, names[:3], most=4, advice=(
+                "Read delta[k, s], w[k, s] and d[k, s] once, into local variables, before the "
+                "loop over j: that is what holds them in registers."))
+            ex.expect_coalesced(chk, run, names, advice=(
+                "Consecutive threads must take consecutive samples s."))
     return chk.report()
 
 
@@ -86,7 +101,7 @@ def check_beta_grad(kernel) -> ex.Report:
     return chk.report()
 
 
-def _check_beta_tree(chk, kernel, block: int = 32) -> None:
+def _check_beta_tree(chk, kernel, block: int = 64) -> None:
     """In the emulator, one block of ``block`` threads over a channel: its partial sums must
     meet in shared memory (a tree), and the block must write its channel's dbeta a few times
     at most, not once per thread (an atomic per thread into one address is no tree)."""
@@ -99,6 +114,12 @@ def _check_beta_tree(chk, kernel, block: int = 32) -> None:
         writes = sum(1 for e in run.events if e.space == "global" and e.array == name
                      and e.kind in ("store", "atomic"))
         shared = sum(1 for e in run.events if e.space == "shared" and e.kind == "load")
+        uses_shuffles = ex.uses(kernel, "numba.cuda:shfl_down_sync", "numba.cuda:shfl_xor_sync",
+                                "numba.cuda:shfl_up_sync", "numba.cuda:shfl_sync")
+        if writes <= 2 and shared and not uses_shuffles:
+            ex.expect_tree(chk, run, block, advice=(
+                "One thread summing the block's slots in a loop, or a tree that starts "
+                "below half the block, leaves the block's threads idle."))
         if writes > 2:
             chk.fail(f"the block wrote `{name}` {writes} times (stores and atomics): each "
                      "thread adds its partial sum to the channel's result, one after another. "

@@ -33,8 +33,11 @@ def _saxpy_speed(chk, kernel) -> None:
     y.copy_to_device(x)  # any finite numbers do
     grid, block = launch_config(n)
     a = np.float32(2.0)
+    m = n // 64  # tried first: a kernel far too slow is stopped at this size
+    small_grid, _ = launch_config(m)
     ex.speed_against_copy(
         chk, lambda: kernel[grid, block](a, x, y, out), 12 * n, target=SAXPY_SPEED_TARGET,
+        smaller=(lambda: kernel[small_grid, block](a, x[:m], y[:m], out[:m]), 64),
         what=f"your SAXPY (n = 2^{n.bit_length() - 1}, launch [{grid}, {block}])",
         advice="in every pass of the loop, consecutive threads must touch consecutive "
                "elements (i = cuda.grid(1), then i += cuda.gridsize(1)), so that each warp's "
@@ -70,6 +73,16 @@ def check_saxpy(kernel) -> ex.Report:
                     kernel[grid, block](a, x, y, out)
                     ref = a * x.astype(np.float64) + y.astype(np.float64)
                     chk.compare(out, ref, rtol=1e-5, atol=1e-5)
+    if chk.report_.ok:  # the access pattern, in every mode; the speed it gives, on a GPU
+        names = ex.emulator_param_names(kernel, 4)
+        run = ex.recorded_run(chk, "coalescing, recorded in the emulator (n=4096, launch [2, 64])",
+                              kernel, 2, 64, np.float32(2.0), ex.random_array(4096, 5),
+                              ex.random_array(4096, 6), ex.poisoned(4096))
+        with chk.case("coalesced loads and stores (emulator)"):
+            ex.expect_coalesced(chk, run, names[1:], advice=(
+                "In every pass of the loop consecutive threads must touch consecutive "
+                "elements (i = cuda.grid(1), then i += cuda.gridsize(1)); a thread that walks "
+                "its own contiguous chunk does not."))
     if not SIMULATOR and chk.report_.ok:
         _saxpy_speed(chk, kernel)
     elif SIMULATOR:

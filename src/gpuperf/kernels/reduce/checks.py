@@ -3,6 +3,8 @@ block max, and the largest magnitude at the bandwidth limit."""
 
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 from numba import cuda  # gpuperf/__init__ has already chosen the mode
 
@@ -123,6 +125,16 @@ def _check_sequential_addressing(chk, kernel) -> None:
             threads = sorted({e.thread for e in loads})
             distances = sorted({e.address // e.nbytes - e.thread for e in loads} - {0})
             line = min(e.line for e in loads)
+            per_thread = collections.Counter(e.thread for e in loads)
+            busiest, reads = per_thread.most_common(1)[0]
+            if reads > 2:  # a loop inside one step: not a step of a tree
+                e = next(e for e in loads if e.thread == busiest)
+                chk.fail(f"line {e.line}: between two barriers thread {busiest} reads {reads} "
+                         f"slots of {array}, one after another, while {len(threads)} thread(s) "
+                         "read at all: a loop, not a step of the tree. At each step of a tree "
+                         "every active thread t < s combines two slots, t and t + s, and s "
+                         "halves from half the block.")
+                return
             if len(distances) > 1:
                 e = next(e for e in loads if e.address // e.nbytes - e.thread != distances[0]
                          and e.address // e.nbytes != e.thread)
@@ -413,9 +425,14 @@ def check_absmax(fn, *, target: float = 0.9) -> ex.Report:
 
     # A start one element past a 16-byte boundary, in the emulator first: it faults on a
     # misaligned 16-byte load where a GPU would lose its CUDA context.
+    runs = []
     if not ex.preflight_host(chk, fn, emulator.host_view(_absmax_data(1001, 1, "last"), 1),
-                             max_blocks=4):
+                             max_blocks=4, runs=runs):
         return chk.report()
+    with chk.case("atomic updates per element, counted in the emulator"):
+        ex.expect_few_atomics(chk, runs, 1000, advice=(
+            "Reduce within each block first (a tree or warp shuffles), then one atomic or "
+            "one store per block."))
     sizes = (1, 3, 31, 32, 33, 255, 256, 257, 1000, 4099, 100_003 if not SIMULATOR else 5003,
              *ex.hidden_sizes(2, 200_000 if not SIMULATOR else 6000))
     with simwarp.shared_poison(np.inf):  # absorbing for max |x|: an unwritten slot shows
@@ -445,7 +462,12 @@ def check_absmax(fn, *, target: float = 0.9) -> ex.Report:
 
         # Both sides return a float, so both pay the synchronization and the 4-byte copy;
         # each keeps its best of 7 interleaved rounds (one noisy window does not decide).
-        mine_ms, ref_ms = ex.race_times(lambda: fn(d_x), reference, rounds=7, min_time=0.08)
+        try:
+            mine_ms, ref_ms = ex.race_times(lambda: fn(d_x), reference, rounds=7, min_time=0.08)
+        except ex.StoppedSlow as err:  # one call took seconds: no race needed
+            with chk.case(f"bandwidth at n=2^27 (target {target:.0%} of v8's sum)"):
+                chk.fail(str(err))
+            return chk.report()
         # The margin: v8 raced against itself in the same way, now, on this GPU; never under
         # SPEED_NOISE_FLOOR (v8 against itself varied by up to 7% between races on an H100
         # under Colab's versions).

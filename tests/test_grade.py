@@ -115,13 +115,17 @@ def test_the_gradebook_has_a_row_per_student_and_a_column_per_exercise(gradebook
     with open(out, newline="", encoding="utf-8") as f:
         table = {r["student"]: r for r in csv.DictReader(f)}
     column = "01_demo/check_bandwidth_formula"
-    assert list(next(iter(table.values()))) == ["student", column, "total", "out_of"]
+    assert list(next(iter(table.values()))) == ["student", "student_id", column, "total",
+                                                "out_of", "missing"]
+    where = table.pop(grade.SPEED_ROW)  # the last row: where speed was measured
+    assert where[column] == "not measured: no GPU"
     assert sorted(table) == sorted(g)  # the stray's unknown file adds no column
     for student, row in table.items():
         assert float(row[column]) == float(g[student]["score"]) == float(row["total"])
-        assert row["out_of"] == "1"
+        assert row["out_of"] == "1" and row["student_id"] == student
     assert float(table["right"][column]) == 1.0 and float(table["hangs"][column]) == 0.0
-    assert float(table["wrong"][column]) < 1
+    assert float(table["wrong"][column]) == 0.0  # wrong outputs: 0, whatever else passed
+    assert table["stray"]["missing"] == "01_demo" and table["right"]["missing"] == ""
 
 
 def test_each_student_gets_feedback_with_the_checkers_messages(gradebook):
@@ -131,7 +135,10 @@ def test_each_student_gets_feedback_with_the_checkers_messages(gradebook):
     right = (folder / "right.md").read_text()
     assert "100%" in right and "checks passed" in right and "simulator" in right
     wrong = (folder / "wrong.md").read_text()
-    assert "checks failed" in wrong and g["wrong"]["detail"].split(": ", 1)[1][:40] in wrong
+    assert "checks failed" in wrong and "scores 0" in wrong and grade.RULE in wrong
+    # each student's executed notebook is kept beside the feedback
+    kept = folder / "right" / "01_demo.ipynb"
+    assert kept.is_file() and "checks passed" in kept.read_text()
     assert "timeout" in (folder / "hangs.md").read_text()
     assert "no 01_demo.ipynb" in (folder / "stray.md").read_text()
     assert "not a notebook of the course" in (folder / "stray.md").read_text()
@@ -164,8 +171,11 @@ def test_right_and_wrong_answers_are_scored(gradebook):
 def test_a_fake_deleted_or_replaced_checker_changes_nothing(gradebook):
     _, g, _ = gradebook
     for who in ("edits", "deletes", "patches"):
-        assert g[who]["status"] == "graded"
+        assert g[who]["status"] == ("review" if who == "patches" else "graded")
         assert (g[who]["passed"], g[who]["total"]) == (g["wrong"]["passed"], g["wrong"]["total"])
+        assert float(g[who]["score"]) == 0.0
+    # the code that replaced the checker names the grader's machinery: flagged for a human
+    assert "_log_verdict" in g["patches"]["detail"] and "review" in g["patches"]["detail"]
 
 
 def test_untouched_hanging_and_crashing_notebooks_are_said_so(gradebook):

@@ -94,8 +94,12 @@ def gradebook(tmp_path_factory):
     os.utime(subs / "renames" / "01_demo (1).ipynb", (1, 1))
 
     out = tmp / "gradebook.csv"
+    roster = tmp / "roster.csv"
+    roster.write_text("folder,id,name\nright,s042,Ada\n")
+    # the guide's command, with its options: two notebooks at once, the assignment named
     assert grade.main([str(subs), "--source", str(source.parent), "--out", str(out),
-                       "--cell-timeout", "8"]) == 0
+                       "--cell-timeout", "8", "--jobs", "2", "--assigned", "01_demo",
+                       "--roster", str(roster)]) == 0
     _, details, _ = grade.outputs(out)
     with open(details, newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
@@ -122,7 +126,8 @@ def test_the_gradebook_has_a_row_per_student_and_a_column_per_exercise(gradebook
     assert sorted(table) == sorted(g)  # the stray's unknown file adds no column
     for student, row in table.items():
         assert float(row[column]) == float(g[student]["score"]) == float(row["total"])
-        assert row["out_of"] == "1" and row["student_id"] == student
+        assert row["out_of"] == "1.0"
+        assert row["student_id"] == ("s042" if student == "right" else student)
     assert float(table["right"][column]) == 1.0 and float(table["hangs"][column]) == 0.0
     assert float(table["wrong"][column]) == 0.0  # wrong outputs: 0, whatever else passed
     assert table["stray"]["missing"] == "01_demo" and table["right"]["missing"] == ""
@@ -305,3 +310,81 @@ def test_a_notebook_without_exercises_keeps_the_student_in_the_gradebook(tmp_pat
     assert [r["student"] for r in table] == ["reader"]
     assert table[0]["out_of"] == "0" and table[0]["total"] == "0"
     assert "no exercises" in (tmp_path / "gradebook-feedback" / "reader.md").read_text()
+
+
+def _entry(cases, on="Numba CUDA simulator (no GPU)"):
+    passed = [c for c in cases if c[1]]
+    return {"passed": len(passed), "failed": len(cases) - len(passed),
+            "points": float(sum(c[2] for c in passed)), "possible": float(sum(c[2] for c in cases)),
+            "cases": [list(c) for c in cases], "on": on, "report": "r"}
+
+
+def test_correctness_first_wrong_outputs_score_0_structure_and_speed_add_on_top():
+    right_slow = grade._row("a", "nb", "check_x", _entry(
+        [("n=1", True, 1, "output"), ("n=33", True, 1, "output"), ("source", False, 1, "structure"),
+         ("speed", False, 1, "speed")]), "graded", "", 2.0)
+    assert right_slow["score"] == 0.5 and right_slow["earned"] == 1.0  # half of its 2 points
+    wrong_but_well_written = grade._row("b", "nb", "check_x", _entry(
+        [("n=1", True, 1, "output"), ("n=33", False, 1, "output"), ("source", True, 1, "structure"),
+         ("speed", True, 1, "speed")]), "graded", "", 2.0)
+    assert wrong_but_well_written["score"] == 0.0 and wrong_but_well_written["earned"] == 0.0
+    assert "scores 0" in wrong_but_well_written["detail"]
+    assert "n=33" in wrong_but_well_written["detail"]
+    assert "scores 0" in grade.feedback([wrong_but_well_written], "b")
+
+
+def test_points_come_from_nbgrader_metadata_and_totals_cover_every_assigned_notebook():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("gs.check_a(f)", id="a"),
+                nbformat.v4.new_code_cell("gs.check_b(f)", id="b")]
+    nb.cells[0].metadata["nbgrader"] = {"points": 3}
+    assert grade.exercise_points(nb) == {"a": 3.0, "b": 1.0}
+    rows = [grade._row("ada", "01", "check_a", _entry([("c", True, 1, "output")]), "graded", "", 3),
+            grade._row("ada", "02", "check_b", None, "missing", "no 02.ipynb", 1),
+            grade._row("bob", "01", "check_a", None, "no verdict", "timeout", 3),
+            grade._row("bob", "02", "check_b", _entry([("c", True, 1, "output")], on="NVIDIA H200"),
+                       "graded", "", 1)]
+    columns, table = grade.summary(rows, {"ada": {"id": "s001"}})
+    assert columns == ["student", "student_id", "01/check_a", "02/check_b", "total", "out_of",
+                       "missing"]
+    ada, bob, where = table
+    assert (ada["student_id"], ada["total"], ada["out_of"], ada["missing"]) == ("s001", 3.0, 4.0,
+                                                                                  "02")
+    assert (bob["student_id"], bob["total"], bob["out_of"], bob["missing"]) == ("bob", 1.0, 4.0, "")
+    assert where["student"] == grade.SPEED_ROW
+    assert where["01/check_a"] == "not measured: no GPU" and where["02/check_b"] == "NVIDIA H200"
+
+
+def test_the_lms_files_follow_canvas_and_gradescope_conventions(tmp_path):
+    roster = tmp_path / "roster.csv"
+    roster.write_text("folder,id,name,email,section\nada,s001,Ada Lovelace,ada@uni.edu,A\n")
+    people = grade.read_roster(roster)
+    assert people["ada"]["name"] == "Ada Lovelace"
+    rows = [grade._row("ada", "01", "check_a", _entry([("c", True, 1, "output")]), "graded", "", 2)]
+    tables = grade.lms_tables(rows, people, assignment="gpuperf ps1")
+    cols, canvas = tables["canvas"]
+    assert cols[:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+    assert canvas[0]["Student"].strip() == "Points Possible" and canvas[0]["gpuperf ps1"] == 2.0
+    assert canvas[1]["Student"] == "Ada Lovelace" and canvas[1]["SIS User ID"] == "s001"
+    assert canvas[1]["gpuperf ps1"] == 2.0
+    cols, scope = tables["gradescope"]
+    assert cols == ["Name", "SID", "Email", "Total Score", "Max Points"]
+    assert scope == [{"Name": "Ada Lovelace", "SID": "s001", "Email": "ada@uni.edu",
+                      "Total Score": 2.0, "Max Points": 2.0}]
+    out = grade.write_gradebook(rows, tmp_path / "gb.csv", roster=people)
+    assert all(p.is_file() for p in grade.lms_outputs(out).values())
+    bad = tmp_path / "bad.csv"
+    bad.write_text("name,id\nAda,1\n")
+    with pytest.raises(ValueError, match="folder"):
+        grade.read_roster(bad)
+
+
+def test_code_that_names_the_graders_machinery_is_found():
+    src = nbformat.v4.new_notebook()
+    src.cells = [nbformat.v4.new_code_cell("def f():\n    pass", id="answer")]
+    sub = nbformat.v4.new_notebook()
+    sub.cells = [nbformat.v4.new_code_cell("def f():\n    import gpuperf.exercises as e\n"
+                                           "    e._log_verdict = print", id="answer")]
+    assert "_log_verdict" in grade.machinery_touched(sub, src)
+    sub.cells[0].source = "def f():\n    return 3 * 4"
+    assert grade.machinery_touched(sub, src) == []

@@ -91,3 +91,43 @@ def test_nbgrader_generates_and_autogrades_the_course_notebooks(tmp_path):
                   for s in ("right", "wrong", "untouched", "fitted")}
     assert scores == {"right": (1.0, 1.0), "wrong": (0.0, 1.0), "untouched": (0.0, 1.0),
                       "fitted": (0.0, 1.0)}  # the hidden tests catch it
+
+
+CHAPTER = "06_reduce.ipynb"  # the shortest course chapter with an exercise
+
+
+def test_a_course_chapter_goes_through_nbgrader_at_full_marks(tmp_path):
+    """A real chapter, with the shipped nbgrader_config.py (its cell timeout fits the
+    simulator): the reference solution autogrades at full marks, the untouched release at 0,
+    and the released answer cells stay runnable stubs as in the class copies."""
+    import shutil
+
+    from conftest import ROOT
+
+    chapters = tmp_path / "chapters"
+    chapters.mkdir()
+    shutil.copy(ROOT / "solutions" / CHAPTER, chapters / CHAPTER)
+    course = tmp_path / "course"
+    assert assign.main([str(chapters), "--out", str(course / "source" / "ps1"), "--nbgrader"]) == 0
+    shipped = (ROOT / "nbgrader_config.py").read_text()
+    assert "c.Execute.timeout" in shipped
+    (course / "nbgrader_config.py").write_text(
+        shipped + f"\nc.CourseDirectory.root = {str(course)!r}\n")
+    _nbgrader(course, "generate_assignment", "ps1")
+    release = nbformat.read(course / "release" / "ps1" / CHAPTER, as_version=4)
+    answers = [c for c in release.cells if c.get("metadata", {}).get("nbgrader", {}).get("solution")]
+    assert answers and all("raise NotImplementedError()" in c.source for c in answers)
+    compile("\n".join(c.source for c in answers), "answers", "exec")  # runnable as handed out
+    for student, nb in (("reference", course / "source" / "ps1" / CHAPTER),
+                        ("untouched", course / "release" / "ps1" / CHAPTER)):
+        folder = course / "submitted" / student / "ps1"
+        folder.mkdir(parents=True)
+        shutil.copy(nb, folder / CHAPTER)
+    _nbgrader(course, "autograde", "ps1", "--create")
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        scores = {s: (gb.find_submission("ps1", s).score, gb.find_submission("ps1", s).max_score)
+                  for s in ("reference", "untouched")}
+    assert scores["reference"][0] == scores["reference"][1] > 0, scores
+    assert scores["untouched"][0] == 0, scores

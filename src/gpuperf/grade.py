@@ -9,12 +9,14 @@ A cell that runs longer than ``--cell-timeout`` is interrupted and the run goes 
 student's endless loop costs one timeout, not the class; a kernel that dies ends that
 notebook only.
 
-``--out gradebook.csv`` is the gradebook: one row per student, one column per exercise
-(``notebook/checker``) with its score, the fraction of the checks' points earned (partial
-credit), and the total. Beside it, ``gradebook-feedback/<student>.md`` holds each student's
-checker reports, to hand back, and ``gradebook-details.csv`` one row per student, notebook and
-checker: the checks passed and run, the points, the score, where it was graded (the GPU, or
-the simulator) and a status: ``graded``, ``not
+``--out gradebook.csv`` is the gradebook: one row per student (with a ``student_id`` from
+``--roster``), one column per exercise (``notebook/checker``) with the points earned, the total,
+the points possible and the notebooks missing, and a last row saying where speed was measured.
+Beside it, ``gradebook-canvas.csv`` and ``gradebook-gradescope.csv`` to import into an LMS,
+``gradebook-feedback/<student>.md`` with each student's checker reports, to hand back, and
+their executed notebooks in ``gradebook-feedback/<student>/``, and ``gradebook-details.csv``
+one row per student, notebook and checker: the checks passed and run, the points, the score,
+where it was graded (the GPU, or the simulator) and a status: ``graded``, ``review``, ``not
 implemented`` (the stub is untouched), ``no verdict`` (the checker never reported: the
 detail says why, e.g. a timeout or an error in the student's code before it), ``missing``
 (a notebook others handed in and this student did not) or ``not graded`` (a file that is no
@@ -29,9 +31,21 @@ show in the feedback as "hidden case".
 
 Before each checker, the modules it calls are reloaded (a checker replaced in an earlier cell
 is restored), and the verdicts go to a file named afresh for each notebook, set only while
-the course's checker cell runs. The student's code runs in a scratch folder. This is not a
-sandbox: the code runs with the grader's permissions, and a student who writes code to forge
-results inside the kernel is not ruled out; grade untrusted work in a container.
+the course's checker cell runs.
+
+Scoring is correctness first: an exercise whose outputs are wrong on any case (a case of kind
+"output", ``exercises.Checker.case``) scores 0; structure and speed cases add credit only on
+top of correct outputs. An exercise is worth its checker cell's nbgrader ``points`` (1 by
+default); ``--assigned`` names the notebooks every student is scored on (0 where missing).
+
+Each notebook runs in its own throwaway folder, its kernel a child process contained by
+``gpuperf.sandbox``: in bubblewrap where the machine has it (the system and the course
+read-only, a private /tmp, no network, no home folders, submissions, solutions or gradebook
+in sight) with memory, process, CPU and file-size limits, a cell's output capped. Without
+bubblewrap, only the limits: the grader says so on stderr. The checker still runs in the
+kernel beside the student's code, so a verdict forged from inside a submission is possible: a
+row whose code names the grader's machinery (``machinery_touched``) scores 0 with the status
+"review" for a person to read. ``--jobs`` grades several notebooks at once.
 """
 
 from __future__ import annotations

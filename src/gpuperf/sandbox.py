@@ -187,58 +187,27 @@ def _pids_group(rundir: Path, limits: Limits) -> Path | None:
         (group / "pids.max").write_text(str(limits.processes))
     except OSError:
         return None
-    (Path(rundir) / "cgroup").write_text(str(group))
+    with open(Path(rundir) / "cgroups", "a", encoding="utf-8") as f:
+        f.write(f"{group}\n")
     return group
 
 
 def release(rundir: Path) -> None:
-    """Remove what ``command`` made for a run in ``rundir`` (its pids cgroup), once the
+    """Remove what ``command`` made for runs in ``rundir`` (their pids cgroups), once the
     kernel has ended."""
-    note = Path(rundir) / "cgroup"
-    if note.is_file():
-        group = Path(note.read_text())
-        if group.parent == _CGROUP_PIDS:
-            for _ in range(300):  # the kernel's processes may take a moment to end
-                try:
-                    group.rmdir()
-                    break
-                except OSError:
-                    import time
+    import time
 
-                    time.sleep(0.1)
-
-
-def kernel_manager(*, work: Path, rundir: Path, hide: list[Path] = (), limits: Limits = Limits()):
-    """A Jupyter kernel manager whose kernel runs ``command(...)``-contained, talking to the
-    grader over Unix sockets in ``rundir`` (no network needed)."""
-    from jupyter_client.manager import AsyncKernelManager
-
-    rundir = Path(rundir).resolve()
-
-    class ContainedKernelManager(AsyncKernelManager):
-        def format_kernel_cmd(self, extra_arguments=None):
-            argv = super().format_kernel_cmd(extra_arguments)
-            argv, self._contained_env = command(argv, work=work, rundir=rundir, hide=hide,
-                                                limits=limits)
-            return argv
-
-        async def _async_launch_kernel(self, kernel_cmd, **kw):
-            kw["env"] = self._contained_env if available() is None else {
-                **kw.get("env", os.environ), **self._contained_env}
-            return await super()._async_launch_kernel(kernel_cmd, **kw)
-
-        async def _async_interrupt_kernel(self):
-            # By a message on the control channel, never SIGINT to the process group: the
-            # group holds bubblewrap itself, which a SIGINT ends (and the kernel with it).
-            if available() is not None:
-                return await super()._async_interrupt_kernel()
-            msg = self.session.msg("interrupt_request", content={})
-            self._connect_control_socket()
-            self.session.send(self._control_socket, msg)
-
-        interrupt_kernel = _async_interrupt_kernel
-
-    km = ContainedKernelManager(kernel_name="python3", transport="ipc",
-                                ip=str(rundir / "kernel"),
-                                connection_file=str(rundir / "kernel.json"))
-    return km
+    note = Path(rundir) / "cgroups"
+    if not note.is_file():
+        return
+    for line in note.read_text().split():
+        group = Path(line)
+        if group.parent != _CGROUP_PIDS or not group.is_dir():
+            continue
+        for _ in range(300):  # the kernel's processes may take a moment to end
+            try:
+                group.rmdir()
+                break
+            except OSError:
+                time.sleep(0.1)
+    note.unlink()

@@ -30,6 +30,19 @@ from pathlib import Path
 GIB = 1 << 30
 
 
+def _argv(argv) -> list[str]:
+    if not isinstance(argv, (list, tuple)) or not argv or not all(isinstance(a, str) for a in argv):
+        raise TypeError(f"argv must be a non-empty list of strings (the command to run), not "
+                        f"{argv!r}.")
+    return list(argv)
+
+
+def _folder(path, name: str) -> Path:
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+        raise TypeError(f"{name} must be a folder path, not {type(path).__name__} ({path!r}).")
+    return Path(path)
+
+
 @dataclass(frozen=True)
 class Limits:
     """What one student's kernel may use (None: no limit)."""
@@ -108,6 +121,9 @@ def _own_tasks() -> int:
 
 def limited(argv: list[str], limits: Limits, *, sandboxed: bool) -> list[str]:
     """``argv`` run under ``limits`` (a small Python stub sets them and execs it)."""
+    argv = _argv(argv)
+    if not isinstance(limits, Limits):
+        raise TypeError(f"limits must be a sandbox.Limits, not {type(limits).__name__}.")
     sets = []
     if limits.memory_bytes:
         sets.append(("RLIMIT_DATA", limits.memory_bytes))
@@ -131,7 +147,8 @@ def command(argv: list[str], *, work: Path, rundir: Path, hide: list[Path] = (),
     ``work`` (its working folder) and ``rundir`` (the kernel's sockets and verdict log)
     writable, the folders of ``hide`` (submissions, solutions, the gradebook) hidden besides
     the home folders, and ``limits``. Without bubblewrap, only the limits."""
-    work, rundir = Path(work).resolve(), Path(rundir).resolve()
+    argv = _argv(argv)
+    work, rundir = _folder(work, "work").resolve(), _folder(rundir, "rundir").resolve()
     home = str(rundir / "home")
     Path(home).mkdir(parents=True, exist_ok=True)
     env = _env(home)
@@ -197,7 +214,7 @@ def release(rundir: Path) -> None:
     kernel has ended."""
     import time
 
-    note = Path(rundir) / "cgroups"
+    note = _folder(rundir, "rundir") / "cgroups"
     if not note.is_file():
         return
     for line in note.read_text().split():

@@ -39,14 +39,14 @@ def _chapter(folder):
     return folder
 
 
-def _nbgrader(course, *args):
+def _nbgrader(course, *args, timeout=600):
     import os
     from pathlib import Path
 
     # nbgrader runs the `alembic` command of its environment to create its database.
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     run = subprocess.run([sys.executable, "-m", "nbgrader", *args, "--force"], cwd=course,
-                         capture_output=True, text=True, timeout=600, env=env)
+                         capture_output=True, text=True, timeout=timeout, env=env)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     return run
 
@@ -98,8 +98,9 @@ CHAPTER = "06_reduce.ipynb"  # the shortest course chapter with an exercise
 
 def test_a_course_chapter_goes_through_nbgrader_at_full_marks(tmp_path):
     """A real chapter, with the shipped nbgrader_config.py (its cell timeout fits the
-    simulator): the reference solution autogrades at full marks, the untouched release at 0,
-    and the released answer cells stay runnable stubs as in the class copies."""
+    simulator): the reference solution autogrades at full marks, and the released answer
+    cells stay runnable stubs as in the class copies (untouched, wrong and fitted submissions
+    are graded on the small notebook above: a chapter takes minutes in the simulator)."""
     import shutil
 
     from conftest import ROOT
@@ -118,16 +119,12 @@ def test_a_course_chapter_goes_through_nbgrader_at_full_marks(tmp_path):
     answers = [c for c in release.cells if c.get("metadata", {}).get("nbgrader", {}).get("solution")]
     assert answers and all("raise NotImplementedError()" in c.source for c in answers)
     compile("\n".join(c.source for c in answers), "answers", "exec")  # runnable as handed out
-    for student, nb in (("reference", course / "source" / "ps1" / CHAPTER),
-                        ("untouched", course / "release" / "ps1" / CHAPTER)):
-        folder = course / "submitted" / student / "ps1"
-        folder.mkdir(parents=True)
-        shutil.copy(nb, folder / CHAPTER)
-    _nbgrader(course, "autograde", "ps1", "--create")
+    folder = course / "submitted" / "reference" / "ps1"
+    folder.mkdir(parents=True)
+    shutil.copy(course / "source" / "ps1" / CHAPTER, folder / CHAPTER)
+    _nbgrader(course, "autograde", "ps1", "--create", timeout=1500)
     from nbgrader.api import Gradebook
 
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        scores = {s: (gb.find_submission("ps1", s).score, gb.find_submission("ps1", s).max_score)
-                  for s in ("reference", "untouched")}
-    assert scores["reference"][0] == scores["reference"][1] > 0, scores
-    assert scores["untouched"][0] == 0, scores
+        got = gb.find_submission("ps1", "reference")
+        assert got.score == got.max_score > 0, (got.score, got.max_score)

@@ -228,3 +228,39 @@ def release(rundir: Path) -> None:
             except OSError:
                 time.sleep(0.1)
     note.unlink()
+
+
+def kernel_manager(*, work: Path, rundir: Path, hide: list[Path] = (), limits: Limits = Limits()):
+    """A Jupyter kernel manager whose kernel runs ``command(...)``-contained, talking to the
+    grader over Unix sockets in ``rundir`` (no network needed)."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    rundir = Path(rundir).resolve()
+
+    class ContainedKernelManager(AsyncKernelManager):
+        def format_kernel_cmd(self, extra_arguments=None):
+            argv = super().format_kernel_cmd(extra_arguments)
+            argv, self._contained_env = command(argv, work=work, rundir=rundir, hide=hide,
+                                                limits=limits)
+            return argv
+
+        async def _async_launch_kernel(self, kernel_cmd, **kw):
+            kw["env"] = self._contained_env if available() is None else {
+                **kw.get("env", os.environ), **self._contained_env}
+            return await super()._async_launch_kernel(kernel_cmd, **kw)
+
+        async def _async_interrupt_kernel(self):
+            # By a message on the control channel, never SIGINT to the process group: the
+            # group holds bubblewrap itself, which a SIGINT ends (and the kernel with it).
+            if available() is not None:
+                return await super()._async_interrupt_kernel()
+            msg = self.session.msg("interrupt_request", content={})
+            self._connect_control_socket()
+            self.session.send(self._control_socket, msg)
+
+        interrupt_kernel = _async_interrupt_kernel
+
+    km = ContainedKernelManager(kernel_name="python3", transport="ipc",
+                                ip=str(rundir / "kernel"),
+                                connection_file=str(rundir / "kernel.json"))
+    return km

@@ -826,6 +826,11 @@ def main(argv=None) -> int:
                                            "measured: no GPU)"
                                            if here.simulated else ""),
               file=sys.stderr, flush=True)
+        jobs = args.jobs or os.cpu_count() or 1
+        if not here.simulated and jobs > 1:
+            print(f"{jobs} notebooks are graded at once on one GPU: their speed checks share it "
+                  "and can read slower than alone; --jobs 1 times each kernel alone",
+                  file=sys.stderr, flush=True)
         why = sandbox.available()
         print("each notebook runs in its own kernel in a bubblewrap sandbox (read-only course "
               "and system, private /tmp, no network, no other students' files) with memory, "

@@ -95,10 +95,8 @@ def _env(home: str) -> dict:
 def _readable() -> list[str]:
     """What the kernel needs to read: the Python environment and every folder on the path
     (the course's package among them), shown again read-only above the hidden folders."""
-    import gpuperf
-
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix,
-             str(Path(gpuperf.__file__).resolve().parent.parent)}
+             str(Path(__file__).resolve().parent.parent)}  # the folder holding gpuperf/
     paths.update(site.getsitepackages() + [site.getusersitepackages()])
     paths.update(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
     paths.update(p for p in sys.path if p and Path(p).is_dir() and "site-packages" in p)

@@ -388,3 +388,29 @@ def test_code_that_names_the_graders_machinery_is_found():
     assert "_log_verdict" in grade.machinery_touched(sub, src)
     sub.cells[0].source = "def f():\n    return 3 * 4"
     assert grade.machinery_touched(sub, src) == []
+
+
+def test_every_option_of_the_guides_command_is_taken(tmp_path, capsys):
+    """The guide's full command line, on a notebook without exercises (nothing to run): every
+    option parses and reaches the gradebook, and the grader says whether it is sandboxed."""
+    source = tmp_path / "solutions"
+    source.mkdir()
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# Reading only", id="prose")]
+    nbformat.write(nb, source / "02_reading.ipynb")
+    subs = tmp_path / "submissions"
+    _submit(subs, "ada", source / "02_reading.ipynb")
+    roster = tmp_path / "roster.csv"
+    roster.write_text("folder,id\nada,s001\n")
+    out = tmp_path / "gradebook.csv"
+    assert grade.main([str(subs), "--source", str(source), "--out", str(out), "--assigned",
+                       "02_reading", "--roster", str(roster), "--jobs", "2", "--seed", "4242",
+                       "--cell-timeout", "60", "--memory-limit", "4"]) == 0
+    err = capsys.readouterr().err
+    assert "grading on" in err and ("bubblewrap sandbox" in err or "NOT SANDBOXED" in err)
+    with open(out, newline="") as f:
+        assert next(csv.DictReader(f))["student_id"] == "s001"
+    assert all(p.is_file() for p in grade.lms_outputs(out).values())
+    assert grade.main([str(subs), "--source", str(source), "--out", str(tmp_path / "x.csv"),
+                       "--assigned", "99_nothing"]) == 2
+    assert "99_nothing" in capsys.readouterr().err

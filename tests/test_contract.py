@@ -460,6 +460,7 @@ BAD = {
     "gpuperf.exercises:hidden_sizes": [B(ex.hidden_sizes, 5, 2, word="high"),
                                        B(ex.hidden_sizes, 1, 9, count=-1, word="count")],
     "gpuperf.exercises:case_rng": [B(ex.case_rng, -3, word="seed")],
+    "gpuperf.exercises:case_kind": [B(ex.case_kind, 3, err=TypeError, word="name")],
     "gpuperf.grade:grade": [B(grade.grade, 42, err=TypeError, word="submissions"),
                             B(grade.grade, "subs", cell_timeout=0, word="cell_timeout"),
                             B(grade.grade, "subs", hidden_seed=1, word="hidden_seed")],

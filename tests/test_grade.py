@@ -414,3 +414,19 @@ def test_every_option_of_the_guides_command_is_taken(tmp_path, capsys):
     assert grade.main([str(subs), "--source", str(source), "--out", str(tmp_path / "x.csv"),
                        "--assigned", "99_nothing"]) == 2
     assert "99_nothing" in capsys.readouterr().err
+
+
+def test_a_cases_kind_is_read_from_its_name_where_the_checker_does_not_say():
+    from gpuperf import exercises as ex
+
+    assert ex.case_kind("speed on this GPU (8192 x 8192)") == "speed"
+    assert ex.case_kind("coalescing, traced warp by warp in the emulator (32 x 32)") == "structure"
+    assert ex.case_kind("bank conflicts in shared memory (16 x 16 tiles, traced)") == "structure"
+    assert ex.case_kind("races in the thread emulator") == "output"  # wrong on a GPU
+    assert ex.case_kind("n=33 (hidden case)") == "output"
+    chk = ex.Checker("t")
+    with chk.case("layout", kind="structure"):
+        chk.fail("uncoalesced")
+    with chk.case("n=1"):
+        pass
+    assert chk.report_.kinds == {"layout": "structure"}

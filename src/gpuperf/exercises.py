@@ -100,6 +100,23 @@ GRADING_CELL = None
 # What a checker's case judges (``Checker.case(kind=...)``): the grader scores an exercise 0
 # if an "output" case fails; "structure" and "speed" cases add credit on top of correct outputs.
 CASE_KINDS = ("output", "structure", "speed")
+# Case names that say what a case judges, for checkers that do not pass ``kind``: a speed
+# bar, and how a kernel was traced in the emulator (its accesses, loads, conflicts).
+_SPEED_NAMES = ("speed",)
+_STRUCTURE_NAMES = ("traced", "recorded in the emulator", "bank conflicts", "global loads of")
+
+
+def case_kind(name: str) -> str:
+    """What a case named ``name`` judges when its checker does not say: ``"speed"`` for a
+    speed bar, ``"structure"`` for what the emulator traced of how the kernel works (never a
+    race or a dry run's fault: those are wrong outputs on a GPU), else ``"output"``."""
+    v.string(name, "name")
+    low = name.lower()
+    if low.startswith(_SPEED_NAMES):
+        return "speed"
+    if any(k in low for k in _STRUCTURE_NAMES) and not re.search(r"\braces?\b|dry run", low):
+        return "structure"
+    return "output"
 # While grading, checkers add cases the student never saw: a seed drawn afresh for each
 # checker run (logged with the verdict, so a score can be reproduced) and sizes from it.
 _hidden_seed: int | None = None
@@ -273,19 +290,19 @@ class Checker:
 
     @contextmanager
     def case(self, name: str, seed: int | None = None, *, points: float = 1,
-             kind: str = "output"):
+             kind: str | None = None):
         """One named case worth ``points``; exceptions inside it become a one-line failure.
 
         A case on a seed or a size the student never saw (while grading) is named "hidden
-        case". ``kind`` is what the case judges: ``"output"`` (the default: what the
-        student's code computes), ``"structure"`` (how it is written) or ``"speed"``. The
-        grader scores an exercise 0 if an output case fails; structure and speed cases add
-        credit only on top of correct outputs."""
+        case". ``kind`` is what the case judges: ``"output"`` (what the student's code
+        computes), ``"structure"`` (how it is written) or ``"speed"``; by default it is read
+        from the name (``case_kind``). The grader scores an exercise 0 if an output case
+        fails; structure and speed cases add credit only on top of correct outputs."""
         v.string(name, "name")
         if seed is not None:
             v.integer(seed, "seed")
         v.positive(points, "points")
-        v.choice(kind, "kind", CASE_KINDS)
+        kind = case_kind(name) if kind is None else v.choice(kind, "kind", CASE_KINDS)
         if grading() and ((seed is not None and seed == _hidden_seed)
                           or _names_hidden_size(name)):
             self._current = f"{name} (hidden case)"

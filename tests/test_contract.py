@@ -483,6 +483,8 @@ BAD = {
     "gpuperf.sandbox:limited": [B(sb.limited, ["python"], "8G", sandboxed=True,
                                   err=TypeError, word="limits")],
     "gpuperf.sandbox:release": [B(sb.release, 3, err=TypeError, word="rundir")],
+    "gpuperf.sandbox:kernel_manager": [B(sb.kernel_manager, work=3, rundir="r", err=TypeError,
+                                         word="work")],
     "gpuperf.grade:main": [cli(grade.main, ["/no/such/submissions", "--out",
                                             "/no/such/gradebook.csv"], "not a folder")],
     "gpuperf.widgets:pick": [B(widgets.pick, R, controls={"version": ["a"]}, show="f",

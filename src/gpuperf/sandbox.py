@@ -233,7 +233,10 @@ def kernel_manager(*, work: Path, rundir: Path, hide: list[Path] = (), limits: L
     grader over Unix sockets in ``rundir`` (no network needed)."""
     from jupyter_client.manager import AsyncKernelManager
 
-    rundir = Path(rundir).resolve()
+    _folder(work, "work")
+    rundir = _folder(rundir, "rundir").resolve()
+    if not isinstance(limits, Limits):
+        raise TypeError(f"limits must be a sandbox.Limits, not {type(limits).__name__}.")
 
     class ContainedKernelManager(AsyncKernelManager):
         def format_kernel_cmd(self, extra_arguments=None):

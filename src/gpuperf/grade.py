@@ -201,7 +201,20 @@ def _run(nb, *, cell_timeout: int, cwd: Path, km=None) -> str | None:
                 "interrupted (a GPU kernel that never ends?): the notebook was stopped there")
     except Exception as err:  # noqa: BLE001 - nbclient's own failures end this notebook only
         return f"{RUNNER_FAILED} ({type(err).__name__}: {str(err)[:200]})"
+    finally:
+        if km is not None:  # nbclient ends only the kernels it started itself
+            _shutdown(km)
     return None
+
+
+def _shutdown(km) -> None:
+    """End ``km``'s kernel (and the sandbox around it) now."""
+    from jupyter_core.utils import run_sync
+
+    try:
+        run_sync(km.shutdown_kernel)(now=True)
+    except Exception:  # noqa: BLE001 - a kernel that is gone already
+        pass
 
 
 # The runner (nbclient) itself failed, not the student's code: with allow_errors=True a cell's

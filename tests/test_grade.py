@@ -430,3 +430,15 @@ def test_a_cases_kind_is_read_from_its_name_where_the_checker_does_not_say():
     with chk.case("n=1"):
         pass
     assert chk.report_.kinds == {"layout": "structure"}
+
+
+def test_a_course_chapters_reference_scores_full_marks_in_the_sandbox():
+    """A real chapter's reference, graded as a student's notebook is (its own sandboxed kernel,
+    the limits, hidden cases): full marks. The emulator runs a thread per CUDA thread, so a
+    process limit set too low would fail it."""
+    from conftest import ROOT
+
+    path = ROOT / "solutions" / "06_reduce.ipynb"
+    rows = grade.grade_notebook(path, path, student="reference", hidden_seed=4242,
+                                cell_timeout=600)
+    assert [(r["status"], r["score"]) for r in rows] == [("graded", 1.0)], rows[0]["detail"]

@@ -48,7 +48,8 @@ class Limits:
     """What one student's kernel may use (None: no limit)."""
 
     memory_bytes: int | None = 8 * GIB  # private writable memory (heap, NumPy arrays)
-    processes: int | None = 256  # processes and threads of the sandbox together
+    processes: int | None = 4096  # processes and threads together (the emulator runs a
+    # thread per CUDA thread of a block: 1,024 and more)
     cpu_seconds: int | None = 3600  # CPU time of the kernel process
     file_bytes: int | None = 1 * GIB  # the largest file it may write
 

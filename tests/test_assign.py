@@ -297,3 +297,16 @@ def test_every_chapter_becomes_an_nbgrader_source():
                 assert "{solution" not in cell.source and "{exercise}" not in cell.source
     # a section may be reading only (chapter 5.2); every chapter has exercises to grade
     assert answered and all(answered.values()), answered
+
+
+def test_a_checker_cells_own_points_are_kept_for_nbgrader_and_the_grader():
+    """A checker cell's nbgrader points metadata is what nbgrader and gpuperf.grade both count."""
+    from gpuperf import grade
+
+    nb = nbformat.read(ROOT / "solutions" / "06_reduce.ipynb", as_version=4)
+    (cid, _), = grade.checker_cells(nb)
+    cell = next(c for c in nb.cells if c.get("id") == cid)
+    cell.metadata["nbgrader"] = {"points": 5}
+    assert grade.exercise_points(nb) == {cid: 5.0}
+    src = assign.nbgrader_source(nb, points=2)
+    assert next(c for c in src.cells if c.get("id") == cid).metadata["nbgrader"]["points"] == 5

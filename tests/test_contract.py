@@ -28,6 +28,7 @@ from numba import cuda  # noqa: E402  (after contract_api, which imports gpuperf
 import gpuperf as gp  # noqa: E402
 from gpuperf import assign, bench, colab, device, grade, plots, profiling, record, records, targets, widgets  # noqa: E402
 from gpuperf import exercises as ex  # noqa: E402
+from gpuperf import sandbox as sb  # noqa: E402
 from gpuperf import validate as v  # noqa: E402
 from gpuperf.kernels import coalescing as co  # noqa: E402
 from gpuperf.kernels import coarsening as cs  # noqa: E402
@@ -464,6 +465,7 @@ BAD = {
     "gpuperf.exercises:hidden_sizes": [B(ex.hidden_sizes, 5, 2, word="high"),
                                        B(ex.hidden_sizes, 1, 9, count=-1, word="count")],
     "gpuperf.exercises:case_rng": [B(ex.case_rng, -3, word="seed")],
+    "gpuperf.exercises:case_kind": [B(ex.case_kind, 3, err=TypeError, word="name")],
     "gpuperf.grade:grade": [B(grade.grade, 42, err=TypeError, word="submissions"),
                             B(grade.grade, "subs", cell_timeout=0, word="cell_timeout"),
                             B(grade.grade, "subs", hidden_seed=1, word="hidden_seed")],
@@ -471,6 +473,23 @@ BAD = {
                                         err=TypeError, word="force"),
                                       B(grade.write_gradebook, ["row"], "g.csv", err=TypeError,
                                         word="rows[0]")],
+    "gpuperf.grade:exercise_points": [B(grade.exercise_points, "nb", err=TypeError, word="nb")],
+    "gpuperf.grade:machinery_touched": [B(grade.machinery_touched, "a", "b", err=TypeError,
+                                          word="nb")],
+    "gpuperf.grade:read_roster": [B(grade.read_roster, 3, err=TypeError, word="roster")],
+    "gpuperf.grade:lms_outputs": [B(grade.lms_outputs, 3, err=TypeError, word="out")],
+    "gpuperf.grade:lms_tables": [B(grade.lms_tables, [], assignment=3, err=TypeError,
+                                   word="assignment")],
+    "gpuperf.sandbox:Limits.__init__": [B(sb.Limits, memory_bytes=-1, word="memory_bytes")],
+    "gpuperf.sandbox:command": [B(sb.command, "python", work="w", rundir="r",
+                                  err=TypeError, word="argv"),
+                                B(sb.command, ["python"], work=3, rundir="r",
+                                  err=TypeError, word="work")],
+    "gpuperf.sandbox:limited": [B(sb.limited, ["python"], "8G", sandboxed=True,
+                                  err=TypeError, word="limits")],
+    "gpuperf.sandbox:release": [B(sb.release, 3, err=TypeError, word="rundir")],
+    "gpuperf.sandbox:kernel_manager": [B(sb.kernel_manager, work=3, rundir="r", err=TypeError,
+                                         word="work")],
     "gpuperf.grade:main": [cli(grade.main, ["/no/such/submissions", "--out",
                                             "/no/such/gradebook.csv"], "not a folder")],
     "gpuperf.widgets:pick": [B(widgets.pick, R, controls={"version": ["a"]}, show="f",

@@ -94,8 +94,12 @@ def gradebook(tmp_path_factory):
     os.utime(subs / "renames" / "01_demo (1).ipynb", (1, 1))
 
     out = tmp / "gradebook.csv"
+    roster = tmp / "roster.csv"
+    roster.write_text("folder,id,name\nright,s042,Ada\n")
+    # the guide's command, with its options: two notebooks at once, the assignment named
     assert grade.main([str(subs), "--source", str(source.parent), "--out", str(out),
-                       "--cell-timeout", "8"]) == 0
+                       "--cell-timeout", "8", "--jobs", "2", "--assigned", "01_demo",
+                       "--roster", str(roster)]) == 0
     _, details, _ = grade.outputs(out)
     with open(details, newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
@@ -115,13 +119,18 @@ def test_the_gradebook_has_a_row_per_student_and_a_column_per_exercise(gradebook
     with open(out, newline="", encoding="utf-8") as f:
         table = {r["student"]: r for r in csv.DictReader(f)}
     column = "01_demo/check_bandwidth_formula"
-    assert list(next(iter(table.values()))) == ["student", column, "total", "out_of"]
+    assert list(next(iter(table.values()))) == ["student", "student_id", column, "total",
+                                                "out_of", "missing"]
+    where = table.pop(grade.SPEED_ROW)  # the last row: where speed was measured
+    assert where[column] == "not measured: no GPU"
     assert sorted(table) == sorted(g)  # the stray's unknown file adds no column
     for student, row in table.items():
         assert float(row[column]) == float(g[student]["score"]) == float(row["total"])
-        assert row["out_of"] == "1"
+        assert row["out_of"] == "1.0"
+        assert row["student_id"] == ("s042" if student == "right" else student)
     assert float(table["right"][column]) == 1.0 and float(table["hangs"][column]) == 0.0
-    assert float(table["wrong"][column]) < 1
+    assert float(table["wrong"][column]) == 0.0  # wrong outputs: 0, whatever else passed
+    assert table["stray"]["missing"] == "01_demo" and table["right"]["missing"] == ""
 
 
 def test_each_student_gets_feedback_with_the_checkers_messages(gradebook):
@@ -131,7 +140,10 @@ def test_each_student_gets_feedback_with_the_checkers_messages(gradebook):
     right = (folder / "right.md").read_text()
     assert "100%" in right and "checks passed" in right and "simulator" in right
     wrong = (folder / "wrong.md").read_text()
-    assert "checks failed" in wrong and g["wrong"]["detail"].split(": ", 1)[1][:40] in wrong
+    assert "checks failed" in wrong and "scores 0" in wrong and grade.RULE in wrong
+    # each student's executed notebook is kept beside the feedback
+    kept = folder / "right" / "01_demo.ipynb"
+    assert kept.is_file() and "checks passed" in kept.read_text()
     assert "timeout" in (folder / "hangs.md").read_text()
     assert "no 01_demo.ipynb" in (folder / "stray.md").read_text()
     assert "not a notebook of the course" in (folder / "stray.md").read_text()
@@ -164,8 +176,11 @@ def test_right_and_wrong_answers_are_scored(gradebook):
 def test_a_fake_deleted_or_replaced_checker_changes_nothing(gradebook):
     _, g, _ = gradebook
     for who in ("edits", "deletes", "patches"):
-        assert g[who]["status"] == "graded"
+        assert g[who]["status"] == ("review" if who == "patches" else "graded")
         assert (g[who]["passed"], g[who]["total"]) == (g["wrong"]["passed"], g["wrong"]["total"])
+        assert float(g[who]["score"]) == 0.0
+    # the code that replaced the checker names the grader's machinery: flagged for a human
+    assert "_log_verdict" in g["patches"]["detail"] and "review" in g["patches"]["detail"]
 
 
 def test_untouched_hanging_and_crashing_notebooks_are_said_so(gradebook):
@@ -295,3 +310,135 @@ def test_a_notebook_without_exercises_keeps_the_student_in_the_gradebook(tmp_pat
     assert [r["student"] for r in table] == ["reader"]
     assert table[0]["out_of"] == "0" and table[0]["total"] == "0"
     assert "no exercises" in (tmp_path / "gradebook-feedback" / "reader.md").read_text()
+
+
+def _entry(cases, on="Numba CUDA simulator (no GPU)"):
+    passed = [c for c in cases if c[1]]
+    return {"passed": len(passed), "failed": len(cases) - len(passed),
+            "points": float(sum(c[2] for c in passed)), "possible": float(sum(c[2] for c in cases)),
+            "cases": [list(c) for c in cases], "on": on, "report": "r"}
+
+
+def test_correctness_first_wrong_outputs_score_0_structure_and_speed_add_on_top():
+    right_slow = grade._row("a", "nb", "check_x", _entry(
+        [("n=1", True, 1, "output"), ("n=33", True, 1, "output"), ("source", False, 1, "structure"),
+         ("speed", False, 1, "speed")]), "graded", "", 2.0)
+    assert right_slow["score"] == 0.5 and right_slow["earned"] == 1.0  # half of its 2 points
+    wrong_but_well_written = grade._row("b", "nb", "check_x", _entry(
+        [("n=1", True, 1, "output"), ("n=33", False, 1, "output"), ("source", True, 1, "structure"),
+         ("speed", True, 1, "speed")]), "graded", "", 2.0)
+    assert wrong_but_well_written["score"] == 0.0 and wrong_but_well_written["earned"] == 0.0
+    assert "scores 0" in wrong_but_well_written["detail"]
+    assert "n=33" in wrong_but_well_written["detail"]
+    assert "scores 0" in grade.feedback([wrong_but_well_written], "b")
+
+
+def test_points_come_from_nbgrader_metadata_and_totals_cover_every_assigned_notebook():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("gs.check_a(f)", id="a"),
+                nbformat.v4.new_code_cell("gs.check_b(f)", id="b")]
+    nb.cells[0].metadata["nbgrader"] = {"points": 3}
+    assert grade.exercise_points(nb) == {"a": 3.0, "b": 1.0}
+    rows = [grade._row("ada", "01", "check_a", _entry([("c", True, 1, "output")]), "graded", "", 3),
+            grade._row("ada", "02", "check_b", None, "missing", "no 02.ipynb", 1),
+            grade._row("bob", "01", "check_a", None, "no verdict", "timeout", 3),
+            grade._row("bob", "02", "check_b", _entry([("c", True, 1, "output")], on="NVIDIA H200"),
+                       "graded", "", 1)]
+    columns, table = grade.summary(rows, {"ada": {"id": "s001"}})
+    assert columns == ["student", "student_id", "01/check_a", "02/check_b", "total", "out_of",
+                       "missing"]
+    ada, bob, where = table
+    assert (ada["student_id"], ada["total"], ada["out_of"], ada["missing"]) == ("s001", 3.0, 4.0,
+                                                                                  "02")
+    assert (bob["student_id"], bob["total"], bob["out_of"], bob["missing"]) == ("bob", 1.0, 4.0, "")
+    assert where["student"] == grade.SPEED_ROW
+    assert where["01/check_a"] == "not measured: no GPU" and where["02/check_b"] == "NVIDIA H200"
+
+
+def test_the_lms_files_follow_canvas_and_gradescope_conventions(tmp_path):
+    roster = tmp_path / "roster.csv"
+    roster.write_text("folder,id,name,email,section\nada,s001,Ada Lovelace,ada@uni.edu,A\n")
+    people = grade.read_roster(roster)
+    assert people["ada"]["name"] == "Ada Lovelace"
+    rows = [grade._row("ada", "01", "check_a", _entry([("c", True, 1, "output")]), "graded", "", 2)]
+    tables = grade.lms_tables(rows, people, assignment="gpuperf ps1")
+    cols, canvas = tables["canvas"]
+    assert cols[:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+    assert canvas[0]["Student"].strip() == "Points Possible" and canvas[0]["gpuperf ps1"] == 2.0
+    assert canvas[1]["Student"] == "Ada Lovelace" and canvas[1]["SIS User ID"] == "s001"
+    assert canvas[1]["gpuperf ps1"] == 2.0
+    cols, scope = tables["gradescope"]
+    assert cols == ["Name", "SID", "Email", "Total Score", "Max Points"]
+    assert scope == [{"Name": "Ada Lovelace", "SID": "s001", "Email": "ada@uni.edu",
+                      "Total Score": 2.0, "Max Points": 2.0}]
+    out = grade.write_gradebook(rows, tmp_path / "gb.csv", roster=people)
+    assert all(p.is_file() for p in grade.lms_outputs(out).values())
+    bad = tmp_path / "bad.csv"
+    bad.write_text("name,id\nAda,1\n")
+    with pytest.raises(ValueError, match="folder"):
+        grade.read_roster(bad)
+
+
+def test_code_that_names_the_graders_machinery_is_found():
+    src = nbformat.v4.new_notebook()
+    src.cells = [nbformat.v4.new_code_cell("def f():\n    pass", id="answer")]
+    sub = nbformat.v4.new_notebook()
+    sub.cells = [nbformat.v4.new_code_cell("def f():\n    import gpuperf.exercises as e\n"
+                                           "    e._log_verdict = print", id="answer")]
+    assert "_log_verdict" in grade.machinery_touched(sub, src)
+    sub.cells[0].source = "def f():\n    return 3 * 4"
+    assert grade.machinery_touched(sub, src) == []
+
+
+def test_every_option_of_the_guides_command_is_taken(tmp_path, capsys):
+    """The guide's full command line, on a notebook without exercises (nothing to run): every
+    option parses and reaches the gradebook, and the grader says whether it is sandboxed."""
+    source = tmp_path / "solutions"
+    source.mkdir()
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# Reading only", id="prose")]
+    nbformat.write(nb, source / "02_reading.ipynb")
+    subs = tmp_path / "submissions"
+    _submit(subs, "ada", source / "02_reading.ipynb")
+    roster = tmp_path / "roster.csv"
+    roster.write_text("folder,id\nada,s001\n")
+    out = tmp_path / "gradebook.csv"
+    assert grade.main([str(subs), "--source", str(source), "--out", str(out), "--assigned",
+                       "02_reading", "--roster", str(roster), "--jobs", "2", "--seed", "4242",
+                       "--cell-timeout", "60", "--memory-limit", "4"]) == 0
+    err = capsys.readouterr().err
+    assert "grading on" in err and ("bubblewrap sandbox" in err or "NOT SANDBOXED" in err)
+    with open(out, newline="") as f:
+        assert next(csv.DictReader(f))["student_id"] == "s001"
+    assert all(p.is_file() for p in grade.lms_outputs(out).values())
+    assert grade.main([str(subs), "--source", str(source), "--out", str(tmp_path / "x.csv"),
+                       "--assigned", "99_nothing"]) == 2
+    assert "99_nothing" in capsys.readouterr().err
+
+
+def test_a_cases_kind_is_read_from_its_name_where_the_checker_does_not_say():
+    from gpuperf import exercises as ex
+
+    assert ex.case_kind("speed on this GPU (8192 x 8192)") == "speed"
+    assert ex.case_kind("coalescing, traced warp by warp in the emulator (32 x 32)") == "structure"
+    assert ex.case_kind("bank conflicts in shared memory (16 x 16 tiles, traced)") == "structure"
+    assert ex.case_kind("races in the thread emulator") == "output"  # wrong on a GPU
+    assert ex.case_kind("n=33 (hidden case)") == "output"
+    chk = ex.Checker("t")
+    with chk.case("layout", kind="structure"):
+        chk.fail("uncoalesced")
+    with chk.case("n=1"):
+        pass
+    assert chk.report_.kinds == {"layout": "structure"}
+
+
+def test_a_course_chapters_reference_scores_full_marks_in_the_sandbox():
+    """A real chapter's reference, graded as a student's notebook is (its own sandboxed kernel,
+    the limits, hidden cases): full marks. The emulator runs a thread per CUDA thread, so a
+    process limit set too low would fail it."""
+    from conftest import ROOT
+
+    path = ROOT / "solutions" / "06_reduce.ipynb"
+    rows = grade.grade_notebook(path, path, student="reference", hidden_seed=4242,
+                                cell_timeout=600)
+    assert [(r["status"], r["score"]) for r in rows] == [("graded", 1.0)], rows[0]["detail"]

@@ -39,14 +39,14 @@ def _chapter(folder):
     return folder
 
 
-def _nbgrader(course, *args):
+def _nbgrader(course, *args, timeout=600):
     import os
     from pathlib import Path
 
     # nbgrader runs the `alembic` command of its environment to create its database.
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     run = subprocess.run([sys.executable, "-m", "nbgrader", *args, "--force"], cwd=course,
-                         capture_output=True, text=True, timeout=600, env=env)
+                         capture_output=True, text=True, timeout=timeout, env=env)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     return run
 
@@ -91,3 +91,40 @@ def test_nbgrader_generates_and_autogrades_the_course_notebooks(tmp_path):
                   for s in ("right", "wrong", "untouched", "fitted")}
     assert scores == {"right": (1.0, 1.0), "wrong": (0.0, 1.0), "untouched": (0.0, 1.0),
                       "fitted": (0.0, 1.0)}  # the hidden tests catch it
+
+
+CHAPTER = "06_reduce.ipynb"  # the shortest course chapter with an exercise
+
+
+def test_a_course_chapter_goes_through_nbgrader_at_full_marks(tmp_path):
+    """A real chapter, with the shipped nbgrader_config.py (its cell timeout fits the
+    simulator): the reference solution autogrades at full marks, and the released answer
+    cells stay runnable stubs as in the class copies (untouched, wrong and fitted submissions
+    are graded on the small notebook above: a chapter takes minutes in the simulator)."""
+    import shutil
+
+    from conftest import ROOT
+
+    chapters = tmp_path / "chapters"
+    chapters.mkdir()
+    shutil.copy(ROOT / "solutions" / CHAPTER, chapters / CHAPTER)
+    course = tmp_path / "course"
+    assert assign.main([str(chapters), "--out", str(course / "source" / "ps1"), "--nbgrader"]) == 0
+    shipped = (ROOT / "nbgrader_config.py").read_text()
+    assert "c.Execute.timeout" in shipped
+    (course / "nbgrader_config.py").write_text(
+        shipped + f"\nc.CourseDirectory.root = {str(course)!r}\n")
+    _nbgrader(course, "generate_assignment", "ps1")
+    release = nbformat.read(course / "release" / "ps1" / CHAPTER, as_version=4)
+    answers = [c for c in release.cells if c.get("metadata", {}).get("nbgrader", {}).get("solution")]
+    assert answers and all("raise NotImplementedError()" in c.source for c in answers)
+    compile("\n".join(c.source for c in answers), "answers", "exec")  # runnable as handed out
+    folder = course / "submitted" / "reference" / "ps1"
+    folder.mkdir(parents=True)
+    shutil.copy(course / "source" / "ps1" / CHAPTER, folder / CHAPTER)
+    _nbgrader(course, "autograde", "ps1", "--create", timeout=1500)
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        got = gb.find_submission("ps1", "reference")
+        assert got.score == got.max_score > 0, (got.score, got.max_score)

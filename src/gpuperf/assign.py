@@ -209,7 +209,8 @@ def _canonical_markers(source: str) -> str:
 def nbgrader_source(nb, *, points: int = 1):
     """An nbgrader *source* notebook made from a chapter notebook ``nb``: solution cells
     marked as autograded answers (nbgrader replaces their marked regions), every checker
-    cell an autograder test worth ``points`` that fails when the checker does, and the
+    cell an autograder test worth ``points`` (or its own nbgrader ``points`` metadata, as
+    ``python -m gpuperf.grade`` counts it) that fails when the checker does, and the
     markdown as in the student copy (hidden solutions' prose out, exercises as headings)."""
     from .nbtools import checker_cells
     from .validate import positive_int
@@ -226,8 +227,13 @@ def nbgrader_source(nb, *, points: int = 1):
                                          "grade_id": grade_id, "schema_version": 3}
             return _canonical_markers(src)
         if cell.get("id") in checks:
+            # A checker cell's own nbgrader points (what python -m gpuperf.grade weighs it
+            # by too) win over the default.
+            own = cell.metadata.get("nbgrader", {}).get("points")
+            worth = own if isinstance(own, (int, float)) and not isinstance(own, bool) \
+                and own > 0 else points
             cell.metadata["nbgrader"] = {"grade": True, "solution": False, "locked": True,
-                                         "points": points, "grade_id": grade_id,
+                                         "points": worth, "grade_id": grade_id,
                                          "schema_version": 3}
             return _as_test(src, where=f"cell {i}")
         return src

@@ -100,6 +100,26 @@ def _dtype_arg(dtype, kinds, name="dtype"):
 # path each time) as one JSON line, with the checker cell it came from (GRADING_CELL).
 GRADE_LOG = None
 GRADING_CELL = None
+# What a checker's case judges (``Checker.case(kind=...)``): the grader scores an exercise 0
+# if an "output" case fails; "structure" and "speed" cases add credit on top of correct outputs.
+CASE_KINDS = ("output", "structure", "speed")
+# Case names that say what a case judges, for checkers that do not pass ``kind``: a speed
+# bar, and how a kernel was traced in the emulator (its accesses, loads, conflicts).
+_SPEED_NAMES = ("speed",)
+_STRUCTURE_NAMES = ("traced", "recorded in the emulator", "bank conflicts", "global loads of")
+
+
+def case_kind(name: str) -> str:
+    """What a case named ``name`` judges when its checker does not say: ``"speed"`` for a
+    speed bar, ``"structure"`` for what the emulator traced of how the kernel works (never a
+    race or a dry run's fault: those are wrong outputs on a GPU), else ``"output"``."""
+    v.string(name, "name")
+    low = name.lower()
+    if low.startswith(_SPEED_NAMES):
+        return "speed"
+    if any(k in low for k in _STRUCTURE_NAMES) and not re.search(r"\braces?\b|dry run", low):
+        return "structure"
+    return "output"
 # While grading, checkers add cases the student never saw: a seed drawn afresh for each
 # checker run (logged with the verdict, so a score can be reproduced) and sizes from it.
 _hidden_seed: int | None = None
@@ -180,7 +200,10 @@ def _log_verdict(report) -> None:
              "not_implemented": any("not implemented yet" in why for _, why in report.failed),
              "first_failure": (f"{report.failed[0][0]}: {report.failed[0][1]}"[:1000]
                                if report.failed else None),
-             "report": report.text(max_failures=20)[:4000], "on": _where()}
+             "report": report.text(max_failures=20)[:4000], "on": _where(),
+             "cases": [[name, ok, report.weights.get(name, 1), report.kinds.get(name, "output")]
+                       for name, ok in [(n, True) for n in report.passed]
+                       + [(n, False) for n, _ in report.failed]][:500]}
     with open(path, "a", encoding="utf-8") as f:
         f.write(json.dumps(entry) + "\n")
 
@@ -259,6 +282,7 @@ class Report:
     failed: list[tuple[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     weights: dict = field(default_factory=dict)  # a check's points, where not 1
+    kinds: dict = field(default_factory=dict)  # a check's kind, where not "output"
 
     def __post_init__(self):
         v.string(self.title, "title")
@@ -341,15 +365,20 @@ class Checker:
             )
 
     @contextmanager
-    def case(self, name: str, seed: int | None = None, *, points: float = 1):
+    def case(self, name: str, seed: int | None = None, *, points: float = 1,
+             kind: str | None = None):
         """One named case worth ``points``; exceptions inside it become a one-line failure.
 
         A case on a seed or a size the student never saw (while grading) is named "hidden
-        case"."""
+        case". ``kind`` is what the case judges: ``"output"`` (what the student's code
+        computes), ``"structure"`` (how it is written) or ``"speed"``; by default it is read
+        from the name (``case_kind``). The grader scores an exercise 0 if an output case
+        fails; structure and speed cases add credit only on top of correct outputs."""
         v.string(name, "name")
         if seed is not None:
             v.integer(seed, "seed")
         v.positive(points, "points")
+        kind = case_kind(name) if kind is None else v.choice(kind, "kind", CASE_KINDS)
         if grading() and ((seed is not None and seed == _hidden_seed)
                           or _names_hidden_size(name)):
             self._current = f"{name} (hidden case)"
@@ -357,6 +386,8 @@ class Checker:
             self._current = name if seed is None else f"{name} (seed {seed})"
         if points != 1:
             self.report_.weights[self._current] = points
+        if kind != "output":
+            self.report_.kinds[self._current] = kind
         self._failed_current = False
         try:
             # Past the limit (the verdict settled), a case's first simulated launch stops.
@@ -428,6 +459,7 @@ class Checker:
         found = uses(fn, *names) is not None
         if not found:
             self.report_.failed.append(("source", why))
+            self.report_.kinds["source"] = "structure"
         return found
 
     def avoids(self, fn, *names: str, why: str) -> bool:
@@ -436,6 +468,7 @@ class Checker:
         found = uses(fn, *names) is not None
         if found:
             self.report_.failed.append(("source", why))
+            self.report_.kinds["source"] = "structure"
         return not found
 
     def preflight(self, kernel, grid, block, *args, **options) -> bool:
@@ -765,7 +798,7 @@ def _speed_case(chk: Checker, run, ceiling, rate, bar: _Bar, *, target: float, a
     mine = rate(mine_ms)
     unit, digits = bar.unit, bar.digits
     reached, needed = _percent_pair(mine / best, target)
-    with chk.case(f"speed on this GPU: at least {target:.0%} of {bar.bar_name}"):
+    with chk.case(f"speed on this GPU: at least {target:.0%} of {bar.bar_name}", kind="speed"):
         chk.note(f"on this GPU {what} {bar.verb} {mine:.{digits}f} {unit}, {reached} "
                  f"of {bar.ceiling_name} ({best:.{digits}f} {unit}); the bar is {needed}.")
         chk.expect(mine >= target * best,

@@ -9,12 +9,14 @@ A cell that runs longer than ``--cell-timeout`` is interrupted and the run goes 
 student's endless loop costs one timeout, not the class; a kernel that dies ends that
 notebook only.
 
-``--out gradebook.csv`` is the gradebook: one row per student, one column per exercise
-(``notebook/checker``) with its score, the fraction of the checks' points earned (partial
-credit), and the total. Beside it, ``gradebook-feedback/<student>.md`` holds each student's
-checker reports, to hand back, and ``gradebook-details.csv`` one row per student, notebook and
-checker: the checks passed and run, the points, the score, where it was graded (the GPU, or
-the simulator) and a status: ``graded``, ``not
+``--out gradebook.csv`` is the gradebook: one row per student (with a ``student_id`` from
+``--roster``), one column per exercise (``notebook/checker``) with the points earned, the total,
+the points possible and the notebooks missing, and a last row saying where speed was measured.
+Beside it, ``gradebook-canvas.csv`` and ``gradebook-gradescope.csv`` to import into an LMS,
+``gradebook-feedback/<student>.md`` with each student's checker reports, to hand back, and
+their executed notebooks in ``gradebook-feedback/<student>/``, and ``gradebook-details.csv``
+one row per student, notebook and checker: the checks passed and run, the points, the score,
+where it was graded (the GPU, or the simulator) and a status: ``graded``, ``review``, ``not
 implemented`` (the stub is untouched), ``no verdict`` (the checker never reported: the
 detail says why, e.g. a timeout or an error in the student's code before it), ``missing``
 (a notebook others handed in and this student did not) or ``not graded`` (a file that is no
@@ -29,9 +31,21 @@ show in the feedback as "hidden case".
 
 Before each checker, the modules it calls are reloaded (a checker replaced in an earlier cell
 is restored), and the verdicts go to a file named afresh for each notebook, set only while
-the course's checker cell runs. The student's code runs in a scratch folder. This is not a
-sandbox: the code runs with the grader's permissions, and a student who writes code to forge
-results inside the kernel is not ruled out; grade untrusted work in a container.
+the course's checker cell runs.
+
+Scoring is correctness first: an exercise whose outputs are wrong on any case (a case of kind
+"output", ``exercises.Checker.case``) scores 0; structure and speed cases add credit only on
+top of correct outputs. An exercise is worth its checker cell's nbgrader ``points`` (1 by
+default); ``--assigned`` names the notebooks every student is scored on (0 where missing).
+
+Each notebook runs in its own throwaway folder, its kernel a child process contained by
+``gpuperf.sandbox``: in bubblewrap where the machine has it (the system and the course
+read-only, a private /tmp, no network, no home folders, submissions, solutions or gradebook
+in sight) with memory, process, CPU and file-size limits, a cell's output capped. Without
+bubblewrap, only the limits: the grader says so on stderr. The checker still runs in the
+kernel beside the student's code, so a verdict forged from inside a submission is possible: a
+row whose code names the grader's machinery (``machinery_touched``) scores 0 with the status
+"review" for a person to read. ``--jobs`` grades several notebooks at once.
 """
 
 from __future__ import annotations
@@ -52,8 +66,8 @@ from .nbtools import EXPECT_REJECT, checker_cells, default_file_mode, notebook_a
 from .nbtools import checker_name as _checker_name
 
 # The details file: one row per student, notebook and exercise.
-COLUMNS = ("student", "notebook", "exercise", "passed", "total", "points", "possible", "score",
-           "status", "graded_on", "detail")
+COLUMNS = ("student", "student_id", "notebook", "exercise", "passed", "total", "points",
+           "possible", "score", "worth", "earned", "status", "graded_on", "detail")
 
 
 def _guarded(cid: str, source: str, log: str, hidden_seed: int | None = None) -> str:
@@ -120,6 +134,9 @@ def grading_notebook(submission, source, log: str = "verdicts.jsonl",
     return nb
 
 
+# The most characters of output one cell keeps (the rest is dropped, with a line saying so).
+OUTPUT_CAP = 200_000
+
 # Seconds a cell may go on after it was interrupted for its timeout (a GPU kernel that never
 # ends cannot be interrupted) before the notebook is stopped there.
 INTERRUPT_GRACE_S = 10.0
@@ -135,6 +152,24 @@ def _grading_client():
     from .nbtools import client_class
 
     class GradingClient(client_class()):
+        def output(self, outs, msg, display_id, cell_index):
+            # A cell's outputs are kept up to OUTPUT_CAP characters: a student's code that
+            # prints megabytes costs the grader nothing and the kept notebook stays small.
+            spent = self.__dict__.setdefault("_spent", {})
+            size = len(str(msg.get("content", {})))
+            used = spent.get(cell_index, 0)
+            spent[cell_index] = used + size
+            if used + size > OUTPUT_CAP:
+                if used <= OUTPUT_CAP:
+                    import nbformat
+
+                    out = nbformat.v4.new_output(
+                        "stream", name="stderr",
+                        text=f"[grader: output past {OUTPUT_CAP:,} characters left out]\n")
+                    outs.append(out)
+                return None
+            return super().output(outs, msg, display_id, cell_index)
+
         async def _async_handle_timeout(self, timeout, cell=None):
             first = getattr(self, "_interrupted", None)
             if first is None or first[0] is not cell:
@@ -149,11 +184,12 @@ def _grading_client():
     return GradingClient
 
 
-def _run(nb, *, cell_timeout: int, cwd: Path) -> str | None:
-    """Execute ``nb`` in a fresh kernel; None, or why the run stopped early."""
+def _run(nb, *, cell_timeout: int, cwd: Path, km=None) -> str | None:
+    """Execute ``nb`` in a fresh kernel (``km``'s, e.g. ``sandbox.kernel_manager``); None, or
+    why the run stopped early."""
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
-    client = _grading_client()(nb, timeout=cell_timeout, kernel_name="python3",
+    client = _grading_client()(nb, timeout=cell_timeout, kernel_name="python3", km=km,
                                allow_errors=True, interrupt_on_timeout=True,
                                resources={"metadata": {"path": str(cwd)}})
     try:
@@ -165,7 +201,20 @@ def _run(nb, *, cell_timeout: int, cwd: Path) -> str | None:
                 "interrupted (a GPU kernel that never ends?): the notebook was stopped there")
     except Exception as err:  # noqa: BLE001 - nbclient's own failures end this notebook only
         return f"{RUNNER_FAILED} ({type(err).__name__}: {str(err)[:200]})"
+    finally:
+        if km is not None:  # nbclient ends only the kernels it started itself
+            _shutdown(km)
     return None
+
+
+def _shutdown(km) -> None:
+    """End ``km``'s kernel (and the sandbox around it) now."""
+    from jupyter_core.utils import run_sync
+
+    try:
+        run_sync(km.shutdown_kernel)(now=True)
+    except Exception:  # noqa: BLE001 - a kernel that is gone already
+        pass
 
 
 # The runner (nbclient) itself failed, not the student's code: with allow_errors=True a cell's
@@ -202,11 +251,56 @@ def _why_silent(nb, cid, cell_timeout) -> str:
     return "the checker cell did not run to a verdict" + (f"; {earlier}" if earlier else "")
 
 
+def exercise_points(nb) -> dict:
+    """Points each checker cell of a source notebook is worth: its nbgrader ``points``
+    metadata where it has one, else 1."""
+    notebook_arg(nb)
+    out = {}
+    for cid, _ in checker_cells(nb):
+        cell = next(c for c in nb.cells if c.get("id") == cid)
+        pts = cell.get("metadata", {}).get("nbgrader", {}).get("points", 1)
+        try:
+            pts = float(pts)
+        except (TypeError, ValueError):
+            pts = 1.0
+        out[cid] = pts if pts > 0 else 1.0
+    return out
+
+
+# What a student's answer has no need to touch, and a submission that forges its verdict does:
+# a row whose code names one of these is flagged for the instructor to read ("review").
+_MACHINERY = ("_log_verdict", "GRADE_LOG", "GRADING_CELL", "_hidden_seed", "gpuperf.exercises",
+              "exercises.", "report_", "Report(", "sys._getframe", "currentframe", "gc.get_",
+              "ctypes", "__import__", "importlib", "sys.modules", "builtins", "setattr(",
+              "__globals__", "f_back", "f_locals", "eval(", "exec(", "compile(", "globals(",
+              "vars(", "__dict__", "inspect", "getattr(")
+
+
+def machinery_touched(submission, source) -> list[str]:
+    """The grader's machinery that the student's own code cells name (cells that are not the
+    course's as the source has them): a verdict forged from inside a submission goes through
+    one of these, a right answer through none."""
+    notebook_arg(submission)
+    notebook_arg(source)
+    theirs = {c.get("id"): c.source for c in source.cells if c.cell_type == "code"}
+    found = []
+    for cell in submission.cells:
+        if cell.cell_type != "code" or theirs.get(cell.get("id")) == cell.source:
+            continue
+        found += [m for m in _MACHINERY if m in cell.source and m not in found]
+    return found
+
+
 def grade_notebook(path: Path, source_path: Path, *, student: str, cell_timeout: int = 120,
-                   notebook: str | None = None, hidden_seed: int | None = None) -> list[dict]:
+                   notebook: str | None = None, hidden_seed: int | None = None,
+                   limits=None, hide=(), keep: Path | None = None) -> list[dict]:
     """Gradebook rows for one submitted notebook (named ``notebook`` in the gradebook,
-    by default the source's name)."""
+    by default the source's name), run in a throwaway folder by a kernel contained as
+    ``gpuperf.sandbox`` says (``limits``; ``hide``: folders it must not see besides the
+    home folders), the executed notebook written to ``keep`` if given."""
     import nbformat
+
+    from . import sandbox
 
     v.string(student, "student")
     v.positive_int(cell_timeout, "cell_timeout")
@@ -214,68 +308,139 @@ def grade_notebook(path: Path, source_path: Path, *, student: str, cell_timeout:
     if notebook is not None:
         v.string(notebook, "notebook")
     notebook = notebook or source_path.stem
+    limits = limits or sandbox.Limits()
 
     source = nbformat.read(source_path, as_version=4)
     checks = checker_cells(source)
+    worth = exercise_points(source)
     try:
         submission = nbformat.read(path, as_version=4)
     except Exception as err:  # noqa: BLE001 - an unreadable file is a row, not a crash
         return [_row(student, notebook, _checker_name(src), None, "no verdict",
-                     f"not a readable notebook: {type(err).__name__}") for _, src in checks]
-    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as work:
-        # A fresh, unguessable name, written into the checker cells only, in a folder apart
-        # from the one the student's code runs in (not beside the course's notebooks either:
-        # a relative path in a student's code reaches neither).
+                     f"not a readable notebook: {type(err).__name__}", worth[cid])
+                for cid, src in checks]
+    touched = machinery_touched(submission, source)
+    with tempfile.TemporaryDirectory(prefix="gpuperf-grade-") as box:
+        # The student's throwaway folder (a copy of the notebook, the kernel's working folder)
+        # and, apart from it, the kernel's sockets and the verdict log under a fresh name.
+        work, rundir = Path(box) / "work", Path(box) / f"run-{os.urandom(6).hex()}"
+        work.mkdir()
+        rundir.mkdir()
+        (work / source_path.name).write_text(nbformat.writes(submission), encoding="utf-8")
         for attempt in range(1, RUNNER_ATTEMPTS + 1):
-            log = Path(tmp) / f"verdicts-{os.urandom(12).hex()}.jsonl"
+            log = rundir / f"verdicts-{os.urandom(12).hex()}.jsonl"
             nb = grading_notebook(submission, source, str(log), hidden_seed)
-            stopped = _run(nb, cell_timeout=cell_timeout, cwd=Path(work))
+            km = sandbox.kernel_manager(work=work, rundir=rundir,
+                                        hide=[*hide, source_path.parent, path.parent],
+                                        limits=limits)
+            try:
+                stopped = _run(nb, cell_timeout=cell_timeout, cwd=work, km=km)
+            finally:
+                sandbox.release(rundir)
             if not (stopped or "").startswith(RUNNER_FAILED):
                 break
             if attempt == RUNNER_ATTEMPTS:
                 stopped += f", {attempt} times: grade this student again"
-        entries = [json.loads(line) for line in log.read_text().splitlines()] \
-            if log.exists() else []
+        entries = _read_log(log)
+    if keep is not None:
+        _keep_notebook(nb, Path(keep))
     rows = []
     for cid, _ in checks:
-        mine = [e for e in entries if e["cell"] == cid]
+        mine = [e for e in entries if e.get("cell") == cid]
         exercise = _checker_name(dict(checks)[cid])
         if not mine:
             rows.append(_row(student, notebook, exercise, None, "no verdict",
-                             stopped or _why_silent(nb, cid, cell_timeout)))
+                             stopped or _why_silent(nb, cid, cell_timeout), worth[cid]))
             continue
         # One row per exercise: the checker cell's own verdict is the last it gives (any
         # other verdict logged meanwhile came from inside it).
         e = mine[-1]
-        status = "not implemented" if e["not_implemented"] else "graded"
-        rows.append(_row(student, notebook, exercise, e, status, e.get("first_failure") or ""))
+        status = "not implemented" if e.get("not_implemented") else "graded"
+        row = _row(student, notebook, exercise, e, status, e.get("first_failure") or "",
+                   worth[cid])
+        if touched:
+            # The checker ran beside the student's code: a verdict forged from inside is
+            # possible, so the row scores 0 until a person has read the code.
+            row["detail"] = (f"scored 0 for review: the code names the grader's machinery "
+                             f"({', '.join(touched)}), which a right answer has no need of; "
+                             f"the checker's own verdict was {row['score']:.0%}. Read the "
+                             f"notebook, then give the score by hand. " + row["detail"]).strip()
+            row.update(status="review", points=0, score=0.0, earned=0.0)
+        rows.append(row)
     return rows
 
 
-def _row(student, notebook, exercise, entry, status, detail) -> dict:
+_LOG_CAP = 20_000_000  # characters of a verdict log read (the student's code can write to it)
+
+
+def _read_log(log: Path) -> list[dict]:
+    """The verdicts of a log, skipping what is not one (a line the student's code wrote)."""
+    if not log.exists():
+        return []
+    entries = []
+    with open(log, encoding="utf-8", errors="replace") as f:
+        for line in f.read(_LOG_CAP).splitlines():
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(e, dict) and isinstance(e.get("passed"), int) \
+                    and isinstance(e.get("failed"), int):
+                entries.append(e)
+    return entries
+
+
+def _keep_notebook(nb, keep: Path) -> None:
+    """The executed notebook, beside the student's feedback."""
+    import nbformat
+
+    keep.parent.mkdir(parents=True, exist_ok=True)
+    _write_file(keep, nbformat.writes(nb))
+
+
+def _row(student, notebook, exercise, entry, status, detail, worth: float = 1.0) -> dict:
+    """A details row. Correctness first: if any case that judges outputs failed, the
+    exercise scores 0 whatever its structure and speed cases earned."""
     passed = entry["passed"] if entry else 0
     total = entry["passed"] + entry["failed"] if entry else 0
     points = entry.get("points", passed) if entry else 0
     possible = entry.get("possible", total) if entry else 0
-    return {"student": student, "notebook": notebook, "exercise": exercise, "passed": passed,
-            "total": total, "points": points, "possible": possible,
-            "score": round(points / possible, 3) if possible else 0.0,
-            "status": status, "graded_on": (entry or {}).get("on", ""), "detail": detail,
+    wrong = [c for c in (entry or {}).get("cases", [])
+             if isinstance(c, list) and len(c) == 4 and c[1] is False and c[3] == "output"]
+    if wrong and status == "graded":
+        points = 0
+        detail = (f"outputs wrong on {len(wrong)} case{'s' if len(wrong) > 1 else ''} "
+                  f"(first: {wrong[0][0]}), so the exercise scores 0: structure and speed "
+                  f"checks count only on top of correct outputs. {detail}").strip()
+    score = round(points / possible, 3) if possible else 0.0
+    return {"student": student, "student_id": student, "notebook": notebook,
+            "exercise": exercise, "passed": passed, "total": total, "points": points,
+            "possible": possible, "score": score, "worth": worth,
+            "earned": round(score * worth, 3), "status": status,
+            "graded_on": (entry or {}).get("on", ""), "detail": detail,
             "report": (entry or {}).get("report", "")}
 
 
 def grade(submissions: Path, *, source: Path = Path("solutions"), cell_timeout: int = 120,
-          progress=print, hidden_seed: int | None = None) -> list[dict]:
+          progress=print, hidden_seed: int | None = None, jobs: int | None = None,
+          assigned=None, limits=None, keep: Path | None = None, hide=()) -> list[dict]:
     """Gradebook rows for every student folder of ``submissions``.
 
     Every student meets the same hidden cases, drawn from ``hidden_seed`` (from a fresh seed
     if None, told through ``progress``): grading again with the same seed gives the same
-    cases."""
+    cases.
+
+    ``jobs`` notebooks are graded at once (default: the CPUs), each in its own contained
+    kernel. ``assigned`` names the notebooks of the assignment (``"03_dram"`` or
+    ``"03_dram.ipynb"``; default: every course notebook someone handed in): each counts for
+    every student, 0 where missing. ``keep``: a folder for each student's executed notebooks
+    (``keep/<student>/<notebook>.ipynb``). ``limits`` and ``hide``: see ``grade_notebook``."""
     for name, val in (("submissions", submissions), ("source", source)):
         if not isinstance(val, (str, os.PathLike)) or not str(val).strip():
             raise TypeError(f"{name} must be a folder path, not {type(val).__name__} ({val!r}).")
     submissions, source = Path(submissions), Path(source)
     v.positive_int(cell_timeout, "cell_timeout")
+    jobs = (os.cpu_count() or 1) if jobs is None else v.positive_int(jobs, "jobs")
     if hidden_seed is None:
         import secrets
 
@@ -306,39 +471,75 @@ def grade(submissions: Path, *, source: Path = Path("solutions"), cell_timeout: 
                 continue
             plan.setdefault(st.name, {}).setdefault(name, []).append(path)
     expected = sorted({name for mine in plan.values() for name in mine})
-    rows = []
-    jobs = [(st.name, name) for st in students for name in expected]
-    for k, (student, name) in enumerate(jobs, 1):
+    if assigned is not None:
+        names = [a if str(a).endswith(".ipynb") else f"{a}.ipynb"
+                 for a in v.sequence(assigned, "assigned")]
+        unknown = [n for n in names if not (source / n).is_file()]
+        if unknown:
+            raise FileNotFoundError(f"assigned={unknown} are not notebooks of {source}; pass "
+                                    "names such as 03_dram.")
+        expected = sorted(dict.fromkeys(names))
+        strays += [(st, p) for st, mine in plan.items() for n, files in mine.items()
+                   if n not in expected for p in files]
+    tasks = [(st.name, name) for st in students for name in expected]
+
+    def one(student, name):
         src = source / name
         files = sorted(plan.get(student, {}).get(name, []), key=lambda p: p.stat().st_mtime)
         t0 = time.perf_counter()
-        checks = checker_cells(_read(src))
+        nb = _read(src)
+        checks, worth = checker_cells(nb), exercise_points(nb)
         if not checks:
             # A section without exercises (chapter 5.2): nothing to run or score, but the
             # student who handed it in keeps a row, with the reason, not silence.
-            rows.append(_row(student, src.stem, "-", None, "not graded",
-                             f"{name} has no exercises: nothing in it is graded"
-                             if files else f"no {name} in {submissions / student} (it has no "
-                             "exercises, so nothing is lost)"))
+            got = [_row(student, src.stem, "-", None, "not graded",
+                        f"{name} has no exercises: nothing in it is graded"
+                        if files else f"no {name} in {submissions / student} (it has no "
+                        "exercises, so nothing is lost)")]
         elif not files:
-            rows += [_row(student, src.stem, _checker_name(code), None, "missing",
-                          f"no {name} in {submissions / student}")
-                     for _, code in checks]
+            got = [_row(student, src.stem, _checker_name(code), None, "missing",
+                        f"no {name} in {submissions / student}: it counts 0", worth[cid])
+                   for cid, code in checks]
         else:
             got = grade_notebook(files[-1], src, student=student, cell_timeout=cell_timeout,
-                                 hidden_seed=hidden_seed)
+                                 hidden_seed=hidden_seed, limits=limits,
+                                 hide=[submissions, source, *hide],
+                                 keep=None if keep is None else
+                                 Path(keep) / _safe_name(student) / name)
             if len(files) > 1:
                 also = ", ".join(p.name for p in files[:-1])
                 for r in got:
                     r["detail"] = (f"graded {files[-1].name}, the newest; also handed in: "
                                    f"{also}. " + r["detail"]).strip()
-            rows += got
-        if progress:
-            progress(f"[{k}/{len(jobs)}] {student}/{name}: {time.perf_counter() - t0:.1f} s")
+        return got, time.perf_counter() - t0
+
+    results = {}
+    if jobs == 1 or len(tasks) <= 1:
+        done = ((t, one(*t)) for t in tasks)
+        for k, (t, (got, secs)) in enumerate(done, 1):
+            results[t] = got
+            if progress:
+                progress(f"[{k}/{len(tasks)}] {t[0]}/{t[1]}: {secs:.1f} s")
+    else:
+        from concurrent.futures import ThreadPoolExecutor, as_completed
+
+        # Each task waits on its own kernel process: threads are enough to keep `jobs` kernels
+        # busy at once.
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            futures = {pool.submit(one, *t): t for t in tasks}
+            for k, fut in enumerate(as_completed(futures), 1):
+                t = futures[fut]
+                got, secs = fut.result()
+                results[t] = got
+                if progress:
+                    progress(f"[{k}/{len(tasks)}] {t[0]}/{t[1]}: {secs:.1f} s")
+    rows = [r for t in tasks for r in results[t]]  # in the class's order, whatever finished first
     for student, path in strays:
         rows.append(_row(student, path.stem, "-", None, "not graded",
                          f"{path.name} is not a notebook of the course ({source}); rename it "
-                         "to the chapter's file name to have it graded"))
+                         "to the chapter's file name to have it graded"
+                         if not (source / course_name(path.name)).is_file()
+                         else f"{path.name} is not part of this assignment (--assigned)"))
     return rows
 
 
@@ -362,12 +563,20 @@ def _read(path):
 
 def outputs(out: Path) -> tuple[Path, Path, Path]:
     """What a gradebook ``out`` comes with: ``(gradebook, details, feedback folder)``, e.g.
-    ``gradebook.csv``, ``gradebook-details.csv`` and ``gradebook-feedback/``."""
+    ``gradebook.csv``, ``gradebook-details.csv`` and ``gradebook-feedback/`` (each
+    student's ``<student>.md`` and executed notebooks ``<student>/<notebook>.ipynb``)."""
     if not isinstance(out, (str, os.PathLike)) or not str(out).strip():
         raise TypeError(f"out must be a file path such as gradebook.csv, not "
                         f"{type(out).__name__} ({out!r}).")
     out = Path(out)
     return out, out.with_name(f"{out.stem}-details.csv"), out.with_name(f"{out.stem}-feedback")
+
+
+def lms_outputs(out: Path) -> dict:
+    """The LMS imports beside a gradebook ``out``: ``{"canvas": gradebook-canvas.csv,
+    "gradescope": gradebook-gradescope.csv}``."""
+    out = outputs(out)[0]
+    return {k: out.with_name(f"{out.stem}-{k}.csv") for k in ("canvas", "gradescope")}
 
 
 def _refuse_existing(out: Path, force: bool) -> None:
@@ -383,18 +592,22 @@ def _refuse_existing(out: Path, force: bool) -> None:
     if feedback.exists() and not feedback.is_dir():
         raise ValueError(f"{feedback} is a file; the feedback folder goes there: choose "
                          "another --out.")
-    there = [p for p in (out, details, feedback) if p.exists()]
+    there = [p for p in (out, details, feedback, *lms_outputs(out).values()) if p.exists()]
     if there and not force:
         raise FileExistsError(f"{', '.join(map(str, there))} exist{'s' if len(there) == 1 else ''}"
                               ": pass --force to replace, or another --out.")
 
 
-def summary(rows: list[dict]) -> tuple[list[str], list[dict]]:
-    """The gradebook: one row per student, one column per exercise (``notebook/exercise``)
-    with its score (the fraction of its checks' points earned; 0 where no verdict or no
-    notebook), then the total and the number of exercises."""
+def summary(rows: list[dict], roster: dict | None = None) -> tuple[list[str], list[dict]]:
+    """The gradebook: one row per student (``student``, ``student_id`` from ``roster``, by
+    default the folder's name), one column per exercise (``notebook/exercise``) with the
+    points earned (its score times its worth; 0 where no verdict or no notebook), the total,
+    the points possible over every assigned notebook (``out_of``) and the notebooks
+    missing. A last row, ``speed measured on``, says per exercise where its speed checks ran
+    (a GPU's name, or "not measured: no GPU")."""
     rows = v.sequence(rows, "rows", empty=True)
-    exercises, students = [], []
+    roster = roster or {}
+    exercises, students, worth, where = [], [], {}, {}
     for i, r in enumerate(rows):
         v.mapping(r, f"rows[{i}]")
         if r.get("student") not in students:
@@ -403,33 +616,108 @@ def summary(rows: list[dict]) -> tuple[list[str], list[dict]]:
             key = f"{r['notebook']}/{r['exercise']}"
             if key not in exercises:
                 exercises.append(key)
+            worth[key] = float(r.get("worth", 1) or 1)
+            on = r.get("graded_on") or ""
+            if on:
+                where.setdefault(key, set()).add(
+                    "not measured: no GPU" if "simulator" in on.lower() else on)
     table = []
     for st in students:
-        mine = {f"{r['notebook']}/{r['exercise']}": float(r["score"]) for r in rows
-                if r.get("student") == st and r.get("status") != "not graded"}
-        line = {"student": st, **{e: round(mine.get(e, 0.0), 3) for e in exercises}}
+        mine = {f"{r['notebook']}/{r['exercise']}": float(r.get("earned", r["score"]) or 0)
+                for r in rows if r.get("student") == st and r.get("status") != "not graded"}
+        missing = sorted({r["notebook"] for r in rows
+                          if r.get("student") == st and r.get("status") == "missing"})
+        line = {"student": st, "student_id": roster.get(st, {}).get("id", st),
+                **{e: round(mine.get(e, 0.0), 3) for e in exercises}}
         line["total"] = round(sum(mine.get(e, 0.0) for e in exercises), 3)
-        line["out_of"] = len(exercises)
+        line["out_of"] = round(sum(worth[e] for e in exercises), 3)
+        line["missing"] = " ".join(missing)
         table.append(line)
-    return ["student", *exercises, "total", "out_of"], table
+    if exercises:
+        table.append({"student": SPEED_ROW, "student_id": "",
+                      **{e: "; ".join(sorted(where.get(e, {"not run"}))) for e in exercises},
+                      "total": "", "out_of": "", "missing": ""})
+    return ["student", "student_id", *exercises, "total", "out_of", "missing"], table
+
+
+# The gradebook's last row: where each exercise's speed checks ran.
+SPEED_ROW = "speed measured on"
+
+
+def read_roster(path) -> dict:
+    """A class list (CSV with a header): ``folder`` (the student's submission folder; or
+    ``student``), and any of ``id``, ``name``, ``email``, ``sis_login_id``, ``section``:
+    ``{folder: {column: value}}``."""
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+        raise TypeError(f"roster must be a CSV file path, not {type(path).__name__} ({path!r}).")
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"roster={path} is not a file: pass a CSV with a header row "
+                                "naming folder,id,name,email,section.")
+    with open(path, newline="", encoding="utf-8-sig") as f:
+        reader = csv.DictReader(f)
+        key = next((k for k in ("folder", "student") if k in (reader.fieldnames or [])), None)
+        if key is None:
+            raise ValueError(f"{path} has no 'folder' column (the name of each student's "
+                             "submission folder); its columns: "
+                             f"{', '.join(reader.fieldnames or [])}.")
+        return {r[key].strip(): {k.strip().lower(): (val or "").strip() for k, val in r.items()
+                                 if k} for r in reader if r.get(key, "").strip()}
+
+
+def lms_tables(rows: list[dict], roster: dict | None = None, *,
+               assignment: str = "gpuperf") -> dict:
+    """The gradebook in the two shapes LMSs import: ``"canvas"`` (Canvas's gradebook CSV:
+    ``Student``, ``ID``, ``SIS User ID``, ``SIS Login ID``, ``Section``, then one column per
+    assignment, and a ``Points Possible`` row first) and ``"gradescope"`` (``Name``,
+    ``SID``, ``Email``, ``Total Score``, ``Max Points``). Each is ``(columns, rows)``."""
+    v.string(assignment, "assignment")
+    roster = roster or {}
+    _, table = summary(rows, roster)
+    people = [t for t in table if t["student"] != SPEED_ROW]
+    possible = people[0]["out_of"] if people else 0
+    canvas_cols = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", assignment]
+    canvas = [{"Student": "    Points Possible", assignment: possible}]
+    scope_cols = ["Name", "SID", "Email", "Total Score", "Max Points"]
+    scope = []
+    for t in people:
+        who = roster.get(t["student"], {})
+        canvas.append({"Student": who.get("name", t["student"]), "ID": who.get("canvas_id", ""),
+                       "SIS User ID": who.get("id", t["student_id"]),
+                       "SIS Login ID": who.get("sis_login_id", ""),
+                       "Section": who.get("section", ""), assignment: t["total"]})
+        scope.append({"Name": who.get("name", t["student"]),
+                      "SID": who.get("id", t["student_id"]), "Email": who.get("email", ""),
+                      "Total Score": t["total"], "Max Points": t["out_of"]})
+    return {"canvas": (canvas_cols, canvas), "gradescope": (scope_cols, scope)}
+
+
+# The scoring rule, said at the top of every student's feedback (and in the guide).
+RULE = ("How it is scored: an exercise whose outputs are wrong on any case scores 0; checks of "
+        "how the code is written and how fast it runs add credit only on top of correct "
+        "outputs. Each exercise is worth the points shown (its fraction of checks passed "
+        "times its worth).")
 
 
 def feedback(rows: list[dict], student: str) -> str:
-    """The Markdown feedback for ``student``: each exercise's score and status, and the
-    checker's report (or why there was none)."""
+    """The Markdown feedback for ``student``: the scoring rule, each exercise's score and
+    status, and the checker's report (or why there was none)."""
     v.string(student, "student")
-    lines = [f"# Feedback for {student}", ""]
+    lines = [f"# Feedback for {student}", "", RULE, ""]
     for r in (r for r in rows if r.get("student") == student):
         lines.append(f"## {r['notebook']}: {r['exercise']}")
         lines.append("")
+        worth = float(r.get("worth", 1) or 1)
         lines.append(f"Score {float(r['score']):.0%} ({float(r['points'] or 0):g} of "
-                     f"{float(r['possible'] or 0):g} "
-                     f"points), {r['status']}"
+                     f"{float(r['possible'] or 0):g} check points), "
+                     f"{float(r.get('earned', r['score']) or 0):g} of {worth:g} "
+                     f"point{'s' if worth != 1 else ''}, {r['status']}"
                      + (f", graded on {r['graded_on']}" if r.get("graded_on") else "") + ".")
         lines.append("")
         if r.get("report"):
             lines += ["```text", r["report"].rstrip(), "```", ""]
-        if r.get("detail") and (r["status"] != "graded" or not r.get("report")):
+        if r.get("detail") and (r["status"] != "graded" or not r.get("report")
+                                or str(r["detail"]).startswith("outputs wrong")):
             lines += [r["detail"], ""]  # why there is no report, or what the rows add
     return "\n".join(lines)
 
@@ -455,11 +743,15 @@ def _write_file(path: Path, text: str) -> None:
         raise
 
 
-def write_gradebook(rows: list[dict], out: Path, *, force: bool = False) -> Path:
+def write_gradebook(rows: list[dict], out: Path, *, force: bool = False,
+                    roster: dict | None = None, notebooks: Path | None = None) -> Path:
     """Write the gradebook ``out`` (one row per student, a column per exercise), its details
-    (``<out>-details.csv``: one row per student, notebook and exercise) and a feedback file
-    per student (``<out>-feedback/<student>.md``). Each file is written whole or not at
-    all, and nothing existing is replaced unless forced."""
+    (``<out>-details.csv``: one row per student, notebook and exercise), the LMS imports
+    (``<out>-canvas.csv``, ``<out>-gradescope.csv``) and a feedback file per student
+    (``<out>-feedback/<student>.md``), with the student's executed notebooks beside it where
+    ``notebooks`` holds them (``notebooks/<student>/``, as ``grade(keep=...)`` writes them).
+    Each file is written whole or not at all, and nothing existing is replaced unless
+    forced."""
     import shutil
 
     rows = v.sequence(rows, "rows", empty=True)
@@ -468,15 +760,20 @@ def write_gradebook(rows: list[dict], out: Path, *, force: bool = False) -> Path
     v.boolean(force, "force")
     _refuse_existing(out, force)
     out, details, feedback_dir = outputs(out)
-    columns, table = summary(rows)
+    columns, table = summary(rows, roster)
     out.parent.mkdir(parents=True, exist_ok=True)
     # The feedback folder is built apart and moved into place in one rename.
     staging = Path(tempfile.mkdtemp(prefix=f".{feedback_dir.name}.", dir=out.parent))
     try:
         for student in dict.fromkeys(r["student"] for r in rows):
             _write_file(staging / f"{_safe_name(student)}.md", feedback(rows, student))
+            kept = Path(notebooks) / _safe_name(student) if notebooks else None
+            if kept is not None and kept.is_dir():
+                shutil.copytree(kept, staging / _safe_name(student))
         os.chmod(staging, default_file_mode(0o777))  # mkdtemp's folder is private
         _write_file(details, _csv_text(COLUMNS, rows))
+        for kind, path in lms_outputs(out).items():
+            _write_file(path, _csv_text(*lms_tables(rows, roster)[kind]))
         _write_file(out, _csv_text(columns, table))
         if feedback_dir.exists():
             old = feedback_dir.with_name(f".{feedback_dir.name}.old-{os.urandom(4).hex()}")
@@ -503,36 +800,85 @@ def main(argv=None) -> int:
     ap.add_argument("--source", default="solutions",
                     help="the course's chapters, with the checker cells (default: solutions/)")
     ap.add_argument("--out", default="gradebook.csv", help="the gradebook (default: gradebook.csv)")
+    ap.add_argument("--assigned", default=None,
+                    help="the assignment's notebooks, comma-separated (e.g. 03_dram,06_reduce); "
+                         "each counts for every student, 0 where missing (default: every "
+                         "course notebook someone handed in)")
+    ap.add_argument("--roster", default=None,
+                    help="CSV with a header: folder,id[,name,email,section,sis_login_id] (the "
+                         "student-id column and the LMS files take it)")
+    ap.add_argument("--jobs", type=int, default=None,
+                    help="notebooks graded at once (default: the CPUs)")
     ap.add_argument("--cell-timeout", type=int, default=120,
                     help="seconds a cell may run before it is interrupted (default: 120)")
+    ap.add_argument("--memory-limit", type=float, default=8,
+                    help="GiB of memory a student's kernel may allocate (default: 8)")
     ap.add_argument("--force", action="store_true", help="replace an existing gradebook")
     ap.add_argument("--seed", type=int, default=None,
                     help="the seed of the hidden cases, the same for every student (default: a "
                          "fresh one, printed); give the printed one to grade again alike")
     args = ap.parse_args(argv)
+    import shutil
+
+    from . import sandbox
+
+    keep = None
     try:
         _refuse_existing(Path(args.out), args.force)  # before an hour of grading, not after
+        if args.jobs is not None:
+            v.positive_int(args.jobs, "--jobs")
+        v.positive(args.memory_limit, "--memory-limit")
+        roster = read_roster(args.roster) if args.roster else None
+        assigned = [a.strip() for a in args.assigned.split(",") if a.strip()] \
+            if args.assigned else None
         from .device import info
 
         here = info()
         print(f"grading on {here.name}" + (": the notebooks' kernels run on the simulator, "
-                                           "performance checks are skipped"
+                                           "performance checks are skipped (speed: not "
+                                           "measured: no GPU)"
                                            if here.simulated else ""),
               file=sys.stderr, flush=True)
+        jobs = args.jobs or os.cpu_count() or 1
+        if not here.simulated and jobs > 1:
+            print(f"{jobs} notebooks are graded at once on one GPU: their speed checks share it "
+                  "and can read slower than alone; --jobs 1 times each kernel alone",
+                  file=sys.stderr, flush=True)
+        why = sandbox.available()
+        print("each notebook runs in its own kernel in a bubblewrap sandbox (read-only course "
+              "and system, private /tmp, no network, no other students' files) with memory, "
+              "process and CPU limits" if why is None else
+              f"NOT SANDBOXED: {why}; each notebook still runs in its own kernel with memory, "
+              "process and CPU limits, but its code can read and write what you can",
+              file=sys.stderr, flush=True)
+        out = Path(args.out)
+        keep = Path(tempfile.mkdtemp(prefix=f".{out.stem}-notebooks.",
+                                     dir=out.resolve().parent if out.resolve().parent.is_dir()
+                                     else None))
+        limits = sandbox.Limits(memory_bytes=int(args.memory_limit * sandbox.GIB))
         rows = grade(Path(args.submissions), source=Path(args.source),
-                     cell_timeout=args.cell_timeout, hidden_seed=args.seed,
+                     cell_timeout=args.cell_timeout, hidden_seed=args.seed, jobs=args.jobs,
+                     assigned=assigned, limits=limits, keep=keep,
+                     hide=[out.resolve().parent] if out.resolve().parent != Path.cwd() else [],
                      progress=lambda line: print(line, file=sys.stderr, flush=True))
-        write_gradebook(rows, Path(args.out), force=args.force)
+        for r in rows:
+            r["student_id"] = (roster or {}).get(r["student"], {}).get("id", r["student"])
+        write_gradebook(rows, out, force=args.force, roster=roster, notebooks=keep)
     except (FileNotFoundError, FileExistsError, ValueError, TypeError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    finally:
+        if keep is not None:
+            shutil.rmtree(keep, ignore_errors=True)
     counts = {}
     for r in rows:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
     _, details, feedback_dir = outputs(Path(args.out))
+    lms = lms_outputs(Path(args.out))
     print(f"wrote {args.out} (one row per student), {details} ({len(rows)} rows: "
           + ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
-          + f") and {feedback_dir}/ (one file per student)")
+          + f"), {lms['canvas']} and {lms['gradescope']} (to import in Canvas or Gradescope) "
+          f"and {feedback_dir}/ (each student's feedback and executed notebooks)")
     return 0
 
 

@@ -1,0 +1,268 @@
+"""Where a student's code runs while ``python -m gpuperf.grade`` grades it: a Jupyter kernel in a
+child process, inside bubblewrap (``bwrap``) where the machine has it, with limits.
+
+In the sandbox (``command(...)``) the kernel sees the system and the course read-only (the
+Python environment and the ``gpuperf`` package), a private writable ``/tmp`` and its own
+throwaway working folder, nothing of the home folders, of the other students' submissions, of the
+course's solutions or of the gradebook, no network (its own network namespace: only the kernel's
+Unix sockets to the grader cross), its own process numbering (``/proc`` shows only its own
+processes, so ``/proc/<ppid>/cwd`` leads nowhere) and, inside it, limits on memory
+(``RLIMIT_DATA``), processes and threads (``RLIMIT_NPROC``, counted in the sandbox's own user
+namespace), CPU seconds and the size of a file it writes. The processes it starts die with it.
+
+Without bubblewrap the same limits apply (the process limit counts every process of the
+grader's user, so it is set above what runs already), but nothing is hidden: the code runs
+with the grader's permissions and can read and write what the grader can. ``available()`` says
+which, and the grader says it on stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import site
+import subprocess
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+GIB = 1 << 30
+
+
+def _argv(argv) -> list[str]:
+    if not isinstance(argv, (list, tuple)) or not argv or not all(isinstance(a, str) for a in argv):
+        raise TypeError(f"argv must be a non-empty list of strings (the command to run), not "
+                        f"{argv!r}.")
+    return list(argv)
+
+
+def _folder(path, name: str) -> Path:
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+        raise TypeError(f"{name} must be a folder path, not {type(path).__name__} ({path!r}).")
+    return Path(path)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one student's kernel may use (None: no limit)."""
+
+    memory_bytes: int | None = 8 * GIB  # private writable memory (heap, NumPy arrays)
+    processes: int | None = 4096  # processes and threads together (the emulator runs a
+    # thread per CUDA thread of a block: 1,024 and more)
+    cpu_seconds: int | None = 3600  # CPU time of the kernel process
+    file_bytes: int | None = 1 * GIB  # the largest file it may write
+
+    def __post_init__(self):
+        for name in ("memory_bytes", "processes", "cpu_seconds", "file_bytes"):
+            val = getattr(self, name)
+            if val is not None and (isinstance(val, bool) or not isinstance(val, int) or val < 1):
+                raise ValueError(f"{name}={val!r} must be a positive integer or None (no limit).")
+
+
+@lru_cache(maxsize=1)
+def available() -> str | None:
+    """None if bubblewrap runs here, else why not (in words, for the grader's stderr)."""
+    exe = shutil.which("bwrap")
+    if not exe:
+        return ("bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap), so "
+                "students' code runs with the grader's permissions")
+    try:
+        run = subprocess.run([exe, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent",
+                              "true"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as err:
+        return f"bubblewrap did not run ({type(err).__name__}: {err})"
+    if run.returncode != 0:
+        return ("bubblewrap cannot make a sandbox here (unprivileged user namespaces are off?): "
+                + (run.stderr.strip().splitlines() or ["no message"])[-1][:200])
+    return None
+
+
+# The environment the kernel keeps (everything else, an instructor's tokens included, is left out).
+_KEEP = ("PATH", "PYTHONPATH", "LANG", "LC_ALL", "LC_CTYPE", "VIRTUAL_ENV", "LD_LIBRARY_PATH",
+         "PYDEVD_DISABLE_FILE_VALIDATION", "JUPYTER_PLATFORM_DIRS", "TZ")
+_KEEP_PREFIXES = ("GPUPERF_", "NUMBA_", "CUDA_", "NVIDIA_")
+
+
+def _env(home: str) -> dict:
+    env = {k: val for k, val in os.environ.items()
+           if k in _KEEP or k.startswith(_KEEP_PREFIXES)}
+    env.update(HOME=home, MPLCONFIGDIR=f"{home}/.matplotlib", IPYTHONDIR=f"{home}/.ipython",
+               NUMBA_CACHE_DIR=f"{home}/.numba", PYTHONDONTWRITEBYTECODE="1",
+               JUPYTER_RUNTIME_DIR=f"{home}/.jupyter-runtime")
+    return env
+
+
+def _readable() -> list[str]:
+    """What the kernel needs to read: the Python environment and every folder on the path
+    (the course's package among them), shown again read-only above the hidden folders."""
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix,
+             str(Path(__file__).resolve().parent.parent)}  # the folder holding gpuperf/
+    paths.update(site.getsitepackages() + [site.getusersitepackages()])
+    paths.update(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
+    paths.update(p for p in sys.path if p and Path(p).is_dir() and "site-packages" in p)
+    return sorted(p for p in {str(Path(p).resolve()) for p in paths} if Path(p).exists())
+
+
+def _own_tasks() -> int:
+    """Processes and threads of this user now (RLIMIT_NPROC counts them all without a
+    sandbox)."""
+    uid, n = os.getuid(), 0
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                if os.stat(f"/proc/{pid}").st_uid == uid:
+                    n += len(os.listdir(f"/proc/{pid}/task"))
+            except OSError:
+                pass
+    return n
+
+
+def limited(argv: list[str], limits: Limits, *, sandboxed: bool) -> list[str]:
+    """``argv`` run under ``limits`` (a small Python stub sets them and execs it)."""
+    argv = _argv(argv)
+    if not isinstance(limits, Limits):
+        raise TypeError(f"limits must be a sandbox.Limits, not {type(limits).__name__}.")
+    sets = []
+    if limits.memory_bytes:
+        sets.append(("RLIMIT_DATA", limits.memory_bytes))
+    if limits.processes:
+        sets.append(("RLIMIT_NPROC",
+                     limits.processes if sandboxed else _own_tasks() + limits.processes))
+    if limits.cpu_seconds:
+        sets.append(("RLIMIT_CPU", limits.cpu_seconds))
+    if limits.file_bytes:
+        sets.append(("RLIMIT_FSIZE", limits.file_bytes))
+    stub = ("import os, resource as r, sys\n"
+            f"for k, n in {sets!r}:\n"
+            "    r.setrlimit(getattr(r, k), (n, n))\n"
+            "os.execv(sys.argv[1], sys.argv[1:])")
+    return [sys.executable, "-c", stub, *argv]
+
+
+def command(argv: list[str], *, work: Path, rundir: Path, hide: list[Path] = (),
+            limits: Limits = Limits()) -> tuple[list[str], dict]:
+    """``(argv, env)`` that run ``argv`` contained: in bubblewrap if ``available()``, with
+    ``work`` (its working folder) and ``rundir`` (the kernel's sockets and verdict log)
+    writable, the folders of ``hide`` (submissions, solutions, the gradebook) hidden besides
+    the home folders, and ``limits``. Without bubblewrap, only the limits."""
+    argv = _argv(argv)
+    work, rundir = _folder(work, "work").resolve(), _folder(rundir, "rundir").resolve()
+    home = str(rundir / "home")
+    Path(home).mkdir(parents=True, exist_ok=True)
+    env = _env(home)
+    if available() is not None:
+        return limited(argv, limits, sandboxed=False), {**os.environ, **env}
+    box = ["bwrap", "--ro-bind", "/", "/"]
+    gpu = any(Path("/dev").glob("nvidia*"))
+    box += ["--dev-bind", "/dev", "/dev"] if gpu else ["--dev", "/dev"]
+    box += ["--proc", "/proc", "--tmpfs", "/dev/shm"]
+    hidden = ["/tmp", "/var/tmp", "/home", "/root", "/run", "/mnt", "/media", "/srv",
+              os.path.expanduser("~"), os.getcwd(), *map(str, hide)]
+    # Hidden: an empty folder in place of each (read-only, but for the private temp folders).
+    private = {"/tmp", "/var/tmp"}
+    shown = [p for p in dict.fromkeys(str(Path(h).resolve()) for h in hidden)
+             if Path(p).is_dir() and p != "/"]
+    # A folder inside another hidden one is hidden with it (a mount point of its own would
+    # show its name in the empty parent).
+    shown = [p for p in shown if not any(p.startswith(q.rstrip("/") + "/") for q in shown)]
+    for p in shown:
+        box += ["--tmpfs", p]
+    for p in _readable():
+        box += ["--ro-bind", p, p]
+    box += ["--bind", str(work), str(work), "--bind", str(rundir), str(rundir)]
+    for p in shown:
+        if p not in private:
+            box += ["--remount-ro", p]
+    box += ["--unshare-all", "--die-with-parent", "--chdir", str(work), "--clearenv"]
+    for k, val in env.items():
+        box += ["--setenv", k, val]
+    box = box + ["--"] + limited(argv, limits, sandboxed=True)
+    group = _pids_group(rundir, limits)
+    if group:
+        # As root, RLIMIT_NPROC binds nobody: a pids cgroup holds the sandbox's processes.
+        join = ("import os, sys\n"
+                f"open({str(group / 'cgroup.procs')!r}, 'w').write(str(os.getpid()))\n"
+                "os.execvp(sys.argv[1], sys.argv[1:])")
+        box = [sys.executable, "-c", join, *box]
+    return box, env
+
+
+_CGROUP_PIDS = Path("/sys/fs/cgroup/pids")  # cgroup v1's pids controller, where it is mounted
+
+
+def _pids_group(rundir: Path, limits: Limits) -> Path | None:
+    """A fresh pids cgroup holding at most ``limits.processes``, for a grader run as root
+    (whom RLIMIT_NPROC does not bind) where the pids controller is writable; else None.
+    Its path is noted in ``rundir`` for ``release``."""
+    if os.geteuid() != 0 or not limits.processes or not os.access(_CGROUP_PIDS, os.W_OK):
+        return None
+    group = _CGROUP_PIDS / f"gpuperf-grade-{os.urandom(6).hex()}"
+    try:
+        group.mkdir()
+        (group / "pids.max").write_text(str(limits.processes))
+    except OSError:
+        return None
+    with open(Path(rundir) / "cgroups", "a", encoding="utf-8") as f:
+        f.write(f"{group}\n")
+    return group
+
+
+def release(rundir: Path) -> None:
+    """Remove what ``command`` made for runs in ``rundir`` (their pids cgroups), once the
+    kernel has ended."""
+    import time
+
+    note = _folder(rundir, "rundir") / "cgroups"
+    if not note.is_file():
+        return
+    for line in note.read_text().split():
+        group = Path(line)
+        if group.parent != _CGROUP_PIDS or not group.is_dir():
+            continue
+        for _ in range(300):  # the kernel's processes may take a moment to end
+            try:
+                group.rmdir()
+                break
+            except OSError:
+                time.sleep(0.1)
+    note.unlink()
+
+
+def kernel_manager(*, work: Path, rundir: Path, hide: list[Path] = (), limits: Limits = Limits()):
+    """A Jupyter kernel manager whose kernel runs ``command(...)``-contained, talking to the
+    grader over Unix sockets in ``rundir`` (no network needed)."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    _folder(work, "work")
+    rundir = _folder(rundir, "rundir").resolve()
+    if not isinstance(limits, Limits):
+        raise TypeError(f"limits must be a sandbox.Limits, not {type(limits).__name__}.")
+
+    class ContainedKernelManager(AsyncKernelManager):
+        def format_kernel_cmd(self, extra_arguments=None):
+            argv = super().format_kernel_cmd(extra_arguments)
+            argv, self._contained_env = command(argv, work=work, rundir=rundir, hide=hide,
+                                                limits=limits)
+            return argv
+
+        async def _async_launch_kernel(self, kernel_cmd, **kw):
+            kw["env"] = self._contained_env if available() is None else {
+                **kw.get("env", os.environ), **self._contained_env}
+            return await super()._async_launch_kernel(kernel_cmd, **kw)
+
+        async def _async_interrupt_kernel(self):
+            # By a message on the control channel, never SIGINT to the process group: the
+            # group holds bubblewrap itself, which a SIGINT ends (and the kernel with it).
+            if available() is not None:
+                return await super()._async_interrupt_kernel()
+            msg = self.session.msg("interrupt_request", content={})
+            self._connect_control_socket()
+            self.session.send(self._control_socket, msg)
+
+        interrupt_kernel = _async_interrupt_kernel
+
+    km = ContainedKernelManager(kernel_name="python3", transport="ipc",
+                                ip=str(rundir / "kernel"),
+                                connection_file=str(rundir / "kernel.json"))
+    return km

@@ -1,0 +1,5 @@
+"""An answer that never returns (busy, not sleeping)."""
+CELL = ""
+ANSWER = """    while True:
+        pass"""
+EXPECT = ("no verdict", 0.0)

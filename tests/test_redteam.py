@@ -1,0 +1,151 @@
+"""Contained: a class with hostile submissions (tests/redteam/) is graded in the sandbox; each
+attack is contained and graded as it deserves, the same on a regrade, and the other students'
+grades and files do not change.
+
+Needs bubblewrap (Debian's `bubblewrap` package); without it these tests skip, and the grader
+says on stderr that it is not sandboxed."""
+
+import hashlib
+import importlib.util
+import subprocess
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from gpuperf import assign, grade, sandbox
+
+pytestmark = pytest.mark.skipif(
+    sandbox.available() is not None,
+    reason=f"no sandbox here: {sandbox.available()} (install bubblewrap to run these)")
+
+REDTEAM = Path(__file__).parent / "redteam"
+SETUP = "import gpuperf as gp\ngs = gp.gridstride"
+RIGHT = "    return 3 * 4 * n / (ms * 1e-3) / 1e9"
+WRONG = "    return 2 * 4 * n / (ms * 1e-3) / 1e9"
+LIMITS = sandbox.Limits(memory_bytes=2 * sandbox.GIB, processes=128)
+
+
+def _attack(name):
+    spec = importlib.util.spec_from_file_location(name, REDTEAM / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+ATTACKS = sorted(p.stem for p in REDTEAM.glob("*.py"))
+
+
+def _digest(folder):
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("redteam")
+    source = tmp / "course" / "solutions"
+    source.mkdir(parents=True)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(SETUP, id="setup"),
+        nbformat.v4.new_code_cell(
+            "def saxpy_gbps(n, ms):\n    ### BEGIN SOLUTION\n" + RIGHT + "\n    ### END SOLUTION",
+            id="solution"),
+        nbformat.v4.new_code_cell("gs.check_bandwidth_formula(saxpy_gbps);", id="check"),
+    ]
+    nbformat.write(nb, source / "01_demo.ipynb")
+    copy = assign.assign(source, tmp / "student")[0]
+    instructor = tmp / "instructor"
+    instructor.mkdir()
+    victim = instructor / "grades.txt"
+    victim.write_text("the instructor's file")
+    paths = {"victim": str(victim), "outside": str(instructor / "pwned.txt"),
+             "subs": str(tmp / "subs"), "source": str(source),
+             "package": str(Path(grade.__file__).parent)}
+    subs = tmp / "subs"
+    for student in ["right", "wrong", *ATTACKS]:
+        mod = _attack(student) if student in ATTACKS else None
+        body = {"right": RIGHT, "wrong": WRONG}.get(
+            student, {"RIGHT": RIGHT, "WRONG": WRONG}.get(getattr(mod, "ANSWER", ""),
+                                                         getattr(mod, "ANSWER", "")))
+        sub = nbformat.read(copy, as_version=4)
+        answer = next(c for c in sub.cells if c.get("id") == "solution")
+        answer.source = "def saxpy_gbps(n, ms):\n" + body
+        if mod is not None and mod.CELL:
+            at = sub.cells.index(answer)
+            sub.cells.insert(at, nbformat.v4.new_code_cell(mod.CELL.format(**paths)))
+        (subs / student).mkdir(parents=True)
+        nbformat.write(sub, subs / student / "01_demo.ipynb")
+    before = {"subs": _digest(subs), "source": _digest(source), "instructor": _digest(instructor)}
+    runs = []
+    for k in (1, 2):  # graded, then regraded with the same seed
+        keep = tmp / f"kept{k}"
+        rows = grade.grade(subs, source=source, cell_timeout=30, progress=None, hidden_seed=77,
+                           jobs=2, limits=LIMITS, keep=keep, hide=[instructor])
+        runs.append(({r["student"]: r for r in rows}, keep))
+    after = {"subs": _digest(subs), "source": _digest(source), "instructor": _digest(instructor)}
+    return runs, before, after, paths
+
+
+def _output(keep, student):
+    nb = nbformat.read(keep / student / "01_demo.ipynb", as_version=4)
+    return "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []))
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_each_attack_is_graded_as_it_deserves(graded, attack):
+    (rows, _), _ = graded[0][0], None
+    status, score = _attack(attack).EXPECT
+    assert (rows[attack]["status"], float(rows[attack]["score"])) == (status, score), \
+        rows[attack]["detail"]
+
+
+def test_a_regrade_gives_every_submission_the_same_score(graded):
+    (first, _), (second, _) = graded[0]
+    assert {s: (r["status"], r["score"], r["passed"], r["total"]) for s, r in first.items()} == \
+        {s: (r["status"], r["score"], r["passed"], r["total"]) for s, r in second.items()}
+
+
+def test_the_other_students_grades_and_everyones_files_are_untouched(graded):
+    (rows, _), _ = graded[0]
+    _, before, after, paths = graded
+    assert rows["right"]["score"] == 1.0 and rows["right"]["status"] == "graded"
+    assert rows["wrong"]["score"] == 0.0 and rows["wrong"]["status"] == "graded"
+    assert before == after  # submissions, solutions and the instructor's folder, byte for byte
+    assert not Path(paths["outside"]).exists()
+    assert not (Path(paths["package"]) / "pwned.py").exists()
+
+
+def test_files_outside_cannot_be_deleted_or_written(graded):
+    _, keep = graded[0][0]
+    out = _output(keep, "delete_outside") + _output(keep, "write_outside")
+    assert "DELETED" not in out and "WROTE" not in out and out.count("BLOCKED") == 5
+
+
+def test_other_students_and_the_grader_are_out_of_sight(graded):
+    _, keep = graded[0][0]
+    out = _output(keep, "read_others")
+    assert "SEEN" not in out, out
+    assert graded[3]["subs"] not in out.split("PARENT CWD", 1)[1]
+
+
+def test_processes_memory_and_output_are_limited(graded):
+    _, keep = graded[0][0]
+    started = int(_output(keep, "fork_many").split("STARTED", 1)[1].split()[0])
+    assert started < LIMITS.processes
+    got = float(_output(keep, "allocate").split("GOT GiB", 1)[1].split()[0])
+    assert got <= LIMITS.memory_bytes / sandbox.GIB
+    assert (keep / "print_megabytes" / "01_demo.ipynb").stat().st_size < 1_000_000
+    assert "left out" in _output(keep, "print_megabytes")
+    # nothing the sandbox started outlives it
+    left = subprocess.run(["pgrep", "-f", "sleep 4242"], capture_output=True, text=True)
+    assert left.stdout.strip() == ""
+    # and the pids cgroups made for a grader run as root are gone
+    assert not [g for g in Path("/sys/fs/cgroup/pids").glob("gpuperf-grade-*")
+                if not (g / "cgroup.procs").read_text().strip()]  # (others are runs going on)
+
+
+def test_an_endless_answer_costs_one_cell_timeout(graded):
+    (rows, _), _ = graded[0]
+    assert "timeout" in rows["loop_forever"]["detail"]

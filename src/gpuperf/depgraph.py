@@ -39,7 +39,7 @@ SRC = Path(__file__).resolve().parent.parent  # the folder that holds the packag
 
 LAYERS = ("core", "chapters", "course", "classroom", "facade")
 COURSE = {"gpuperf.profiling", "gpuperf.headlines"}
-CLASSROOM = {"gpuperf.assign", "gpuperf.grade", "gpuperf.selfcheck", "gpuperf.record",
+CLASSROOM = {"gpuperf.assign", "gpuperf.grade", "gpuperf.sandbox", "gpuperf.selfcheck", "gpuperf.record",
              "gpuperf.colab", "gpuperf.nbtools"}
 
 

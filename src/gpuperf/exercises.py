@@ -213,6 +213,14 @@ def _log_verdict(report) -> None:
 # name (tests/test_exercises.py compares this table with the notebooks). A checker that
 # serves several tasks gives the keyword arguments of the book's call beside the title.
 BOOK_TITLES = {
+    "check_channel_gbps": "What a channel delivers",
+    "check_phase_channels": "Which channels does N reach?",
+    "check_step_latency": "Latency from two chain lengths",
+    "check_copy_loads_needed": "Loads in flight for a copy",
+    "check_grid_rounds": "The rounds of a grid",
+    "check_chunks": "How many chunks?",
+    "check_profile_command": "The command line for a Numba kernel",
+    "check_attainable": "The roofline of a GPU",
     "check_saxpy": "A grid-stride SAXPY",
     "check_bandwidth_formula": "Effective bandwidth of SAXPY",
     "check_call_time": "Predict the time of one call",
@@ -247,6 +255,7 @@ _exercise_title = contextvars.ContextVar("gpuperf_exercise_title", default=None)
 def exercise_title(fallback: str) -> str:
     """The book's title of the exercise whose checker is running (see ``titled``), else
     ``fallback`` (a checker called outside an exercise: the chapters' own examples)."""
+    v.string(fallback, "fallback")
     return _exercise_title.get() or fallback
 
 
@@ -1493,8 +1502,27 @@ def one_line_failure(title: str, what: str, why: str) -> Report:
 SECTOR = 32
 
 
+def _checker_arg(chk) -> None:
+    if not isinstance(chk, Checker):
+        raise TypeError(f"chk must be the Checker a checker builds its verdict with, not "
+                        f"{type(chk).__name__} ({chk!r:.60}).")
+
+
+def _run_arg(run, name: str = "run") -> None:
+    from .emulator import Run
+
+    if not isinstance(run, Run):
+        raise TypeError(f"{name} must be the emulator's record of a launch (recorded_run's "
+                        f"result), not {type(run).__name__} ({run!r:.60}).")
+
+
+
 def emulator_param_names(kernel, n: int = 0) -> list[str]:
     """The kernel's parameter names as the emulator's record names its arrays."""
+    if not callable(kernel):
+        raise TypeError(f"kernel must be a kernel (a @cuda.jit function or its Python "
+                        f"function), not {type(kernel).__name__}.")
+    v.integer(n, "n", minimum=0)
     from . import emulator
 
     return emulator.param_names(kernel, n)
@@ -1531,6 +1559,7 @@ def sector_use(run, array: str, kinds=("load", "store")) -> dict:
     """Per source line, for the global accesses of ``array``: ``requests`` (warp requests),
     ``sectors`` (32-byte sectors they touch), ``needed`` (the fewest sectors holding the
     bytes they use), and ``first`` (an example ``WarpRequest``)."""
+    _run_arg(run)
     lines: dict = {}
     for r in run.warp_requests():
         if r.space != "global" or r.array != array or r.kind not in kinds:
@@ -1549,6 +1578,8 @@ def expect_coalesced(chk: Checker, run, arrays, *, advice: str, slack: float = 1
     """Fail the current case unless every warp request to each of ``arrays`` (parameter
     names) touches at most ``slack`` times the sectors its bytes need: consecutive threads on
     consecutive elements. Names the worst line."""
+    _checker_arg(chk)
+    _run_arg(run)
     if run is None:
         return False
     for array in arrays:
@@ -1568,6 +1599,8 @@ def expect_coalesced(chk: Checker, run, arrays, *, advice: str, slack: float = 1
 def expect_loaded_once(chk: Checker, run, arrays, *, advice: str, most: int = 2) -> bool:
     """Fail the current case if one thread loads the same element of one of ``arrays`` from
     global memory more than ``most`` times: values the exercise holds in registers."""
+    _checker_arg(chk)
+    _run_arg(run)
     if run is None:
         return False
     counts: dict = {}
@@ -1590,6 +1623,7 @@ def loads_in_flight(run, array: str) -> list[int]:
     were made since its last global store (this one included): loads a thread issues
     before it stores, in flight together. Counted in elements (a 16-byte load of float32
     is four)."""
+    _run_arg(run)
     out, since, last = [], 0, None
     for e in run.events:
         who = (tuple(e.block), e.thread)
@@ -1608,6 +1642,8 @@ def loads_in_flight(run, array: str) -> list[int]:
 def expect_in_flight(chk: Checker, run, array: str, *, at_least: int, advice: str) -> bool:
     """Fail the current case unless most loads of ``array`` are made in batches of at least
     ``at_least`` before the thread's next store (several loads in flight per thread)."""
+    _checker_arg(chk)
+    _run_arg(run)
     if run is None:
         return False
     counts = loads_in_flight(run, array)
@@ -1638,6 +1674,7 @@ def tree_steps(run, space: str = "shared") -> list[tuple[int, int]]:
     """The steps of a block's reduction: for each barrier epoch (of block 0) in which
     threads load two or more different elements of one ``space`` array, (how many threads
     load from it, the first line that does)."""
+    _run_arg(run)
     steps: dict = {}
     first = run.events[0].block if run.events else None
     for e in run.events:
@@ -1653,6 +1690,8 @@ def tree_steps(run, space: str = "shared") -> list[tuple[int, int]]:
 def expect_tree(chk: Checker, run, block: int, *, advice: str) -> bool:
     """Fail the current case unless the record shows a tree over the block in shared memory:
     a barrier step where half the block's threads combine values, then fewer."""
+    _checker_arg(chk)
+    _run_arg(run)
     if run is None:
         return False
     steps = tree_steps(run)
@@ -1677,6 +1716,7 @@ def expect_few_atomics(chk: Checker, runs, elements: int, *, advice: str,
     atomic updates of global memory per element of the input (``elements``): an atomic per
     element (or per thread) serializes on one address, where a block's reduction first
     leaves one per block."""
+    _checker_arg(chk)
     atomics = [e for run in runs for e in run.events if e.space == "global" and e.kind == "atomic"]
     if len(atomics) > per_element * elements:
         e = atomics[0]

@@ -313,6 +313,7 @@ def _grid_rounds(M: int, N: int, bm: int, bn: int, sms: int, blocks_per_sm: int)
     return blocks, rounds, blocks - (rounds - 1) * slots
 
 
+@ex.titled
 def check_grid_rounds(fn) -> ex.Report:
     """Check ``fn(M, N, bm, bn, sms, blocks_per_sm) -> (blocks, rounds, last_round)``: the
     blocks of a grid of ``bm x bn`` output tiles over an ``M x N`` C (partial tiles count), the

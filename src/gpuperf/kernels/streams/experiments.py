@@ -36,15 +36,7 @@ from .kernels import (
 )
 from .models import arithmetic_intensity, ideal_ms, ideal_schedule, overlap_bound_ms, reference
 from .pinned import pinned_copy
-from .pipeline import Pipeline, Run
-
-
-def _check_res(res, *columns):
-    validate.result(res, "res")
-    for c in columns:
-        validate.column(res, c, "res column")
-    return res
-
+from .pipeline import Pipeline, Run, _check_res
 
 N_PIPE = 2**25  # 128 MiB per float32 array: 384 MiB cross the host link per run
 PIPE_CHUNKS = 8  # 16 MiB per array and chunk: large copies, little host time per byte

@@ -42,8 +42,8 @@ from gpuperf import exercises as ex
 from gpuperf.mode import SIMULATOR
 from gpuperf.records import Result, experiment
 
-from .experiments import _check_res
 from .kernels import relax_kernel
+from .pipeline import _check_res
 
 # --------------------------------------------------------------------------- kernels
 

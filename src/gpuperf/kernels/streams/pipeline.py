@@ -20,6 +20,13 @@ from .kernels import KINDS, launch_chunk, plan_chunks
 from .pinned import PAGEABLE_POLICIES, _check_host
 
 
+def _check_res(res, *columns):
+    validate.result(res, "res")
+    for c in columns:
+        validate.column(res, c, "res column")
+    return res
+
+
 @dataclass
 class Run:
     """A measured pipeline: the total (median of repeats) and the spans of one more run."""

@@ -408,7 +408,7 @@ def _slow(out):
 def test_a_slow_kernel_is_stopped_at_the_checkers_cpu_limit(monkeypatch):
     """Issue 63: past CHECK_CPU_S of CPU time a simulated launch stops between two of its
     threads, that case fails saying so, and the remaining cases are not run (one note)."""
-    monkeypatch.setattr(ex, "CHECK_CPU_S", 0.05)
+    monkeypatch.setattr(ex, "CHECK_CPU_S", 1e-4)  # spent within the first launch on any machine
     chk = ex.Checker("slow")
     for k in range(3):
         with chk.case(f"case {k}"):

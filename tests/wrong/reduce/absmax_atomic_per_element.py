@@ -19,3 +19,6 @@ def fn(d_x):
     result = cuda.to_device(np.zeros(1, dtype=np.float32))
     absmax_atomics[max(1, min(1024, math.ceil(d_x.size / 256))), 256](d_x, result)
     return float(result.copy_to_host()[0])
+
+
+kernel = fn  # the name the reduce tests call an answer by

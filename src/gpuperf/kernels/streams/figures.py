@@ -160,8 +160,10 @@ def plot_host_bandwidth(res):
             rows = res.select(memory=memory, direction=direction)
             ax.plot([r["mib"] for r in rows], [r["gbps"] for r in rows], "o" + ls, color=color,
                     label=f"{memory}, {KIND_NAMES[direction]}")
+        # Matched on the memory kind only: older records lack the copy-engine column.
         plots.reference_curves(ax, res, x="mib", y="gbps", series="direction",
-                               rows=res.select(memory=memory), colors=KIND_COLORS)
+                               rows=res.select(memory=memory), sel={"memory": memory},
+                               colors=KIND_COLORS)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("copy size (MiB)")
     ax.set_ylabel("GB/s")

@@ -56,7 +56,8 @@ for mod in pkgutil.iter_modules(kernels.__path__):
 # The timing tools' own kernels (gpuperf.bench): they run inside every measurement.
 from gpuperf import bench
 for kernel, sig in [(bench._hold_kernel(), "void(float32[::1], int64)"),
-                    (bench._scribble_kernel(), "void(float32[::1], float32)")]:
+                    (bench._scribble_kernel(), "void(float32[::1], float32)"),
+                    (bench._skim_kernel(), "void(float32[::1], float32[::1])")]:
     fn = kernel.py_func
     for cc in [(7, 5), (9, 0)]:
         row = {"module": "bench", "kernel": fn.__name__, "sig": sig, "cc": list(cc)}
@@ -94,7 +95,7 @@ def test_every_kernel_compiles_for_sm75_and_sm90(compiled):
     assert sum(1 for r in compiled if r.get("ok")) >= 6
     assert {tuple(r["cc"]) for r in compiled if r.get("ok")} == {(7, 5), (9, 0)}
     assert {r["kernel"] for r in compiled if r["module"] == "bench" and r.get("ok")} == {
-        "hold", "scribble"}
+        "hold", "scribble", "skim"}
 
 
 ACCUMULATOR = r"""

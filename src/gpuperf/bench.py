@@ -107,8 +107,8 @@ def _flush_buffer():
     return cuda.device_array(nbytes // 4, dtype=np.float32)
 
 
-# The kernel flush_l2 launches, by the name CUPTI and Nsight see it under (to leave it out).
-FLUSH_KERNEL_NAME = "scribble"
+# The writing flush's kernel, by the name CUPTI and Nsight see it under (to leave it out).
+FLUSH_WRITE_KERNEL_NAME = "scribble"
 
 
 @functools.lru_cache(maxsize=1, typed=True)
@@ -129,6 +129,13 @@ def _scribble_kernel():
 # The read-only flush's kernel, by the name CUPTI and Nsight see it under.
 FLUSH_READ_KERNEL_NAME = "skim"
 FLUSH_KINDS = ("write", "read")
+# The flush every timing uses unless told otherwise. Chapter 1's ``gridstride_flush`` found that
+# after the writing flush a short kernel is charged with the write-back of its dirty lines
+# (a 32 MiB copy took 1.33 times as long on the H200); the read-only flush leaves clean lines.
+# Records carry the kind they were made with (``records.provenance()["l2_flush"]``).
+DEFAULT_FLUSH = "read"
+# Every flush kernel's name, to leave flushes out of a profile or a CUPTI trace.
+FLUSH_KERNEL_NAMES = ("scribble", "skim")
 _SKIM_BLOCK = 256
 
 
@@ -163,14 +170,13 @@ def _skim_sums():
 
 
 @v.checks(kind=v.OneOf(FLUSH_KINDS))
-def flush_l2(kind: str = "write") -> None:
+def flush_l2(kind: str = DEFAULT_FLUSH) -> None:
     """Evict whatever the last run left in the L2, with a buffer twice the L2's size.
 
-    ``kind="write"`` (the default, and every record's protocol so far) overwrites the buffer:
-    the L2 is left full of dirty lines, which may be written back to DRAM while the next,
-    timed kernel runs. ``kind="read"`` reads the buffer instead (a sum that writes one value
-    per block): the lines it leaves are clean. ``flushes_compared`` in chapter 1 measures
-    whether the two bias a timing differently."""
+    ``kind="read"`` (the default) reads the buffer (a sum that writes one value per block): the
+    lines it leaves are clean, and the next kernel pays nothing for them. ``kind="write"``
+    overwrites the buffer: the L2 is left full of dirty lines, which are written back to DRAM
+    while the next, timed kernel runs (chapter 1's ``gridstride_flush`` measures the bias)."""
     require_gpu("flush_l2")
     buf = _flush_buffer()
     if kind == "read":
@@ -231,13 +237,13 @@ HOLD_MAX_US = 10_000.0  # a hold longer than this would only slow the measuremen
           flush=v.Bool(), hide_launch=v.Bool(), flush_kind=v.OneOf(FLUSH_KINDS))
 def time_kernel(fn, *, warmup: int = 2, min_repeat: int = 10, min_time: float = 0.2,
                 max_repeat: int = 1000, flush: bool = False,
-                hide_launch: bool = True, flush_kind: str = "write") -> Timing:
+                hide_launch: bool = True, flush_kind: str = DEFAULT_FLUSH) -> Timing:
     """Time ``fn()``, a callable that enqueues GPU work on the default stream.
 
     Each run is bracketed by CUDA events; the function returns once at least
     ``min_repeat`` runs and ``min_time`` seconds of measured GPU time are collected
     (or ``max_repeat`` runs). ``flush=True`` evicts L2 before each run, with
-    ``flush_l2(flush_kind)`` (``"write"``, the default, or ``"read"``).
+    ``flush_l2(flush_kind)`` (``"read"``, the default, or ``"write"``).
 
     On an idle GPU the start event completes at once, and the kernel starts only when the
     host has finished launching it, so a plain event span holds the host's launch work (tens

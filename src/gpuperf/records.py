@@ -179,7 +179,7 @@ def provenance() -> dict:
     import numba
     import numpy as np
 
-    from . import device
+    from . import bench, device
 
     try:
         from importlib.metadata import version
@@ -212,6 +212,7 @@ def provenance() -> dict:
         "cupy": cupy_version,
         "python": platform.python_version(),
         "device": info.as_dict(),
+        "l2_flush": bench.DEFAULT_FLUSH,  # the flush kind time_kernel(flush=True) used
     }
 
 

@@ -316,8 +316,8 @@ def _gpu_busy(run, calls: int = 10, flush: bool = False) -> dict:
         ops = nsight.cupti_ops(calls_then_wait)
     except RuntimeError:
         return {"gpu_ms": None, "gpu_ops": None}
-    flusher = bench.FLUSH_KERNEL_NAME
-    work = [o for o in ops if o["kind"] in ("kernel", "memset", "d2d") and o["name"] != flusher]
+    flushers = bench.FLUSH_KERNEL_NAMES
+    work = [o for o in ops if o["kind"] in ("kernel", "memset", "d2d") and o["name"] not in flushers]
     return {"gpu_ms": sum(o["end_us"] - o["start_us"] for o in work) / 1000 / calls,
             "gpu_ops": len(work) / calls}
 

@@ -114,15 +114,14 @@ def test_an_unanswered_answer_dict_gets_one_line(capsys):
     student copy: its checker says "not implemented yet", not a list of wrong values."""
     import gpuperf as gp
 
-    answer = {"best_factor": None, "blocks_per_sm": None, "occupancy": None,
-              "blocks_at_1024": None}
-    report = gp.coarsening.check_best_factor(answer)
+    kernels = [r["kernel"] for r in gp.records.run("profiling_speed_of_light", live=False).rows]
+    answer = dict.fromkeys(kernels)
+    report = gp.debugging.check_limiters(answer)
     assert not report and len(report.failed) == 1
     assert "not implemented yet" in report.failed[0][1]
-    partly = dict(answer, best_factor=4)
+    partly = dict(answer, **{kernels[0]: "DRAM"})
     assert "not implemented yet" not in " ".join(w for _, w in
-                                                 gp.coarsening.check_best_factor(partly).failed)
-
+                                                 gp.debugging.check_limiters(partly).failed)
 
 
 def test_written_arguments_reads_stores_atomics_and_calls():

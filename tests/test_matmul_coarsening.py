@@ -1,10 +1,11 @@
 """Chapter "Thread coarsening": coarsened and register-tiled kernels, checkers (simulator)."""
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import record_paths_with
+from conftest import load_answer, record_paths_with
 from numba import cuda, float32
 
 import gpuperf as gp
@@ -232,13 +233,47 @@ def _fake_sweep():
     return gp.records.Result("matmul_coarsen_sweep", rows, {"gpu": "test"}, "recorded")
 
 
+def _reads(**wrong):
+    """A read_sweep that reads the sweep right, except where ``wrong`` says how."""
+    def read_sweep(sweep):
+        tile, n = wrong.get("tile", 32), wrong.get("n", 4096)
+        best = max(sweep.select(tile=tile, n=n), key=lambda r: r["tflops"])
+        got = {"best_factor": best["factor"], "blocks_per_sm": best["blocks_per_sm"],
+               "occupancy": best["occupancy"],
+               "blocks_at_1024": sweep.one(tile=32, n=1024, factor=16)["blocks"]}
+        got.update(wrong.get("values", {}))
+        return got
+    return read_sweep
+
+
 def test_best_factor_checker(capsys):
     res = _fake_sweep()
-    good = {"best_factor": 4, "blocks_per_sm": 2, "occupancy": 1.0, "blocks_at_1024": 64}
-    assert co.check_best_factor(good, res)
-    for wrong in ({**good, "best_factor": 8}, {**good, "occupancy": 0.5},
-                  {**good, "blocks_at_1024": 1024}, "four"):
-        assert not co.check_best_factor(wrong, res)
+    assert co.check_best_factor(_reads(), res)
+    assert co.check_best_factor(_reads())  # the recorded sweep
+    # Right on this sweep (the fastest factor is the same at both sizes) but read at the wrong
+    # size: another GPU's sweep tells them apart.
+    assert co.check_best_factor(_reads(n=1024), res).failed
+    for wrong in ({"best_factor": 8}, {"occupancy": 0.5}, {"blocks_at_1024": 1024},
+                  {"blocks_per_sm": 7}):
+        assert not co.check_best_factor(_reads(values=wrong), res)
+    assert not co.check_best_factor(lambda sweep: "four", res)
+    assert "function" in co.check_best_factor({"best_factor": 4}, res).failed[0][1]
+
+
+def test_another_gpus_sweep_separates_every_reading():
+    """The made-up sweeps: the fastest factor for tile 32 at 4096 is the fastest of no other
+    size or tile, and each row has its own blocks per SM."""
+    from gpuperf.kernels.coarsening import checks
+
+    res = gp.records.run("matmul_coarsen_sweep", live=False)
+    for seed in range(6):
+        other = checks._other_sweep(res, seed)
+        fastest = {key: max(other.select(tile=key[0], n=key[1]), key=lambda r: r["tflops"])
+                   for key in {(r["tile"], r["n"]) for r in other.rows}}
+        mine = fastest.pop((32, 4096))
+        assert all(r["factor"] != mine["factor"] for r in fastest.values())
+        assert len({r["blocks_per_sm"] for r in other.rows}) == len(other.rows)
+        assert sorted(r["tflops"] for r in other.rows) == sorted(r["tflops"] for r in res.rows)
 
 
 def test_ladder_is_slowest_first_and_ends_with_register_tiling():
@@ -826,3 +861,14 @@ def test_computed_tables_and_where_a_result_was_measured():
     assert gp.matmul.where_measured(live) == "measured on your Tesla T4 just now"
     t = gp.matmul.table("matmul_correctness", [{"kernel": "tiled 8", "relative error": "1e-7"}])
     assert t.rows[0]["kernel"] == "tiled 8" and "simulator" in t.label.lower()
+
+
+WRONG_FILES = sorted((Path(__file__).parent / "wrong" / "coarsening").glob("*.py"))
+
+
+@pytest.mark.parametrize("path", WRONG_FILES, ids=lambda p: p.stem)
+def test_a_known_wrong_answer_fails_its_checker(path, capsys):
+    """tests/wrong/coarsening/*.py: each names its checker and must fail it (on the recorded
+    sweep and the made-up GPUs' sweeps it is judged on)."""
+    mod = load_answer(path)
+    assert not getattr(co, mod.CHECKER)(mod.student), capsys.readouterr().out

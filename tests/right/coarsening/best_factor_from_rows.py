@@ -7,12 +7,16 @@ from gpuperf import records
 
 NOTEBOOK, LABEL = "05_coarsening", "ex-coarsening-best-factor"
 
+
 sweep = records.run("matmul_coarsen_sweep")  # what the chapter's sweep cell shows
-at_4096 = [row for row in sweep.select(tile=32) if row["n"] == 4096]
-fastest = sorted(at_4096, key=lambda row: -row["tflops"])[0]
-answer = {
-    "best_factor": int(fastest["factor"]),
-    "blocks_per_sm": int(fastest["blocks_per_sm"]),
-    "occupancy": float(fastest["occupancy"]),
-    "blocks_at_1024": math.ceil(1024 / (32 * 16)) * math.ceil(1024 / 32),
-}
+
+
+def read_sweep(sweep):
+    at_4096 = [row for row in sweep.select(tile=32) if row["n"] == 4096]
+    fastest = sorted(at_4096, key=lambda row: -row["tflops"])[0]
+    return {
+        "best_factor": int(fastest["factor"]),
+        "blocks_per_sm": int(fastest["blocks_per_sm"]),
+        "occupancy": float(fastest["occupancy"]),
+        "blocks_at_1024": math.ceil(1024 / (32 * 16)) * math.ceil(1024 / 32),
+    }

@@ -179,50 +179,100 @@ def _close(got, want) -> bool:
             and abs(float(got) - want) <= 1e-6 * max(1.0, abs(want)))
 
 
-@ex.titled
-def check_best_factor(answer: dict, res=None) -> ex.Report:
-    """Check the best-factor analysis ``answer`` against the sweep ``res``.
+_SWEEP_COLUMNS = ("tile", "n", "factor", "tflops", "blocks_per_sm", "occupancy", "blocks")
+_BEST_FACTOR_KEYS = ("best_factor", "blocks_per_sm", "occupancy", "blocks_at_1024")
 
-    ``answer`` keys: ``best_factor`` (the fastest at n=4096 for tile 32), ``blocks_per_sm``
-    and ``occupancy`` of that variant, and ``blocks_at_1024`` (grid blocks at n=1024 with
-    factor 16).
+
+def _best_factor_reading(res) -> dict:
+    """What ``read_sweep`` must return for the sweep ``res``: the fastest factor for tile 32 at
+    n = 4096, that row's blocks per SM and occupancy, and factor 16's blocks at n = 1024."""
+    best = max(res.select(tile=32, n=4096), key=lambda r: r["tflops"])
+    return {"best_factor": best["factor"], "blocks_per_sm": best["blocks_per_sm"],
+            "occupancy": best["occupancy"],
+            "blocks_at_1024": res.one(tile=32, n=1024, factor=16)["blocks"]}
+
+
+def _other_sweep(res, seed: int):
+    """A sweep of the same launches as ``res`` measured on a made-up GPU: the TFLOP/s of each
+    (tile, n) shuffled among its factors so that the fastest factor for tile 32 at n = 4096 is
+    the fastest of no other size or tile, and every row its own blocks per SM and occupancy.
+    A reading taken at the wrong size, tile or row gives another answer here. (The blocks of a
+    launch stay as its grid gives them: a student may work them out instead of reading them.)"""
+    from gpuperf import records
+
+    rng = ex.case_rng(seed)
+    groups: dict = {}
+    for row in res.rows:
+        groups.setdefault((row["tile"], row["n"]), []).append(dict(row))
+    for _ in range(200):
+        for rows in groups.values():
+            speeds = rng.permutation([r["tflops"] for r in rows])
+            for row, tf in zip(rows, speeds):
+                row["tflops"] = float(tf)
+        fastest = {key: max(rows, key=lambda r: r["tflops"])["factor"]
+                   for key, rows in groups.items()}
+        mine = fastest.pop((32, 4096))
+        if mine not in fastest.values():
+            break
+    per_sm = rng.permutation(np.arange(1, len(res.rows) + 1))
+    rows = []
+    for r, bps in zip((r for rows in groups.values() for r in rows), per_sm):
+        r["blocks_per_sm"] = int(bps)
+        r["occupancy"] = round(float(rng.uniform(0.05, 1.0)), 3)
+        rows.append(r)
+    return records.Result(res.name, rows, {**res.meta, "gpu": "another GPU (made up)"},
+                          res.source)
+
+
+@ex.refuses_stubs(solved_by=("_best_factor_reading",))
+def check_best_factor(read_sweep, res=None) -> ex.Report:
+    """Check ``read_sweep(sweep)``: from a factor sweep (``matmul_coarsen_sweep``), a dict with
+    ``best_factor`` (the fastest factor for tile 32 at n = 4096), that factor's
+    ``blocks_per_sm`` and ``occupancy``, and ``blocks_at_1024`` (the blocks factor 16
+    launches at n = 1024). Judged on ``res`` (the recorded sweep by default) and on sweeps of
+    made-up GPUs where every other size, tile and row gives a different answer.
     """
     if res is not None:
         validate.result(res, "res")
-        for _c in ("tile", "n", "factor", "tflops", "blocks_per_sm", "occupancy", "blocks"):
+        for _c in _SWEEP_COLUMNS:
             validate.column(res, _c, "res column")
     from gpuperf import records
 
     chk = ex.Checker("best coarsening factor, explained")
-    res = res or records.run("matmul_coarsen_sweep")
-    rows = res.select(tile=32, n=4096)
-    best = max(rows, key=lambda r: r["tflops"])
-    if not isinstance(answer, dict):
-        chk.fail("answer must be a dict with keys best_factor, blocks_per_sm, occupancy, "
-                 "blocks_at_1024.")
+    if not callable(read_sweep):
+        chk.fail(f"read_sweep: expected your function read_sweep(sweep) (def read_sweep(sweep): "
+                 f"... return {{...}}), got {type(read_sweep).__name__}: the checker calls it "
+                 "on other GPUs' sweeps too.")
         return chk.report()
-    if answer and all(val is None for val in answer.values()):
-        return ex.not_implemented("best coarsening factor, explained", "answer",
-                                  "fill in every value of answer from the sweep.")
-    with chk.case("best factor at 4096"):
-        chk.expect(answer.get("best_factor") == best["factor"],
-                   f"the fastest factor in this sweep is {best['factor']} "
-                   f"({best['tflops']:.2f} TFLOP/s), not {answer.get('best_factor')}; read the "
-                   "table for tile 32, n=4096.")
-    with chk.case("occupancy of the best factor"):
-        chk.expect(answer.get("blocks_per_sm") == best["blocks_per_sm"],
-                   f"blocks_per_sm of factor {best['factor']} is {best['blocks_per_sm']} in the "
-                   "sweep (column blocks_per_sm).")
-        occ = answer.get("occupancy")
-        chk.expect(isinstance(occ, (int, float)) and abs(occ - best["occupancy"]) < 0.02,
-                   f"occupancy of factor {best['factor']} is {best['occupancy']:.3f} (active "
-                   "warps over the SM's maximum).")
-    with chk.case("too much coarsening at 1024"):
-        r16 = res.one(tile=32, n=1024, factor=16)
-        chk.expect(answer.get("blocks_at_1024") == r16["blocks"],
-                   f"factor 16 at n=1024 launches ceil(1024/(32*16)) x ceil(1024/32) = "
-                   f"{r16['blocks']} blocks, for a GPU with "
-                   f"{res.meta.get('device', {}).get('sm_count', 'its')} SMs.")
+    res = res or records.run("matmul_coarsen_sweep")
+    sweeps = [("your GPU's sweep", res)] + [
+        (f"another GPU's sweep (seed {seed})", _other_sweep(res, seed)) for seed in ex.seeds()]
+    for label, sweep in sweeps:
+        want = _best_factor_reading(sweep)
+        with chk.case(label):
+            got = read_sweep(sweep)
+            if not isinstance(got, dict) or set(_BEST_FACTOR_KEYS) - set(got):
+                chk.fail(f"read_sweep(sweep) returned {got!r:.80}: return a dict with the keys "
+                         f"{', '.join(_BEST_FACTOR_KEYS)}.")
+                continue
+            if not chk.expect(_close(got["best_factor"], want["best_factor"]),
+                              f"the fastest factor for tile 32 at n = 4096 is "
+                              f"{want['best_factor']}, not {got['best_factor']!r}: read the "
+                              "rows of tile 32 at n = 4096 only."):
+                continue
+            chk.expect(_close(got["blocks_per_sm"], want["blocks_per_sm"]),
+                       f"blocks_per_sm of factor {want['best_factor']} at n = 4096 is "
+                       f"{want['blocks_per_sm']}, not {got['blocks_per_sm']!r} (read it from the "
+                       "fastest row).")
+            occ = got["occupancy"]
+            chk.expect(isinstance(occ, (int, float, np.floating)) and not isinstance(occ, bool)
+                       and abs(float(occ) - want["occupancy"]) < 0.02,
+                       f"the occupancy of factor {want['best_factor']} at n = 4096 is "
+                       f"{want['occupancy']:.3f}, not {occ!r} (active warps over the SM's "
+                       "maximum, read from the fastest row).")
+            chk.expect(_close(got["blocks_at_1024"], want["blocks_at_1024"]),
+                       f"factor 16 at n = 1024 launches ceil(1024/(32*16)) x ceil(1024/32) = "
+                       f"{want['blocks_at_1024']} blocks, not {got['blocks_at_1024']!r}.")
     return chk.report()
 
 

@@ -5,7 +5,8 @@ Run as ``python tests/check_built_book.py _build/html``; exits 1 naming each pag
 Two passes:
 
 1. Over the HTML files: no page carries the build machine's simulator banner, a filesystem
-   path of the build machine, or a Python warning.
+   path of the build machine, a Python warning, or Markdown the build left unrendered (a
+   directive's fence or option, a glue role) outside code.
 2. In headless Chromium (``/usr/bin/chromium``, or ``$GPUPERF_CHROMIUM``) through Playwright,
    each page served from localhost at 1280 x 900 with every request to another host
    refused: no console error and no uncaught exception; no request leaves the book (math,
@@ -20,6 +21,7 @@ Two passes:
 from __future__ import annotations
 
 import functools
+import html
 import http.server
 import os
 import re
@@ -55,6 +57,18 @@ def _visible_text(page: str) -> str:
     return re.sub(r"<[^>]+>", " ", page)
 
 
+# MyST the build did not render, shown as text: a directive's fence or option, a glue role.
+_RAW_MYST = re.compile(r"`{3,}\{[\w:-]+\}|:{3,}\{[\w:-]+\}|^\s*:class:\s*dropdown|\{glue:\w+\}`",
+                       re.M)
+
+
+def _prose_text(page: str) -> str:
+    """The visible text outside code (``pre``, ``code``) as well as scripts and styles."""
+    page = re.sub(r"<(pre|code)\b.*?</\1>", " ", page, flags=re.S | re.I)
+    page = re.sub(r"<(script|style)\b.*?</\1>", " ", page, flags=re.S | re.I)
+    return html.unescape(re.sub(r"<[^>]+>", "", page))
+
+
 def text_faults(root: Path) -> list[str]:
     needle = SIMULATOR_BANNER.split(",")[0]  # "gpuperf: no GPU here"
     faults = []
@@ -71,6 +85,11 @@ def text_faults(root: Path) -> list[str]:
             if m:
                 start = max(0, m.start() - 60)
                 faults.append(f"{name}: {what}: ...{' '.join(text[start:m.end() + 60].split())}...")
+        prose = _prose_text(raw)
+        m = _RAW_MYST.search(prose)
+        if m:
+            faults.append(f"{name}: Markdown the build left as text (a fence nested wrongly?): "
+                          f"...{' '.join(prose[max(0, m.start() - 40):m.end() + 60].split())}...")
     return faults
 
 

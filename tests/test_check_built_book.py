@@ -57,3 +57,16 @@ def test_a_display_equation_wider_than_the_column_fails(tmp_path):
 def test_a_header_broken_inside_a_word_fails(tmp_path):
     faults = _faults(tmp_path, wrap="anywhere", header="supercalifragilisticexpialidocious")
     assert any("breaks inside the word" in f for f in faults)
+
+
+def test_markdown_left_unrendered_fails_outside_code_only(tmp_path):
+    """A directive fence shown as prose (a fence nested wrongly) fails the text pass; the same
+    text inside a code block, where a page may show MyST on purpose, passes."""
+    page = ("<html><body><article><p>{}</p><pre>````{{admonition}} shown on purpose\n"
+            ":class: dropdown</pre></article></body></html>")
+    (tmp_path / "bad.html").write_text(page.format("````{admonition} Going deeper: why\n"
+                                                   ":class: dropdown"))
+    faults = cbb.text_faults(tmp_path)
+    assert len(faults) == 1 and "bad.html" in faults[0] and "left as text" in faults[0]
+    (tmp_path / "bad.html").write_text(page.format("prose"))
+    assert cbb.text_faults(tmp_path) == []

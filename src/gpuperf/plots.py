@@ -24,6 +24,39 @@ COLORS = plt.rcParams["axes.prop_cycle"].by_key()["color"]
 UNITS = {"gbps": "bandwidth (GB/s)", "ms": "time (ms)", "tflops": "TFLOP/s",
          "pct_copy": "% of device-to-device copy", "pct_peak": "% of theoretical peak"}
 
+# Column names as a reader reads them, for axes and legends a caller did not label.
+COLUMN_WORDS = {"block": "threads per block", "threads": "threads per block",
+                "blocks_per_sm": "blocks per SM", "warps_per_sm": "warps per SM",
+                "n": "elements", "ilp": "loads in flight per thread", "stride": "stride",
+                "factor": "coarsening factor", "tile": "tile", "grid": "blocks in the grid",
+                "blocks": "blocks", "mib": "MiB", "bytes": "bytes", "chunks": "chunks",
+                "streams": "streams", "version": "version", "method": "method",
+                "kernel": "kernel", "occupancy": "occupancy", "offset": "offset (elements)"}
+
+
+def words(column: str) -> str:
+    """A column's name in words (``blocks_per_sm`` -> "blocks per SM"), for labels."""
+    v.string(column, "column")
+    return COLUMN_WORDS.get(column) or UNITS.get(column) or column.replace("_", " ")
+
+
+def default_title(result) -> str:
+    """A figure's title when the caller gives none: the experiment's title in words and the
+    GPU, never the experiment's internal name."""
+    from . import records
+
+    v.result(result, "result")
+    try:
+        what = records.get(result.name).title
+    except ValueError:  # an ad-hoc Result: no registered experiment of that name
+        what = result.name.replace("_", " ")
+    return textwrap.shorten(what, 90, placeholder="…") + f" ({result.gpu})"
+
+
+def _series_label(series: str, key) -> str:
+    """A legend entry: a named series as its name ("v6"), a number with its column's words."""
+    return str(key) if isinstance(key, str) else f"{words(series)} = {key}"
+
 
 def source_label(fig, label: str | None) -> None:
     """Write where the numbers came from (GPU, live or recorded, date) in the figure's corner."""
@@ -330,15 +363,15 @@ def lines(result, *, x: str, y: str = "gbps", series: str | None = None, rows=No
         xs, ys = zip(*pts)
         ax.plot(xs, ys, marker=marker, color=COLORS[i % len(COLORS)],
                 linestyle="none" if categorical else "-",
-                label=None if key is None else f"{series}={key}")
+                label=None if key is None else _series_label(series, key))
     _ceiling_lines(ax, ceilings)
     if logx:
         ax.set_xscale("log", base=base)
     if logy:
         ax.set_yscale("log")
-    ax.set_xlabel(xlabel or x)
+    ax.set_xlabel(xlabel or words(x))
     ax.set_ylabel(ylabel or UNITS.get(y, y))
-    ax.set_title(title or f"{result.name} on {result.gpu}", fontsize=10)
+    ax.set_title(title or default_title(result), fontsize=10)
     ax.grid(alpha=0.3)
     ax.set_ylim(bottom=0) if not logy else None
     if references:  # a live measurement: the reference GPUs' recorded curves beside it
@@ -383,8 +416,8 @@ def heatmap(result, *, x: str, y: str, value: str = "gbps", title: str | None = 
     im = ax.imshow(grid, origin="lower", aspect="auto", cmap="viridis", vmin=0, vmax=vmax)
     ax.set_xticks(range(len(xs)), [str(v) for v in xs])
     ax.set_yticks(range(len(ys)), [str(v) for v in ys])
-    ax.set_xlabel(x)
-    ax.set_ylabel(y)
+    ax.set_xlabel(words(x))
+    ax.set_ylabel(words(y))
     for i in range(len(ys)):
         for j in range(len(xs)):
             if np.isnan(grid[i, j]):
@@ -403,8 +436,7 @@ def heatmap(result, *, x: str, y: str, value: str = "gbps", title: str | None = 
                     xy=(0, 1.01), xycoords="axes fraction", fontsize=7, va="bottom")
     cb = fig.colorbar(im, ax=ax)
     cb.set_label(UNITS.get(value, value) + (" (color scale: 0 to the ceiling)" if ceiling else ""))
-    ax.set_title(title or f"{result.name} on {result.gpu}", fontsize=10,
-                 pad=14 if theirs else None)
+    ax.set_title(title or default_title(result), fontsize=10, pad=14 if theirs else None)
     source_label(fig, result.label)
     fig.tight_layout()
     return fig
@@ -477,7 +509,7 @@ def bars(result, *, label: str, y: str = "gbps", rows=None, ceiling: tuple | Non
     legend_if_labelled(ax, fontsize=8, loc="lower right" if horizontal else "upper left")
     if reference:
         (ax.axvline if horizontal else ax.axhline)(reference, color="0.3", linestyle=":")
-    ax.set_title(title or f"{result.name} on {result.gpu}", fontsize=10)
+    ax.set_title(title or default_title(result), fontsize=10)
     ax.grid(alpha=0.3, axis="x" if horizontal else "y")
     source_label(fig, result.label)
     fig.tight_layout()

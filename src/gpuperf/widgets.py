@@ -30,6 +30,13 @@ _MAX_FRAMES = 40
 _MAX_VALUES = 9  # values per slider in a static explorer (ends and start always kept)
 
 
+def _explorer_title(result, sel: dict) -> str:
+    """An explorer figure's title: what the experiment measures, then the picked values in
+    words ("threads per block = 256"), never the experiment's or the columns' internal names."""
+    picked = ", ".join(f"{plots.words(k)} = {val}" for k, val in sel.items())
+    return plots.default_title(result) + (f"\n{picked}" if picked else "")
+
+
 def _has_gpu() -> bool:
     from .mode import MODE
 
@@ -120,7 +127,7 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
                                      "choose other values.")
         fig = plots.lines(result, x=x, y=y, rows=rows, ceilings=ceilings_of(result), logx=logx,
                           xlabel=xlabel, ylabel=ylabel, references=False,
-                          title=f"{result.name}: " + ", ".join(f"{k}={v}" for k, v in sel.items()))
+                          title=_explorer_title(result, sel))
         ax = fig.axes[0]
         # Beside a live measurement: the reference GPUs' recorded curves for the same
         # selection, so that a student sees where their GPU stands.
@@ -258,7 +265,7 @@ def _draw_gpus(result, by_gpu: dict, sel: dict, *, x, y, ceilings_of, logx, xlab
     overlay = len(parts) > 1
     fig = plots.lines(res0, x=x, y=y, rows=rows0, ceilings=None if overlay else ceilings_of(res0),
                       logx=logx, xlabel=xlabel, ylabel=ylabel,
-                      title=f"{result.name}: " + ", ".join(f"{k}={v}" for k, v in sel.items()))
+                      title=_explorer_title(result, sel))
     if overlay:
         ax = fig.axes[0]
         categorical = any(isinstance(r.get(x), str) for r in rows0)

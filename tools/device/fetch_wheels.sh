@@ -3,7 +3,8 @@
 # no network) needs. Run from the repository root:  bash tools/device/fetch_wheels.sh
 #
 #   .whl/               the course bundle: numpy 2.3.5 (the machine has 2.5, which breaks
-#                       numba-cuda 0.30.4), nbclient, nbformat, ipykernel 6, ipywidgets 8 and
+#                       numba-cuda 0.30.4), nbclient, nbformat, ipykernel 6, ipywidgets 8, pytest (for
+#                       tools/device/judge.py, which reads the tests) and
 #                       their dependencies; NOT numba, numba-cuda, llvmlite, matplotlib or CUDA
 #                       wheels (the machine has those).
 #   .colab1/ .colab2/ … the Colab-like bundle: Colab's preinstalled versions plus what the
@@ -66,7 +67,7 @@ trap 'rm -rf "$tmp"' EXIT
 # ---------------------------------------------------------------- a. course bundle: .whl/
 echo "== course bundle (.whl/)"
 mkdir "$tmp/whl"
-pip_download -d "$tmp/whl" numpy==2.3.5 nbclient nbformat "ipykernel>=6.29,<7" "ipywidgets>=8"
+pip_download -d "$tmp/whl" numpy==2.3.5 nbclient nbformat "ipykernel>=6.29,<7" "ipywidgets>=8" pytest
 # The machine has these (and their versions are part of what it tests): never ship them here.
 (cd "$tmp/whl" && rm -f matplotlib-*.whl numba-*.whl numba_cuda-*.whl llvmlite-*.whl \
     nvidia_*.whl cuda_*.whl cupy*.whl)

@@ -487,3 +487,42 @@ def test_matmul_checker_dry_runs_the_launch(capsys):
     assert not mm.check_tiled(make_out_of_bounds, tile=4)
     out = capsys.readouterr().out
     assert "dry run of your function" in out and "out of bounds" in out
+
+
+CONSTANT_TABLE = np.arange(4, dtype=np.float32)
+COUNTER = np.zeros(1, np.float32)
+
+
+def test_a_global_array_is_a_read_only_constant_as_on_a_gpu():
+    """A kernel reads a module-level array like a GPU's constant copy, and a write to one (or
+    an atomic: on a GPU it faults and ends the CUDA session) is a fault that names it; the
+    host's own writes to the same array are untouched."""
+    @cuda.jit
+    def reads(out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = CONSTANT_TABLE[i % 4] * 2
+
+    @cuda.jit
+    def counts(x):
+        cuda.atomic.add(COUNTER, 0, x[0])
+
+    out = np.zeros(8, np.float32)
+    em.launch(reads, 1, 8, out)
+    assert list(out) == [0, 2, 4, 6, 0, 2, 4, 6]
+    with pytest.raises(em.ConstantWrite, match="COUNTER"):
+        em.launch(counts, 1, 1, np.ones(1, np.float32))
+    assert em.ConstantWrite in em.FAULTS
+    COUNTER[0] = 5.0  # the host's array stays writable
+    assert COUNTER[0] == 5.0
+
+
+def test_a_closure_array_written_by_a_kernel_is_named():
+    table = np.zeros(2, np.float32)
+
+    @cuda.jit
+    def writes(x):
+        table[0] = x[0]
+
+    with pytest.raises(em.ConstantWrite, match="table"):
+        em.launch(writes, 1, 1, np.ones(1, np.float32))

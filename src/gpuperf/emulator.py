@@ -74,7 +74,7 @@ MAX_BLOCK_THREADS = 1024
 __all__ = ["launch", "emulate", "poison", "run_host", "host_view", "HostArray", "cuda", "Run", "Access", "Race",
            "EmulatorError",
            "OutOfBounds", "MisalignedAccess", "BarrierError", "WarpSyncError", "LaunchTimeout",
-           "Unsupported",
+           "Unsupported", "ConstantWrite",
            "FAULTS"]
 
 
@@ -104,6 +104,12 @@ class WarpSyncError(EmulatorError):
     """A warp intrinsic whose lanes do not all arrive (or do not exist)."""
 
 
+class ConstantWrite(EmulatorError):
+    """A kernel wrote to an array it reached as a global or closure variable, which on a GPU is
+    a read-only constant copy (a write never reaches the host's array; an atomic on it faults
+    and ends the CUDA session)."""
+
+
 class Unsupported(NotImplementedError):
     """The kernel uses something of ``cuda.*`` the emulator does not implement."""
 
@@ -113,7 +119,7 @@ class LaunchTimeout(EmulatorError):
 
 
 # What a GPU would turn into a fault or a hang: a checker refuses the kernel for these.
-FAULTS = (OutOfBounds, MisalignedAccess, BarrierError, WarpSyncError, LaunchTimeout)
+FAULTS = (OutOfBounds, MisalignedAccess, BarrierError, WarpSyncError, LaunchTimeout, ConstantWrite)
 
 
 class _Abort(BaseException):
@@ -1124,7 +1130,33 @@ def _translate(v, memo, table):
     return v
 
 
-def _rebuilt(py, memo, translate, *, fresh_cells: bool = False):
+class _Constant(np.ndarray):
+    """A NumPy array a kernel reaches as a global or closure variable, as a GPU has it: Numba
+    copies it into the kernel as a read-only constant. Reads work; a write raises
+    ``ConstantWrite`` naming the array."""
+
+    def __array_finalize__(self, obj):
+        self._gp_name = getattr(obj, "_gp_name", "a global array")
+
+    def __setitem__(self, idx, value):
+        raise ConstantWrite(
+            f"your kernel writes {self._gp_name}, a NumPy array it reaches as a global or "
+            "closure variable: on a GPU Numba copies such an array into the kernel as a "
+            "read-only constant, so the write never reaches the host's array (and an atomic "
+            "on it faults, ending the CUDA session). Pass the array to the kernel as an "
+            "argument (a device array).")
+
+
+def _constant(value, name: str):
+    """``value`` as a kernel sees a global: a NumPy array becomes a read-only ``_Constant``."""
+    if isinstance(value, np.ndarray) and not isinstance(value, _Constant):
+        view = value.view(_Constant)
+        view._gp_name = name
+        return view
+    return value
+
+
+def _rebuilt(py, memo, translate, *, fresh_cells: bool = False, constants: bool = False):
     """``py`` as a new function whose closure cells and globals pass through ``translate``
     (its own copy of the globals: the original module is untouched). Memoized in ``memo``
     before the globals are translated, so that recursion and mutual calls terminate.
@@ -1136,13 +1168,13 @@ def _rebuilt(py, memo, translate, *, fresh_cells: bool = False):
     closure = None
     if py.__closure__:
         cells = []
-        for cell in py.__closure__:
+        for name, cell in zip(py.__code__.co_freevars, py.__closure__):
             try:
                 value = cell.cell_contents
             except ValueError:  # an empty cell
                 cells.append(cell)
                 continue
-            new = translate(value)
+            new = translate(_constant(value, name) if constants else value)
             cells.append(cell if new is value and not fresh_cells else types.CellType(new))
         closure = tuple(cells)
     glb = dict(py.__globals__)
@@ -1151,12 +1183,13 @@ def _rebuilt(py, memo, translate, *, fresh_cells: bool = False):
     memo[id(py)] = fn
     for name in _code_names(py.__code__):
         if name in glb:
-            glb[name] = translate(glb[name])
+            glb[name] = translate(_constant(glb[name], name) if constants else glb[name])
     return fn
 
 
 def _emulate(py, memo, table):
-    fn = _rebuilt(py, memo, lambda value: _translate(value, memo, table))
+    # A kernel's or device function's global arrays are constants on a GPU: so here.
+    fn = _rebuilt(py, memo, lambda value: _translate(value, memo, table), constants=True)
     fn.__wrapped_kernel__ = py
     return fn
 

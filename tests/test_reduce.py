@@ -499,11 +499,13 @@ def test_the_timing_methods_sentences_hold_on_the_record(path):
             if n <= 2**18:  # every event time a multiple of the GPU's busy time
                 assert all(r["ms"] >= 2 * r["gpu_ms"] for r in rows.values()), (version, n)
             if n == 2**24:  # with some GPU work, back to back is the lowest; a flushed call
-                # counts the whole launch as one call does, plus a cold L2
+                # counts the whole launch as one call does (an array of 64 MiB, over the L2's
+                # size, reads as fast from a cold L2: the GPU's busy times agree within 3%)
                 flushed, one = rows["one call after a flush"], rows["one call"]
                 assert rows["back to back"]["ms"] == min(r["ms"] for r in rows.values()), (
                     version, n)
-                assert flushed["ms"] >= one["ms"] and flushed["gpu_ms"] >= one["gpu_ms"]
+                assert flushed["ms"] >= one["ms"]
+                assert flushed["gpu_ms"] >= 0.97 * one["gpu_ms"], (version, n)
             if n == 2**28:  # every method within a third of the GPU's own time
                 assert all(r["ms"] < 4 / 3 * r["gpu_ms"] for r in rows.values()), (version, n)
     v8 = res.select(version="v8", n=2**28)[0]["gpu_ms"]
@@ -892,11 +894,12 @@ def test_the_argmax_prose_holds_for_every_recorded_gpu(path):
 
 @pytest.mark.parametrize("path", record_paths_with("reduce_l2_resident"), ids=lambda p: p.stem)
 def test_the_l2_resident_prose_holds_for_every_recorded_gpu(path):
-    """Chapter 6.2's sentences on the L2 regime: at 1 MiB neither state reaches a quarter of
+    """Chapter 6.1's sentences on the L2 regime: at 1 MiB neither state reaches a quarter of
     the copy ceiling (too short a call to fill the GPU); from a quarter of the L2 to the
-    largest array that fits, the data left in L2 reads at least 1.5x faster than flushed; the largest array,
-    over four times the L2, reads within 5% of the copy ceiling when not flushed and slower
-    when flushed; the same holds for cupy.sum where it ran."""
+    largest array that fits, the data left in L2 reads more than 1.2x faster than flushed; the
+    largest array, over four times the L2, reads within 5% of the copy ceiling, flushed or not
+    (with the read-only flush: a writing flush made the flushed calls slower there too); the
+    same holds for cupy.sum where it ran."""
     res = records.recorded("reduce_l2_resident", path=path)
     by = {(r["version"], r["n"], r["state"]): r for r in res.rows}
     for version in {r["version"] for r in res.rows}:
@@ -906,11 +909,13 @@ def test_the_l2_resident_prose_holds_for_every_recorded_gpu(path):
                 and 4 * n >= by[version, n, "in L2"]["l2_mib"] * 2**20 / 4]  # a quarter of L2 up
         assert fits, version
         for n in fits:
-            assert by[version, n, "in L2"]["gbps"] >= 1.5 * by[version, n, "flushed"]["gbps"]
+            assert by[version, n, "in L2"]["gbps"] > 1.2 * by[version, n, "flushed"]["gbps"]
         big = sizes[-1]
         assert 4 * big >= 4 * by[version, big, "in L2"]["l2_mib"] * 2**20
         assert by[version, big, "in L2"]["pct_copy"] >= 95
-        assert by[version, big, "flushed"]["gbps"] < by[version, big, "in L2"]["gbps"]
+        if res.meta.get("l2_flush") == "read":
+            assert abs(by[version, big, "flushed"]["gbps"] / by[version, big, "in L2"]["gbps"]
+                       - 1) < 0.05
 
 
 @pytest.mark.parametrize("path", record_paths_with("reduce_one_launch_sass"), ids=lambda p: p.stem)

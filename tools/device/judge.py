@@ -2,7 +2,13 @@
 the unit tests only ever see the simulator): each file's checker must reject a wrong answer
 and accept a right one.
 
-    python tools/device/judge.py [chapter ...]      # e.g. streams reduce; default: all
+    python tools/device/judge.py [--jobs N] [chapter ...]   # e.g. streams reduce; default: all
+
+Each file is judged in a process of its own (a wrong kernel that faults on a GPU ends its
+process's CUDA context, and would fail every later verdict of a shared one), ``--jobs`` of them
+at once. Side by side they share the GPU, which time-slices between processes, so a speed bar
+can fail for that alone: every file whose verdict came out wrong is judged again, alone, and
+that verdict stands (the line says so).
 
 A wrong file names its checker (``CHECKER``, in ``MODULE`` or the chapter's
 ``gpuperf.kernels.<chapter>``, with ``KWARGS`` if any); a right file names its exercise
@@ -86,23 +92,62 @@ def judge(path: Path, expect: str) -> dict:
             "output": out.getvalue()[-1500:]}
 
 
-def main(chapters):
-    results = []
+def _judge_here(path: Path, expect: str) -> dict:
+    try:
+        return judge(path, expect)
+    except Exception as e:  # a checker that raises is a wrong verdict too
+        return {"file": str(path.relative_to(ROOT)), "expect": expect,
+                "verdict": "ERROR", "output": f"{type(e).__name__}: {e}"}
+
+
+def _judge_apart(path: Path, expect: str) -> dict:
+    """``judge(path, expect)`` in a process of its own (``--one``)."""
+    import subprocess
+
+    proc = subprocess.run([sys.executable, __file__, "--one", str(path), expect],
+                          capture_output=True, text=True, timeout=600)
+    line = next((ln for ln in reversed(proc.stdout.splitlines()) if ln.startswith("{")), None)
+    if line is None:
+        return {"file": str(path.relative_to(ROOT)), "expect": expect, "verdict": "ERROR",
+                "output": f"the judging process ended with code {proc.returncode}: "
+                          f"{(proc.stdout + proc.stderr)[-1500:]}"}
+    return json.loads(line)
+
+
+def _files(chapters):
     for folder, expect in (("wrong", "reject"), ("right", "accept")):
         for chapter in sorted(p for p in (ROOT / "tests" / folder).iterdir() if p.is_dir()):
             if chapters and chapter.name not in chapters:
                 continue
             for path in sorted(chapter.glob("*.py")):
-                if path.name == "__init__.py":
-                    continue
-                try:
-                    r = judge(path, expect)
-                except Exception as e:  # a checker that raises is a wrong verdict too
-                    r = {"file": str(path.relative_to(ROOT)), "expect": expect,
-                         "verdict": "ERROR", "output": f"{type(e).__name__}: {e}"}
-                results.append(r)
-                print(f"{r['verdict']:8s} {r.get('s', ''):>6} {r.get('cpu_s', ''):>6} {r['file']}",
-                      flush=True)
+                if path.name != "__init__.py":
+                    yield path, expect
+
+
+def _line(r: dict) -> str:
+    return f"{r['verdict']:8s} {r.get('s', ''):>6} {r.get('cpu_s', ''):>6} {r['file']}"
+
+
+def main(argv):
+    from concurrent.futures import ThreadPoolExecutor
+
+    jobs = 1
+    if argv[:1] == ["--jobs"]:
+        jobs, argv = int(argv[1]), argv[2:]
+    files = list(_files(argv))
+    results = []
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for r in pool.map(lambda f: _judge_apart(*f), files):
+            results.append(r)
+            print(_line(r), flush=True)
+    if jobs > 1:
+        for i, (path, expect) in enumerate(files):
+            if results[i]["verdict"] in ("WRONG", "ERROR"):
+                again = _judge_apart(path, expect)
+                again["first"] = {k: results[i].get(k) for k in ("verdict", "s", "output")}
+                results[i] = again
+                print(_line(again) + " (judged again alone: the first verdict, with the GPU "
+                      f"shared, was {again['first']['verdict']})", flush=True)
     slow = [r for r in results if r.get("s", 0) > VERDICT_LIMIT_S]
     for r in slow:
         r["verdict"] = "SLOW"
@@ -120,4 +165,7 @@ def main(chapters):
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--one"]:  # one file, in this process: its verdict as one JSON line
+        print(json.dumps(_judge_here(Path(sys.argv[2]).resolve(), sys.argv[3])))
+        sys.exit(0)
     sys.exit(main(sys.argv[1:]))

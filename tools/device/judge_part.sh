@@ -1,32 +1,23 @@
 #!/usr/bin/env bash
 # Judge tests/wrong and tests/right on the GPU machine, in one device call (carry [".whl"]):
 #
-#   bash tools/device/judge_part.sh 'dram reduce' 'matmul streams' 'gdn coalescing debugging measuring coarsening checklist'
+#   bash tools/device/judge_part.sh <jobs> [chapter ...]
 #
-# installs the course bundle, then runs tools/device/judge.py once per argument (a group of
-# chapters), the groups side by side (each its own process on the one GPU: verdict times are
-# then upper bounds of a verdict's time alone), each writing $OUT/<n>/judge.json and its log to
-# $OUT/<n>.log. Prints each group's summary lines, and exits 1 if any group found a wrong, failed
-# or slow (over 30 s) verdict.
+# installs the course bundle, then runs tools/device/judge.py --jobs <jobs> (each file in a
+# process of its own, <jobs> at once; a file judged wrong while the GPU was shared is judged
+# again alone), writing $OUT/judge.json. Prints the wrong verdicts, the slowest five and the
+# summary last; exits 1 if any verdict is wrong, failed, or took over 30 s.
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: judge_part.sh '<chapters>' ['<chapters>' ...]" >&2; exit 2; }
+jobs=${1:?usage: judge_part.sh <jobs> [chapter ...]}
+shift
 python3 -m pip install -q --no-index --no-deps --no-compile --target .site .whl/*.whl || exit 1
 export PYTHONPATH=$PWD/.site:$PWD/src
-out=${OUT:-/tmp/judge}
-mkdir -p "$out"
-pids=()
-i=0
-for group in "$@"; do
-    i=$((i + 1))
-    mkdir -p "$out/$i"
-    # shellcheck disable=SC2086 # a group is a space-separated list of chapters
-    OUT="$out/$i" python3 tools/device/judge.py $group > "$out/$i.log" 2>&1 &
-    pids+=($!)
-done
-rc=0
-for pid in "${pids[@]}"; do wait "$pid" || rc=1; done
-for j in $(seq 1 $i); do
-    echo "== group $j: ${!j}"
-    grep -E "^(WRONG|ERROR|SLOW)|slowest five|judged right" "$out/$j.log"
-done
+# Bytecode once, as an installed package has it (see selfcheck_part.sh): each judged file is a
+# process of its own, which would otherwise compile numba, cupy and the course from source.
+unset PYTHONDONTWRITEBYTECODE
+export PYTHONPYCACHEPREFIX=${PYTHONPYCACHEPREFIX:-/tmp/pycache}
+python3 -c "import gpuperf, numba.cuda, cupy" 2>/dev/null
+python3 tools/device/judge.py --jobs "$jobs" "$@" > "${OUT:-/tmp}/judge.log" 2>&1
+rc=$?
+grep -E "^(WRONG|ERROR|SLOW)|judged again|slowest five|judged right" "${OUT:-/tmp}/judge.log"
 exit $rc

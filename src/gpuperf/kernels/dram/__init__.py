@@ -54,6 +54,7 @@ from .experiments import (
     dram_latency_index,
     dram_littles_law,
     dram_loaded_latency,
+    dram_loaded_latency_copy,
     dram_occupancy,
     dram_strides,
     littles_law_agreement,
@@ -90,6 +91,7 @@ from .kernels import (
     sum_partials,
 )
 from .measured import (
+    copy_loaded_reading,
     latency_index_summary,
     latency_levels,
     launch_in_timing,
@@ -150,7 +152,8 @@ __all__ = [
     "SUM_ILPS", "COPY_ILPS", "resident_blocks_per_sm", "LATENCY_SIZES_KIB", "dram_latency",
     "INDEX_LEVELS", "dram_latency_index", "LITTLE_WARPS", "STREAM_ELEMENTS", "persistent_launch",
     "dram_littles_law", "measure_loads", "LOADED_ILPS", "LOADED_WARPS", "PROBE_STEPS",
-    "dram_loaded_latency", "OCC_BLOCKS", "dram_occupancy", "STRIDES", "STRIDE_ELEMENTS",
+    "dram_loaded_latency", "dram_loaded_latency_copy", "copy_loaded_reading",
+    "OCC_BLOCKS", "dram_occupancy", "STRIDES", "STRIDE_ELEMENTS",
     "STRIDE_ILPS", "STRIDE_RETIME_SPREAD", "dram_strides", "littles_law_agreement",
     # measured.py
     "latency_index_summary", "loaded_latency_summary", "show_loaded_latency",

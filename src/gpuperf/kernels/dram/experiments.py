@@ -5,6 +5,7 @@
 ``dram_littles_law``: bandwidth against bytes in flight, with Little's law drawn over it
 (bytes in flight / one load's latency, and / the time of one warp's round of loads alone).
 ``dram_loaded_latency``: the chase as a probe beside the bandwidth kernel: latency under load.
+``dram_loaded_latency_copy``: the same probe beside chapter 1's one-load copy.
 ``dram_occupancy``: occupancy (limited with shared memory) against copy bandwidth.
 ``dram_strides``: power-of-two strides between concurrent warps, and the same strides
 padded by one chunk.
@@ -347,6 +348,65 @@ def dram_loaded_latency(progress):
                          "launches": n})
             progress(f"dram_loaded_latency ilp={ilp:2d} warps/SM={resident:2d}: {gbps:6.0f} GB/s, "
                      f"probe {loaded_ns:5.0f} ns per step, Little {rows[-1]['little_gbps']:6.0f}")
+    return rows
+
+
+
+LOADED_COPY_BLOCKS_PER_SM = (2, 4, 7)  # blocks of 256: at 7 per SM the probe's block still fits
+LOADED_COPY_ELEMENTS = 1 << 28  # chapter 1's copy: 1 GiB read, 1 GiB written
+
+
+@experiment("dram_loaded_latency_copy", chapter="dram",
+            title="Latency under load: a pointer chase beside chapter 1's one-load copy",
+            units={"gbps": "GB/s", "read_gbps": "GB/s", "bytes_in_flight": "B", "idle_ns": "ns",
+                   "loaded_ns": "ns", "implied_in_flight": "B", "in_flight_pct": "%"})
+def dram_loaded_latency_copy(progress):
+    """``dram_loaded_latency``'s probe beside chapter 1's grid-stride copy with one 4-byte load
+    in flight per thread (``gridstride.copy_grid_stride``, 2^28 float32, blocks of 256, 2, 4
+    and 7 blocks per SM, so that the probe's one-thread block always finds room). ``gbps``:
+    the copy's bandwidth while the probe ran (read + written); ``read_gbps``: its reads, half
+    of it; ``loaded_ns``: the probe's time per step beside it. ``bytes_in_flight``: what one
+    load per resident thread allows; ``implied_in_flight`` = ``read_gbps`` x ``loaded_ns``,
+    the bytes the loads kept in flight on average (Little's law), and ``in_flight_pct`` its
+    share of the allowed bytes."""
+    from gpuperf.kernels.gridstride.kernels import copy_grid_stride
+
+    bench.require_gpu("dram_loaded_latency_copy")
+    sms = device.sm_count()
+    l2 = device.info().l2_bytes or 64 * 2**20
+    nxt = chase_chain(4 * l2 // (WARP * FLOAT_BYTES), order="random", seed=3)
+    d_nxt = cuda.to_device(nxt)
+    pos = cuda.to_device(np.zeros(1, dtype=np.int32))
+    probe = pointer_chase_unsigned
+    probe_stream, load_stream = cuda.stream(), cuda.stream()
+    probe[1, 1](d_nxt, 4 * l2 // (WARP * FLOAT_BYTES), pos)
+    idle_ns = _chase_latency_ns(nxt, steps=PROBE_STEPS, kernel=probe)["latency_ns"]
+    progress(f"dram_loaded_latency_copy: the probe alone, {idle_ns:.0f} ns per step")
+    x = cuda.to_device(np.ones(LOADED_COPY_ELEMENTS, dtype=np.float32))
+    out = cuda.device_array_like(x)
+    block = 256
+    nbytes = 2 * LOADED_COPY_ELEMENTS * FLOAT_BYTES
+    rows = []
+    for per_sm in LOADED_COPY_BLOCKS_PER_SM:
+        alone = copy_grid_stride[sms * per_sm, block]
+        one = bench.time_kernel(lambda f=alone: f(x, out), min_repeat=3, min_time=0.01).median_ms
+        n = 2 * max(2, math.ceil(4 * PROBE_STEPS * idle_ns * 1e-6 / one) + 1)
+        launch = copy_grid_stride[sms * per_sm, block, load_stream]
+        fns = [lambda f=launch: f(x, out)] * n
+        runs = [_probe_once(probe, d_nxt, pos, PROBE_STEPS, probe_stream, (load_stream, fns))
+                for _ in range(4)][1:]
+        med = {k: float(np.median([r[k] for r in runs])) for k in runs[0]}
+        gbps = bench.gbps(n * nbytes, med["load_ms"])
+        allowed = sms * per_sm * block * FLOAT_BYTES
+        implied = gbps / 2 * med["probe_ns"]
+        rows.append({"block": block, "blocks_per_sm": per_sm, "threads_per_sm": per_sm * block,
+                     "bytes_in_flight": allowed, "gbps": gbps, "read_gbps": gbps / 2,
+                     "idle_ns": idle_ns, "loaded_ns": med["probe_ns"],
+                     "implied_in_flight": implied, "in_flight_pct": 100 * implied / allowed,
+                     "covered": all(r["tail_ms"] >= 0 and r["head_ms"] > 0 for r in runs),
+                     "launches": n})
+        progress(f"dram_loaded_latency_copy {per_sm} blocks/SM: {gbps:6.0f} GB/s, probe "
+                 f"{med['probe_ns']:5.0f} ns per step, {rows[-1]['in_flight_pct']:.0f}% in flight")
     return rows
 
 

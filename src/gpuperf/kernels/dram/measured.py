@@ -5,6 +5,7 @@
 ``loaded_latency_summary`` / ``show_loaded_latency`` / ``loaded_latency_reading`` /
 ``loaded_littles_law``: ``dram_loaded_latency`` read against Little's law.
 ``verify_prediction``, ``one_load_per_thread``, ``occupancy_summary``: prose helpers.
+``copy_loaded_reading``: ``dram_loaded_latency_copy`` read against Little's law.
 """
 
 from __future__ import annotations
@@ -309,3 +310,30 @@ def strides_visible(res) -> dict:
     seen = [r["stride_bytes"] for r in res.rows if r["rows"] >= chunks]
     return {"chunks_in_flight": chunks, "warps_per_sm": warps_per_sm,
             "largest_stride_bytes": max(seen) if seen else None}
+
+
+def copy_loaded_reading(copy_res, covered_ns: float) -> dict:
+    """Chapter 1's one-load copy read against Little's law with the latency probed beside it
+    (``dram_loaded_latency_copy``, its row with the most threads per SM among those where the
+    probe ran inside the copy's span). ``covered_ns``: the
+    latency that one load per resident thread covers at the copy ceiling's read rate. Returns
+    the row's numbers and ``limited_by_latency``: whether the probe's latency exceeds
+    ``covered_ns`` and the loads kept at least 90% of their allowed bytes in flight (then the
+    latency under the copy's own load is what holds it back); ``text``: the sentence."""
+    _check_res(copy_res, "threads_per_sm", "gbps", "loaded_ns", "in_flight_pct")
+    validate.positive(covered_ns, "covered_ns")
+    inside = [q for q in copy_res.rows if q.get("covered", True)]  # the probe ran inside the copy
+    if not inside:
+        return {"limited_by_latency": None, "text": (
+            "The probe did not run inside the copy's span at any launch of "
+            "`dram_loaded_latency_copy`, so the latency under the copy's own load stays a "
+            "hypothesis; record it again.")}
+    r = max(inside, key=lambda q: q["threads_per_sm"])
+    limited = r["loaded_ns"] > covered_ns and r["in_flight_pct"] >= 90
+    where = (f"timed beside the one-load copy itself ({r['threads_per_sm']:,} threads per SM, "
+             f"{r['gbps']:,.0f} GB/s), a load took {r['loaded_ns']:.0f} ns, and the copy's reads "
+             f"kept {r['in_flight_pct']:.0f}% of the bytes its threads allow in flight")
+    text = (f"The latency under the copy's own load is what holds it back: {where}." if limited
+            else f"Little's law with the latency under load does not account for the gap: {where}. "
+                 "What keeps the rest of the threads' time free of loads is not measured here.")
+    return {**r, "limited_by_latency": limited, "text": text}

@@ -455,7 +455,7 @@ def test_experiments_are_registered_with_the_chapter_prefix():
                                     "streams_pageable_overlap", "streams_copy_overhead",
                                     "streams_sync_calls", "streams_memory_kinds",
                                     "streams_launch_cost", "streams_hardware_queues",
-                                    "streams_chunking"])
+                                    "streams_chunking", "streams_same_direction"])
 
 
 def test_the_driver_path_leaves_the_other_experiments_code_alone():

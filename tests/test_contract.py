@@ -1036,6 +1036,9 @@ BAD = {
     "gpuperf.kernels.reduce:check_absmax": [B(rd.check_absmax, print, target=-1,
                                               word="target")],
     # ------------------------------------------------------------------ streams
+    "gpuperf.kernels.streams:same_direction_copies": [B(st.same_direction_copies, 0, word="mib"),
+                                                      B(st.same_direction_copies, 1, repeats=0,
+                                                        word="repeats")],
     "gpuperf.kernels.streams:reference": [B(st.reference, X, X, iters=-1, word="iters")],
     "gpuperf.kernels.streams:pipeline_memory_bound": [B(st.pipeline_memory_bound, 0, 1, 1,
                                                         word="n")],

@@ -964,3 +964,27 @@ def test_stride_wavefronts_follow_lines():
                                    for r in hw.rows], hw.meta, "recorded")
     with pytest.raises(ValueError, match="record it again"):
         gp.coalescing.stride_wavefronts(old)
+
+
+def test_the_rungs_stall_experiment_reads_its_metrics(monkeypatch):
+    """``profiling_reduce_rungs`` (chapter 6.2's v5 against v6, chapter 9's v1): one Nsight
+    Compute run per rung, launched as the ladder launches it, its columns from the metrics."""
+    seen = []
+
+    def fake_profile(name, *args, kernel, metrics, library=False, launch_count=1):
+        seen.append((args, kernel))
+        m = {k: 2.0 for k in metrics}
+        m["smsp__issue_active.avg.pct_of_peak_sustained_elapsed"] = 40.0
+        m["l1tex__data_pipe_lsu_wavefronts.sum.pct_of_peak_sustained_elapsed"] = 80.0
+        return m
+
+    monkeypatch.setattr(nsight, "profile", fake_profile)
+    monkeypatch.setattr(bench, "require_gpu", lambda what: None)
+    rows = gp.reduce.profiling.reduce_rungs_experiment(lambda msg: None)
+    assert [r["version"] for r in rows] == ["v1", "v5", "v6"]
+    assert [k for _, k in seen] == ["reduce_v1", "reduce_v5", "reduce_v6"]
+    assert seen[1][0] == ("v5", 256, 2**28)
+    r = rows[0]
+    assert r["issue_active_pct"] == 40.0 and r["lsu_pipe_pct"] == 80.0
+    assert r["stall_barrier"] == 2.0 and r["sm_pct"] == 2.0
+    assert "profiling_reduce_rungs" in records._REGISTRY

@@ -455,7 +455,7 @@ def test_experiments_are_registered_with_the_chapter_prefix():
                                     "streams_pageable_overlap", "streams_copy_overhead",
                                     "streams_sync_calls", "streams_memory_kinds",
                                     "streams_launch_cost", "streams_hardware_queues",
-                                    "streams_chunking"])
+                                    "streams_chunking", "streams_same_direction"])
 
 
 def test_the_driver_path_leaves_the_other_experiments_code_alone():
@@ -962,3 +962,15 @@ def test_chunking_experiment_runs_end_to_end_in_the_simulator(monkeypatch):
     assert all(r["issue_ms"] > 0 and r["h2d_ms"] > 0 and not r["driver_path"] for r in rows)
     s = streams.chunking_summary(records.Result("streams_chunking", rows, {"gpu": "sim"}, "live"))
     assert s["bound_ms"] > 0
+
+
+def test_same_direction_copies_measure_every_case():
+    """``streams_same_direction`` at a small size in the simulator: both directions, the three
+    cases, the aggregate bandwidth from the bytes each case moved."""
+    rows = gp.streams.same_direction_copies(mib=1, repeats=1)
+    assert [(r["direction"], r["case"]) for r in rows] == [
+        (d, c) for d in ("h2d", "d2h")
+        for c in ("one copy", "one copy of twice the bytes", "two copies, two streams")]
+    assert [r["mib"] for r in rows[:3]] == [1, 2, 2]
+    for r in rows:
+        assert r["ms"] > 0 and r["aggregate_gbps"] == pytest.approx(r["mib"] * 2**20 / r["ms"] / 1e6)

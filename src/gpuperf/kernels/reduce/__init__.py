@@ -92,7 +92,12 @@ from .kernels import (
     reduce_single_thread,
     reduce_single_thread_global,
 )
-from .profiling import atomics_waves, reduce_atomics_experiment, reduce_shared_experiment
+from .profiling import (
+    atomics_waves,
+    reduce_atomics_experiment,
+    reduce_rungs_experiment,
+    reduce_shared_experiment,
+)
 from .ptx_tools import PTX_TARGETS, ptx, ptx_counts, ptx_lines, single_thread_ptx, telling_lines
 from .races import emulate_races, show_races
 from .rounding import sequential_sum_f32, summation_errors, tree_sum_f32
@@ -136,7 +141,8 @@ from .warps import (
 )
 
 __all__ = [
-    "atomics_waves", "reduce_atomics_experiment", "reduce_shared_experiment",
+    "atomics_waves", "reduce_atomics_experiment", "reduce_rungs_experiment",
+    "reduce_shared_experiment",
     # the rungs and their kernels
     "make_block_sum",
     "VERSIONS", "LADDER", "PROLOGUE", "RACY", "WARP", "V8_UNROLL",

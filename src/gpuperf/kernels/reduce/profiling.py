@@ -10,6 +10,7 @@ import json
 from gpuperf import nsight, records
 from gpuperf.nsight import (
     SHARED_METRICS,
+    SOL_METRICS,
     STALL_METRICS,
     STALL_REASONS,
     TIME_METRICS,
@@ -62,6 +63,49 @@ def reduce_shared_experiment(progress) -> list[dict]:
             "bank_conflicts": m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"],
             "duration_ns": m["gpu__time_duration.sum"],
             "warps_active_pct": m["sm__warps_active.avg.pct_of_peak_sustained_active"],
+        })
+    return rows
+
+
+# Chapters 6.2 and 9: what holds the ladder's middle rungs and v1 back. Nsight Compute's Speed
+# of Light, stall reasons, instruction issue and the LSU data pipe (shared and global loads) of
+# the first stage of v1 (as in ``profiling_speed_of_light``) and of v5 and v6 at the ladder's
+# size and launch: whether v5 (two elements per thread, a 256-thread tree) waits at barriers or
+# on its loads, against v6 (many elements per thread, the same tree); and which SM unit sets
+# v1's SM throughput (issue, or the LSU pipe its conflicted shared loads keep busy).
+RUNG_STALL_CASES = (("v1", 256, 2**24), ("v5", 256, 2**28), ("v6", 256, 2**28))
+
+
+RUNG_STALL_METRICS = SOL_METRICS + (
+    "smsp__issue_active.avg.pct_of_peak_sustained_elapsed",
+    "l1tex__data_pipe_lsu_wavefronts.sum.pct_of_peak_sustained_elapsed",
+)
+
+
+@records.experiment(
+    "profiling_reduce_rungs", chapter="profiling",
+    title="The reduce ladder's v1, v5 and v6 under Nsight Compute: Speed of Light, stall "
+          "reasons, instruction issue and the LSU pipe",
+    units={"sm_pct": "% of peak", "memory_pct": "% of peak", "dram_pct": "% of peak",
+           "issue_active_pct": "% of peak", "lsu_pipe_pct": "% of peak", "duration_ns": "ns"})
+def reduce_rungs_experiment(progress) -> list[dict]:
+    """Nsight Compute on the first stage of each rung of ``RUNG_STALL_CASES`` (version, block,
+    n), launched as the ladder launches it: the Speed-of-Light columns
+    (``nsight.speed_of_light``), the stall reasons (warps stalled per issued instruction), the
+    share of cycles a scheduler issued (``issue_active_pct``) and the LSU data pipe's
+    wavefronts as a % of its peak (``lsu_pipe_pct``: shared and global memory accesses)."""
+    rows = []
+    for version, block, n in RUNG_STALL_CASES:
+        progress(f"ncu on reduce {version} (n = 2^{n.bit_length() - 1}, block {block})")
+        m = nsight.profile(_launch(_reduce_launch), version, block, n,
+                           kernel=f"reduce_{version.replace('.', '_')}",
+                           metrics=RUNG_STALL_METRICS, launch_count=3)
+        rows.append({
+            "version": version, "block": block, "n": n, **nsight.speed_of_light(m),
+            "issue_active_pct": round(float(
+                m["smsp__issue_active.avg.pct_of_peak_sustained_elapsed"]), 1),
+            "lsu_pipe_pct": round(float(
+                m["l1tex__data_pipe_lsu_wavefronts.sum.pct_of_peak_sustained_elapsed"]), 1),
         })
     return rows
 

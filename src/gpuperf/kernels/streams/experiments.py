@@ -220,6 +220,66 @@ def host_bandwidth_experiment(progress):
     return rows
 
 
+SAME_DIRECTION_MIB = 256
+
+
+def same_direction_copies(mib: int = SAME_DIRECTION_MIB, repeats: int = 5) -> list[dict]:
+    """Whether two pinned copies in the same direction, in two streams, share the link: for
+    each direction, one copy of ``mib`` MiB alone, one copy of twice that, and two copies of
+    ``mib`` MiB issued together in two streams; each run timed on the host from the first issue
+    to ``cuda.synchronize()`` (the median of ``repeats``, after one that warms up).
+    ``aggregate_gbps``: all the bytes the run moved over its time."""
+    mib = validate.positive_int(mib, "mib")
+    repeats = validate.positive_int(repeats, "repeats")
+    n = mib * 2**20 // 4
+    streams = [cuda.stream(), cuda.stream()]
+    dev = [cuda.device_array(2 * n, np.float32), cuda.device_array(n, np.float32)]
+    host = [cuda.pinned_array(2 * n, np.float32), cuda.pinned_array(n, np.float32)]
+    for h in host:
+        h[:] = 1.0
+
+    def copy(direction, i, stream, size):
+        if direction == "h2d":
+            dev[i][:size].copy_to_device(host[i][:size], stream=stream)
+        else:
+            dev[i][:size].copy_to_host(host[i][:size], stream=stream)
+
+    cases = {
+        "one copy": (lambda d: copy(d, 0, streams[0], n), n),
+        "one copy of twice the bytes": (lambda d: copy(d, 0, streams[0], 2 * n), 2 * n),
+        "two copies, two streams": (lambda d: (copy(d, 0, streams[0], n),
+                                               copy(d, 1, streams[1], n)), 2 * n),
+    }
+    rows = []
+    for direction in ("h2d", "d2h"):
+        for case, (run, elements) in cases.items():
+            times = []
+            for attempt in range(repeats + 1):
+                cuda.synchronize()
+                t = time.perf_counter()
+                run(direction)
+                cuda.synchronize()
+                if attempt:
+                    times.append(1e3 * (time.perf_counter() - t))
+            ms = float(np.median(times))
+            rows.append({"direction": direction, "case": case, "mib": elements * 4 // 2**20,
+                         "ms": ms, "aggregate_gbps": bench.gbps(elements * 4, ms),
+                         "spread": float((max(times) - min(times)) / ms)})
+    return rows
+
+
+@experiment("streams_same_direction", chapter="streams",
+            title="Two pinned copies in the same direction, in two streams, against one",
+            units={"ms": "ms", "aggregate_gbps": "GB/s", "mib": "MiB"})
+def same_direction_experiment(progress):
+    """``same_direction_copies`` at ``SAME_DIRECTION_MIB`` MiB per copy."""
+    rows = same_direction_copies()
+    for r in rows:
+        progress(f"{r['direction']} {r['case']}: {r['ms']:.2f} ms, "
+                 f"{r['aggregate_gbps']:.1f} GB/s")
+    return rows
+
+
 ARTICLE_N = 20_000_000
 
 

@@ -355,14 +355,14 @@ class Report:
 CHECK_CPU_S = 20.0
 # A student's host code (a formula, a pipeline) that never returns has no simulated launch to
 # stop: past the limit and this grace a CPU-time timer interrupts it, where signals exist.
-HOST_GRACE_S = 5.0
+HOST_GRACE_S = 2.0
 
 
 @contextmanager
 def _host_time_limit(since: float):
     """Inside, the process's CPU time past ``since + CHECK_CPU_S + HOST_GRACE_S`` raises
-    ``simblock.Stopped`` wherever the code is (the main thread only; a no-op elsewhere, or
-    while another such timer runs)."""
+    ``simblock.Stopped`` in host code (a simulated launch is left to ``limit_cpu``); the main
+    thread only, a no-op elsewhere or while another such timer runs."""
     import signal
     import threading
 
@@ -372,10 +372,13 @@ def _host_time_limit(since: float):
         return
 
     def stop(signum, frame):
+        if simblock.in_kernel():  # a simulated launch: limit_cpu stops it between its threads
+            signal.setitimer(signal.ITIMER_VIRTUAL, 0.5)
+            return
         raise simblock.Stopped(f"stopped: your code was still running after the checker's "
                                f"{CHECK_CPU_S:g} s of CPU time (a loop that never ends?).")
 
-    left = max(0.2, since + CHECK_CPU_S + HOST_GRACE_S - time.process_time())
+    left = max(0.05, since + CHECK_CPU_S + HOST_GRACE_S - time.process_time())
     old = signal.signal(signal.SIGVTALRM, stop)
     signal.setitimer(signal.ITIMER_VIRTUAL, left)
     try:

@@ -1,4 +1,5 @@
 import math
+import time
 
 import numpy as np
 import pytest
@@ -415,3 +416,28 @@ def test_a_slow_kernel_is_stopped_at_the_checkers_cpu_limit(monkeypatch):
     report = chk.report(show=False)
     assert len(report.failed) == 1 and "stopped" in report.failed[0][1]
     assert "2 more case(s) not run" in report.text()
+
+
+def test_host_code_that_never_returns_is_stopped_at_the_checkers_cpu_limit(monkeypatch):
+    """A student's host function with an endless loop (no simulated launch to stop): a CPU-time
+    timer interrupts it past CHECK_CPU_S and HOST_GRACE_S; that case fails saying so, the rest
+    are not run, and the timer is off again afterwards. Found playing a student: a
+    ``while i < n`` whose index never advances hung check_predict for good."""
+    import signal
+
+    from gpuperf.kernels import streams
+
+    monkeypatch.setattr(ex, "CHECK_CPU_S", 0.2)
+    monkeypatch.setattr(ex, "HOST_GRACE_S", 0.3)
+
+    def predict_ms(h2d_ms, kernel_ms, d2h_ms, n_streams):
+        i, t = 0, 0.0
+        while i < len(h2d_ms):
+            t += h2d_ms[i]
+        return t
+
+    started = time.process_time()
+    report = streams.check_predict(predict_ms)
+    assert not report and time.process_time() - started < 10
+    assert "still running" in report.failed[0][1] and "Traceback" not in report.text()
+    assert signal.getitimer(signal.ITIMER_VIRTUAL)[0] == 0

@@ -476,3 +476,13 @@ def test_the_article_size_and_reduction_experiments_run_small(monkeypatch):
     assert ladder and ladder[0]["ms"] is None and "skipped" in ladder[0]["note"]
     with pytest.raises(LookupError, match="record it again"):
         gdn.loop_against_batch(res, 5, "row_sum kernel, a loop", "row_sum kernel, one")
+
+
+def test_the_bytes_checker_names_a_unit_slip(capsys):
+    """An answer in GB (or MiB, bits...) is told it is a unit, not a missing read or write."""
+    from conftest import WRONG, load_answer
+
+    mod = load_answer(WRONG / "gdn" / "bytes_in_gigabytes.py")
+    assert not gdn.check_moved_bytes(mod.kernel)
+    out = capsys.readouterr().out
+    assert "the count in GB; return bytes" in out and "written once and read once" not in out

@@ -353,6 +353,39 @@ class Report:
 # launches are not stopped): past it the running launch stops and the remaining cases are
 # not run, so that a slow wrong kernel gets its verdict within 30 s (issue 63).
 CHECK_CPU_S = 20.0
+# A student's host code (a formula, a pipeline) that never returns has no simulated launch to
+# stop: past the limit and this grace a CPU-time timer interrupts it, where signals exist.
+HOST_GRACE_S = 2.0
+
+
+@contextmanager
+def _host_time_limit(since: float):
+    """Inside, the process's CPU time past ``since + CHECK_CPU_S + HOST_GRACE_S`` raises
+    ``simblock.Stopped`` in host code (a simulated launch is left to ``limit_cpu``); the main
+    thread only, a no-op elsewhere or while another such timer runs."""
+    import signal
+    import threading
+
+    if (not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread()
+            or signal.getitimer(signal.ITIMER_VIRTUAL)[0] > 0):
+        yield
+        return
+
+    def stop(signum, frame):
+        if simblock.in_kernel():  # a simulated launch: limit_cpu stops it between its threads
+            signal.setitimer(signal.ITIMER_VIRTUAL, 0.5)
+            return
+        raise simblock.Stopped(f"stopped: your code was still running after the checker's "
+                               f"{CHECK_CPU_S:g} s of CPU time (a loop that never ends?).")
+
+    left = max(0.05, since + CHECK_CPU_S + HOST_GRACE_S - time.process_time())
+    old = signal.signal(signal.SIGVTALRM, stop)
+    signal.setitimer(signal.ITIMER_VIRTUAL, left)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+        signal.signal(signal.SIGVTALRM, old)
 
 
 class Checker:
@@ -400,7 +433,8 @@ class Checker:
         self._failed_current = False
         try:
             # Past the limit (the verdict settled), a case's first simulated launch stops.
-            with simblock.limit_cpu(CHECK_CPU_S, self._cpu_start):
+            with simblock.limit_cpu(CHECK_CPU_S, self._cpu_start), \
+                    _host_time_limit(self._cpu_start):
                 yield self
         except simblock.Stopped as err:
             if self._stopped:

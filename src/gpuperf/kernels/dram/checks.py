@@ -184,6 +184,29 @@ def _loads_cases():
     return cases
 
 
+# Quotients that are exactly a whole number k and that every usual way of computing them in
+# floating point (GB/s x ns, or through 1e9 and 1e-9, or step by step) gives exactly: there a
+# right ceiling is k. `int(x) + 1` answers k + 1 on every one of them (and the ceiling
+# elsewhere), so the checker asks for k on at least one (float noise may push a few up).
+_WHOLE_LOADS = [(3072.0, 400.0, 16, 100, 4), (2048.0, 640.0, 8, 80, 4), (6144.0, 400.0, 16, 100, 4)]
+_WHOLE_COPY_LOADS = [(6144.0, 400.0, 16, 100, 4), (4096.0, 640.0, 8, 80, 4), (2048.0, 1250.0, 8, 125, 4)]
+
+
+def _check_whole_quotients(chk, fn, cases, share: float) -> None:
+    """One case: ``fn`` must not answer k + 1 at every whole-number quotient k of ``cases``."""
+    with chk.case("loads that come out a whole number exactly"):
+        got, want = [], []
+        for c in cases:
+            gbps, ns, warps, sms, nbytes = c
+            got.append(fn(*c))
+            want.append(round(share * gbps * ns / (warps * sms * WARP * nbytes)))
+        if all(isinstance(g, (int, np.integer)) and not isinstance(g, bool) and g == w + 1
+               for g, w in zip(got, want)):
+            chk.fail(f"where the loads come out a whole number exactly ({', '.join(map(str, want))}) "
+                     f"you answered one more ({', '.join(map(str, got))}): int(x) + 1 is not a "
+                     "ceiling when x is whole; use math.ceil(x).")
+
+
 @_exercises.refuses_stubs(solved_by=("gpuperf.kernels.dram:loads_per_thread_needed",))
 def check_loads_needed(fn):
     """Exercise: ``fn(ceiling_gbps, latency_ns, warps_per_sm, sm_count, bytes_per_load) -> int``."""
@@ -217,6 +240,7 @@ def check_loads_needed(fn):
                     why = ("bytes in flight = bandwidth x latency, and GB/s x ns = bytes "
                            f"(exact answer before rounding: {exact:.3g}).")
                 chk.fail(f"got {got}, expected {want}: {why}")
+    _check_whole_quotients(chk, fn, _WHOLE_LOADS, 1.0)
     return chk.report()
 
 
@@ -266,6 +290,7 @@ def check_copy_loads_needed(fn):
                     why = ("bytes in flight = read bandwidth x latency, and GB/s x ns = bytes "
                            f"(exact answer before rounding: {exact:.3g}).")
                 chk.fail(f"got {got}, expected {want}: {why}")
+    _check_whole_quotients(chk, fn, _WHOLE_COPY_LOADS, COPY_READ_SHARE)
     return chk.report()
 
 

@@ -147,7 +147,12 @@ def check_moved_bytes(fn) -> ex.Report:
             if abs(got - want) > 1e-9 * want:
                 ratio = got / want
                 hint = ""
-                if abs(ratio - 0.25) < 1e-6 or abs(ratio - 4) < 1e-6:
+                units = {1e-3: "kB", 1e-6: "MB", 1e-9: "GB", 2.0**-10: "KiB", 2.0**-20: "MiB",
+                         2.0**-30: "GiB", 8.0: "bits"}
+                unit = next((u for r, u in units.items() if abs(ratio / r - 1) < 1e-6), None)
+                if unit:
+                    hint = f": that is the count in {unit}; return bytes"
+                elif abs(ratio - 0.25) < 1e-6 or abs(ratio - 4) < 1e-6:
                     hint = ": count bytes, not elements (float32 is 4 bytes)"
                 elif method == "per_channel" and got < want:
                     hint = ": each of the N launches reads all of w again"

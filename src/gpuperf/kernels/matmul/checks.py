@@ -246,8 +246,9 @@ def check_intensity(fn) -> ex.Report:
     for M, N, K, t, bw, peak in cases:
         with chk.case(f"M={M} N={N} K={K} tile={t}, {bw:.0f} GB/s, {peak} TFLOP/s"):
             got = fn(M, N, K, t, bw, peak)
-            if not (isinstance(got, tuple) and len(got) == 2):
-                chk.fail("return a pair (intensity in FLOP/byte, bound in TFLOP/s).")
+            if not (isinstance(got, (tuple, list)) and len(got) == 2):
+                chk.fail(f"returned {got!r}; return a pair (intensity in FLOP/byte, bound in "
+                         "TFLOP/s).")
                 continue
             ai, bound = (float(g) for g in got)
             want_ai = intensity("tiled", M, N, K, t)

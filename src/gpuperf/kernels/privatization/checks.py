@@ -50,6 +50,15 @@ def _check_counts_in_shared(chk, kernel, n: int = 2000, block: int = 64) -> None
                      f"memory and touches the global histogram at most once per bin "
                      f"({NBINS}), when merging. Is the counting loop adding to hist instead "
                      "of the private copy?")
+            return
+        # Every byte one atomic into the shared copy: counts first gathered in each thread's
+        # own array (a local array of 256, in local memory on a GPU) do the exercise's counting
+        # elsewhere, then hundreds of atomics per thread (found by a student review).
+        shared = sum(1 for e in run.events if e.space == "shared" and e.kind == "atomic")
+        if shared < n:
+            chk.fail(f"the block made {shared:,} atomic additions to shared memory for {n:,} "
+                     "bytes: count each byte with one cuda.atomic.add into the block's shared "
+                     "copy, not into an array of each thread's own first.")
 
 
 @ex.refuses_stubs

@@ -228,6 +228,19 @@ def _check_one_write_per_block(chk, kernel) -> None:
                      "combines its maximum into the result on its own. Put each warp's maximum "
                      "in a shared slot, one barrier, then let warp 0 combine the slots with a "
                      "second round of shuffles and one thread write the result.")
+            return
+        # The second round: warp 0's lanes each read one slot and shuffle. One thread that
+        # reads every warp's slot in a loop does the round serially (found by a student review).
+        after = {}
+        for e in run.events:
+            if e.space == "shared" and e.kind == "load" and e.epoch >= 1:
+                after.setdefault(e.thread, set()).add((e.array, e.address))
+        most = max(after.items(), key=lambda kv: len(kv[1]), default=(None, set()))
+        if len(most[1]) > 2:
+            chk.fail(f"after the barrier thread {most[0]} reads {len(most[1])} shared slots "
+                     "one after another: a serial loop. Let each lane of warp 0 read one "
+                     "warp's slot (-inf past the last warp) and combine them with a second "
+                     "round of shuffles (your warp_max).")
 
 
 SPEED_NOISE_FLOOR = 0.05  # the least margin the absmax speed bar allows for noise

@@ -1,0 +1,10 @@
+"""Gives the occupancy as a percentage (x 100), not the sweep's fraction."""
+
+CHECKER = "check_best_factor"
+
+
+def student(sweep):
+    best = max(sweep.select(tile=32, n=4096), key=lambda r: r["tflops"])
+    return {"best_factor": best["factor"], "blocks_per_sm": best["blocks_per_sm"],
+            "occupancy": 100 * best["occupancy"],
+            "blocks_at_1024": sweep.one(tile=32, n=1024, factor=16)["blocks"]}

@@ -1149,6 +1149,10 @@ BAD = {
         lazy(dr.launch_in_timing, _rec("dram_latency"), word="ilp")],
     "gpuperf.kernels.dram:loaded_latency_reading": [
         lazy(dr.loaded_latency_reading, _rec("dram_littles_law"), None, word="loaded_ns")],
+    "gpuperf.kernels.dram:copy_loaded_reading": [
+        lazy(dr.copy_loaded_reading, _rec("dram_littles_law"), 500.0, word="threads_per_sm"),
+        (lambda: dr.copy_loaded_reading(records.run("dram_loaded_latency_copy"), -1.0),
+         ValueError, "covered_ns")],
     "gpuperf.kernels.dram:loaded_littles_law": [
         lazy(dr.loaded_littles_law, _rec("dram_littles_law"), None, word="loaded_ns"),
         (lambda: dr.loaded_littles_law(records.run("dram_loaded_latency"),

@@ -251,7 +251,7 @@ def _other_sweep(res, seed: int):
                           res.source)
 
 
-@ex.refuses_stubs(solved_by=("_best_factor_reading",))
+@ex.refuses_stubs(solved_by=("gpuperf.kernels.coarsening.checks:_best_factor_reading",))
 def check_best_factor(read_sweep, res=None) -> ex.Report:
     """Check ``read_sweep(sweep)``: from a factor sweep (``matmul_coarsen_sweep``), a dict with
     ``best_factor`` (the fastest factor for tile 32 at n = 4096), that factor's

@@ -42,3 +42,8 @@ def test_an_explorer_title_names_the_picked_values_in_words():
     res = gp.records.run("reduce_block_sweep", live=False)
     title = widgets._explorer_title(res, {"blocks_per_sm": 4})
     assert res.name not in title and "blocks per SM = 4" in title
+
+
+def test_a_small_share_is_not_labelled_zero():
+    assert plots._percent(0.19) == "0.2%" and plots._percent(0.03) == "0.03%"
+    assert plots._percent(57.4) == "57%" and plots._percent(0) == "0%"

@@ -187,3 +187,14 @@ def test_a_replay_says_whether_todays_code_is_what_was_measured():
         "same", "other", "unknown", "same"]
     assert "earlier code" in other.label and "not fingerprinted" in unknown.label
     assert "code" not in same.label and "code" not in live.label
+
+
+def test_a_header_says_its_unit_once():
+    """A header whose words already carry the unit gets no second one ("GPU busy (ms)", "ms per
+    call"); other headers get the unit under them."""
+    from gpuperf.records import _header
+
+    assert _header("GPU busy (ms)", "ms") == "GPU busy (ms)"
+    assert _header("ms per call", "ms") == "ms per call"
+    assert "(ms)" in _header("time", "ms") and "(GB/s)" in _header("bandwidth", "GB/s")
+    assert "(ms)" in _header("msec", "ms")  # a unit inside another word is no unit

@@ -53,6 +53,14 @@ def default_title(result) -> str:
     return textwrap.shorten(what, 90, placeholder="…") + f" ({result.gpu})"
 
 
+def _percent(pct: float) -> str:
+    """A share for a label: whole percent from 1% up, one significant digit below (never "0%"
+    for a bar that is not zero)."""
+    if pct == 0 or abs(pct) >= 1:
+        return f"{pct:.0f}%"
+    return f"{pct:.1g}%"
+
+
 def _series_label(series: str, key) -> str:
     """A legend entry: a named series as its name ("v6"), a number with its column's words."""
     return str(key) if isinstance(key, str) else f"{words(series)} = {key}"
@@ -493,7 +501,7 @@ def bars(result, *, label: str, y: str = "gbps", rows=None, ceiling: tuple | Non
     for i, val in enumerate(vals):
         text = f"{val:,.0f}" if val >= 100 else f"{val:.3g}"
         if annotate_pct_of:
-            text += f"  ({100 * val / annotate_pct_of:.0f}%)"
+            text += f"  ({_percent(100 * val / annotate_pct_of)})"
         if horizontal:
             ax.annotate(text, (val, i), xytext=(3, 0), textcoords="offset points",
                         va="center", fontsize=8)

@@ -421,7 +421,8 @@ def _header(column: str, unit: str | None) -> str:
     """A column's header cell: its words (underscores read as spaces, so a header breaks
     between words, never inside one), the unit below it."""
     name = html.escape(column.replace("_", " "))
-    if not unit or unit == column:  # "ms (ms)" says nothing twice
+    # "ms (ms)", "ms per call (ms)", "GPU busy (ms) (ms)": a unit the words already say, once
+    if not unit or unit == column or re.search(rf"(?<![\w/]){re.escape(unit)}(?![\w/])", column):
         return name
     return f"{name}<br><small>({html.escape(unit)})</small>"
 

@@ -42,24 +42,28 @@ def prologue_grids_summary(res) -> list[str]:
 
 
 def prologue_vs_numpy(res) -> list[str]:
-    """Each GPU method of ``reduce_prologue`` (at our grid) against ``numpy.sum`` on the CPU,
-    one line per size: its time per call and how many times faster or slower than numpy."""
+    """Each GPU method of ``reduce_prologue`` against ``numpy.sum`` on the CPU, one line per
+    size, method and grid (ours, and the step-by-step post's where it ran there): its time per
+    call and how many times faster or slower than numpy."""
     validate.result(res, "res")
     for c in ("version", "n", "ms"):
         validate.column(res, c, "res column")
     lines = []
     for n in res.values("n"):
-        rows = {r["version"]: r for r in res.select(n=n) if not _at_posts_grid(r)}
-        if "numpy.sum (CPU)" not in rows:
+        at_n = res.select(n=n)
+        cpu = next((r["ms"] for r in at_n if r["version"] == "numpy.sum (CPU)"), None)
+        if cpu is None:
             continue
-        cpu = rows["numpy.sum (CPU)"]["ms"]
         lines.append(f"n = {n:,}: numpy.sum {cpu:.3f} ms per call")
         for v in PROLOGUE + ("v8", "cupy.sum"):
-            if v in rows:
-                ms = rows[v]["ms"]
+            for r in sorted((r for r in at_n if r["version"] == v), key=_at_posts_grid):
+                whose = {"post's": "the post's grid", "both": "both grids"}.get(
+                    r.get("whose_grid"), "our grid")
+                grid = f" [{r['grid']}, {whose}]" if r.get("grid") else ""
+                ms = r["ms"]
                 than = (f"{cpu / ms:,.1f}x faster than numpy" if ms < cpu
                         else f"{ms / cpu:,.1f}x slower than numpy")
-                lines.append(f"  {v}: {ms:.3f} ms per call, {than}")
+                lines.append(f"  {v}{grid}: {ms:.3f} ms per call, {than}")
     if not lines:
         raise ValueError(f"res ({res.name}) has no numpy.sum rows: give reduce_prologue's result.")
     for line in lines:

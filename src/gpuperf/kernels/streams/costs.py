@@ -448,7 +448,7 @@ def show_copy_overhead(res) -> None:
     per copy as a multiple of the driver's in the note under it."""
     rows = copy_overhead_summary(res)
     r = res.rows[0]
-    line = f"One {OVERLAP_MIB} MiB pinned copy in: {r['link_gbps']:.1f} GB/s"
+    line = f"One {OVERLAP_MIB} MiB pinned copy in (this experiment's run): {r['link_gbps']:.1f} GB/s"
     if r.get("pcie_gbps"):
         line += (f"; the PCIe gen {r['pcie_gen']} x{r['pcie_lanes']} link moves at most "
                  f"{r['pcie_gbps']:.1f} GB/s per direction in theory, so the copy reaches "

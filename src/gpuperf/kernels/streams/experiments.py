@@ -452,8 +452,9 @@ def show_article_summary(article) -> None:
     else:
         print(f"New process, first region: {s['new_process_ms']:.0f} ms; the same first call "
               f"in a process whose CUDA context already exists: {s['warm_first_call_ms']:.0f} "
-              f"ms. Creating the CUDA context and the compiler's first start in a new process "
-              f"account together for about {s['context_ms']:.0f} ms of the first.")
+              f"ms. The difference, about {s['context_ms']:.0f} ms, is what a new process's first "
+              f"CUDA work costs besides compiling this kernel (the context, the JIT's start, the "
+              f"first copy), not separated further here.")
     print(f"Timed with events after a warm-up ({article.gpu}): default stream "
           f"{s['default_events_ms']:.1f} ms, five streams {s['five_events_ms']:.1f} ms "
           f"({100 * s['five_events_ms'] / s['default_events_ms']:.0f}% of the default stream's "

@@ -320,7 +320,12 @@ def agrees(got, want, *, rtol: float = 0.0, atol: float = 0.0, allowed=None) -> 
     ``atol`` of ``want`` (as ``compare``), anything else equal to it, or (with ``allowed``)
     equal to one of ``allowed``; else a sentence saying how it differs. What the grader
     applies to the values a checker recorded (plain data, ``plain_value``)."""
+    v.nonnegative(rtol, "rtol")
+    v.nonnegative(atol, "atol")
     if allowed is not None:
+        if not isinstance(allowed, (list, tuple, set, frozenset)):
+            raise TypeError(f"allowed must be a list of the values accepted, not "
+                            f"{type(allowed).__name__} ({v._short(allowed)}).")
         if any(agrees(got, a, rtol=rtol, atol=atol) is None for a in allowed):
             return None
         return f"got {_short_value(got)}, expected one of {_short_value(list(allowed))}"
@@ -758,14 +763,14 @@ def compare(got, ref, *, rtol: float = 1e-5, atol: float = 1e-6, what: str = "ou
     nan = np.isnan(g) & ~np.isnan(ref)
     if nan.any():
         idx = np.argwhere(nan)
-        first = tuple(int(i) for i in idx[0]) if g.ndim > 1 else int(idx[0][0])
+        first = tuple(int(i) for i in idx[0]) if g.ndim > 1 else int(idx[0][0]) if g.ndim else 0
         return (f"{int(nan.sum())} of {g.size} {what} element(s) are NaN, first at index {first}: "
                 "never written (outputs start as NaN), or computed from memory nothing wrote. "
                 "Does every element get a thread, and is shared memory filled before use?")
     bad = ~np.isclose(g, ref, rtol=rtol, atol=atol, equal_nan=True)
     if bad.any():
         idx = np.argwhere(bad)
-        first = tuple(int(i) for i in idx[0]) if g.ndim > 1 else int(idx[0][0])
+        first = tuple(int(i) for i in idx[0]) if g.ndim > 1 else int(idx[0][0]) if g.ndim else 0
         gv, rv = g[tuple(idx[0])], ref[tuple(idx[0])]
         rel = float(np.linalg.norm(g - ref) / max(np.linalg.norm(ref), 1e-300))
         return (f"{int(bad.sum())} of {g.size} {what} element(s) are wrong, first at index "

@@ -426,6 +426,9 @@ def reference_run(source_path: Path, *, hidden_seed: int, cell_timeout: int = 12
 
     from . import sandbox
 
+    if not isinstance(source_path, (str, os.PathLike)) or not str(source_path).strip():
+        raise TypeError(f"source_path must be the course notebook's path, not "
+                        f"{type(source_path).__name__} ({source_path!r:.60}).")
     source_path = Path(source_path)
     v.integer(hidden_seed, "hidden_seed", minimum=2)
     v.positive_int(cell_timeout, "cell_timeout")
@@ -454,6 +457,10 @@ def read_values(folder: Path, *, reference: bool = False) -> dict:
 
     import numpy as np
 
+    if not isinstance(folder, (str, os.PathLike)) or not str(folder).strip():
+        raise TypeError(f"folder must be the run's values folder (a path), not "
+                        f"{type(folder).__name__} ({folder!r:.60}).")
+    v.boolean(reference, "reference")
     folder = Path(folder)
 
     def regular(p: Path) -> bool:
@@ -513,7 +520,9 @@ def read_values(folder: Path, *, reference: bool = False) -> dict:
             rec.update(want=want[1] if want else None,
                        allowed=allowed[1] if allowed else None,
                        rtol=float(e.get("rtol") or 0.0), atol=float(e.get("atol") or 0.0))
-        out.setdefault(tuple(key), rec)
+        if tuple(key) in out:  # a checker writes each key once: a second is not its own
+            rec = {"got": {"unreadable": "two values for one key"}}
+        out[tuple(key)] = rec
     return out
 
 
@@ -542,6 +551,9 @@ def decide_outputs(entry: dict, cid: str, reference: dict, values: dict) -> tupl
     the reference has and the verdict lacks is added, failed. Returns the entry and a
     sentence for the row ("" when nothing changed)."""
     v.mapping(entry, "entry")
+    v.string(cid, "cid")
+    v.mapping(reference, "reference")
+    v.mapping(values, "values")
     refs = {k: r for k, r in (reference.get("values") or {}).items() if k[0] == cid}
     if cid not in (reference.get("verdicts") or {}):
         if not reference:

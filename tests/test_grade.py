@@ -241,6 +241,8 @@ def test_a_runner_failure_is_run_again_and_never_scored_as_the_students(tmp_path
     real, calls = grade._run, []
 
     def flaky(nb, **kw):
+        if any("GRADE_REFERENCE = True" in c.source for c in nb.cells):
+            return real(nb, **kw)  # the grader's own run of the course's notebook
         calls.append(1)
         return f"{grade.RUNNER_FAILED} (AssertionError: )" if len(calls) == 1 else real(nb, **kw)
 
@@ -449,11 +451,23 @@ def test_a_course_chapters_reference_scores_full_marks_in_the_sandbox(chapter):
     from conftest import ROOT
 
     path = ROOT / "solutions" / f"{chapter}.ipynb"
+    reference = grade.reference_run(path, hidden_seed=4242, cell_timeout=600)
     rows = grade.grade_notebook(path, path, student="reference", hidden_seed=4242,
-                                cell_timeout=600)
+                                cell_timeout=600, reference=reference)
     assert rows and all((r["status"], r["score"]) == ("graded", 1.0) for r in rows), \
         [(r["exercise"], r["score"], r["detail"]) for r in rows if r["score"] != 1.0]
     assert not [r for r in rows if "judged in the student's kernel only" in r["detail"]]
+    # Every exercise hands the grader the values it judges, but the two whose expected
+    # answer is not one value the grader can make (book/instructors.md says so).
+    cells = {k[0] for k in reference["values"]}
+    nb = nbformat.read(path, as_version=4)
+    assert {grade._checker_name(src) for cid, src in grade.checker_cells(nb)
+            if cid not in cells} <= CHILD_DECIDED
+
+
+# The exercises whose outputs are still judged in the student's kernel alone: the expected
+# answer is the student's own measurement, or many answers are right.
+CHILD_DECIDED = {"check_best_factor", "check_profile_command"}
 
 
 def _exercise_notebook(notebook: str, label: str, after=()):
@@ -478,6 +492,18 @@ def _exercise_notebook(notebook: str, label: str, after=()):
     nb.cells = copy.deepcopy([c for c in cells if c.cell_type == "code"][:2]
                              + [c for a in after for c in span(a, False)]
                              + span(label, True))
+    return nb
+
+
+def _with_answer(nb, text: str):
+    """``nb`` with ``text`` run at the end of the exercise's solution cell (the last cell
+    with a solution region before the checker): its names win, and the grader, which puts
+    the checker back after the cell before it in the course's notebook, runs it after them."""
+    import copy
+
+    nb = copy.deepcopy(nb)
+    cell = [c for c in nb.cells if c.cell_type == "code" and "BEGIN SOLUTION" in c.source][-1]
+    cell.source = cell.source.rstrip() + "\n\n" + text
     return nb
 
 
@@ -506,9 +532,8 @@ def test_a_right_answer_written_differently_keeps_full_marks_through_the_grader(
     source.mkdir()
     nb = _exercise_notebook(mod.NOTEBOOK, mod.LABEL, AFTER.get(mod.LABEL, ()))
     nbformat.write(nb, source / "01_exercise.ipynb")
-    nb.cells.insert(len(nb.cells) - 1, nbformat.v4.new_code_cell(path.read_text()))
     (tmp_path / "subs" / "ada").mkdir(parents=True)
-    nbformat.write(nb, tmp_path / "subs" / "ada" / "01_exercise.ipynb")
+    nbformat.write(_with_answer(nb, path.read_text()), tmp_path / "subs" / "ada" / "01_exercise.ipynb")
     rows = grade.grade(tmp_path / "subs", source=source, cell_timeout=600, progress=None,
                        hidden_seed=4242, jobs=1)
     assert rows and all((r["status"], r["score"]) == ("graded", 1.0) for r in rows), \
@@ -603,3 +628,28 @@ def test_recorded_values_are_plain_data_and_junk_is_skipped(tmp_path):
     got = grade.read_values(folder)
     assert got[("c", "t", "n=1", 0)] == {"got": 2} and ("c", "t", "n=2", 0) not in got
     assert got[("c", "t", "n=3", 0)]["got"] == {"unreadable": "two values for one key"}
+
+
+def test_a_racy_submission_is_graded_the_same_on_a_regrade(tmp_path):
+    """A kernel with a race (the smoothing kernel without its barrier), graded twice with one
+    seed: the same verdict both times, wrong outputs, 0; a right one beside it, full marks."""
+    from conftest import ROOT
+
+    source = tmp_path / "solutions"
+    source.mkdir()
+    nb = _exercise_notebook("09_profiling", "ex-profiling-race")
+    nbformat.write(nb, source / "01_exercise.ipynb")
+    for student, answer in (("racy", "wrong/debugging/smooth_no_barrier"),
+                            ("right", "right/debugging/smooth_two_lines")):
+        text = (ROOT / "tests" / f"{answer}.py").read_text()
+        if student == "racy":
+            text += "\nsmooth_fixed = kernel\n"
+        sub = _with_answer(nb, text)
+        (tmp_path / "subs" / student).mkdir(parents=True)
+        nbformat.write(sub, tmp_path / "subs" / student / "01_exercise.ipynb")
+    runs = [{r["student"]: (r["status"], r["score"], r["passed"], r["total"], r["detail"])
+             for r in grade.grade(tmp_path / "subs", source=source, cell_timeout=600,
+                                  progress=None, hidden_seed=31337, jobs=1)}
+            for _ in range(2)]
+    assert runs[0] == runs[1]
+    assert runs[0]["racy"][:2] == ("graded", 0.0) and runs[0]["right"][:2] == ("graded", 1.0)

@@ -42,10 +42,19 @@ Each notebook runs in its own throwaway folder, its kernel a child process conta
 ``gpuperf.sandbox``: in bubblewrap where the machine has it (the system and the course
 read-only, a private /tmp, no network, no home folders, submissions, solutions or gradebook
 in sight) with memory, process, CPU and file-size limits, a cell's output capped. Without
-bubblewrap, only the limits: the grader says so on stderr. The checker still runs in the
-kernel beside the student's code, so a verdict forged from inside a submission is possible: a
-row whose code names the grader's machinery (``machinery_touched``) scores 0 with the status
-"review" for a person to read. ``--jobs`` grades several notebooks at once.
+bubblewrap, only the limits: the grader says so on stderr. ``--jobs`` grades several
+notebooks at once.
+
+The checker runs in the kernel beside the student's code (it compiles, emulates and times it),
+but the output cases are decided here, in the grader's process: every value a checker judges
+is recorded under a key (``exercises.Checker.record``), the grader runs the course's notebook
+once per grading run with the class's hidden seed (``reference_run``), and a case passes only
+if the student's checker passed it and every value it judged matches the reference's at the
+same key (``decide_outputs``). A verdict forged inside a submission cannot pass wrong
+outputs. Structure, races and speed are still reported by the checker in the student's
+kernel, as are the two exercises whose answer is not one value (``check_best_factor``,
+``check_profile_command``); a row whose code names the grader's machinery
+(``machinery_touched``) scores 0 with the status "review" for a person to read.
 """
 
 from __future__ import annotations

@@ -50,8 +50,9 @@ but the output cases are decided here, in the grader's process: every value a ch
 is recorded under a key (``exercises.Checker.record``), the grader runs the course's notebook
 once per grading run with the class's hidden seed (``reference_run``), and a case passes only
 if the student's checker passed it and every value it judged matches the reference's at the
-same key (``decide_outputs``). A verdict forged inside a submission cannot pass wrong
-outputs. Structure, races and speed are still reported by the checker in the student's
+same key (``decide_outputs``). Forging the verdict inside a submission no longer passes wrong
+outputs (handing over the checker's own expected values as the student's still can: the
+instructor guide lists what is left). Structure, races and speed are still reported by the checker in the student's
 kernel, as are the two exercises whose answer is not one value (``check_best_factor``,
 ``check_profile_command``); a row whose code names the grader's machinery
 (``machinery_touched``) scores 0 with the status "review" for a person to read.
@@ -575,7 +576,7 @@ def decide_outputs(entry: dict, cid: str, reference: dict, values: dict) -> tupl
     ref_cases = {c[0]: c for c in reference["verdicts"][cid].get("cases", [])
                  if isinstance(c, list) and len(c) == 4}
     wrong: dict = {}
-    for key in sorted(refs, key=lambda k: (k[1], k[2], k[3])):
+    for key in refs:  # in the order the checker made them
         case = key[2]
         mine = by_name.get(case)
         if case in wrong or (mine is not None and mine[1] is not True):
@@ -603,7 +604,7 @@ def decide_outputs(entry: dict, cid: str, reference: dict, values: dict) -> tupl
             e["possible"] = e.get("possible", 0) + weight
     e["cases"] = cases
     case, why = next(iter(wrong.items()))
-    return e, (f"the outputs handed to the grader differ from the reference at "
+    return e, (f"The outputs handed to the grader differ from the reference at "
                f"{len(wrong)} case{'s' if len(wrong) > 1 else ''} (first: {case}: {why}).")
 
 

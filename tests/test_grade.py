@@ -241,6 +241,8 @@ def test_a_runner_failure_is_run_again_and_never_scored_as_the_students(tmp_path
     real, calls = grade._run, []
 
     def flaky(nb, **kw):
+        if any("GRADE_REFERENCE = True" in c.source for c in nb.cells):
+            return real(nb, **kw)  # the grader's own run of the course's notebook
         calls.append(1)
         return f"{grade.RUNNER_FAILED} (AssertionError: )" if len(calls) == 1 else real(nb, **kw)
 
@@ -432,13 +434,222 @@ def test_a_cases_kind_is_read_from_its_name_where_the_checker_does_not_say():
     assert chk.report_.kinds == {"layout": "structure"}
 
 
-def test_a_course_chapters_reference_scores_full_marks_in_the_sandbox():
-    """A real chapter's reference, graded as a student's notebook is (its own sandboxed kernel,
-    the limits, hidden cases): full marks. The emulator runs a thread per CUDA thread, so a
-    process limit set too low would fail it."""
+def _chapters_with_exercises():
     from conftest import ROOT
 
-    path = ROOT / "solutions" / "06_reduce.ipynb"
+    return [p.stem for p in sorted((ROOT / "solutions").glob("[0-9][0-9]_*.ipynb"))
+            if grade.checker_cells(nbformat.read(p, as_version=4))]
+
+
+@pytest.mark.parametrize("chapter", _chapters_with_exercises())
+def test_a_course_chapters_reference_scores_full_marks_in_the_sandbox(chapter):
+    """Each chapter's reference, graded as a student's notebook is (its own sandboxed kernel,
+    the limits, hidden cases, and the output cases decided by the grader against its own run
+    of the course's notebook with the same seed): full marks. The emulator runs a thread per
+    CUDA thread, so a process limit set too low would fail it. Slow (two runs of the
+    chapter): ``-k 06_reduce`` runs one."""
+    from conftest import ROOT
+
+    path = ROOT / "solutions" / f"{chapter}.ipynb"
+    reference = grade.reference_run(path, hidden_seed=4242, cell_timeout=600)
     rows = grade.grade_notebook(path, path, student="reference", hidden_seed=4242,
-                                cell_timeout=600)
-    assert [(r["status"], r["score"]) for r in rows] == [("graded", 1.0)], rows[0]["detail"]
+                                cell_timeout=600, reference=reference)
+    assert rows and all((r["status"], r["score"]) == ("graded", 1.0) for r in rows), \
+        [(r["exercise"], r["score"], r["detail"]) for r in rows if r["score"] != 1.0]
+    assert not [r for r in rows if "judged in the student's kernel only" in r["detail"]]
+    # Every exercise hands the grader the values it judges, but the two whose expected
+    # answer is not one value the grader can make (book/instructors.md says so).
+    cells = {k[0] for k in reference["values"]}
+    nb = nbformat.read(path, as_version=4)
+    assert {grade._checker_name(src) for cid, src in grade.checker_cells(nb)
+            if cid not in cells} <= CHILD_DECIDED
+
+
+# The exercises whose outputs are still judged in the student's kernel alone: the expected
+# answer is the student's own measurement, or many answers are right.
+CHILD_DECIDED = {"check_best_factor", "check_profile_command"}
+
+
+def _exercise_notebook(notebook: str, label: str, after=()):
+    """A notebook of one exercise of a chapter, as tests/conftest.py's ``solution`` runs it:
+    the chapter's first two code cells (setup), the code of the exercises in ``after``, then
+    the exercise's cells from its directive to its checker cell (ids as the chapter has them)."""
+    import copy
+
+    from conftest import ROOT
+
+    src = nbformat.read(ROOT / "solutions" / f"{notebook}.ipynb", as_version=4)
+    cells = src.cells
+
+    def span(lab, with_checker):
+        start = next(i for i, c in enumerate(cells) if f":label: {lab}" in c.source)
+        end = next(i for i, c in enumerate(cells) if i > start and "solution-end" in c.source)
+        check = next(i for i in range(end, len(cells)) if cells[i].cell_type == "code")
+        return cells[start:check + 1] if with_checker else cells[start:end]
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata = copy.deepcopy(src.metadata)
+    nb.cells = copy.deepcopy([c for c in cells if c.cell_type == "code"][:2]
+                             + [c for a in after for c in span(a, False)]
+                             + span(label, True))
+    return nb
+
+
+def _with_answer(nb, text: str):
+    """``nb`` with ``text`` run at the end of the exercise's solution cell (the last cell
+    with a solution region before the checker): its names win, and the grader, which puts
+    the checker back after the cell before it in the course's notebook, runs it after them."""
+    import copy
+
+    nb = copy.deepcopy(nb)
+    cell = [c for c in nb.cells if c.cell_type == "code" and "BEGIN SOLUTION" in c.source][-1]
+    cell.source = cell.source.rstrip() + "\n\n" + text
+    return nb
+
+
+# One unusual right answer (tests/right/) per chapter package, and the allowed-set rule of
+# the Little's-law exercises: graded through the grader's whole path, they keep full marks.
+RIGHT_THROUGH_THE_GRADER = [
+    "measuring/bandwidth_in_one_line", "coalescing/remap_divmod", "dram/loads_integer_ceiling",
+    "dram/phase_channels_by_bursts", "matmul/tiled_at_chained_two_statements",
+    "matmul/tile_reuse_fractions", "coarsening/grid_rounds_loop", "reduce/block_max_butterfly",
+    "streams/pipeline_polls_events", "gdn/beta_grad_shuffles", "debugging/limiter_by_ranking",
+    "checklist/roofline_by_ridge"]
+
+
+@pytest.mark.parametrize("answer", RIGHT_THROUGH_THE_GRADER)
+def test_a_right_answer_written_differently_keeps_full_marks_through_the_grader(answer,
+                                                                                 tmp_path):
+    """The answer's code in a cell of its own after the exercise's solution (its names win),
+    graded as a student's notebook: the grader's reference run of the exercise and the
+    student's values agree on every key."""
+    from conftest import ROOT, load_answer
+    from test_chapter_solutions import AFTER
+
+    path = ROOT / "tests" / "right" / f"{answer}.py"
+    mod = load_answer(path)
+    source = tmp_path / "solutions"
+    source.mkdir()
+    nb = _exercise_notebook(mod.NOTEBOOK, mod.LABEL, AFTER.get(mod.LABEL, ()))
+    nbformat.write(nb, source / "01_exercise.ipynb")
+    (tmp_path / "subs" / "ada").mkdir(parents=True)
+    nbformat.write(_with_answer(nb, path.read_text()), tmp_path / "subs" / "ada" / "01_exercise.ipynb")
+    rows = grade.grade(tmp_path / "subs", source=source, cell_timeout=600, progress=None,
+                       hidden_seed=4242, jobs=1)
+    assert rows and all((r["status"], r["score"]) == ("graded", 1.0) for r in rows), \
+        [(r["exercise"], r["score"], r["detail"]) for r in rows]
+
+
+def _recorded(tmp_path, monkeypatch, name, answers, *, reference=False, forge=False):
+    """Run a toy checker on ``answers`` (one per case) as the grader runs it, the values it
+    judges recorded in ``tmp_path/name``: (its verdict as logged, the values read back)."""
+    import json
+
+    import numpy as np
+
+    from gpuperf import exercises as ex
+
+    folder, log = tmp_path / name, tmp_path / f"{name}.jsonl"
+    folder.mkdir()
+    monkeypatch.setattr(ex, "GRADE_LOG", str(log))
+    monkeypatch.setattr(ex, "GRADING_CELL", "check")
+    monkeypatch.setattr(ex, "GRADE_VALUES", str(folder))
+    monkeypatch.setattr(ex, "GRADE_REFERENCE", reference)
+    monkeypatch.setattr(ex, "_value_counts", {})
+    chk = ex.Checker("toy")
+    for k, got in enumerate(answers):
+        with chk.case(f"n={k}"):
+            chk.compare(np.asarray(got, np.float32), np.arange(3.0) + k)
+            chk.record("memory" if got[0] == k else "compute", "memory")
+    with chk.case("speed", kind="speed"):
+        pass
+    if forge:  # what a forged verdict says: everything passed
+        chk.report_.passed += [n for n, _ in chk.report_.failed]
+        chk.report_.failed.clear()
+    chk.report(show=False)
+    entry = json.loads(log.read_text().splitlines()[-1])
+    return entry, grade.read_values(folder, reference=reference)
+
+
+def test_the_grader_decides_outputs_from_the_values_handed_to_it(tmp_path, monkeypatch):
+    right = [[0, 1, 2], [1, 2, 3]]
+    ref_entry, ref_values = _recorded(tmp_path, monkeypatch, "ref", right, reference=True)
+    reference = {"values": ref_values, "verdicts": {"check": ref_entry}, "stopped": None}
+    assert len(ref_values) == 4 and all("want" in r for r in ref_values.values())
+    # A right answer: nothing changes, full marks.
+    entry, values = _recorded(tmp_path, monkeypatch, "right", right)
+    assert not any("want" in r for r in values.values())  # the child never writes them
+    decided, note = grade.decide_outputs(entry, "check", reference, values)
+    assert decided == entry and note == ""
+    # A wrong answer whose verdict is forged to pass: the grader fails the case, scores 0.
+    entry, values = _recorded(tmp_path, monkeypatch, "forged", [[0, 1, 2], [1, 2, 9]],
+                              forge=True)
+    assert entry["failed"] == 0
+    decided, note = grade.decide_outputs(entry, "check", reference, values)
+    assert decided["failed"] == 1 and "differ from the reference at 1 case (first: n=1" in note
+    row = grade._row("eve", "nb", "check_toy", decided, "graded", note)
+    assert row["score"] == 0.0 and "outputs wrong" in row["detail"] and note in row["detail"]
+    # Values withheld (the folder emptied), or a case dropped from the verdict: failed too.
+    decided, note = grade.decide_outputs(entry, "check", reference, {})
+    assert decided["failed"] == 2 and "no value was handed to the grader" in note
+    dropped = dict(entry, cases=[c for c in entry["cases"] if c[0] != "n=1"],
+                   passed=entry["passed"] - 1)
+    decided, _ = grade.decide_outputs(dropped, "check", reference, values)
+    assert ["n=1", False, 1, "output"] in decided["cases"]
+    # A reference run without a verdict for the cell: the child's verdict, said so.
+    _, note = grade.decide_outputs(entry, "check", dict(reference, verdicts={}), values)
+    assert "judged in the student's kernel only" in note
+
+
+def test_recorded_values_are_plain_data_and_junk_is_skipped(tmp_path):
+    from gpuperf import exercises as ex
+
+    class Liar(int):  # an int that says it equals anything
+        def __eq__(self, other):
+            return True
+
+        __hash__ = int.__hash__
+
+    assert ex.plain_value(Liar(3)) == 3 and type(ex.plain_value(Liar(3))) is int
+    assert ex.plain_value((1.5, "memory")) == [1.5, "memory"]
+    assert ex.plain_value(object()) == {"unreadable": "object"}
+    assert ex.agrees(ex.plain_value(Liar(3)), 4) is not None
+    assert ex.agrees([1.0000001, "compute"], [1.0, "compute"], rtol=1e-6) is None
+    assert ex.agrees([1.0, "memory"], [1.0, "compute"], rtol=1e-6) is not None
+    assert ex.agrees(5, None, allowed=[4, 5]) is None and ex.agrees(6, None, allowed=[4, 5])
+    assert ex.agrees({"unreadable": "object"}, 3) is not None
+    folder = tmp_path / "v"
+    folder.mkdir()
+    (folder / "values.jsonl").write_text(
+        'not json\n{"key": ["c", "t", "n=1", 0], "got": {"json": 2}}\n'
+        '{"key": ["c", "t", "n=2", 0], "got": {"npy": "../../etc/passwd", "shape": []}}\n'
+        '{"key": ["c", "t", "n=3", 0], "got": {"json": 1}}\n'
+        '{"key": ["c", "t", "n=3", 0], "got": {"json": 1}}\n')
+    got = grade.read_values(folder)
+    assert got[("c", "t", "n=1", 0)] == {"got": 2} and ("c", "t", "n=2", 0) not in got
+    assert got[("c", "t", "n=3", 0)]["got"] == {"unreadable": "two values for one key"}
+
+
+def test_a_racy_submission_is_graded_the_same_on_a_regrade(tmp_path):
+    """A kernel with a race (the smoothing kernel without its barrier), graded twice with one
+    seed: the same verdict both times, wrong outputs, 0; a right one beside it, full marks."""
+    from conftest import ROOT
+
+    source = tmp_path / "solutions"
+    source.mkdir()
+    nb = _exercise_notebook("09_profiling", "ex-profiling-race")
+    nbformat.write(nb, source / "01_exercise.ipynb")
+    for student, answer in (("racy", "wrong/debugging/smooth_no_barrier"),
+                            ("right", "right/debugging/smooth_two_lines")):
+        text = (ROOT / "tests" / f"{answer}.py").read_text()
+        if student == "racy":
+            text += "\nsmooth_fixed = kernel\n"
+        sub = _with_answer(nb, text)
+        (tmp_path / "subs" / student).mkdir(parents=True)
+        nbformat.write(sub, tmp_path / "subs" / student / "01_exercise.ipynb")
+    runs = [{r["student"]: (r["status"], r["score"], r["passed"], r["total"], r["detail"])
+             for r in grade.grade(tmp_path / "subs", source=source, cell_timeout=600,
+                                  progress=None, hidden_seed=31337, jobs=1)}
+            for _ in range(2)]
+    assert runs[0] == runs[1]
+    assert runs[0]["racy"][:2] == ("graded", 0.0) and runs[0]["right"][:2] == ("graded", 1.0)

@@ -100,6 +100,17 @@ def _dtype_arg(dtype, kinds, name="dtype"):
 # path each time) as one JSON line, with the checker cell it came from (GRADING_CELL).
 GRADE_LOG = None
 GRADING_CELL = None
+# And, in the same cell only, the values the checker judged go to GRADE_VALUES (a fresh folder):
+# the student's value at each comparison, under a key (the cell, the exercise, the case, the
+# n-th comparison in it). The grader decides the output cases itself from them, against the
+# values of its own run of the course's notebook (GRADE_REFERENCE: that run alone also writes
+# the expected value and the tolerance), so a verdict forged in the student's kernel cannot
+# pass wrong outputs (``gpuperf.grade``).
+GRADE_VALUES = None
+GRADE_REFERENCE = False
+# The most elements of one array recorded; a larger array is recorded as this many elements
+# taken at an even stride (the same ones in the student's run and the reference's) and its shape.
+VALUE_CAP = 65536
 # What a checker's case judges (``Checker.case(kind=...)``): the grader scores an exercise 0
 # if an "output" case fails; "structure" and "speed" cases add credit on top of correct outputs.
 CASE_KINDS = ("output", "structure", "speed")
@@ -206,6 +217,167 @@ def _log_verdict(report) -> None:
                        + [(n, False) for n, _ in report.failed]][:500]}
     with open(path, "a", encoding="utf-8") as f:
         f.write(json.dumps(entry) + "\n")
+
+
+_value_counts: dict = {}  # (exercise, case) -> comparisons recorded so far in this cell
+
+
+def plain_value(value):
+    """``value`` as plain data the grader can read without running anything of the student's:
+    None, a bool, an int, a float, a str, lists and dicts of them, or a NumPy array of numbers
+    (a device array is copied to the host). Subclasses are read through their base type (an
+    int whose ``__eq__`` lies is recorded as the int it holds); anything else is recorded as
+    ``{"unreadable": type name}``, which matches no reference."""
+    return _plain(value, 0)
+
+
+def _plain(x, depth):
+    if depth > 8:
+        return {"unreadable": "nested too deep"}
+    if hasattr(x, "copy_to_host") and not isinstance(x, np.ndarray):
+        try:
+            x = x.copy_to_host()
+        except Exception:  # noqa: BLE001 - whatever the student handed in
+            return {"unreadable": type(x).__name__}
+    if x is None or type(x) is bool:
+        return x
+    if isinstance(x, np.bool_):
+        return bool(x)
+    if isinstance(x, int):
+        return int.__int__(x)
+    if isinstance(x, float):
+        return float.__float__(x)
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.floating):
+        return float(x)
+    if isinstance(x, str):
+        return str.__str__(x)[:10_000]
+    if isinstance(x, np.ndarray):
+        arr = np.array(x, copy=True).view(np.ndarray)
+        if arr.dtype.kind not in "biuf":
+            return {"unreadable": f"array of {arr.dtype}"}
+        return arr
+    if isinstance(x, (list, tuple)):
+        if len(x) > 10_000:
+            return _plain(np.asarray(x), depth + 1)
+        return [_plain(i, depth + 1) for i in x]
+    if isinstance(x, dict):
+        return {str.__str__(k) if isinstance(k, str) else repr(_plain(k, depth + 1)):
+                _plain(val, depth + 1) for k, val in list(x.items())[:1000]}
+    return {"unreadable": type(x).__name__}
+
+
+def _sampled(arr: np.ndarray) -> np.ndarray:
+    """At most VALUE_CAP elements of ``arr``, flattened, at an even stride."""
+    flat = arr.reshape(-1)
+    if flat.size <= VALUE_CAP:
+        return arr
+    return flat[:: -(-flat.size // VALUE_CAP)][:VALUE_CAP]
+
+
+def _record_value(title: str, case: str | None, got, want=None, *, rtol: float = 0.0,
+                  atol: float = 0.0, allowed=None) -> None:
+    """While grading, write ``got`` (and in the grader's reference run, ``want`` or the
+    ``allowed`` values, and the tolerance) to GRADE_VALUES under this comparison's key."""
+    import json
+    import os
+
+    folder = GRADE_VALUES
+    if not folder or not grading():
+        return
+    key = [GRADING_CELL, title, case or "-"]
+    k = _value_counts.get((title, case), 0)
+    _value_counts[(title, case)] = k + 1
+    entry = {"key": [*key, k]}
+
+    def put(name, value):
+        value = plain_value(value)
+        if isinstance(value, np.ndarray):
+            file = f"{os.urandom(8).hex()}.npy"
+            np.save(os.path.join(folder, file), _sampled(value), allow_pickle=False)
+            entry[name] = {"npy": file, "shape": list(value.shape)}
+        else:
+            entry[name] = {"json": value}
+
+    try:
+        os.makedirs(folder, exist_ok=True)
+        put("got", got)
+        if GRADE_REFERENCE:
+            if allowed is not None:
+                put("allowed", sorted(allowed, key=repr))
+            else:
+                put("want", want)
+            entry["rtol"], entry["atol"] = float(rtol), float(atol)
+        with open(os.path.join(folder, "values.jsonl"), "a", encoding="utf-8") as f:
+            f.write(json.dumps(entry) + "\n")
+    except OSError:
+        pass  # the grader finds the value missing, and says so
+
+
+def agrees(got, want, *, rtol: float = 0.0, atol: float = 0.0, allowed=None) -> str | None:
+    """None if the recorded ``got`` matches: numbers and arrays of numbers within ``rtol`` and
+    ``atol`` of ``want`` (as ``compare``), anything else equal to it, or (with ``allowed``)
+    equal to one of ``allowed``; else a sentence saying how it differs. What the grader
+    applies to the values a checker recorded (plain data, ``plain_value``)."""
+    v.nonnegative(rtol, "rtol")
+    v.nonnegative(atol, "atol")
+    if allowed is not None:
+        if not isinstance(allowed, (list, tuple, set, frozenset)):
+            raise TypeError(f"allowed must be a list of the values accepted, not "
+                            f"{type(allowed).__name__} ({v._short(allowed)}).")
+        if any(agrees(got, a, rtol=rtol, atol=atol) is None for a in allowed):
+            return None
+        return f"got {_short_value(got)}, expected one of {_short_value(list(allowed))}"
+    if _numeric(got) and _numeric(want):
+        try:
+            return compare(got, want, rtol=rtol, atol=atol, what="value")
+        except TypeError:
+            pass
+    if isinstance(got, np.ndarray) or isinstance(want, np.ndarray):
+        return f"got {_short_value(got)}, expected {_short_value(want)}"
+    if isinstance(got, list) and isinstance(want, list) and len(got) == len(want):
+        for i, (g, w) in enumerate(zip(got, want)):  # a tuple of a number and a word
+            why = agrees(g, w, rtol=rtol, atol=atol)
+            if why:
+                return f"item {i}: {why}"
+        return None
+    if isinstance(got, dict) and isinstance(want, dict) and got.keys() == want.keys():
+        for k in want:
+            why = agrees(got[k], want[k], rtol=rtol, atol=atol)
+            if why:
+                return f"{k}: {why}"
+        return None
+    if _same(got, want):
+        return None
+    return f"got {_short_value(got)}, expected {_short_value(want)}"
+
+
+def _numeric(x) -> bool:
+    if isinstance(x, np.ndarray):
+        return x.dtype.kind in "biuf"
+    if type(x) in (int, float):
+        return True
+    if isinstance(x, list) and x and len(x) <= 100_000:
+        return all(_numeric(i) for i in x) and len({np.shape(i) for i in x}) == 1
+    return False
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if type(a) in (int, float) and type(b) in (int, float):
+        return a == b
+    return type(a) is type(b) and a == b
+
+
+def _short_value(x) -> str:
+    if isinstance(x, np.ndarray):
+        return f"an array of shape {x.shape}"
+    text = repr(x)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 # Each checker's exercise as the book titles it (the notebook's ``:::{exercise} Title``): the
@@ -478,12 +650,28 @@ class Checker:
 
     def compare(self, got, ref, *, rtol: float = 1e-5, atol: float = 1e-6,
                 what: str = "output") -> bool:
-        """Compare ``got`` with the float64 reference; explain the first kind of mistake."""
+        """Compare ``got`` with the float64 reference; explain the first kind of mistake.
+        While grading, ``got`` is recorded for the grader to compare itself (``record``)."""
+        self.record(got, ref, rtol=rtol, atol=atol)
         why = compare(got, ref, rtol=rtol, atol=atol, what=what)
         if why:
             self.fail(why)
             return False
         return True
+
+    def record(self, got, want=None, *, rtol: float = 0.0, atol: float = 0.0,
+               allowed=None) -> None:
+        """Hand the value the current case judges to the grader: while grading, ``got`` is
+        written with this comparison's key, and the grader passes the case only if it
+        matches what its own run of the course's notebook expects at that key: ``want``
+        within ``rtol``/``atol`` (numbers and arrays; other values equal), or one of
+        ``allowed``. The rule must accept every answer the checker accepts (it may be
+        looser); the checker still decides the case itself too. Outside grading: nothing.
+        Call it with the student's value as received, before any check of its type."""
+        v.nonnegative(rtol, "rtol")
+        v.nonnegative(atol, "atol")
+        _record_value(self.report_.title, self._current, got, want, rtol=rtol, atol=atol,
+                      allowed=allowed)
 
     def is_kernel(self, obj, *, what: str = "kernel") -> bool:
         """Fail unless ``obj`` is a ``@cuda.jit`` kernel (a common first mistake)."""
@@ -575,14 +763,14 @@ def compare(got, ref, *, rtol: float = 1e-5, atol: float = 1e-6, what: str = "ou
     nan = np.isnan(g) & ~np.isnan(ref)
     if nan.any():
         idx = np.argwhere(nan)
-        first = tuple(int(i) for i in idx[0]) if g.ndim > 1 else int(idx[0][0])
+        first = tuple(int(i) for i in idx[0]) if g.ndim > 1 else int(idx[0][0]) if g.ndim else 0
         return (f"{int(nan.sum())} of {g.size} {what} element(s) are NaN, first at index {first}: "
                 "never written (outputs start as NaN), or computed from memory nothing wrote. "
                 "Does every element get a thread, and is shared memory filled before use?")
     bad = ~np.isclose(g, ref, rtol=rtol, atol=atol, equal_nan=True)
     if bad.any():
         idx = np.argwhere(bad)
-        first = tuple(int(i) for i in idx[0]) if g.ndim > 1 else int(idx[0][0])
+        first = tuple(int(i) for i in idx[0]) if g.ndim > 1 else int(idx[0][0]) if g.ndim else 0
         gv, rv = g[tuple(idx[0])], ref[tuple(idx[0])]
         rel = float(np.linalg.norm(g - ref) / max(np.linalg.norm(ref), 1e-300))
         return (f"{int(bad.sum())} of {g.size} {what} element(s) are wrong, first at index "

@@ -42,10 +42,20 @@ Each notebook runs in its own throwaway folder, its kernel a child process conta
 ``gpuperf.sandbox``: in bubblewrap where the machine has it (the system and the course
 read-only, a private /tmp, no network, no home folders, submissions, solutions or gradebook
 in sight) with memory, process, CPU and file-size limits, a cell's output capped. Without
-bubblewrap, only the limits: the grader says so on stderr. The checker still runs in the
-kernel beside the student's code, so a verdict forged from inside a submission is possible: a
-row whose code names the grader's machinery (``machinery_touched``) scores 0 with the status
-"review" for a person to read. ``--jobs`` grades several notebooks at once.
+bubblewrap, only the limits: the grader says so on stderr. ``--jobs`` grades several
+notebooks at once.
+
+The checker runs in the kernel beside the student's code (it compiles, emulates and times it),
+but the output cases are decided here, in the grader's process: every value a checker judges
+is recorded under a key (``exercises.Checker.record``), the grader runs the course's notebook
+once per grading run with the class's hidden seed (``reference_run``), and a case passes only
+if the student's checker passed it and every value it judged matches the reference's at the
+same key (``decide_outputs``). Forging the verdict inside a submission no longer passes wrong
+outputs (handing over the checker's own expected values as the student's still can: the
+instructor guide lists what is left). Structure, races and speed are still reported by the checker in the student's
+kernel, as are the two exercises whose answer is not one value (``check_best_factor``,
+``check_profile_command``); a row whose code names the grader's machinery
+(``machinery_touched``) scores 0 with the status "review" for a person to read.
 """
 
 from __future__ import annotations
@@ -70,10 +80,13 @@ COLUMNS = ("student", "student_id", "notebook", "exercise", "passed", "total", "
            "possible", "score", "worth", "earned", "status", "graded_on", "detail")
 
 
-def _guarded(cid: str, source: str, log: str, hidden_seed: int | None = None) -> str:
+def _guarded(cid: str, source: str, log: str, hidden_seed: int | None = None,
+             values: str | None = None, reference: bool = False) -> str:
     """A checker cell's code, run with fresh copies of the modules it calls (an earlier cell
     cannot have replaced the checker) and with its verdicts logged for the grader; with
-    ``hidden_seed``, the hidden cases are drawn from it (the same for every student)."""
+    ``hidden_seed``, the hidden cases are drawn from it (the same for every student); with
+    ``values``, the values it judges are recorded there (``reference``: the grader's own run
+    of the course's notebook, which records the expected values too)."""
     import textwrap
 
     names = set()
@@ -88,15 +101,20 @@ def _guarded(cid: str, source: str, log: str, hidden_seed: int | None = None) ->
             "_il.reload(_gx)\n"
             + (f"_gx._hidden_seed = {int(hidden_seed)}\n" if hidden_seed is not None else "")
             + "try:\n" + reloads + f"    _gx.GRADE_LOG, _gx.GRADING_CELL = {log!r}, {cid!r}\n"
+            + (f"    _gx.GRADE_VALUES = {values!r}\n" if values else "")
+            + ("    _gx.GRADE_REFERENCE = True\n" if reference else "")
             + textwrap.indent(source.rstrip() or "pass", "    ") + "\n"
-            "finally:\n    _gx.GRADE_LOG = _gx.GRADING_CELL = None\n")
+            "finally:\n    _gx.GRADE_LOG = _gx.GRADING_CELL = _gx.GRADE_VALUES = None\n"
+            "    _gx.GRADE_REFERENCE = False\n")
 
 
 def grading_notebook(submission, source, log: str = "verdicts.jsonl",
-                     hidden_seed: int | None = None):
+                     hidden_seed: int | None = None, values: str | None = None,
+                     reference: bool = False):
     """The student's notebook with every checker cell as ``source`` has it (restored where
     the student deleted it), each guarded and tagged so that its verdicts reach ``log``, its
-    hidden cases drawn from ``hidden_seed`` (a fresh one per cell if None)."""
+    hidden cases drawn from ``hidden_seed`` (a fresh one per cell if None), and the values
+    it judges recorded in the folder ``values`` (``reference``: with the expected values)."""
     import copy
 
     import nbformat
@@ -106,12 +124,16 @@ def grading_notebook(submission, source, log: str = "verdicts.jsonl",
     v.string(log, "log")
     if hidden_seed is not None:
         v.integer(hidden_seed, "hidden_seed", minimum=2)
+    if values is not None:
+        v.string(values, "values")
+    v.boolean(reference, "reference")
     nb = copy.deepcopy(submission)
     checks = dict(checker_cells(source))
     order = [c.get("id") for c in source.cells]
 
     def tagged(cid):
-        return nbformat.v4.new_code_cell(_guarded(cid, checks[cid], log, hidden_seed))
+        return nbformat.v4.new_code_cell(_guarded(cid, checks[cid], log, hidden_seed, values,
+                                                  reference))
 
     cells = []
     for cell in nb.cells:
@@ -293,11 +315,17 @@ def machinery_touched(submission, source) -> list[str]:
 
 def grade_notebook(path: Path, source_path: Path, *, student: str, cell_timeout: int = 120,
                    notebook: str | None = None, hidden_seed: int | None = None,
-                   limits=None, hide=(), keep: Path | None = None) -> list[dict]:
+                   limits=None, hide=(), keep: Path | None = None,
+                   reference: dict | None = None) -> list[dict]:
     """Gradebook rows for one submitted notebook (named ``notebook`` in the gradebook,
     by default the source's name), run in a throwaway folder by a kernel contained as
     ``gpuperf.sandbox`` says (``limits``; ``hide``: folders it must not see besides the
-    home folders), the executed notebook written to ``keep`` if given."""
+    home folders), the executed notebook written to ``keep`` if given.
+
+    The output cases are decided here, not in the student's kernel: each passes only if the
+    values the checker judged there match ``reference`` (``reference_run``: the course's
+    notebook run with the same ``hidden_seed``; made here if not given, from a seed drawn
+    now if ``hidden_seed`` is None)."""
     import nbformat
 
     from . import sandbox
@@ -309,6 +337,11 @@ def grade_notebook(path: Path, source_path: Path, *, student: str, cell_timeout:
         v.string(notebook, "notebook")
     notebook = notebook or source_path.stem
     limits = limits or sandbox.Limits()
+    if hidden_seed is None:
+        import secrets
+
+        hidden_seed = 2 + secrets.randbelow(10**6)  # one for the notebook and its reference
+    v.integer(hidden_seed, "hidden_seed", minimum=2)
 
     source = nbformat.read(source_path, as_version=4)
     checks = checker_cells(source)
@@ -319,29 +352,13 @@ def grade_notebook(path: Path, source_path: Path, *, student: str, cell_timeout:
         return [_row(student, notebook, _checker_name(src), None, "no verdict",
                      f"not a readable notebook: {type(err).__name__}", worth[cid])
                 for cid, src in checks]
+    if reference is None and checks:
+        reference = reference_run(source_path, hidden_seed=hidden_seed,
+                                  cell_timeout=cell_timeout, limits=limits, hide=hide)
     touched = machinery_touched(submission, source)
-    with tempfile.TemporaryDirectory(prefix="gpuperf-grade-") as box:
-        # The student's throwaway folder (a copy of the notebook, the kernel's working folder)
-        # and, apart from it, the kernel's sockets and the verdict log under a fresh name.
-        work, rundir = Path(box) / "work", Path(box) / f"run-{os.urandom(6).hex()}"
-        work.mkdir()
-        rundir.mkdir()
-        (work / source_path.name).write_text(nbformat.writes(submission), encoding="utf-8")
-        for attempt in range(1, RUNNER_ATTEMPTS + 1):
-            log = rundir / f"verdicts-{os.urandom(12).hex()}.jsonl"
-            nb = grading_notebook(submission, source, str(log), hidden_seed)
-            km = sandbox.kernel_manager(work=work, rundir=rundir,
-                                        hide=[*hide, source_path.parent, path.parent],
-                                        limits=limits)
-            try:
-                stopped = _run(nb, cell_timeout=cell_timeout, cwd=work, km=km)
-            finally:
-                sandbox.release(rundir)
-            if not (stopped or "").startswith(RUNNER_FAILED):
-                break
-            if attempt == RUNNER_ATTEMPTS:
-                stopped += f", {attempt} times: grade this student again"
-        entries = _read_log(log)
+    entries, values, nb, stopped = _execute(
+        submission, source, source_path.name, hidden_seed=hidden_seed,
+        cell_timeout=cell_timeout, limits=limits, hide=[*hide, source_path.parent, path.parent])
     if keep is not None:
         _keep_notebook(nb, Path(keep))
     rows = []
@@ -356,7 +373,9 @@ def grade_notebook(path: Path, source_path: Path, *, student: str, cell_timeout:
         # other verdict logged meanwhile came from inside it).
         e = mine[-1]
         status = "not implemented" if e.get("not_implemented") else "graded"
-        row = _row(student, notebook, exercise, e, status, e.get("first_failure") or "",
+        e, decided = decide_outputs(e, cid, reference or {}, values)
+        row = _row(student, notebook, exercise, e, status,
+                   " ".join(t for t in (decided, e.get("first_failure") or "") if t),
                    worth[cid])
         if touched:
             # The checker ran beside the student's code: a verdict forged from inside is
@@ -368,6 +387,225 @@ def grade_notebook(path: Path, source_path: Path, *, student: str, cell_timeout:
             row.update(status="review", points=0, score=0.0, earned=0.0)
         rows.append(row)
     return rows
+
+
+def _execute(submission, source, name: str, *, hidden_seed: int, cell_timeout: int, limits,
+             hide, reference: bool = False):
+    """Run ``submission`` with ``source``'s checker cells in a fresh contained kernel, in a
+    throwaway folder: ``(verdicts, recorded values, executed notebook, why it stopped early
+    or None)``. ``reference``: the grader's own run of the course's notebook."""
+    import nbformat
+
+    from . import sandbox
+
+    with tempfile.TemporaryDirectory(prefix="gpuperf-grade-") as box:
+        # The student's throwaway folder (a copy of the notebook, the kernel's working folder)
+        # and, apart from it, the kernel's sockets, the verdict log and the recorded values
+        # under fresh names.
+        work, rundir = Path(box) / "work", Path(box) / f"run-{os.urandom(6).hex()}"
+        work.mkdir()
+        rundir.mkdir()
+        (work / name).write_text(nbformat.writes(submission), encoding="utf-8")
+        for attempt in range(1, RUNNER_ATTEMPTS + 1):
+            log = rundir / f"verdicts-{os.urandom(12).hex()}.jsonl"
+            values = rundir / f"values-{os.urandom(12).hex()}"
+            values.mkdir()
+            nb = grading_notebook(submission, source, str(log), hidden_seed, str(values),
+                                  reference)
+            km = sandbox.kernel_manager(work=work, rundir=rundir, hide=list(hide),
+                                        limits=limits)
+            try:
+                stopped = _run(nb, cell_timeout=cell_timeout, cwd=work, km=km)
+            finally:
+                sandbox.release(rundir)
+            if not (stopped or "").startswith(RUNNER_FAILED):
+                break
+            if attempt == RUNNER_ATTEMPTS:
+                stopped += f", {attempt} times: grade this student again"
+        return _read_log(log), read_values(values, reference=reference), nb, stopped
+
+
+def reference_run(source_path: Path, *, hidden_seed: int, cell_timeout: int = 120,
+                  limits=None, hide=()) -> dict:
+    """The grader's own run of the course's notebook ``source_path`` (trusted code: the
+    reference solutions) with ``hidden_seed``, as a student's is run: ``{"values": the
+    expected value of every comparison its checkers made, by key, "verdicts": {checker cell:
+    its verdict}, "stopped": why the run stopped early, or None}``. Made once per grading run
+    and notebook; ``decide_outputs`` judges each student's values against it."""
+    import nbformat
+
+    from . import sandbox
+
+    if not isinstance(source_path, (str, os.PathLike)) or not str(source_path).strip():
+        raise TypeError(f"source_path must be the course notebook's path, not "
+                        f"{type(source_path).__name__} ({source_path!r:.60}).")
+    source_path = Path(source_path)
+    v.integer(hidden_seed, "hidden_seed", minimum=2)
+    v.positive_int(cell_timeout, "cell_timeout")
+    source = nbformat.read(source_path, as_version=4)
+    entries, values, _, stopped = _execute(
+        source, source, source_path.name, hidden_seed=hidden_seed, cell_timeout=cell_timeout,
+        limits=limits or sandbox.Limits(), hide=[*hide, source_path.parent], reference=True)
+    verdicts = {}
+    for e in entries:
+        verdicts[e.get("cell")] = e  # the cell's last verdict, as for a student
+    return {"values": values, "verdicts": verdicts, "stopped": stopped}
+
+
+_VALUES_CAP = 50_000  # comparisons read from one run's record
+_VALUE_BYTES = 8 * (1 << 20)  # the largest .npy file read (VALUE_CAP float64 is 512 KiB)
+
+
+def read_values(folder: Path, *, reference: bool = False) -> dict:
+    """The values a run's checkers recorded in ``folder`` (``exercises.Checker.record``):
+    ``{(cell, exercise, case, n): {"got": value}}``, and for a ``reference`` run the
+    expected value (``want`` or ``allowed``), ``rtol`` and ``atol`` too. Only plain data is
+    read: JSON, and ``.npy`` files without pickles, regular files of the folder itself; a
+    line that is not a value (the student's code can write there) is skipped."""
+    import re
+    import stat
+
+    import numpy as np
+
+    if not isinstance(folder, (str, os.PathLike)) or not str(folder).strip():
+        raise TypeError(f"folder must be the run's values folder (a path), not "
+                        f"{type(folder).__name__} ({folder!r:.60}).")
+    v.boolean(reference, "reference")
+    folder = Path(folder)
+
+    def regular(p: Path) -> bool:
+        try:
+            return stat.S_ISREG(os.lstat(p).st_mode)
+        except OSError:
+            return False
+
+    def load(item):
+        if not isinstance(item, dict):
+            return None
+        if "json" in item:
+            return ("ok", item["json"])
+        name, shape = item.get("npy"), item.get("shape")
+        if not (isinstance(name, str) and re.fullmatch(r"[0-9a-f]{16}\.npy", name)
+                and isinstance(shape, list) and all(type(d) is int and d >= 0 for d in shape)):
+            return None
+        p = folder / name
+        if not regular(p) or p.stat().st_size > _VALUE_BYTES:
+            return None
+        try:
+            arr = np.load(p, allow_pickle=False)
+        except (OSError, ValueError):
+            return None
+        if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "biuf":
+            return None
+        size = int(np.prod(shape)) if shape else 1
+        if arr.size != size:  # recorded sampled: the shape is part of the value
+            return ("ok", {"sampled": arr.astype(np.float64), "shape": shape})
+        return ("ok", arr.reshape(shape))
+
+    index = folder / "values.jsonl"
+    out: dict = {}
+    if not regular(index):
+        return out
+    with open(index, encoding="utf-8", errors="replace") as f:
+        lines = f.read(_LOG_CAP).splitlines()[:_VALUES_CAP]
+    for line in lines:
+        try:
+            e = json.loads(line)
+        except ValueError:
+            continue
+        key = e.get("key") if isinstance(e, dict) else None
+        if not (isinstance(key, list) and len(key) == 4 and all(isinstance(k, str)
+                                                                  for k in key[:3])
+                and type(key[3]) is int):
+            continue
+        got = load(e.get("got"))
+        if got is None:
+            continue
+        rec = {"got": got[1]}
+        if reference:
+            want = load(e.get("want")) if "want" in e else None
+            allowed = load(e.get("allowed")) if "allowed" in e else None
+            if want is None and allowed is None:
+                continue
+            rec.update(want=want[1] if want else None,
+                       allowed=allowed[1] if allowed else None,
+                       rtol=float(e.get("rtol") or 0.0), atol=float(e.get("atol") or 0.0))
+        if tuple(key) in out:  # a checker writes each key once: a second is not its own
+            rec = {"got": {"unreadable": "two values for one key"}}
+        out[tuple(key)] = rec
+    return out
+
+
+def _value_agrees(got, ref: dict) -> str | None:
+    """None if a student's recorded value matches the reference's record, else how not."""
+    from . import exercises as ex
+
+    def unwrap(x):  # a sampled array: its shape, then its sampled elements
+        return (x["shape"], x["sampled"]) if isinstance(x, dict) and "sampled" in x else \
+            (None, x)
+
+    (g_shape, got), (w_shape, want) = unwrap(got), unwrap(ref.get("want"))
+    if g_shape != w_shape:
+        return f"got an array of shape {g_shape}, expected {w_shape}"
+    try:
+        return ex.agrees(got, want, rtol=ref.get("rtol", 0.0), atol=ref.get("atol", 0.0),
+                         allowed=ref.get("allowed"))
+    except Exception as err:  # noqa: BLE001 - a value that cannot be compared is not a match
+        return f"the value could not be compared ({type(err).__name__})"
+
+
+def decide_outputs(entry: dict, cid: str, reference: dict, values: dict) -> tuple[dict, str]:
+    """The verdict ``entry`` of checker cell ``cid`` with its cases decided by the grader:
+    a case the child passed fails if a value it judged differs from ``reference``'s
+    (``reference_run``) at the same key or was not handed over at all, and an output case
+    the reference has and the verdict lacks is added, failed. Returns the entry and a
+    sentence for the row ("" when nothing changed)."""
+    v.mapping(entry, "entry")
+    v.string(cid, "cid")
+    v.mapping(reference, "reference")
+    v.mapping(values, "values")
+    refs = {k: r for k, r in (reference.get("values") or {}).items() if k[0] == cid}
+    if cid not in (reference.get("verdicts") or {}):
+        if not reference:
+            return entry, ""
+        return entry, ("outputs judged in the student's kernel only: the grader's own run of "
+                       "the course's notebook gave no verdict for this exercise"
+                       + (f" ({reference['stopped']})." if reference.get("stopped") else "."))
+    cases = [list(c) for c in entry.get("cases", []) if isinstance(c, list) and len(c) == 4]
+    by_name = {c[0]: c for c in cases}
+    ref_cases = {c[0]: c for c in reference["verdicts"][cid].get("cases", [])
+                 if isinstance(c, list) and len(c) == 4}
+    wrong: dict = {}
+    for key in refs:  # in the order the checker made them
+        case = key[2]
+        mine = by_name.get(case)
+        if case in wrong or (mine is not None and mine[1] is not True):
+            continue  # failed in the child already
+        if mine is None and ref_cases.get(case, [0, 0, 0, "output"])[3] != "output":
+            continue  # a speed or structure case the student's checker did not reach
+        got = values.get(key)
+        why = "no value was handed to the grader" if got is None else \
+            _value_agrees(got["got"], refs[key])
+        if why:
+            wrong[case] = why
+    if not wrong:
+        return entry, ""
+    e = dict(entry)
+    for case in wrong:
+        mine = by_name.get(case)
+        if mine is not None:
+            mine[1] = False
+            e["passed"], e["failed"] = e["passed"] - 1, e["failed"] + 1
+            e["points"] = e.get("points", 0) - mine[2]
+        else:
+            weight = ref_cases.get(case, [case, True, 1, "output"])[2]
+            cases.append([case, False, weight, "output"])
+            e["failed"] += 1
+            e["possible"] = e.get("possible", 0) + weight
+    e["cases"] = cases
+    case, why = next(iter(wrong.items()))
+    return e, (f"The outputs handed to the grader differ from the reference at "
+               f"{len(wrong)} case{'s' if len(wrong) > 1 else ''} (first: {case}: {why}).")
 
 
 _LOG_CAP = 20_000_000  # characters of a verdict log read (the student's code can write to it)
@@ -482,6 +720,23 @@ def grade(submissions: Path, *, source: Path = Path("solutions"), cell_timeout: 
         strays += [(st, p) for st, mine in plan.items() for n, files in mine.items()
                    if n not in expected for p in files]
     tasks = [(st.name, name) for st in students for name in expected]
+    # The grader's own run of each course notebook, with the class's hidden seed: made once,
+    # by the first task that needs it (the others of that notebook wait for it).
+    import threading
+
+    references, locks = {}, {name: threading.Lock() for name in expected}
+
+    def reference_for(name):
+        with locks[name]:
+            if name not in references:
+                t0 = time.perf_counter()
+                references[name] = reference_run(source / name, hidden_seed=hidden_seed,
+                                                 cell_timeout=cell_timeout, limits=limits,
+                                                 hide=[submissions, *hide])
+                if progress:
+                    progress(f"reference run of {name} (the course's solutions, the same "
+                             f"hidden cases): {time.perf_counter() - t0:.1f} s")
+            return references[name]
 
     def one(student, name):
         src = source / name
@@ -503,6 +758,7 @@ def grade(submissions: Path, *, source: Path = Path("solutions"), cell_timeout: 
         else:
             got = grade_notebook(files[-1], src, student=student, cell_timeout=cell_timeout,
                                  hidden_seed=hidden_seed, limits=limits,
+                                 reference=reference_for(name),
                                  hide=[submissions, source, *hide],
                                  keep=None if keep is None else
                                  Path(keep) / _safe_name(student) / name)

@@ -111,6 +111,7 @@ def check_layout_bytes(fn) -> ex.Report:
         with chk.case(f'layout="{layout}", fields={F}, used={u}, elem_bytes={E}'):
             got = fn(layout, F, u, E)
             want = _layout_read_bytes(layout, F, u, E)
+            chk.record(got, want, rtol=1e-9)
             if isinstance(got, (bool, np.bool_)) or not isinstance(
                     got, (int, float, np.integer, np.floating)):
                 chk.fail(f"returned {type(got).__name__}; return a number of bytes.")

@@ -143,6 +143,7 @@ def check_bank_queue(fn):
                 for what, indices in _bank_queue_cases(layout, element_bytes, rng):
                     got = fn(list(indices), element_bytes, layout.burst_bytes, layout.channels,
                              layout.banks_per_channel)
+                    chk.record(got, max(_bank_queues(indices, element_bytes, layout).values()))
                     whole = isinstance(got, (int, np.integer)) or (
                         isinstance(got, (float, np.floating)) and float(got).is_integer())
                     if isinstance(got, bool) or not whole:
@@ -223,6 +224,7 @@ def check_loads_needed(fn):
             got = fn(*c)
             want = loads_per_thread_needed(*c)
             exact = gbps * ns / (warps * sms * WARP * nbytes)
+            chk.record(got, allowed={max(1, k) for k in ex.rounded_up(exact)})
             if isinstance(got, bool) or not isinstance(got, (int, np.integer)):
                 if isinstance(got, (float, np.floating)) and float(got).is_integer():
                     chk.fail(f"returned {got!r}, a float; return an int (loads are whole).")
@@ -278,6 +280,7 @@ def check_copy_loads_needed(fn):
             want = copy_loads_per_thread_needed(*c)
             threads_bytes = warps * sms * WARP * nbytes
             exact = COPY_READ_SHARE * gbps * ns / threads_bytes
+            chk.record(got, allowed={max(1, k) for k in ex.rounded_up(exact)})
             if isinstance(got, bool) or not isinstance(got, (int, np.integer)):
                 chk.fail(f"returned {got!r}; return a whole number of loads (an int), rounded up.")
             elif got not in {max(1, k) for k in ex.rounded_up(exact)}:
@@ -313,6 +316,7 @@ def check_step_latency(fn):
         with chk.case(f"{steps} steps in {ms_short:.4g} ms, {2 * steps} in {ms_long:.4g} ms"):
             got = fn(ms_short, ms_long, steps)
             want = step_latency_ns(ms_short, ms_long, steps)
+            chk.record(got, want, rtol=1e-6)
             if isinstance(got, bool) or not isinstance(got, (int, float, np.integer, np.floating)):
                 chk.fail(f"returned {got!r}; return a number of nanoseconds.")
             elif not math.isclose(got, want, rel_tol=1e-6):
@@ -349,6 +353,7 @@ def check_channel_gbps(fn):
         with chk.case(f"R = {ratio:g}, {banks} bank{'s' * (banks > 1)}, a {bus:g} GB/s bus"):
             got = fn(ratio, banks, bus)
             want = channel_gbps(ratio, banks, bus)
+            chk.record(got, want, rtol=1e-9, atol=1e-12)
             if isinstance(got, bool) or not isinstance(got, (int, float, np.integer, np.floating)):
                 chk.fail(f"returned {got!r}; return GB/s, a number.")
             elif not math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-12):
@@ -398,6 +403,7 @@ def check_phase_channels(fn):
                       f"bursts, {channels} channels"):
             got = fn(width, tile, phase, burst, channels)
             want = channels_used(width, tile, phase, matrix="N", layout=layout)
+            chk.record(got, want)
             if not isinstance(got, (list, tuple)) or not all(
                     isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in got):
                 chk.fail(f"returned {got!r}; return a sorted list of channel numbers (ints).")
@@ -611,6 +617,7 @@ def check_blocks_per_sm(fn):
             with chk.case(f"{threads} threads, {registers} registers, {shared:,} B shared on "
                           f"{facts.get('name', 'a GPU')} ({origin})"):
                 got = fn(threads, registers, shared, dict(facts))
+                chk.record(got, want)
                 if isinstance(got, bool) or not isinstance(got, (int, np.integer)):
                     chk.fail(f"returned {got!r}; return the number of resident blocks, an int.")
                 elif got != want:
@@ -699,6 +706,8 @@ def check_copy_in_flight(kernel):
                 whole = cuda.to_device(ex.poisoned(n + _GUARD))
                 kernel[blocks, threads](src, whole[:n])
                 got = whole.copy_to_host()
+                chk.record(got, np.concatenate([src_host, np.full(_GUARD, np.nan, np.float32)]))
+                chk.record(src.copy_to_host(), src_host)
                 missed = np.flatnonzero(got[:n] != src_host)
                 if missed.size:
                     i = int(missed[0])

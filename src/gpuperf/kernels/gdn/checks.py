@@ -141,6 +141,7 @@ def check_moved_bytes(fn) -> ex.Report:
         with chk.case(f"{method}, N={n_ch}, S={n_s}"):
             got = fn(method, n_ch, n_s)
             want = moved_bytes(method, n_ch, n_s)
+            chk.record(got, want, rtol=1e-9)
             if not isinstance(got, (int, float, np.integer, np.floating)):
                 chk.fail(f"returned {type(got).__name__}; return a number of bytes.")
                 continue

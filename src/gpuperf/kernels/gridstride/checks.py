@@ -101,6 +101,7 @@ def check_bandwidth_formula(fn) -> ex.Report:
         with chk.case(f"n={n}, {ms:.4g} ms"):
             got = fn(n, ms)
             want = bench.gbps(3 * 4 * n, ms)  # read x and y, write out: 12 bytes per element
+            chk.record(got, want, rtol=1e-6)
             if not isinstance(got, (int, float, np.floating)):
                 chk.fail(f"returned {type(got).__name__}; return the bandwidth as a number in GB/s.")
                 continue
@@ -154,6 +155,7 @@ def check_call_time(fn) -> ex.Report:
         with chk.case(f"n={n:,}, launch {launch_us:.4g} us, {gbps:.4g} GB/s"):
             got = fn(n, launch_us, gbps)
             want = _call_us(n, launch_us, gbps)
+            chk.record(got, want, rtol=1e-6)
             if isinstance(got, bool) or not isinstance(got, (int, float, np.integer, np.floating)):
                 chk.fail(f"returned {type(got).__name__}; return the time as a number of "
                          "microseconds.")

@@ -246,6 +246,9 @@ def check_intensity(fn) -> ex.Report:
     for M, N, K, t, bw, peak in cases:
         with chk.case(f"M={M} N={N} K={K} tile={t}, {bw:.0f} GB/s, {peak} TFLOP/s"):
             got = fn(M, N, K, t, bw, peak)
+            chk.record(got, (intensity("tiled", M, N, K, t),
+                             roofline_bound(intensity("tiled", M, N, K, t), bw, peak)),
+                       rtol=1e-6)
             if not (isinstance(got, (tuple, list)) and len(got) == 2):
                 chk.fail(f"returned {got!r}; return a pair (intensity in FLOP/byte, bound in "
                          "TFLOP/s).")

@@ -94,6 +94,7 @@ def check_private_histogram(kernel) -> ex.Report:
                     hist = np.zeros(NBINS, np.int32)
                     kernel[grid, block](data, hist)
                     ref = reference(data)
+                    chk.record(hist, ref)
                     if int(hist.sum()) != n:
                         chk.fail(f"the counts add up to {int(hist.sum())}, not {n}: every byte "
                                  "must be counted exactly once (grid-stride loop, and a zeroed "
@@ -124,6 +125,9 @@ def check_attainable(fn) -> ex.Report:
     for intensity, peak, bw in cases:
         with chk.case(f"I = {intensity:.3g} FLOP/B, peak {peak} TFLOP/s, {bw:,.0f} GB/s"):
             got = fn(intensity, peak, bw)
+            memory = intensity * bw / 1e3
+            chk.record(got, (_attainable(intensity, peak, bw),
+                             "memory" if memory < peak else "compute"), rtol=1e-6, atol=1e-12)
             if not (isinstance(got, tuple) and len(got) == 2):
                 chk.fail(f"returned {type(got).__name__}; return a pair (tflops, roof).")
                 continue

@@ -56,6 +56,21 @@ def _checker_module(mod, chapter: str):
     raise LookupError(f"no module has {mod.CHECKER}")
 
 
+def _answer(mod):
+    """The answer a wrong file hands its checker: one of ``ANSWER_NAMES``, else the one
+    function the file defines itself (``grid_rounds``)."""
+    import inspect
+
+    for name in ANSWER_NAMES:
+        if hasattr(mod, name):
+            return getattr(mod, name)
+    own = [f for _, f in inspect.getmembers(mod, inspect.isfunction)
+           if f.__module__ == mod.__name__]
+    if len(own) != 1:
+        raise LookupError(f"{mod.__name__}: name the answer one of {ANSWER_NAMES}")
+    return own[0]
+
+
 def _cpu_s() -> float:
     """CPU seconds of this process and of the children it waited for (the compiler's)."""
     t = os.times()
@@ -67,7 +82,7 @@ def judge(path: Path, expect: str) -> dict:
     out = io.StringIO()
     if hasattr(mod, "CHECKER"):
         module = _checker_module(mod, path.parent.name)
-        answer = next(getattr(mod, name) for name in ANSWER_NAMES if hasattr(mod, name))
+        answer = _answer(mod)
         t0, c0 = time.perf_counter(), _cpu_s()
         with redirect_stdout(out):
             report = getattr(module, mod.CHECKER)(answer, **getattr(mod, "KWARGS", {}))
@@ -85,6 +100,16 @@ def judge(path: Path, expect: str) -> dict:
     else:
         return {"file": str(path.relative_to(ROOT)), "verdict": "skipped"}
     got = "accept" if report else "reject"
+    below_bar = getattr(mod, "BELOW_SPEED_BAR", None)
+    if expect == "accept" and got == "reject" and below_bar:
+        # A right answer that says it is slower than the exercise's speed bar (its reason in
+        # BELOW_SPEED_BAR): on a GPU only speed cases may fail it.
+        from gpuperf import exercises as ex
+
+        kinds = {ex.case_kind(case) for case, _why in report.failed}
+        if kinds == {"speed"}:
+            got = "accept"
+            out.write(f"\n(judged right: only its speed bar failed, as the file says: {below_bar})")
     return {"file": str(path.relative_to(ROOT)), "expect": expect, "got": got,
             "verdict": "ok" if got == expect else "WRONG", "s": round(time.perf_counter() - t0, 1),
             # CPU seconds of this process: the verdict's cost on a machine shared with others

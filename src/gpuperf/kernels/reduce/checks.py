@@ -481,7 +481,7 @@ def check_absmax(fn, *, target: float = 0.9) -> ex.Report:
         try:
             mine_ms, ref_ms = ex.race_times(lambda: fn(d_x), reference, rounds=7, min_time=0.08)
         except ex.StoppedSlow as err:  # one call took seconds: no race needed
-            with chk.case(f"bandwidth at n=2^27 (target {target:.0%} of v8's sum)"):
+            with chk.case(f"bandwidth at n=2^27 (target {target:.0%} of v8's sum)", kind="speed"):
                 chk.fail(str(err))
             return chk.report()
         # The margin: v8 raced against itself in the same way, now, on this GPU; never under
@@ -491,7 +491,7 @@ def check_absmax(fn, *, target: float = 0.9) -> ex.Report:
         noise = abs(again_ms - ref2_ms) / min(again_ms, ref2_ms)
         margin = max(SPEED_NOISE_FLOOR, noise)
         bar = target * (1 - margin)
-        with chk.case(f"bandwidth at n=2^27 (target {target:.0%} of v8's sum)"):
+        with chk.case(f"bandwidth at n=2^27 (target {target:.0%} of v8's sum)", kind="speed"):
             chk.note(ex.bandwidth_line(mine_ms, ref_ms, 4 * n, reference_name="v8")
                      + f" Best of 7 interleaved rounds each. Passing at {bar:.1%} of v8: the "
                      f"target less a {margin:.0%} noise margin (v8 raced against itself just "

@@ -650,8 +650,15 @@ def _gpu_pipeline_case(chk, student_fn, n: int = 2**24, n_chunks: int = 16, n_st
     catches a pipeline that does far more work per call (a device allocation per chunk, a
     copy of the whole array), while the order of the calls (above) catches lost overlap.
     """
-    with chk.case(f"GPU: n=2^24, {n_chunks} chunks, {n_streams} streams, timed"):
-        a, b, out = _host_inputs(n, seed=11)
+    a, b, out = _host_inputs(n, seed=11)
+    with chk.case(f"GPU: n=2^24, {n_chunks} chunks, {n_streams} streams"):
+        out[:] = np.nan
+        student_fn(a, b, out, n_streams, n_chunks)
+        if not chk.compare(out, reference(a, b), rtol=1e-6, atol=1e-6):
+            return
+    # The time is a speed case: a right but slow pipeline keeps its output credit.
+    with chk.case(f"speed on this GPU: n=2^24, {n_chunks} chunks, {n_streams} streams, timed",
+                  kind="speed"):
         legacy = cuda.legacy_default_stream()
 
         def timed(fn):
@@ -663,11 +670,9 @@ def _gpu_pipeline_case(chk, student_fn, n: int = 2**24, n_chunks: int = 16, n_st
             return start.elapsed_time(end)
 
         mine, chapter, one_stream = [], [], []
-        for rep in range(4):
+        for _rep in range(4):
             out[:] = np.nan
             mine.append(timed(lambda: student_fn(a, b, out, n_streams, n_chunks)))
-            if rep == 0 and not chk.compare(out, reference(a, b), rtol=1e-6, atol=1e-6):
-                return
             chapter.append(timed(lambda: pipelined(a, b, out, n_streams=n_streams,
                                                    n_chunks=n_chunks)))
             one_stream.append(timed(lambda: serial(a, b, out)))

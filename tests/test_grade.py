@@ -2,11 +2,12 @@
 crashing, and edited (the checker cell faked or deleted), under the simulator."""
 
 import csv
+import os
 
 import nbformat
 import pytest
 
-from gpuperf import assign, grade
+from gpuperf import assign, grade, sandbox
 
 SETUP = "import gpuperf as gp\ngs = gp.gridstride"
 RIGHT = "    return 3 * 4 * n / (ms * 1e-3) / 1e9"
@@ -653,3 +654,29 @@ def test_a_racy_submission_is_graded_the_same_on_a_regrade(tmp_path):
             for _ in range(2)]
     assert runs[0] == runs[1]
     assert runs[0]["racy"][:2] == ("graded", 0.0) and runs[0]["right"][:2] == ("graded", 1.0)
+
+
+def test_the_kernel_process_writes_to_a_file_not_the_graders_terminal(tmp_path, capfd):
+    # ipykernel's banner ("To connect another client to this kernel...", ten lines a notebook)
+    # and what a cell writes to file descriptor 1 itself belong in the run's folder, not in
+    # the instructor's terminal; the cell's own output still reaches the notebook.
+    work, rundir = tmp_path / "work", tmp_path / "run"
+    work.mkdir()
+    rundir.mkdir()
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "import os\nos.write(1, b'straight to fd 1\\n')\nprint('a cell output')\n"
+        "print('live=' + str(os.environ.get('GPUPERF_LIVE')))")])
+    # and the grader's variables reach the kernel: experiments replay their records there
+    km = sandbox.kernel_manager(work=work, rundir=rundir, env=grade.grading_env())
+    try:
+        assert grade._run(nb, cell_timeout=60, cwd=work, km=km) is None
+    finally:
+        sandbox.release(rundir)
+    seen = capfd.readouterr()
+    assert "straight to fd 1" not in seen.out + seen.err
+    assert "another client" not in seen.out + seen.err
+    assert "straight to fd 1" in (rundir / sandbox.KERNEL_OUTPUT).read_text()
+    text = "".join(o.get("text", "") for o in nb.cells[0].outputs)
+    assert "a cell output" in text
+    assert "live=" + grade.grading_env()["GPUPERF_LIVE"] in text.splitlines()
+    assert grade.grading_env() == {"GPUPERF_LIVE": os.environ.get("GPUPERF_LIVE", "0")}

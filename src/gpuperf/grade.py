@@ -71,6 +71,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from . import records
 from . import validate as v
 from .nbtools import EXPECT_REJECT, checker_cells, default_file_mode, notebook_arg  # noqa: F401
 from .nbtools import checker_name as _checker_name
@@ -389,6 +390,16 @@ def grade_notebook(path: Path, source_path: Path, *, student: str, cell_timeout:
     return rows
 
 
+def grading_env() -> dict:
+    """Variables for every graded kernel. On a GPU a notebook's experiments show their records
+    instead of measuring again (``GPUPERF_LIVE=0``), as a class does with its GPU minutes: a
+    verdict needs the checker cells, which run the student's kernels and time the speed bars
+    now, not the chapter's figures. (The 06_reduce chapter measured live took 52 s alone on
+    the H200 and 100-170 s with 15 others on the GPU; its checkers, seconds.) An instructor
+    who sets ``GPUPERF_LIVE`` chooses for the class."""
+    return {records.ENV_LIVE: os.environ.get(records.ENV_LIVE, "0")}
+
+
 def _execute(submission, source, name: str, *, hidden_seed: int, cell_timeout: int, limits,
              hide, reference: bool = False):
     """Run ``submission`` with ``source``'s checker cells in a fresh contained kernel, in a
@@ -413,7 +424,7 @@ def _execute(submission, source, name: str, *, hidden_seed: int, cell_timeout: i
             nb = grading_notebook(submission, source, str(log), hidden_seed, str(values),
                                   reference)
             km = sandbox.kernel_manager(work=work, rundir=rundir, hide=list(hide),
-                                        limits=limits)
+                                        limits=limits, env=grading_env())
             try:
                 stopped = _run(nb, cell_timeout=cell_timeout, cwd=work, km=km)
             finally:
@@ -1096,6 +1107,11 @@ def main(argv=None) -> int:
                                            if here.simulated else ""),
               file=sys.stderr, flush=True)
         jobs = args.jobs or os.cpu_count() or 1
+        if not here.simulated and grading_env()[records.ENV_LIVE] == "0":
+            print("the chapters' experiments show their recorded figures while grading "
+                  f"({records.ENV_LIVE}=0); the checkers run and time the students' kernels "
+                  f"on this GPU ({records.ENV_LIVE}=1 measures the figures too)",
+                  file=sys.stderr, flush=True)
         if not here.simulated and jobs > 1:
             print(f"{jobs} notebooks are graded at once on one GPU: their speed checks share it "
                   "and can read slower than alone; --jobs 1 times each kernel alone",

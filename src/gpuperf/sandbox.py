@@ -93,6 +93,16 @@ def _env(home: str) -> dict:
     return env
 
 
+def _extra_env(env) -> dict:
+    if env is None:
+        return {}
+    if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(val, str)
+                                            for k, val in env.items()):
+        raise TypeError(f"env must be a dict of strings to strings (variables for the run), "
+                        f"not {env!r}.")
+    return dict(env)
+
+
 def _readable() -> list[str]:
     """What the kernel needs to read: the Python environment and every folder on the path
     (the course's package among them), shown again read-only above the hidden folders."""
@@ -141,16 +151,18 @@ def limited(argv: list[str], limits: Limits, *, sandboxed: bool) -> list[str]:
 
 
 def command(argv: list[str], *, work: Path, rundir: Path, hide: list[Path] = (),
-            limits: Limits = Limits()) -> tuple[list[str], dict]:
+            limits: Limits = Limits(), env: dict | None = None) -> tuple[list[str], dict]:
     """``(argv, env)`` that run ``argv`` contained: in bubblewrap if ``available()``, with
     ``work`` (its working folder) and ``rundir`` (the kernel's sockets and verdict log)
     writable, the folders of ``hide`` (submissions, solutions, the gradebook) hidden besides
-    the home folders, and ``limits``. Without bubblewrap, only the limits."""
+    the home folders, and ``limits``. Without bubblewrap, only the limits. ``env``: more
+    variables for the run (strings), on top of the few it keeps of this process's."""
     argv = _argv(argv)
     work, rundir = _folder(work, "work").resolve(), _folder(rundir, "rundir").resolve()
+    extra = _extra_env(env)
     home = str(rundir / "home")
     Path(home).mkdir(parents=True, exist_ok=True)
-    env = _env(home)
+    env = {**_env(home), **extra}
     if available() is not None:
         return limited(argv, limits, sandboxed=False), {**os.environ, **env}
     box = ["bwrap", "--ro-bind", "/", "/"]
@@ -229,27 +241,43 @@ def release(rundir: Path) -> None:
     note.unlink()
 
 
-def kernel_manager(*, work: Path, rundir: Path, hide: list[Path] = (), limits: Limits = Limits()):
-    """A Jupyter kernel manager whose kernel runs ``command(...)``-contained, talking to the
-    grader over Unix sockets in ``rundir`` (no network needed)."""
+KERNEL_OUTPUT = "kernel-output.txt"  # in rundir: what the kernel process itself wrote
+
+
+def kernel_manager(*, work: Path, rundir: Path, hide: list[Path] = (), limits: Limits = Limits(),
+                   env: dict | None = None):
+    """A Jupyter kernel manager whose kernel runs ``command(...)``-contained (``env``: more
+    variables for it), talking to the grader over Unix sockets in ``rundir`` (no network
+    needed)."""
     from jupyter_client.manager import AsyncKernelManager
 
     _folder(work, "work")
     rundir = _folder(rundir, "rundir").resolve()
     if not isinstance(limits, Limits):
         raise TypeError(f"limits must be a sandbox.Limits, not {type(limits).__name__}.")
+    env = _extra_env(env)
+    env = _extra_env(env)
 
     class ContainedKernelManager(AsyncKernelManager):
         def format_kernel_cmd(self, extra_arguments=None):
             argv = super().format_kernel_cmd(extra_arguments)
             argv, self._contained_env = command(argv, work=work, rundir=rundir, hide=hide,
-                                                limits=limits)
+                                                limits=limits, env=env)
             return argv
 
         async def _async_launch_kernel(self, kernel_cmd, **kw):
             kw["env"] = self._contained_env if available() is None else {
                 **kw.get("env", os.environ), **self._contained_env}
-            return await super()._async_launch_kernel(kernel_cmd, **kw)
+            # The kernel process's own output (ipykernel's banner, ten lines a notebook, and
+            # anything written to its file descriptors rather than to a cell) goes to a file
+            # in ``rundir``, not into the grader's terminal; cell outputs reach the grader
+            # as messages, as before.
+            log = open(rundir / KERNEL_OUTPUT, "ab")  # noqa: SIM115 - the kernel holds it
+            kw["stdout"] = kw["stderr"] = log
+            try:
+                return await super()._async_launch_kernel(kernel_cmd, **kw)
+            finally:
+                log.close()  # the child has its own copy of the descriptor
 
         async def _async_interrupt_kernel(self):
             # By a message on the control channel, never SIGINT to the process group: the

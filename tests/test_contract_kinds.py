@@ -404,6 +404,11 @@ def test_explorer_caption_names_its_slice_and_the_sweeps_best():
     top = [r for r in rows if r["chunks"] == 8]
     assert "also the best of the whole sweep" in _best_caption(
         res, top, "factor", "gbps", sel={"chunks": 8}, everything=rows)
+    # a time: another slice may be another amount of work, so only the slice is named
+    timed = [{**r, "ms": 1.0 * r["chunks"] + r["factor"]} for r in rows]
+    text = _best_caption(_result(timed), timed[:2], "factor", "ms", sel={"chunks": 1},
+                         everything=timed)
+    assert "Best with chunks=1 (lowest ms)" in text and "whole sweep" not in text
 
 
 def test_static_interact_moves_one_slider_at_a_time_when_combinations_are_many(monkeypatch):

@@ -197,8 +197,8 @@ def _best_caption(result, rows, x: str, y: str, *, sel: dict | None = None,
 
     ``sel``: the values that picked the shown rows (an explorer's slice, ``{"n_chunks": 1}``):
     the caption then names the slice ("Best with n_chunks=1 ...") and, with ``everything``
-    (all the rows the slice was taken from), the best over all of them where it lies outside
-    the slice, so that a slice's best is never read as the sweep's."""
+    (all the rows the slice was taken from), for a rate the best over all of them where it
+    lies outside the slice, so that a slice's best is never read as the sweep's."""
     from .records import _units
 
     unit = _units(result.name).get(y) or ""
@@ -222,7 +222,9 @@ def _best_caption(result, rows, x: str, y: str, *, sel: dict | None = None,
     else:
         text = (f"{result.label}. Best {where} ({'lowest' if lower_is_better else 'highest'} "
                 f"{y}): {x}={best[x]} at {value(best)}")
-    rest = [r for r in (everything or []) if r.get(y) is not None]
+    # A rate or a speedup compares across slices; a time does not (another slice may be
+    # another amount of work, a smaller problem), so a time's caption names its slice only.
+    rest = [r for r in (everything or []) if r.get(y) is not None] if not lower_is_better else []
     if sel and rest:
         top = pick(rest, key=lambda r: r[y])
         if top[y] != best[y]:

@@ -161,3 +161,21 @@ def test_check_profile_command_accepts_the_course_command_and_other_spellings():
     ok = inspect.unwrap(dbg.check_profile_command)(  # past the decorators that refuse it
         lambda k, m, p: nsight.ncu_command(p, kernel=k, metrics=m, launch_skip=1))
     assert ok
+
+
+def test_the_speed_of_light_labels_do_not_overlap():
+    """The recorded points of naive transpose and reduce v8 lie close together: every label
+    of the figure stays inside the axes and clear of the others (and of the region names)."""
+    import matplotlib.pyplot as plt
+
+    fig = dbg.plot_speed_of_light(records.recorded("profiling_speed_of_light"))
+    ax = fig.axes[0]
+    renderer = fig.canvas.get_renderer()
+    boxes = [t.get_window_extent(renderer) for t in ax.texts]
+    assert len(boxes) >= len(records.recorded("profiling_speed_of_light").rows)
+    inside = ax.get_window_extent(renderer)
+    for i, a in enumerate(boxes):
+        assert inside.x0 <= a.x0 and a.x1 <= inside.x1, ax.texts[i].get_text()
+        for j, b in enumerate(boxes[:i]):
+            assert not a.overlaps(b), (ax.texts[i].get_text(), ax.texts[j].get_text())
+    plt.close(fig)

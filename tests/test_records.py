@@ -189,6 +189,19 @@ def test_a_replay_says_whether_todays_code_is_what_was_measured():
     assert "code" not in same.label and "code" not in live.label
 
 
+def test_a_summary_of_a_replay_keeps_its_code_status():
+    """A table derived from a replay under another name ("x (summary)", the replay's meta) is
+    judged by the experiment it came from, not called "earlier code" for its name (the built
+    streams and GDN pages once labelled such tables so while their experiments were current)."""
+    res = records.recorded("reduce_ladder")
+    summary = records.Result("reduce_ladder (summary)", res.rows[:1], res.meta, res.source)
+    assert summary.code_status == res.code_status
+    assert ("earlier code" in summary.label) == ("earlier code" in res.label)
+    stale = records.Result("reduce_ladder (summary)", res.rows[:1],
+                           {**res.meta, "code": "0" * 12}, res.source)
+    assert stale.code_status == "other"
+
+
 def test_a_header_says_its_unit_once():
     """A header whose words already carry the unit gets no second one ("GPU busy (ms)", "ms per
     call"); other headers get the unit under them."""

@@ -654,6 +654,9 @@ def test_the_argmax_summary_compares_each_argmax_with_the_sum_of_the_same_loads(
     assert capsys.readouterr().out.startswith("argmax, 4-byte loads")
     rows[2]["edge_cases"] = 0
     assert "every kernel right" in red.argmax_summary(res)
+    rows[2]["blocks"], rows[3]["blocks"] = 660, 1056  # the grids differ: the line says so
+    assert "(4,000 GB/s, on 660 blocks against its 1,056 (each a full wave))" in \
+        red.argmax_summary(res).splitlines()[1]
     with pytest.raises(ValueError, match="sum, 16-byte loads"):
         red.argmax_summary(records.Result("reduce_argmax", rows[:3], {"gpu": "x"}, "recorded"))
 

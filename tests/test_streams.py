@@ -874,7 +874,9 @@ def test_memory_kinds_against_the_pinned_version(capsys):
     res = records.Result("streams_memory_kinds", rows, {"gpu": "X"}, "recorded")
     s = streams.show_memory_kinds(res)
     assert (s["mapped"]["x_pinned"], s["managed, first"]["x_pinned"]) == (0.5, 4.0)
-    assert "managed, again: 0.01x the pinned version's time." in capsys.readouterr().out
+    out = capsys.readouterr().out  # the warm managed kernel moves no host data: not compared
+    assert "managed, first: 4.00x" in out and "managed, again: 0.01x" not in out
+    assert "managed, again: the kernel alone" in out
     assert s["mapped"]["x_pipelined"] is None  # no pipelined row in this record
     piped = rows[:1] + [dict(rows[0], method="pinned, pipelined: 4 streams, 8 chunks",
                              ms=4.0)] + rows[1:]

@@ -191,8 +191,14 @@ def gpu_label(res) -> str:
                                                  else ", code not fingerprinted")
 
 
-def _best_caption(result, rows, x: str, y: str) -> str:
-    """"Best here: ..." for the shown rows: the largest rate, or the smallest time."""
+def _best_caption(result, rows, x: str, y: str, *, sel: dict | None = None,
+                  everything=None) -> str:
+    """"Best here: ..." for the shown rows: the largest rate, or the smallest time.
+
+    ``sel``: the values that picked the shown rows (an explorer's slice, ``{"n_chunks": 1}``):
+    the caption then names the slice ("Best with n_chunks=1 ...") and, with ``everything``
+    (all the rows the slice was taken from), for a rate the best over all of them where it
+    lies outside the slice, so that a slice's best is never read as the sweep's."""
     from .records import _units
 
     unit = _units(result.name).get(y) or ""
@@ -203,13 +209,30 @@ def _best_caption(result, rows, x: str, y: str) -> str:
     pts = [r for r in rows if r.get(y) is not None]
     if not pts:
         return ""
-    best = (min if lower_is_better else max)(pts, key=lambda r: r[y])
-    shown = f"{best[y]:,.3g}" if abs(best[y]) < 10 else f"{best[y]:,.1f}"
+    pick = min if lower_is_better and judged else max
+    best = pick(pts, key=lambda r: r[y])
+
+    def value(r):
+        shown = f"{r[y]:,.3g}" if abs(r[y]) < 10 else f"{r[y]:,.1f}"
+        return f"{shown} {unit}".rstrip() if judged else shown + (f" ({unit})" if unit else "")
+
+    where = "here" if not sel else "with " + ", ".join(f"{k}={val}" for k, val in sel.items())
     if not judged:
-        return html.escape(f"{result.label}. Highest {y} here: {x}={best[x]} at {shown}"
-                           + (f" ({unit})" if unit else ""))
-    return html.escape(f"{result.label}. Best here ({'lowest' if lower_is_better else 'highest'} "
-                       f"{y}): {x}={best[x]} at {shown} {unit}".rstrip())
+        text = f"{result.label}. Highest {y} {where}: {x}={best[x]} at {value(best)}"
+    else:
+        text = (f"{result.label}. Best {where} ({'lowest' if lower_is_better else 'highest'} "
+                f"{y}): {x}={best[x]} at {value(best)}")
+    # A rate or a speedup compares across slices; a time does not (another slice may be
+    # another amount of work, a smaller problem), so a time's caption names its slice only.
+    rest = [r for r in (everything or []) if r.get(y) is not None] if not lower_is_better else []
+    if sel and rest:
+        top = pick(rest, key=lambda r: r[y])
+        if top[y] != best[y]:
+            at = ", ".join(f"{k}={top.get(k)}" for k in (*sel, x))
+            text += f"; over the whole sweep: {at} at {value(top)}"
+        else:
+            text += "; that is also the best of the whole sweep"
+    return html.escape(text)
 
 
 def _same_selection(rows, exclude) -> dict:

@@ -270,14 +270,16 @@ class Result:
     def code_status(self) -> str:
         """``"same"``: measured with today's code of the experiment (live, or a record whose
         fingerprint matches ``code_fingerprint``); ``"other"``: recorded with other code;
-        ``"unknown"``: recorded before records carried a fingerprint."""
+        ``"unknown"``: recorded before records carried a fingerprint. A result derived from a
+        recorded one under another name (``"x (summary)"``, with its ``meta``) is judged by the
+        experiment its meta names."""
         if self.source == "live":
             return "same"
         recorded_code = self.meta.get("code")
         if not recorded_code:
             return "unknown"
         try:
-            now = code_fingerprint(self.name)
+            now = code_fingerprint(self.meta.get("experiment") or self.name)
         except (KeyError, ValueError, OSError):  # an experiment no longer defined
             return "other"
         return "same" if now == recorded_code else "other"
@@ -485,7 +487,9 @@ def recorded(name: str, path: Path | str | None = None) -> Result:
             f"experiment {name!r} is not in the record {where}."
             " Record it on a GPU with `python -m gpuperf.record --only " + name + "`."
         )
-    meta = {**entry["provenance"], **entry.get("meta", {})}
+    # "experiment" names the experiment the rows came from, so that a result derived from
+    # them under another name (a summary table) still knows whose code it was measured with.
+    meta = {**entry["provenance"], **entry.get("meta", {}), "experiment": name}
     if entry.get("failed"):
         import warnings
 
@@ -523,7 +527,8 @@ def measure(name: str, progress=None) -> Result:
     bench.require_gpu(f"experiment {name!r}")
     rows = exp.fn(progress or bench._default_progress)
     _check_rows(name, rows)
-    meta = {**provenance(), "ceilings": bench.ceilings(), "code": code_fingerprint(name)}
+    meta = {**provenance(), "ceilings": bench.ceilings(), "code": code_fingerprint(name),
+            "experiment": name}
     return Result(name, rows, meta, "live")
 
 

@@ -21,11 +21,12 @@ def plot_speed_of_light(res, *, title: str = "Speed of Light: how busy each side
     ax.plot([0, 100], [0, 100], color="0.85", lw=1)
     for i, r in enumerate(res.rows):
         ax.plot(r["memory_pct"], r["sm_pct"], "o", color=plots.COLORS[i % len(plots.COLORS)])
-        ax.annotate(r["kernel"], (r["memory_pct"], r["sm_pct"]), textcoords="offset points",
-                    xytext=(5, 4), fontsize=7)
-    ax.text(2, 2, "latency: neither side busy", fontsize=8, color="0.4")
-    ax.text(BUSY_PCT + 1, 2, "memory-bound", fontsize=8, color="0.4")
-    ax.text(2, 96, "compute-bound", fontsize=8, color="0.4", va="top")
+    ax.set(xlim=(0, 100), ylim=(0, 100))
+    regions = [ax.text(2, 2, "latency: neither side busy", fontsize=8, color="0.4"),
+               ax.text(98, 2, "memory-bound", fontsize=8, color="0.4", ha="right"),
+               ax.text(2, 96, "compute-bound", fontsize=8, color="0.4", va="top")]
+    _place_labels(fig, ax, [(r["kernel"], r["memory_pct"], r["sm_pct"]) for r in res.rows],
+                  avoid=regions)
     ax.set(xlim=(0, 100), ylim=(0, 100), xlabel="memory throughput (% of peak)",
            ylabel="SM (compute) throughput (% of peak)")
     ax.set_title(title, fontsize=10)
@@ -33,3 +34,31 @@ def plot_speed_of_light(res, *, title: str = "Speed of Light: how busy each side
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     plots.source_label(fig, res.label)
     return fig
+
+
+# Where a point's label may go (offset in points, horizontal alignment), tried in this order.
+_SPOTS = [((5, 4), "left"), ((5, -10), "left"), ((-5, 4), "right"), ((-5, -10), "right"),
+          ((5, 12), "left"), ((5, -18), "left"), ((-5, 12), "right"), ((-5, -18), "right")]
+
+
+def _place_labels(fig, ax, points, avoid=()) -> None:
+    """Label each ``(text, x, y)`` point at the first spot where the label stays inside the axes
+    and overlaps no label placed before it, no point and no artist of ``avoid``, measured with
+    the renderer."""
+    renderer = fig.canvas.get_renderer()
+    inside = ax.get_window_extent(renderer)
+    dots = [ax.transData.transform((x, y)) for _, x, y in points]
+    taken = [a.get_window_extent(renderer) for a in avoid]
+    for text, x, y in points:
+        for j, (offset, ha) in enumerate(_SPOTS):
+            note = ax.annotate(text, (x, y), textcoords="offset points", xytext=offset,
+                               ha=ha, fontsize=7)
+            box = note.get_window_extent(renderer).expanded(1.04, 1.1)
+            fits = (box.x0 >= inside.x0 and box.x1 <= inside.x1 and box.y0 >= inside.y0
+                    and box.y1 <= inside.y1)
+            clear = not any(box.overlaps(t) for t in taken) and not any(
+                box.contains(px, py) for px, py in dots)
+            if (fits and clear) or j == len(_SPOTS) - 1:
+                taken.append(box)
+                break
+            note.remove()

@@ -872,3 +872,29 @@ def test_a_known_wrong_answer_fails_its_checker(path, capsys):
     sweep and the made-up GPUs' sweeps it is judged on)."""
     mod = load_answer(path)
     assert not getattr(co, mod.CHECKER)(mod.student), capsys.readouterr().out
+
+
+def test_factor_sweep_labels_the_factors_on_every_panel():
+    import matplotlib.pyplot as plt
+
+    sweep = gp.records.run("matmul_coarsen_sweep", live=False)
+    fig = co.plot_factor_sweep(sweep)
+    for ax in fig.axes:
+        ticks = [t for t in ax.xaxis.get_major_ticks() if t.label1.get_visible()]
+        want = [str(f) for f in sorted(sweep.values("factor"))]
+        assert [t.label1.get_text() for t in ticks] == want, ax.get_title()
+    plt.close(fig)
+
+
+def test_roofline_draws_the_fp32_peak_as_the_compute_roof_and_cublas_below_it():
+    import matplotlib.pyplot as plt
+
+    roof = gp.records.run("matmul_roofline", live=False)
+    cublas = roof.ceilings["matmul_tflops"]
+    fig = mm.plot_roofline(roof, peak_tflops=1.25 * cublas)
+    texts = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert any(f"compute roof {1.25 * cublas:.1f} TFLOP/s" in t for t in texts)
+    assert f"cuBLAS FP32, measured {cublas:.1f} TFLOP/s" in texts
+    plt.close(fig)
+    with pytest.raises((TypeError, ValueError)):
+        mm.plot_roofline(roof, peak_tflops=-1.0)

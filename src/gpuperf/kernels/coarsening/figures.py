@@ -59,6 +59,11 @@ def plot_factor_sweep(sweep, sizes=(1024, 4096)):
                     ylabel="TFLOP/s",
                     title=f"Coarsened tiled matmul, {n} × {n} times {n} × {n}, on {sweep.gpu}")
         ax.legend([f"tile {t} × {t}" for t in sorted(sweep.values("tile"))], fontsize=8)
+        # The factors as plain numbers on every panel (sharex hides the upper panels' labels).
+        factors = sorted({r["factor"] for r in sweep.select(n=n)})
+        ax.set_xticks(factors, [str(f) for f in factors])
+        ax.xaxis.set_minor_locator(plt.NullLocator())
+        ax.tick_params(labelbottom=True)
     fig.tight_layout()
     return fig
 

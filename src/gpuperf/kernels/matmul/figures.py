@@ -144,14 +144,18 @@ def draw_tiling(n: int = 8, tile: int = 2, step: int = 1):
     return fig
 
 
-def plot_roofline(roof, *, title: str = "Roofline"):
+def plot_roofline(roof, *, title: str = "Roofline", peak_tflops: float | None = None):
     """The ``matmul_roofline`` result on the roofline of its GPU (the copy bandwidth and
     cuBLAS's FP32 rate measured in the same run); beside a live run, the recorded GPUs'
-    kernels as open markers."""
+    kernels as open markers. ``peak_tflops``: the GPU's theoretical FP32 peak
+    (``gp.device.fp32_peak_tflops``); given, it is the compute roof and cuBLAS's measured rate
+    is drawn as a dashed reference below it."""
     validate.result(roof, "roof")
     for _c in ("version", "ai", "tflops"):
         validate.column(roof, _c, "roof column")
     validate.string(title, "title")
+    if peak_tflops is not None:
+        validate.positive(peak_tflops, "peak_tflops")
     from gpuperf import plots
 
     def points(res):
@@ -163,5 +167,9 @@ def plot_roofline(roof, *, title: str = "Roofline"):
         raise ValueError(f"roof ({roof.name} on {roof.gpu}) has no copy_gbps and matmul_tflops "
                          "ceilings; pass the result of gp.records.run('matmul_roofline').")
     others = {plots.gpu_label(res): points(res) for res in plots.live_references(roof)}
-    return plots.roofline(points(roof), bw_gbps=c["copy_gbps"], peak_tflops=c["matmul_tflops"],
-                          label=roof.label, title=title, references=others)
+    if peak_tflops is None:
+        return plots.roofline(points(roof), bw_gbps=c["copy_gbps"], peak_tflops=c["matmul_tflops"],
+                              label=roof.label, title=title, references=others)
+    return plots.roofline(points(roof), bw_gbps=c["copy_gbps"], peak_tflops=peak_tflops,
+                          label=roof.label, title=title, references=others,
+                          more_roofs=[("cuBLAS FP32, measured", c["matmul_tflops"], "TFLOP/s")])

@@ -670,19 +670,21 @@ def _gpu_pipeline_case(chk, student_fn, n: int = 2**24, n_chunks: int = 16, n_st
             return start.elapsed_time(end)
 
         mine, chapter, one_stream = [], [], []
-        for _rep in range(4):
+        for _rep in range(1 + PIPELINE_TIMINGS):
             out[:] = np.nan
             mine.append(timed(lambda: student_fn(a, b, out, n_streams, n_chunks)))
             chapter.append(timed(lambda: pipelined(a, b, out, n_streams=n_streams,
                                                    n_chunks=n_chunks)))
             one_stream.append(timed(lambda: serial(a, b, out)))
-        # The first call of each compiles or allocates for the first time: leave it out.
-        mine_ms, chapter_ms, serial_ms = (float(np.median(t[1:])) for t in (mine, chapter,
-                                                                            one_stream))
+        # The first call of each compiles or allocates for the first time: leave it out. The
+        # best of the rest: another process on the GPU or the host (a class graded side by
+        # side) only ever adds time, and it can land on either side of a pair.
+        mine_ms, chapter_ms, serial_ms = (float(np.min(t[1:])) for t in (mine, chapter,
+                                                                         one_stream))
         chk.note(f"on this GPU your pipeline takes {mine_ms:.2f} ms per call, the chapter's "
                  f"pipelined() {chapter_ms:.2f} ms, and the same work without overlap "
-                 f"(serial()) {serial_ms:.2f} ms (medians of three calls, each allocating its "
-                 "buffers).")
+                 f"(serial()) {serial_ms:.2f} ms (best of {PIPELINE_TIMINGS} calls each, "
+                 "taken in turn, each allocating its buffers).")
         chk.expect(mine_ms <= PIPELINE_SLACK * chapter_ms,
                    f"your pipeline takes {mine_ms:.2f} ms, more than {PIPELINE_SLACK}x the "
                    f"chapter's {chapter_ms:.2f} ms for the same call: allocate the device "
@@ -693,6 +695,10 @@ def _gpu_pipeline_case(chk, student_fn, n: int = 2**24, n_chunks: int = 16, n_st
 # on an H100 (2^24 floats, 16 chunks, 4 streams): the exercise's reference solution, which
 # slices the device arrays inside its loop, took 1.2x the chapter's, which slices them once.
 PIPELINE_SLACK = 2.0
+# Calls of each timed, after a first one. With the median of three, the reference solution
+# read 2.05x the chapter's on the H200 while three other notebooks shared the GPU (the
+# self-check at 6f6ea50, --jobs 4); alone it reads about 1.2x.
+PIPELINE_TIMINGS = 5
 
 
 PREDICT_CASES = [

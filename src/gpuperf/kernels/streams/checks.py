@@ -691,13 +691,14 @@ def _gpu_pipeline_case(chk, student_fn, n: int = 2**24, n_chunks: int = 16, n_st
                    "buffers once per call (not per chunk), and copy only each chunk's slices.")
 
 
-# How much slower than the chapter's pipelined() a correct pipeline may be per call. Measured
-# on an H100 (2^24 floats, 16 chunks, 4 streams): the exercise's reference solution, which
-# slices the device arrays inside its loop, took 1.2x the chapter's, which slices them once.
-PIPELINE_SLACK = 2.0
-# Calls of each timed, after a first one. With the median of three, the reference solution
-# read 2.05x the chapter's on the H200 while three other notebooks shared the GPU (the
-# self-check at 6f6ea50, --jobs 4); alone it reads about 1.2x.
+# How much slower than the chapter's pipelined() a correct pipeline may be per call, set between
+# what the known answers measured on the H200 (tools/device/judge.py, 2026-12-04): the right
+# pipelines (tests/right/streams) took 1.15x to 1.89x the chapter's alone and up to 2.24x with
+# seven other checks sharing the GPU and the host (Python's per-chunk work decides much of
+# either time); the one wrong answer only this case rejects (a host race that waits on every
+# chunk's staging, tests/wrong/streams/pipeline_pinned_staging_host_race.py) took 6.43x.
+PIPELINE_SLACK = 3.0
+# Calls of each timed after a first one; the best counts.
 PIPELINE_TIMINGS = 5
 
 

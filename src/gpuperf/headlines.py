@@ -125,7 +125,7 @@ HEADLINES = [
     ("5.1", "best Numba matmul / cuBLAS FP32 in the same run, TFLOP/s (4096^3)", "%",
      _best_matmul_over_cublas),
     ("6", "v8 / v0, reduce speed", "x", _v8_over_v0),
-    ("6.2", "v8 / cupy.sum, speed in the GPU's busy time (2^28 floats)", "%",
+    ("6.2", "v8 / cupy.sum, speed in the GPU's busy time (2²⁸ floats)", "%",
      _v8_over_cupy_gpu_time),
     ("7", "best pipelined speedup, memory-bound work", "x", _pipeline_speedup("memory")),
     ("7", "best pipelined speedup, compute-bound work", "x", _pipeline_speedup("compute")),

@@ -120,6 +120,38 @@ def test_every_exercise_is_in_the_instructor_guide():
     assert not missing, f"add these exercises to book/instructors.md: {missing}"
 
 
+def _exercise_numbers() -> dict:
+    """Each exercise's number as the built page prints it ("Exercise 6.2"): Sphinx numbers
+    them per numbered chapter of the toc (counting on across numbered parts), through the
+    chapter's file and then its sections, in order."""
+    toc, out, chapter = yaml.safe_load(TOC), {}, 0
+    for part in toc["parts"]:
+        if not part.get("numbered"):
+            continue
+        for entry in part["chapters"]:
+            chapter, k = chapter + 1, 0
+            for f in [entry["file"]] + [s["file"] for s in entry.get("sections", [])]:
+                path = ROOT / "solutions" / (f.split("/")[-1] + ".ipynb")
+                for cell in nbformat.read(path, as_version=4).cells:
+                    if cell.cell_type == "markdown":
+                        for label in re.findall(r":::\{exercise\}.*\n:label: (\S+)", cell.source):
+                            k += 1
+                            out[label] = f"{chapter}.{k}"
+    return out
+
+
+def test_the_instructor_guide_gives_each_exercise_its_number_on_the_page():
+    # Review 610_4, finding 14: the table's chapter column gives section numbers (6.1 Reduce);
+    # the page titles the exercise "Exercise 6.2". Every row names the page's number too.
+    numbers = _exercise_numbers()
+    assert numbers
+    rows = dict(re.findall(r"^\| `(ex-[\w-]+)` \| ([^|]+?) \|",
+                           (ROOT / "book" / "instructors.md").read_text(), re.M))
+    wrong = {k: (rows.get(k), f"Exercise {n}") for k, n in numbers.items()
+             if rows.get(k) != f"Exercise {n}"}
+    assert not wrong, wrong
+
+
 def test_every_cell_has_an_id():
     """nbformat 4.5 cells need ids; a cell without one makes nbformat warn on stderr whenever
     the notebook is validated (the book build, the self-check)."""

@@ -988,3 +988,24 @@ def test_the_rungs_stall_experiment_reads_its_metrics(monkeypatch):
     assert r["issue_active_pct"] == 40.0 and r["lsu_pipe_pct"] == 80.0
     assert r["stall_barrier"] == 2.0 and r["sm_pct"] == 2.0
     assert "profiling_reduce_rungs" in records._REGISTRY
+
+
+def test_course_roofline_tells_every_kernel_apart_and_names_none_over_a_point():
+    # Review 610_4, finding 13: no two kernels share both colour and marker, and no name
+    # (its text, without its leader line) is written over a filled or open marker or another name.
+    roof = profiling.course_roofline()
+    fig = profiling.plot_course_roofline(roof)
+    ax = fig.axes[0]
+    filled = [c for c in ax.collections if len(c.get_facecolors())]
+    looks = {(tuple(c.get_facecolors()[0]), c.get_paths()[0].vertices.tobytes()) for c in filled}
+    assert len(filled) == len(roof["points"]) == len(looks)
+    renderer = fig.canvas.get_renderer()
+    for t in ax.texts:
+        t.update_positions(renderer)
+    names = [matplotlib.text.Text.get_window_extent(t, renderer) for t in ax.texts]
+    for i, b in enumerate(names):
+        assert not any(b.overlaps(o) for o in names[i + 1:]), ax.texts[i].get_text()
+    for p in list(roof["points"]) + list(roof.get("l2_points") or []):
+        x, y = ax.transData.transform((p["intensity"], p["tflops"]))
+        marker = matplotlib.transforms.Bbox([[x - 3, y - 3], [x + 3, y + 3]])
+        assert not any(b.overlaps(marker) for b in names), p["name"]

@@ -80,11 +80,13 @@ def _v8_over_v0(get):
     return res.one(version="v0")["ms"] / res.one(version="v8")["ms"]
 
 
-def _best_rung_over_cupy(get):
-    res = get("reduce_ladder")
-    best = _best([r for r in res.rows if r["version"] != "cupy.sum" and r.get("correct", True)],
-                 "gbps")
-    return best["gbps"] / res.one(version="cupy.sum")["gbps"]
+def _v8_over_cupy_gpu_time(get):
+    # The GPU's own busy time per call at the largest size (reduce_timing_methods), not the
+    # ladder's GB/s, whose gap to cupy.sum is within cupy.sum's host cost of a call.
+    res = get("reduce_timing_methods")
+    n = max(res.values("n"))
+    at = dict(n=n, method="back to back")
+    return res.one(version="cupy.sum", **at)["gpu_ms"] / res.one(version="v8", **at)["gpu_ms"]
 
 
 def _pipeline_speedup(work):
@@ -123,7 +125,8 @@ HEADLINES = [
     ("5.1", "best Numba matmul / cuBLAS FP32 in the same run, TFLOP/s (4096^3)", "%",
      _best_matmul_over_cublas),
     ("6", "v8 / v0, reduce speed", "x", _v8_over_v0),
-    ("6.2", "best correct rung / cupy.sum, GB/s", "%", _best_rung_over_cupy),
+    ("6.2", "v8 / cupy.sum, speed in the GPU's busy time (2²⁸ floats)", "%",
+     _v8_over_cupy_gpu_time),
     ("7", "best pipelined speedup, memory-bound work", "x", _pipeline_speedup("memory")),
     ("7", "best pipelined speedup, compute-bound work", "x", _pipeline_speedup("compute")),
     ("8", "algorithm 2 (a launch per channel) / algorithm 3 (shared memory), time", "x",

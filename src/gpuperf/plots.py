@@ -157,6 +157,9 @@ def legend_if_labelled(ax, **kwargs):
 # reference dashed (bars: diamonds), the second dotted (triangles), and so on.
 REFERENCE_STYLES = ("--", ":", "-.")
 REFERENCE_MARKERS = ("D", "^", "v")
+# A roofline's filled markers: a new shape each time the colours run out, so that no two
+# kernels share both colour and shape.
+POINT_MARKERS = ("o", "s", "^", "D", "v", "P")
 
 
 def live_references(result) -> list:
@@ -690,17 +693,22 @@ def roofline(points, *, bw_gbps: float, peak_tflops: float, label: str | None = 
         # sat within a few octaves of the right end.
         ax.annotate(compute_text, xy=(xlim[1], peak_tflops), xytext=(-4, 4),
                     textcoords="offset points", fontsize=8, ha="right")
-    color_of = {}
-    for i, p in enumerate(points):
-        color_of.setdefault(p["name"], COLORS[i % len(COLORS)])
-        ax.scatter([p["intensity"]], [p["tflops"]], color=color_of[p["name"]], zorder=3)
+    color_of, marker_of = {}, {}
+    for p in points:
+        if p["name"] not in color_of:
+            k = len(color_of)
+            color_of[p["name"]] = COLORS[k % len(COLORS)]
+            marker_of[p["name"]] = POINT_MARKERS[(k // len(COLORS)) % len(POINT_MARKERS)]
+        ax.scatter([p["intensity"]], [p["tflops"]], color=color_of[p["name"]], zorder=3,
+                   marker=marker_of[p["name"]])
     drawn = []
     filled = {p["name"]: p for p in points}
     for k, p in enumerate(second):
         mate = filled[p["name"]]
         ax.plot([p["intensity"], mate["intensity"]], [p["tflops"], mate["tflops"]],
                 color=color_of[p["name"]], linewidth=0.8, linestyle=":", zorder=2)
-        _open_marker(ax, p, color_of[p["name"]], "o", f"open: {second_what}" if k == 0 else None)
+        _open_marker(ax, p, color_of[p["name"]], marker_of[p["name"]],
+                     f"open: {second_what}" if k == 0 else None)
         drawn.append(p["tflops"])
     for j, (gpu, theirs) in enumerate(references.items()):
         for k, p in enumerate(t for t in theirs if t["name"] in color_of):
@@ -734,7 +742,12 @@ def roofline(points, *, bw_gbps: float, peak_tflops: float, label: str | None = 
                                                     (filled[p["name"]]["intensity"], p["tflops"])])
         joins.append(plt.matplotlib.transforms.Bbox([[min(x0, x1) - 5, y0 - 5],
                                                      [max(x0, x1) + 5, y0 + 5]]))
-    _place_labels(ax, [(p["name"], p["intensity"], p["tflops"]) for p in points],
+    # Every marker, filled or open, is kept clear too: a name is never written over a point.
+    for p in list(points) + second:
+        x, y = ax.transData.transform((p["intensity"], p["tflops"]))
+        joins.append(plt.matplotlib.transforms.Bbox([[x - 5, y - 5], [x + 5, y + 5]]))
+    _place_labels(ax, [(p["name"], p["intensity"], p["tflops"], color_of[p["name"]])
+                       for p in points],
                   obstacles=list(ax.texts) + legends, boxes=joins)
     return fig
 
@@ -743,16 +756,18 @@ def _place_labels(ax, labelled, obstacles=(), boxes=()) -> None:
     """Name each point beside it, inside the axes and clear of the other names: try right,
     then left, then further up or down (with a thin leader line) until a free place is found.
     ``obstacles``: artists to keep clear of; ``boxes``: more places to keep clear of, as
-    display-space bounding boxes."""
+    display-space bounding boxes. Each of ``labelled`` is ``(name, x, y)`` or
+    ``(name, x, y, colour)``: a name in its point's colour."""
     renderer = ax.figure.canvas.get_renderer()
     frame = ax.get_window_extent(renderer)
     placed = [t.get_window_extent(renderer) for t in obstacles] + list(boxes)
-    for name, x, y in sorted(labelled, key=lambda t: -t[2]):
+    for name, x, y, *colour in sorted(labelled, key=lambda t: -t[2]):
+        colour = colour[0] if colour else "black"
         for dy in (0, -9, 9, -18, 18, -27, 27, -36, 36, -45, 45):
             done = False
             for dx, ha in ((5, "left"), (-5, "right")):
-                where = {"xytext": (dx, dy - 3), "textcoords": "offset points", "fontsize": 7,
-                         "ha": ha}
+                where = {"xytext": (dx, dy - 3), "textcoords": "offset points", "fontsize": 8,
+                         "ha": ha, "color": colour}
                 text = ax.annotate(name, (x, y), **where)  # measured without its leader line
                 box = text.get_window_extent(renderer)
                 text.remove()
@@ -761,11 +776,12 @@ def _place_labels(ax, labelled, obstacles=(), boxes=()) -> None:
                 if inside and not any(box.overlaps(other) for other in placed):
                     placed.append(box)
                     ax.annotate(name, (x, y), **where, arrowprops=None if dy == 0 else
-                                {"arrowstyle": "-", "color": "0.6", "linewidth": 0.5,
+                                {"arrowstyle": "-", "color": colour, "linewidth": 0.6,
                                  "shrinkA": 0, "shrinkB": 3})
                     done = True
                     break
             if done:
                 break
         else:  # no free place: put it on the point's right anyway, rather than drop it
-            ax.annotate(name, (x, y), xytext=(5, -3), textcoords="offset points", fontsize=7)
+            ax.annotate(name, (x, y), xytext=(5, -3), textcoords="offset points", fontsize=8,
+                        color=colour)

@@ -352,7 +352,7 @@ def plot_course_roofline(roof: dict, *, title: str = "Every kernel of the course
                   roof["l2_points"])
     return plots.roofline(roof["points"], bw_gbps=roof["copy_gbps"],
                           peak_tflops=roof["cublas_tflops"], label=roof["label"], title=title,
-                          xlim=(1 / 32, 512), height=6, more_roofs=more,
+                          xlim=(1 / 32, 512), height=7.5, more_roofs=more,
                           second_intensity=second)
 
 

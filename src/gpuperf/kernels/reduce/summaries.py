@@ -44,7 +44,8 @@ def prologue_grids_summary(res) -> list[str]:
 def prologue_vs_numpy(res) -> list[str]:
     """Each GPU method of ``reduce_prologue`` against ``numpy.sum`` on the CPU, one line per
     size, method and grid (ours, and the step-by-step post's where it ran there): its time per
-    call and how many times faster or slower than numpy."""
+    call (with the GPU's own busy time in it, where recorded: a short call is mostly the host's
+    work, so compare kernels by that) and how many times faster or slower than numpy."""
     validate.result(res, "res")
     for c in ("version", "n", "ms"):
         validate.column(res, c, "res column")
@@ -63,7 +64,9 @@ def prologue_vs_numpy(res) -> list[str]:
                 ms = r["ms"]
                 than = (f"{cpu / ms:,.1f}x faster than numpy" if ms < cpu
                         else f"{ms / cpu:,.1f}x slower than numpy")
-                lines.append(f"  {v}{grid}: {ms:.3f} ms per call, {than}")
+                busy = (f" (the GPU busy {r['gpu_ms']:.4f} ms of it)" if r.get("gpu_ms")
+                        else "")
+                lines.append(f"  {v}{grid}: {ms:.3f} ms per call{busy}, {than}")
     if not lines:
         raise ValueError(f"res ({res.name}) has no numpy.sum rows: give reduce_prologue's result.")
     for line in lines:

@@ -736,3 +736,18 @@ def test_copy_in_flight_counts_the_reads_at_half_the_copy_ceiling():
     lit = co.copy_in_flight(tp)
     assert lit["read_gbps"] == pytest.approx(lit["copy_gbps"] / 2)
     assert lit["latency_ns"] == pytest.approx(2 * lit["bytes_in_flight"] / lit["copy_gbps"])
+
+
+def test_the_ladder_control_rung_copies_with_the_grid_sized_to_the_data():
+    """coalescing_copy_ladder's control rung (4-byte loads, 4 per thread, grid sized to the
+    data): one round per thread covers every element."""
+    from gpuperf.kernels.coalescing.experiments import COPY_LADDER_SIZED_4B, _copy_kernel
+
+    (label, version, ilp, per_sm), = COPY_LADDER_SIZED_4B
+    n = 4 * 64 * 3 + 5
+    grid, block = co.copy_launch(n, version=version, ilp=ilp, blocks_per_sm=per_sm, block=64)
+    assert grid == -(-n // (block * ilp))
+    src = np.arange(n, dtype=np.float32)
+    dst = np.zeros_like(src)
+    _copy_kernel(version, ilp)[grid, block](src, dst)
+    assert np.array_equal(src, dst)

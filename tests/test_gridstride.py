@@ -116,3 +116,36 @@ def test_the_flush_comparison_reads_the_write_over_read_ratio():
     assert [round(r["write_over_read"], 2) for r in out if r["kernel"] == "copy"] == [2.0, 1.0]
     with pytest.raises(ValueError, match="gridstride_flush"):
         gs.flush_comparison(gp.records.Result("other", rows, {}, "recorded"))
+
+
+def test_the_size_sweep_times_the_launch_counted_calls_in_interleaved_rounds(monkeypatch):
+    """gridstride_size_sweep (GPU only) with the timer replaced: every size gets its median
+    and spread of the launch-counted times pooled over all rounds, and the rounds visit every
+    size (each round calls the timer once per size, counted and not)."""
+    import inspect
+
+    from gpuperf import bench, device
+    from gpuperf.kernels.gridstride import experiments as gx
+
+    calls = []
+
+    def fake_time_kernel(fn, hide_launch=True, **_):
+        calls.append(hide_launch)
+        return bench.Timing([0.04, 0.05, 0.03, 0.04] if not hide_launch else [0.01])
+
+    class Big:
+        def __getitem__(self, _):
+            return None
+
+    monkeypatch.setattr(bench, "time_kernel", fake_time_kernel)
+    monkeypatch.setattr(bench, "ceilings", lambda: {"copy_gbps": 4000.0, "peak_gbps": 4800.0})
+    monkeypatch.setattr(gx, "_cached_vectors", lambda n: (Big(), Big()))
+    monkeypatch.setattr(device, "info", lambda: type("I", (), {"l2_bytes": 60 << 20, "sm_count": 132})())
+    rows = inspect.unwrap(gx.size_sweep_experiment)(lambda _m: None)
+    assert len(rows) == 9
+    assert calls.count(True) == 9 and calls.count(False) == 9 * 7
+    for r in rows:
+        assert r["ms_launch_counted"] == 0.04 and r["rounds_launch_counted"] == 7
+        assert r["ms_launch_counted_q1"] <= r["ms_launch_counted"] <= r["ms_launch_counted_q3"]
+        assert r["ms_launch_counted_min"] == 0.03 and r["ms_launch_counted_max"] == 0.05
+        assert r["spread_launch_counted"] > 0

@@ -495,6 +495,9 @@ COPY_LADDER = (
     ("16-byte loads, grid sized to the data", "vec4", 1, None),
     ("16-byte loads, 2 in flight, grid sized to the data", "vec4", 2, None),
 )
+# The control for the grid: 4-byte loads, four per thread, with the grid sized to the data
+# (is it the 16-byte loads or the grid that reaches the ceiling?). Measured after rung 5.
+COPY_LADDER_SIZED_4B = (("4-byte loads, 4 in flight, grid sized to the data", "ilp", 4, None),)
 
 
 def _copy_kernel(version: str, ilp: int):
@@ -512,7 +515,7 @@ def copy_ladder_experiment(progress):
     src = device_data(N_COPY)
     dst = cuda.device_array_like(src)
     rows = []
-    for label, version, ilp, per_sm in COPY_LADDER:
+    for label, version, ilp, per_sm in COPY_LADDER[:5] + COPY_LADDER_SIZED_4B + COPY_LADDER[5:]:
         grid, block = copy_launch(N_COPY, version=version, ilp=ilp, blocks_per_sm=per_sm)
         # The kernel itself, not the host wrapper: its checks would add ~50 us per call.
         t = _time_launch(_copy_kernel(version, ilp), grid, block, src, dst, min_time=0.2)

@@ -118,27 +118,49 @@ def launch_sweep_experiment(progress):
 @experiment("gridstride_size_sweep", chapter="measuring",
             title="Grid-stride copy: GB/s against array size (2^12 to 2^28 float32)",
             units={"ms": "ms", "gbps": "GB/s", "bytes": "B", "ms_launch_counted": "ms",
-                   "gbps_launch_counted": "GB/s"})
+                   "gbps_launch_counted": "GB/s", "ms_launch_counted_q1": "ms",
+                   "ms_launch_counted_q3": "ms", "ms_launch_counted_min": "ms",
+                   "ms_launch_counted_max": "ms", "spread_launch_counted": "",
+                   "rounds_launch_counted": ""})
 def size_sweep_experiment(progress):
     big_x, big_out = _cached_vectors(N_BIG)
+    log2_sizes = list(range(12, 29, 2))
 
-    def measure(log2_n):
+    def setup(log2_n):
         n = 2**log2_n
         x, out = big_x[:n], big_out[:n]
         grid, block = launch_config(n, method="grid_stride", block=256, blocks_per_sm=8)
         flush = n * 8 < 4 * (device.info().l2_bytes or 0)
-        t = bench.time_kernel(lambda: copy_grid_stride[grid, block](x, out), min_time=0.05,
-                              flush=flush)
-        # The same call with the host's launch work inside the events: what one call costs
-        # an application that waits for it.
-        counted = bench.time_kernel(lambda: copy_grid_stride[grid, block](x, out),
-                                    min_time=0.05, flush=flush, hide_launch=False)
-        return {"n": n, "bytes": 8 * n, **bench.bandwidth_row(8 * n, t),
-                "ms_launch_counted": counted.median_ms,
-                "gbps_launch_counted": bench.gbps(8 * n, counted.median_ms)}
+        return n, (lambda: copy_grid_stride[grid, block](x, out)), flush
 
-    return bench.sweep(measure, {"log2_n": list(range(12, 29, 2))}, label="size",
-                       progress=progress)
+    def measure(log2_n):
+        n, call, flush = setup(log2_n)
+        t = bench.time_kernel(call, min_time=0.05, flush=flush)
+        return {"n": n, "bytes": 8 * n, **bench.bandwidth_row(8 * n, t)}
+
+    rows = bench.sweep(measure, {"log2_n": log2_sizes}, label="size", progress=progress)
+    # The same calls with the host's launch work inside the events: what one call costs an
+    # application that waits for it. The launch part varies from moment to moment, so the
+    # sizes are timed in ROUNDS interleaved with each other (every round visits every size)
+    # and the spread kept: a drift of the host then reaches every size alike instead of
+    # landing on one of them.
+    rounds = 7
+    counted: dict[int, list[float]] = {k: [] for k in log2_sizes}
+    for r in range(rounds):
+        for k in (log2_sizes if r % 2 == 0 else log2_sizes[::-1]):
+            _, call, flush = setup(k)
+            counted[k] += bench.time_kernel(call, min_time=0.01, flush=flush,
+                                            hide_launch=False).times_ms
+        progress(f"launch counted, round {r + 1} of {rounds}")
+    for row, k in zip(rows, log2_sizes):
+        t = bench.Timing(counted[k])
+        q1, _, q3 = np.quantile(t.times_ms, [0.25, 0.5, 0.75])
+        row.update({"ms_launch_counted": t.median_ms,
+                    "gbps_launch_counted": bench.gbps(8 * row["n"], t.median_ms),
+                    "ms_launch_counted_q1": float(q1), "ms_launch_counted_q3": float(q3),
+                    "ms_launch_counted_min": t.min_ms, "ms_launch_counted_max": t.max_ms,
+                    "spread_launch_counted": t.spread, "rounds_launch_counted": rounds})
+    return rows
 
 
 @experiment("gridstride_ceilings", chapter="measuring",

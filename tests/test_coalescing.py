@@ -601,11 +601,12 @@ def test_vec4_summary_prints_how_busy_shared_memory_and_dram_were():
     text = co.vec4_transpose_summary(_transpose_result(3600, 3610), hw)
     assert f"100 against 400 for {co.BEST_SCALAR!r}" in text
     assert "data pipe padding only 41%, flip 24%; DRAM padding only 88%, flip 89%" in text
-    assert "DRAM was the busier unit (88% against 41%): DRAM bounds this kernel" in text
+    assert "DRAM was the busier unit at 4096 x 4096, the profiled size (88% against 41%)" in text
+    assert "bounds" not in text  # a profile at another size than the timing's names no bound
     rows[1].update(shared_pipe_pct=91.0, dram_pct=60.0)  # the other way round
     text = co.vec4_transpose_summary(_transpose_result(3600, 3610), hw)
-    assert "data pipe was the busier unit (91% against DRAM's 60%)" in text
-    assert "DRAM bounds" not in text
+    assert "data pipe was the busier unit at 4096 x 4096, the profiled size (91% against DRAM's 60%)" in text
+    assert "critical path" not in text
 
 
 def test_transpose_refuses_an_output_that_overlaps_its_input():

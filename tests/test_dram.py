@@ -641,3 +641,10 @@ def test_new_checkers_refuse_the_chapters_own_model(capsys):
                           (dram.check_channel_gbps, borrowed_channel),
                           (dram.check_phase_channels, borrowed_phase)):
         assert not check(answer), check.__name__
+
+
+def test_the_guard_keeps_the_summing_loop_rolled():
+    """03_latency_hiding: without (acc != acc) the compiler unrolls the ilp=1 loop, so its PTX
+    holds more global loads than the guarded kernel's (compiled in a fresh process)."""
+    counts = dram.unroll_guard_ptx(1)
+    assert counts["unguarded"] > counts["guarded"] >= 2  # two loops: whole iterations, the tail

@@ -211,3 +211,13 @@ def test_a_header_says_its_unit_once():
     assert _header("ms per call", "ms") == "ms per call"
     assert "(ms)" in _header("time", "ms") and "(GB/s)" in _header("bandwidth", "GB/s")
     assert "(ms)" in _header("msec", "ms")  # a unit inside another word is no unit
+
+
+def test_a_result_made_without_a_gpu_says_it_is_the_emulators():
+    """A live Result whose meta names no GPU (an emulator trace) is not labelled as measured
+    on an unknown GPU."""
+    from gpuperf.records import Result
+
+    label = Result("trace", [{"a": 1}], {}, "live").label
+    assert "emulator" in label and "unknown GPU" not in label and "measured" not in label.split(",")[0][:9]
+    assert Result("x", [{"a": 1}], {"gpu": "NVIDIA H200"}, "live").label.startswith("measured live on NVIDIA H200")

@@ -134,11 +134,12 @@ def _ceiling_lines(ax, ceilings: dict | None, horizontal: bool = True) -> None:
 
 
 def copy_ceilings(result, *, peak: bool = True) -> dict:
-    """The bandwidth ceilings of the run that produced ``result``, ready for ``ceilings=``."""
+    """The bandwidth ceilings of the run that produced ``result``, ready for ``ceilings=`` (every
+    experiment measures the copy ceiling again in its own run: the label says so)."""
     v.result(result)
     v.boolean(peak, "peak")
     c = result.ceilings
-    out = {"device-to-device copy": c.get("copy_gbps")}
+    out = {"device-to-device copy, this run": c.get("copy_gbps")}  # each run measures its own
     if peak:
         out["theoretical peak"] = c.get("peak_gbps")
     return out

@@ -286,6 +286,11 @@ class Result:
 
     @property
     def label(self) -> str:
+        from .device import SIMULATOR_NAME
+
+        if self.source == "live" and self.meta.get("gpu") in (None, "", SIMULATOR_NAME):
+            # Made here without a GPU: the emulator's traces (``co.trace``) and the simulator's runs.
+            return "computed by the emulator (Numba's CUDA simulator), not measured on a GPU"
         versions = f"numba-cuda {self.meta.get('numba_cuda')}" if self.meta.get("numba_cuda") else ""
         when = self.meta.get("date", "")
         verb = "measured live on" if self.source == "live" else "recorded on"

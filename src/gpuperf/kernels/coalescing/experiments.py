@@ -467,13 +467,13 @@ def vec4_transpose_summary(tp, hw=None) -> str:
                 pipe, dram = h[VEC4_ONLY]["shared_pipe_pct"], h[VEC4_ONLY]["dram_pct"]
                 # read from the conflicted layout: if DRAM is the busier unit even there, the
                 # conflicts were not the bound, and removing them can only free shared memory
+                size = f"{h[VEC4_ONLY]['n']} x {h[VEC4_ONLY]['n']}, the profiled size"
                 lines.append(
-                    f"  with the conflicts (padding only) DRAM was the busier unit ({dram:.0f}% "
-                    f"against {pipe:.0f}%): DRAM bounds this kernel, not shared memory"
+                    f"  with the conflicts (padding only) DRAM was the busier unit at {size} "
+                    f"({dram:.0f}% against {pipe:.0f}%)"
                     if dram > pipe else
                     f"  with the conflicts (padding only) shared memory's data pipe was the "
-                    f"busier unit ({pipe:.0f}% against DRAM's {dram:.0f}%): the conflicts are "
-                    "on the kernel's critical path")
+                    f"busier unit at {size} ({pipe:.0f}% against DRAM's {dram:.0f}%)")
         else:
             lines.append(f"  The Nsight Compute record of {hw.gpu} has no complete 16-byte rows "
                          "(record profiling_transpose again on that GPU).")

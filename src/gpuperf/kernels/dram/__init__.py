@@ -85,6 +85,7 @@ from .kernels import (
     make_copy,
     make_strided_chunks,
     make_sum_loads,
+    make_sum_loads_unguarded,
     pointer_chase,
     pointer_chase_unsigned,
     strided_sum,
@@ -135,12 +136,13 @@ from .profiling import (
     onchip_roofs_experiment,
     onchip_roofs_summary,
 )
-from .ptx import PTX_TARGETS
+from .ptx import PTX_TARGETS, unroll_guard_ptx
 
 __all__ = [
     # kernels.py
     "WARP", "FLOAT_BYTES", "pointer_chase", "pointer_chase_unsigned", "chase_chain", "chase",
-    "make_sum_loads", "sum_partials", "make_copy", "copy", "make_strided_chunks",
+    "make_sum_loads", "make_sum_loads_unguarded", "unroll_guard_ptx", "sum_partials", "make_copy",
+    "copy", "make_strided_chunks",
     "chunk_geometry", "strided_sum",
     # models.py
     "DramLayout", "TEXTBOOK", "ddr_channel_gbps", "channels_needed", "bus_utilization",

@@ -145,6 +145,31 @@ def make_sum_loads(ilp: int):
     return sum_loads
 
 
+def make_sum_loads_unguarded(ilp: int):
+    """``make_sum_loads(ilp)`` without the ``(acc != acc)`` in its step: the control that
+    shows what the guard does to the compiled loop (``unroll_guard_ptx``); no experiment
+    times it."""
+    ilp = validate.positive_int(ilp, "ilp", maximum=64)
+
+    @cuda.jit
+    def sum_loads_unguarded(x, partial, stride):
+        tid = cuda.grid(1)
+        n = x.size
+        acc = np.float32(0.0)
+        i = tid
+        full = n - (ilp - 1) * stride
+        while i < full:
+            for k in range(ilp):
+                acc += x[i + k * stride]
+            i += ilp * stride
+        while i < n:
+            acc += x[i]
+            i += stride
+        partial[tid] = acc
+
+    return sum_loads_unguarded
+
+
 def sum_partials(x, *, ilp: int = 4, blocks: int = 2, block: int = 64):
     """Per-thread partial sums of ``x`` by ``make_sum_loads(ilp)`` on ``blocks x block`` threads."""
     d_x, _ = _as_device(x, "x", np.float32)

@@ -1,10 +1,23 @@
 """Chapter 3's kernels for tests/test_ptx.py: ``(kernel, signature)`` pairs it compiles for
-sm_75 and sm_90 (``GPUPERF_MODE=compile``, no GPU needed)."""
+sm_75 and sm_90 (``GPUPERF_MODE=compile``, no GPU needed); ``unroll_guard_ptx`` counts the
+global loads in the PTX of the summing kernel with and without its ``(acc != acc)`` guard."""
 
 from __future__ import annotations
 
+import re
+
+from gpuperf import validate
+from gpuperf.mode import SIMULATOR
+
 from .experiments import COPY_ILPS, SUM_ILPS
-from .kernels import make_copy, make_strided_chunks, make_sum_loads, pointer_chase, pointer_chase_unsigned
+from .kernels import (
+    make_copy,
+    make_strided_chunks,
+    make_sum_loads,
+    make_sum_loads_unguarded,
+    pointer_chase,
+    pointer_chase_unsigned,
+)
 
 _COPY_SIG = "void(float32[::1], float32[::1])"
 PTX_TARGETS = (
@@ -15,3 +28,41 @@ PTX_TARGETS = (
     + [(make_strided_chunks(k), "void(float32[::1], float32[::1], int64, int64, int64)")
        for k in (1, 2, 8)]
 )
+
+
+_SUM_SIG = "void(float32[::1], float32[::1], int64)"
+
+
+def unroll_guard_ptx(ilp: int = 1, cc=(9, 0)) -> dict:
+    """Global loads (``ld.global`` of a float32) in the PTX of ``make_sum_loads(ilp)``
+    (``"guarded"``) and of the same kernel without its ``(acc != acc)`` guard
+    (``"unguarded"``, ``make_sum_loads_unguarded``), for ``cc``. Each kernel has two loops
+    (whole iterations, then the tail); a loop the compiler unrolls shows as more loads. Under
+    the simulator it compiles in a separate process with ``GPUPERF_MODE=compile``."""
+    ilp = validate.positive_int(ilp, "ilp", maximum=64)
+    if (not isinstance(cc, tuple) or len(cc) != 2
+            or not all(isinstance(c, int) and not isinstance(c, bool) for c in cc)):
+        raise TypeError(f"cc must be a (major, minor) tuple of ints such as (9, 0), not {cc!r}.")
+    if SIMULATOR:
+        import json
+        import os
+        import subprocess
+        import sys
+
+        code = ("import json, gpuperf.kernels.dram.ptx as t; "
+                f"print('PTXCOUNTS' + json.dumps(t.unroll_guard_ptx({ilp}, {tuple(cc)})))")
+        env = {**os.environ, "GPUPERF_MODE": "compile", "NUMBA_ENABLE_CUDASIM": "0"}
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, timeout=300)
+        line = next((ln for ln in out.stdout.splitlines() if ln.startswith("PTXCOUNTS")), None)
+        if out.returncode != 0 or line is None:
+            raise RuntimeError(f"compiling the summing kernels failed:\n{out.stderr[-2000:]}")
+        return json.loads(line[len("PTXCOUNTS"):])
+    from numba import cuda
+
+    counts = {}
+    for label, kernel in (("guarded", make_sum_loads(ilp)),
+                          ("unguarded", make_sum_loads_unguarded(ilp))):
+        text, _ = cuda.compile_ptx(kernel.py_func, _SUM_SIG, cc=cc)
+        counts[label] = len(re.findall(r"\bld\.global\.(?:nc\.)?f32\b", text))
+    return counts

@@ -27,6 +27,7 @@ from .checks import (
 )
 from .experiments import (
     N_BIG,
+    call_launch_part,
     ceilings_experiment,
     compare_call_model,
     flush_comparison,
@@ -65,7 +66,7 @@ from .roofs import (
 
 __all__ = [
     "copy_one_per_thread", "copy_grid_stride", "saxpy_grid_stride", "copy", "launch_config",
-    "check_saxpy", "check_bandwidth_formula", "check_call_time", "compare_call_model",
+    "check_saxpy", "check_bandwidth_formula", "check_call_time", "compare_call_model", "call_launch_part",
     "plot_size_sweep", "read_passes", "read_step", "shared_read4", "shared_read16", "l1_read4",
     "l1_read16", "mixed_read16", "ONCHIP_READS", "onchip_values", "onchip_expected", "SIMULATOR",
     # also public, outside the list above before the split

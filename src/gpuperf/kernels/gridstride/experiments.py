@@ -180,34 +180,67 @@ def ceilings_experiment(progress):
     ]
 
 
-def compare_call_model(fn, sizes) -> list[dict]:
-    """Set ``fn(n, launch_us, gbps)`` (the call-time exercise's model) beside every size of
-    ``sizes`` (``gridstride_size_sweep``, timed as one call with its launch), with the two
-    numbers taken from the sweep itself: the smallest size's time as ``launch_us`` and the
-    largest size's bandwidth as ``gbps``. Prints one line per size and the largest miss;
-    returns the rows (``n``, ``measured_us``, ``predicted_us``, ``ratio`` = measured /
-    predicted)."""
-    validate.function(fn, "fn", what="your model fn(n, launch_us, gbps)")
+def call_launch_part(sizes, share: float = 0.05) -> dict:
+    """The launch part of one call of the copy, from ``sizes`` (``gridstride_size_sweep``).
+
+    The *small* sizes are those whose bytes, at the largest size's bandwidth as one call, take
+    less than ``share`` of the smallest size's call: their calls are their launch. Returns
+    ``launch_us`` (the median of the small sizes' call times), ``small`` (their ``n``),
+    ``lo_us`` and ``hi_us`` (the smallest and largest of those call times), ``gbps`` (the largest
+    size's bandwidth as one call) and ``has_spread`` (whether the record keeps the quartiles
+    and range of each size's timed calls: ``gridstride_size_sweep`` recorded in interleaved
+    rounds)."""
     validate.result(sizes, "sizes")
     for c in ("n", "ms_launch_counted", "gbps_launch_counted"):
         validate.column(sizes, c, "sizes column")
+    validate.positive(share, "share")
     ordered = sorted(sizes.rows, key=lambda r: r["n"])
-    launch_us = ordered[0]["ms_launch_counted"] * 1e3
     gbps = ordered[-1]["gbps_launch_counted"]
-    print(f"{sizes.gpu}: launch_us = {launch_us:.1f} (the smallest size as one call), "
-          f"gbps = {gbps:,.0f} (the largest size as one call)")
+    first_us = ordered[0]["ms_launch_counted"] * 1e3
+    small = [r for r in ordered if 8 * r["n"] / (gbps * 1e3) < share * first_us] or ordered[:1]
+    calls = [r["ms_launch_counted"] * 1e3 for r in small]
+    return {"launch_us": float(np.median(calls)), "small": [r["n"] for r in small],
+            "lo_us": min(calls), "hi_us": max(calls), "gbps": gbps,
+            "has_spread": all(r.get("ms_launch_counted_q1") is not None for r in ordered)}
+
+
+def compare_call_model(fn, sizes) -> list[dict]:
+    """Set ``fn(n, launch_us, gbps)`` (the call-time exercise's model) beside every size of
+    ``sizes`` (``gridstride_size_sweep``, timed as one call with its launch), with the two
+    numbers taken from the sweep itself (:func:`call_launch_part`): the median call time of
+    the small sizes as ``launch_us`` and the largest size's bandwidth as ``gbps``. Prints the
+    largest miss, and whether the prediction lies in the middle half of the calls timed at
+    that size (measurement variation) where the record keeps their quartiles; returns the rows (``n``,
+    ``measured_us``, ``predicted_us``, ``ratio`` = measured / predicted, ``within_range``:
+    None without the range)."""
+    validate.function(fn, "fn", what="your model fn(n, launch_us, gbps)")
+    part = call_launch_part(sizes)
+    launch_us, gbps = part["launch_us"], part["gbps"]
+    ordered = sorted(sizes.rows, key=lambda r: r["n"])
+    print(f"{sizes.gpu}: launch_us = {launch_us:.1f} (the median call of the "
+          f"{len(part['small'])} smallest sizes), gbps = {gbps:,.0f} (the largest size as one call)")
     rows = []
     for r in ordered:
         predicted = float(fn(r["n"], launch_us, gbps))
         measured = r["ms_launch_counted"] * 1e3
+        lo, hi = r.get("ms_launch_counted_q1"), r.get("ms_launch_counted_q3")
         rows.append({"n": r["n"], "measured_us": measured, "predicted_us": predicted,
-                     "ratio": measured / predicted})
+                     "ratio": measured / predicted,
+                     "within_range": None if lo is None or hi is None
+                     else bool(lo * 1e3 <= predicted <= hi * 1e3)})
 
     Result("gridstride_size_sweep", rows, sizes.meta, sizes.source).show(
+        ["n", "measured_us", "predicted_us", "ratio"],
         headers={"n": "elements", "measured_us": "measured (µs)", "predicted_us": "your model (µs)",
                  "ratio": "measured / predicted"})
     worst = max(rows, key=lambda q: abs(math.log(q["ratio"])))
-    print(f"largest miss: n = {worst['n']:,}, measured {worst['ratio']:.2f}x the prediction")
+    verdict = {None: " (this record keeps no spread of the calls timed at each size: record "
+                     "gridstride_size_sweep again to tell a miss from variation)",
+               True: ", inside the middle half of the calls timed at that size: measurement "
+                     "variation",
+               False: ", outside the middle half of the calls timed at that size"}[worst["within_range"]]
+    print(f"largest miss: n = {worst['n']:,}, measured {worst['ratio']:.2f}x the prediction"
+          + verdict)
     return rows
 
 

@@ -7,8 +7,8 @@ from gpuperf import validate
 
 def plot_size_sweep(result):
     """``gridstride_size_sweep``: GB/s against bytes moved, timed two ways (the GPU's time,
-    launch left out; one call as an application waits for it, launch counted), with the
-    copy ceilings."""
+    launch left out; one call as an application waits for it, launch counted, with the middle
+    half of its calls shaded where the record keeps their quartiles), with the copy ceilings."""
     validate.result(result, "result")
     for c in ("bytes", "gbps", "gbps_launch_counted"):
         validate.column(result, c, "result column")
@@ -22,6 +22,13 @@ def plot_size_sweep(result):
     pts = sorted((r["bytes"], r["gbps_launch_counted"]) for r in result.rows)
     ax.plot(*zip(*pts), marker="s", linestyle="--", color=plots.COLORS[1],
             label="one call, launch counted")
+    if all(r.get("ms_launch_counted_q1") and r.get("ms_launch_counted_q3") for r in result.rows):
+        # the middle half of the calls timed at each size (records made in interleaved rounds)
+        band = sorted((r["bytes"], r["bytes"] / (r["ms_launch_counted_q3"] * 1e6),
+                       r["bytes"] / (r["ms_launch_counted_q1"] * 1e6)) for r in result.rows)
+        xs, lo, hi = zip(*band)
+        ax.fill_between(xs, lo, hi, color=plots.COLORS[1], alpha=0.2, linewidth=0,
+                        label="one call: middle half of the calls")
     plots.legend_if_labelled(ax, fontsize=8, loc="lower right")  # ceiling labels sit top left
     return fig
 

@@ -602,6 +602,39 @@ def test_the_grader_decides_outputs_from_the_values_handed_to_it(tmp_path, monke
     assert "judged in the student's kernel only" in note
 
 
+def test_a_verdict_line_written_by_the_student_cannot_reweigh_its_cases(tmp_path, monkeypatch):
+    """The student's kernel can append lines to the verdict log (it is in the writable run
+    folder; found by `glob('/tmp/*/run-*/verd' + 'icts-*.jsonl')`, with no name the review
+    flag looks for). A line that re-logs a wrong answer's verdict with every case weighed 0 and
+    marked "speed", plus a passed case worth 10, scored 1.0 (10 of 10 points); one that claims
+    50 points out of 1 for a right answer scored 50. Weights and kinds are the reference
+    run's, unknown passed cases earn nothing, points are counted from the cases."""
+    right = [[0, 1, 2], [1, 2, 3]]
+    ref_entry, ref_values = _recorded(tmp_path, monkeypatch, "ref", right, reference=True)
+    reference = {"values": ref_values, "verdicts": {"check": ref_entry}, "stopped": None}
+    entry, values = _recorded(tmp_path, monkeypatch, "wrong", [[0, 1, 2], [1, 2, 9]])
+    cases = [[c[0], True, 0, "speed"] for c in entry["cases"]] + [["fast enough", True, 10, "speed"]]
+    forged = dict(entry, cases=cases, passed=len(cases), failed=0, points=10, possible=10,
+                  first_failure=None)
+    decided, note = grade.decide_outputs(forged, "check", reference, values)
+    row = grade._row("mallory", "nb", "check_toy", decided, "graded", note)
+    assert row["score"] == 0.0 and "outputs wrong" in row["detail"], row
+    # the cases omitted altogether: the values still fail them
+    only = dict(forged, cases=[["fast enough", True, 10, "speed"]], passed=1)
+    decided, note = grade.decide_outputs(only, "check", reference, values)
+    row = grade._row("mallory", "nb", "check_toy", decided, "graded", note)
+    assert row["score"] == 0.0, row
+    # a right answer claiming 50 points out of 1: its answer's score, 1.0
+    entry, values = _recorded(tmp_path, monkeypatch, "right", right)
+    inflated = dict(entry, points=50, possible=1)
+    decided, note = grade.decide_outputs(inflated, "check", reference, values)
+    row = grade._row("mallory", "nb", "check_toy", decided, "graded", note)
+    assert row["score"] == 1.0 and row["points"] == row["possible"], row
+    # and without a reference verdict to weigh by, never more than all of it
+    row = grade._row("mallory", "nb", "check_toy", inflated, "graded", "")
+    assert row["score"] == 1.0, row
+
+
 def test_recorded_values_are_plain_data_and_junk_is_skipped(tmp_path):
     from gpuperf import exercises as ex
 

@@ -565,6 +565,40 @@ def _value_agrees(got, ref: dict) -> str | None:
         return f"the value could not be compared ({type(err).__name__})"
 
 
+def _trusted_weights(entry: dict, ref_cases: dict) -> dict:
+    """``entry`` (a verdict from the student's kernel, whose code can append lines to the log)
+    with each case's points and kind taken from the reference run's verdict, not from the
+    line: a case the reference knows weighs and counts as the checker made it there, a passed
+    case it does not know earns nothing, and the counts and points are recomputed from the
+    cases (a forged line cannot mark an output case as speed, weigh it 0, or claim 50 points
+    out of 1). The same entry, unchanged, where nothing differs."""
+    raw = entry.get("cases")
+    if not isinstance(raw, list):
+        return entry
+    cases = []
+    for c in raw:
+        if not (isinstance(c, list) and len(c) == 4 and isinstance(c[0], str)):
+            continue
+        name, ok = c[0], c[1] is True
+        if name in ref_cases:
+            weight, kind = ref_cases[name][2], ref_cases[name][3]
+        elif ok:
+            weight, kind = 0, c[3]
+        else:
+            weight, kind = c[2], c[3]
+        if not isinstance(weight, (int, float)) or isinstance(weight, bool) or weight < 0:
+            weight = 1
+        if kind not in ("output", "structure", "speed"):
+            kind = "output"
+        cases.append([name, ok, weight, kind])
+    e = dict(entry, cases=cases)
+    if len(cases) == len(raw) and len(cases) < 500:  # the whole list (the log keeps 500)
+        e.update(passed=sum(c[1] for c in cases), failed=sum(not c[1] for c in cases),
+                 points=float(sum(c[2] for c in cases if c[1])),
+                 possible=float(sum(c[2] for c in cases)))
+    return entry if e == entry else e
+
+
 def decide_outputs(entry: dict, cid: str, reference: dict, values: dict) -> tuple[dict, str]:
     """The verdict ``entry`` of checker cell ``cid`` with its cases decided by the grader:
     a case the child passed fails if a value it judged differs from ``reference``'s
@@ -582,10 +616,11 @@ def decide_outputs(entry: dict, cid: str, reference: dict, values: dict) -> tupl
         return entry, ("outputs judged in the student's kernel only: the grader's own run of "
                        "the course's notebook gave no verdict for this exercise"
                        + (f" ({reference['stopped']})." if reference.get("stopped") else "."))
-    cases = [list(c) for c in entry.get("cases", []) if isinstance(c, list) and len(c) == 4]
-    by_name = {c[0]: c for c in cases}
     ref_cases = {c[0]: c for c in reference["verdicts"][cid].get("cases", [])
                  if isinstance(c, list) and len(c) == 4}
+    entry = _trusted_weights(entry, ref_cases)
+    cases = [list(c) for c in entry.get("cases", []) if isinstance(c, list) and len(c) == 4]
+    by_name = {c[0]: c for c in cases}
     wrong: dict = {}
     for key in refs:  # in the order the checker made them
         case = key[2]
@@ -654,6 +689,9 @@ def _row(student, notebook, exercise, entry, status, detail, worth: float = 1.0)
     total = entry["passed"] + entry["failed"] if entry else 0
     points = entry.get("points", passed) if entry else 0
     possible = entry.get("possible", total) if entry else 0
+    # Never more than all of it, nor less than none (the entry comes from the student's kernel).
+    possible = possible if isinstance(possible, (int, float)) and possible > 0 else 0
+    points = min(max(points, 0), possible) if isinstance(points, (int, float)) else 0
     wrong = [c for c in (entry or {}).get("cases", [])
              if isinstance(c, list) and len(c) == 4 and c[1] is False and c[3] == "output"]
     if wrong and status == "graded":

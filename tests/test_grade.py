@@ -3,6 +3,8 @@ crashing, and edited (the checker cell faked or deleted), under the simulator.""
 
 import csv
 import os
+import time
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -713,3 +715,19 @@ def test_the_kernel_process_writes_to_a_file_not_the_graders_terminal(tmp_path, 
     assert "a cell output" in text
     assert "live=" + grade.grading_env()["GPUPERF_LIVE"] in text.splitlines()
     assert grade.grading_env() == {"GPUPERF_LIVE": os.environ.get("GPUPERF_LIVE", "0")}
+
+
+def test_a_notebook_of_cells_each_under_the_cell_timeout_stops_at_its_budget(monkeypatch):
+    """Every cell under the cell timeout (sleeping 110 s of 120) and no limit on the whole:
+    a student's notebook held its job as long as it liked. It stops after NOTEBOOK_TIMEOUTS
+    cell timeouts, and says so."""
+    import nbformat
+
+    monkeypatch.setattr(grade, "NOTEBOOK_TIMEOUTS", 2)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import time; time.sleep(1.5)") for _ in range(6)]
+    t0 = time.monotonic()
+    stopped = grade._run(nb, cell_timeout=2, cwd=Path.cwd())
+    assert time.monotonic() - t0 < 20
+    assert stopped and "ran past 4 s (2 cell timeouts)" in stopped, stopped
+    assert sum(1 for c in nb.cells if c.get("execution_count")) < 6

@@ -160,6 +160,11 @@ def grading_notebook(submission, source, log: str = "verdicts.jsonl",
 # The most characters of output one cell keeps (the rest is dropped, with a line saying so).
 OUTPUT_CAP = 200_000
 
+# A whole notebook may run this many cell timeouts (30 min at the default 120 s): each cell
+# under the cell timeout is not enough, a student's notebook of cells that each sleep just
+# under it would hold a job for hours.
+NOTEBOOK_TIMEOUTS = 15
+
 # Seconds a cell may go on after it was interrupted for its timeout (a GPU kernel that never
 # ends cannot be interrupted) before the notebook is stopped there.
 INTERRUPT_GRACE_S = 10.0
@@ -175,6 +180,21 @@ def _grading_client():
     from .nbtools import client_class
 
     class GradingClient(client_class()):
+        deadline = None  # time.monotonic() past which no cell starts (the notebook's budget)
+
+        def _get_timeout(self, cell):
+            t = super()._get_timeout(cell)
+            if self.deadline is None:
+                return t
+            left = max(1.0, self.deadline - time.monotonic())
+            return min(t, left) if t else left
+
+        async def async_execute_cell(self, cell, cell_index, *args, **kw):
+            if self.deadline is not None and cell.cell_type == "code" \
+                    and time.monotonic() > self.deadline:
+                raise NotebookTimeout(cell_index)
+            return await super().async_execute_cell(cell, cell_index, *args, **kw)
+
         def output(self, outs, msg, display_id, cell_index):
             # A cell's outputs are kept up to OUTPUT_CAP characters: a student's code that
             # prints megabytes costs the grader nothing and the kept notebook stays small.
@@ -207,16 +227,25 @@ def _grading_client():
     return GradingClient
 
 
+class NotebookTimeout(Exception):
+    """The notebook ran past its ``NOTEBOOK_TIMEOUTS`` cell timeouts."""
+
+
 def _run(nb, *, cell_timeout: int, cwd: Path, km=None) -> str | None:
     """Execute ``nb`` in a fresh kernel (``km``'s, e.g. ``sandbox.kernel_manager``); None, or
-    why the run stopped early."""
+    why the run stopped early. The whole notebook may run ``NOTEBOOK_TIMEOUTS`` cell timeouts."""
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
     client = _grading_client()(nb, timeout=cell_timeout, kernel_name="python3", km=km,
                                allow_errors=True, interrupt_on_timeout=True,
                                resources={"metadata": {"path": str(cwd)}})
+    budget = NOTEBOOK_TIMEOUTS * cell_timeout
+    client.deadline = time.monotonic() + budget
     try:
         client.execute()
+    except NotebookTimeout as stop:
+        return (f"the notebook ran past {budget} s ({NOTEBOOK_TIMEOUTS} cell timeouts) and was "
+                f"stopped before cell {stop.args[0] + 1} of {len(nb.cells)}")
     except DeadKernelError:
         return "the kernel died (the student's code crashed it)"
     except CellTimeoutError:

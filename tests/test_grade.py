@@ -731,3 +731,26 @@ def test_a_notebook_of_cells_each_under_the_cell_timeout_stops_at_its_budget(mon
     assert time.monotonic() - t0 < 20
     assert stopped and "ran past 4 s (2 cell timeouts)" in stopped, stopped
     assert sum(1 for c in nb.cells if c.get("execution_count")) < 6
+
+
+def test_a_notebook_saved_by_colab_without_cell_ids_is_graded_as_its_answers_deserve(tmp_path):
+    """Colab saves nbformat 4.0 without cell ids (its own go into each cell's metadata): every
+    checker was put back at the top, before the answers, and a right answer scored 0
+    (NameError). The course's ids are put back by the cells' text."""
+    import json
+
+    source = _source(tmp_path / "notebooks").parent
+    copy = assign.assign(source, tmp_path / "student")[0]
+    nb = nbformat.read(copy, as_version=4)
+    answer = next(c for c in nb.cells if "NotImplementedError" in c.source)
+    answer.source = "def saxpy_gbps(n, ms):\n" + RIGHT
+    raw = json.loads(nbformat.writes(nb))
+    raw["nbformat_minor"] = 0
+    for k, cell in enumerate(raw["cells"]):
+        cell.pop("id", None)
+        cell["metadata"] = {"id": f"colab{k}"}
+    (tmp_path / "subs" / "dee").mkdir(parents=True)
+    (tmp_path / "subs" / "dee" / "Copy of 01_demo.ipynb").write_text(json.dumps(raw))
+    rows = grade.grade(tmp_path / "subs", source=source, cell_timeout=120, progress=None,
+                       hidden_seed=5, jobs=1)
+    assert [(r["status"], r["score"]) for r in rows] == [("graded", 1.0)], rows

@@ -343,6 +343,45 @@ def machinery_touched(submission, source) -> list[str]:
     return found
 
 
+def course_ids(submission, source):
+    """``submission`` with the course's cell ids put back on the cells that lost them. Colab
+    saves a notebook as nbformat 4.0, without cell ids (its own ids go into each cell's
+    metadata), and so do older Jupyters: with no id to find them by, every checker cell was put
+    back at the top, before the answers, and a right answer scored 0 (NameError). A cell
+    without a course id takes the id of the course cell of the same type with the same text,
+    else (an answer the student wrote) of the one whose first line it keeps, where exactly
+    one cell of the course has that first line and no other cell claimed it."""
+    import copy
+
+    notebook_arg(submission)
+    notebook_arg(source)
+    known = {c.get("id") for c in source.cells if c.get("id")}
+    lost = [c for c in submission.cells if c.get("id") not in known]
+    if not lost:
+        return submission
+    nb = copy.deepcopy(submission)
+    claimed = {c.get("id") for c in nb.cells if c.get("id") in known}
+    lost = [c for c in nb.cells if c.get("id") not in known]
+
+    def first(text):
+        return next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+
+    nb.nbformat_minor = max(nb.get("nbformat_minor", 0), 5)  # ids are nbformat 4.5's
+    for exact, how in ((True, lambda c: c.source.strip()), (False, lambda c: first(c.source))):
+        by = {}
+        for c in source.cells:
+            if c.get("id") and c.get("id") not in claimed:
+                by.setdefault((c.cell_type, how(c)), []).append(c.get("id"))
+        for cell in lost:
+            if cell.get("id") in known or not cell.source.strip():
+                continue
+            ids = [i for i in by.get((cell.cell_type, how(cell)), []) if i not in claimed]
+            if len(ids) == 1 or (ids and exact):
+                cell["id"] = ids[0]
+                claimed.add(ids[0])
+    return nb
+
+
 def grade_notebook(path: Path, source_path: Path, *, student: str, cell_timeout: int = 120,
                    notebook: str | None = None, hidden_seed: int | None = None,
                    limits=None, hide=(), keep: Path | None = None,
@@ -382,6 +421,7 @@ def grade_notebook(path: Path, source_path: Path, *, student: str, cell_timeout:
         return [_row(student, notebook, _checker_name(src), None, "no verdict",
                      f"not a readable notebook: {type(err).__name__}", worth[cid])
                 for cid, src in checks]
+    submission = course_ids(submission, source)
     if reference is None and checks:
         reference = reference_run(source_path, hidden_seed=hidden_seed,
                                   cell_timeout=cell_timeout, limits=limits, hide=hide)

@@ -754,3 +754,16 @@ def test_a_notebook_saved_by_colab_without_cell_ids_is_graded_as_its_answers_des
     rows = grade.grade(tmp_path / "subs", source=source, cell_timeout=120, progress=None,
                        hidden_seed=5, jobs=1)
     assert [(r["status"], r["score"]) for r in rows] == [("graded", 1.0)], rows
+
+
+def test_a_notebook_keeps_at_most_notebook_output_cap_characters(monkeypatch):
+    """OUTPUT_CAP bounds one cell: a hundred cells printing 190,000 characters each kept a
+    19 MB notebook per student. All the cells together keep NOTEBOOK_OUTPUT_CAP."""
+    import nbformat
+
+    monkeypatch.setattr(grade, "NOTEBOOK_OUTPUT_CAP", 50_000)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("print('w' * 20_000)") for _ in range(6)]
+    assert grade._run(nb, cell_timeout=60, cwd=Path.cwd()) is None
+    kept = nbformat.writes(nb)
+    assert len(kept) < 60_000 and "characters in this notebook left out" in kept

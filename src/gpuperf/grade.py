@@ -159,6 +159,10 @@ def grading_notebook(submission, source, log: str = "verdicts.jsonl",
 
 # The most characters of output one cell keeps (the rest is dropped, with a line saying so).
 OUTPUT_CAP = 200_000
+# And one notebook, all its cells together (a course notebook's outputs under the simulator
+# are about 1,000,000): 100 cells of 190,000 characters each kept 19 MB a notebook, 10,000
+# would have kept 2 GB.
+NOTEBOOK_OUTPUT_CAP = 5_000_000
 
 # A whole notebook may run this many cell timeouts (30 min at the default 120 s): each cell
 # under the cell timeout is not enough, a student's notebook of cells that each sleep just
@@ -200,17 +204,21 @@ def _grading_client():
             # prints megabytes costs the grader nothing and the kept notebook stays small.
             spent = self.__dict__.setdefault("_spent", {})
             size = len(str(msg.get("content", {})))
-            used = spent.get(cell_index, 0)
+            used, total = spent.get(cell_index, 0), spent.get("all", 0)
             spent[cell_index] = used + size
-            if used + size > OUTPUT_CAP:
-                if used <= OUTPUT_CAP:
+            if used + size > OUTPUT_CAP or total + size > NOTEBOOK_OUTPUT_CAP:
+                if used <= OUTPUT_CAP and not spent.get(("noted", cell_index)):
                     import nbformat
 
+                    spent[("noted", cell_index)] = True
+                    what = (f"{OUTPUT_CAP:,} characters" if used + size > OUTPUT_CAP else
+                            f"{NOTEBOOK_OUTPUT_CAP:,} characters in this notebook")
                     out = nbformat.v4.new_output(
                         "stream", name="stderr",
-                        text=f"[grader: output past {OUTPUT_CAP:,} characters left out]\n")
+                        text=f"[grader: output past {what} left out]\n")
                     outs.append(out)
                 return None
+            spent["all"] = total + size
             return super().output(outs, msg, display_id, cell_index)
 
         async def _async_handle_timeout(self, timeout, cell=None):

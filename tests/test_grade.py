@@ -767,3 +767,27 @@ def test_a_notebook_keeps_at_most_notebook_output_cap_characters(monkeypatch):
     assert grade._run(nb, cell_timeout=60, cwd=Path.cwd()) is None
     kept = nbformat.writes(nb)
     assert len(kept) < 60_000 and "characters in this notebook left out" in kept
+
+
+def test_a_verdict_log_replaced_by_a_fifo_or_a_link_is_not_read(tmp_path):
+    """The verdict log is in the run folder, which the student's kernel can write: an answer
+    that replaced it with a FIFO left the grader blocked for good opening it once the kernel
+    had ended (the whole class with it); a link would be followed as the grader. Only a
+    regular file is read."""
+    import json
+    import threading
+
+    line = json.dumps({"cell": "c", "passed": 1, "failed": 0}) + "\n"
+    real = tmp_path / "real.jsonl"
+    real.write_text(line)
+    assert grade._read_log(real) == [json.loads(line)]
+    fifo, link = tmp_path / "fifo.jsonl", tmp_path / "link.jsonl"
+    os.mkfifo(fifo)
+    link.symlink_to(real)
+    got = []
+    t = threading.Thread(target=lambda: got.append(grade._read_log(fifo)), daemon=True)
+    t.start()
+    t.join(10)
+    assert got == [[]], "reading a FIFO blocked"
+    assert grade._read_log(link) == []
+    assert grade._read_log(tmp_path / "none.jsonl") == []

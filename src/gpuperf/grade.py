@@ -452,6 +452,8 @@ def grade_notebook(path: Path, source_path: Path, *, student: str, cell_timeout:
         e = mine[-1]
         status = "not implemented" if e.get("not_implemented") else "graded"
         e, decided = decide_outputs(e, cid, reference or {}, values)
+        if status == "not implemented":
+            decided = ""  # an untouched stub handed over no values: the status says it all
         row = _row(student, notebook, exercise, e, status,
                    " ".join(t for t in (decided, e.get("first_failure") or "") if t),
                    worth[cid])
@@ -736,10 +738,19 @@ _LOG_CAP = 20_000_000  # characters of a verdict log read (the student's code ca
 
 def _read_log(log: Path) -> list[dict]:
     """The verdicts of a log, skipping what is not one (a line the student's code wrote)."""
-    if not log.exists():
+    import stat
+
+    # A regular file of the run folder itself, not what the student's kernel made in its place:
+    # a FIFO (opening it blocked the grader for good) or a link to a file of the grader's.
+    try:
+        fd = os.open(log, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return []
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
         return []
     entries = []
-    with open(log, encoding="utf-8", errors="replace") as f:
+    with open(fd, encoding="utf-8", errors="replace") as f:
         for line in f.read(_LOG_CAP).splitlines():
             try:
                 e = json.loads(line)

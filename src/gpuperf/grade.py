@@ -196,7 +196,7 @@ def _grading_client():
         async def async_execute_cell(self, cell, cell_index, *args, **kw):
             if self.deadline is not None and cell.cell_type == "code" \
                     and time.monotonic() > self.deadline:
-                raise NotebookTimeout(cell_index)
+                raise _NotebookTimeout(cell_index)
             return await super().async_execute_cell(cell, cell_index, *args, **kw)
 
         def output(self, outs, msg, display_id, cell_index):
@@ -235,7 +235,7 @@ def _grading_client():
     return GradingClient
 
 
-class NotebookTimeout(Exception):
+class _NotebookTimeout(Exception):
     """The notebook ran past its ``NOTEBOOK_TIMEOUTS`` cell timeouts."""
 
 
@@ -251,7 +251,7 @@ def _run(nb, *, cell_timeout: int, cwd: Path, km=None) -> str | None:
     client.deadline = time.monotonic() + budget
     try:
         client.execute()
-    except NotebookTimeout as stop:
+    except _NotebookTimeout as stop:
         return (f"the notebook ran past {budget} s ({NOTEBOOK_TIMEOUTS} cell timeouts) and was "
                 f"stopped before cell {stop.args[0] + 1} of {len(nb.cells)}")
     except DeadKernelError:

@@ -7,6 +7,7 @@ says on stderr that it is not sandboxed."""
 
 import hashlib
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -178,3 +179,26 @@ def test_the_private_tmp_folders_hold_at_most_tmp_bytes(tmp_path):
                                 limits=sandbox.Limits(tmp_bytes=32 << 20))
     out = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120).stdout
     assert out.count("STOPPED") == 3 and "WROTE" not in out, out
+
+
+def test_release_removes_only_the_cgroups_the_grader_made(tmp_path):
+    """``release`` read the cgroups to remove from a note in the run folder, which the
+    student's kernel can write (and /sys/fs/cgroup/pids, listed read-only in the sandbox,
+    names the other kernels' groups): as root it removed any empty cgroup named there, and
+    waited 30 s on each busy one. It removes only the groups ``command`` made."""
+    pids = sandbox._CGROUP_PIDS
+    if os.geteuid() != 0 or not os.access(pids, os.W_OK):
+        pytest.skip("needs root and a writable pids cgroup controller")
+    victim = pids / f"gpuperf-test-victim-{os.getpid()}"
+    victim.mkdir()
+    try:
+        rundir = tmp_path / "run"
+        rundir.mkdir()
+        (rundir / "cgroups").write_text(f"{victim}\n" * 3)
+        mine = sandbox._pids_group(rundir, sandbox.Limits())
+        assert mine is not None and mine.is_dir()
+        sandbox.release(rundir)
+        assert victim.is_dir() and not mine.exists()
+    finally:
+        if victim.is_dir():
+            victim.rmdir()

@@ -222,7 +222,7 @@ _CGROUP_PIDS = Path("/sys/fs/cgroup/pids")  # cgroup v1's pids controller, where
 def _pids_group(rundir: Path, limits: Limits) -> Path | None:
     """A fresh pids cgroup holding at most ``limits.processes``, for a grader run as root
     (whom RLIMIT_NPROC does not bind) where the pids controller is writable; else None.
-    Its path is noted in ``rundir`` for ``release``."""
+    Kept for ``release`` (``_GROUPS``), out of the student's reach."""
     if os.geteuid() != 0 or not limits.processes or not os.access(_CGROUP_PIDS, os.W_OK):
         return None
     group = _CGROUP_PIDS / f"gpuperf-grade-{os.urandom(6).hex()}"
@@ -231,9 +231,14 @@ def _pids_group(rundir: Path, limits: Limits) -> Path | None:
         (group / "pids.max").write_text(str(limits.processes))
     except OSError:
         return None
-    with open(Path(rundir) / "cgroups", "a", encoding="utf-8") as f:
-        f.write(f"{group}\n")
+    _GROUPS.setdefault(str(Path(rundir).resolve()), []).append(group)
     return group
+
+
+# The pids cgroups made for each run folder, kept in the grader's memory: a note in the run
+# folder (as before) was the student's kernel's to write, and ``release`` removed, as root,
+# whatever cgroups it named, waiting 30 s on each that was busy.
+_GROUPS: dict = {}
 
 
 def release(rundir: Path) -> None:
@@ -241,11 +246,7 @@ def release(rundir: Path) -> None:
     kernel has ended."""
     import time
 
-    note = _folder(rundir, "rundir") / "cgroups"
-    if not note.is_file():
-        return
-    for line in note.read_text().split():
-        group = Path(line)
+    for group in _GROUPS.pop(str(_folder(rundir, "rundir").resolve()), []):
         if group.parent != _CGROUP_PIDS or not group.is_dir():
             continue
         for _ in range(300):  # the kernel's processes may take a moment to end
@@ -254,7 +255,6 @@ def release(rundir: Path) -> None:
                 break
             except OSError:
                 time.sleep(0.1)
-    note.unlink()
 
 
 KERNEL_OUTPUT = "kernel-output.txt"  # in rundir: what the kernel process itself wrote

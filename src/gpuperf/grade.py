@@ -387,6 +387,9 @@ def course_ids(submission, source):
             if len(ids) == 1 or (ids and exact):
                 cell["id"] = ids[0]
                 claimed.add(ids[0])
+    for k, cell in enumerate(nb.cells):  # the student's own cells: ids of their own
+        if not cell.get("id"):
+            cell["id"] = f"student-{k}"
     return nb
 
 

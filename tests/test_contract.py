@@ -492,6 +492,7 @@ BAD = {
     "gpuperf.grade:exercise_points": [B(grade.exercise_points, "nb", err=TypeError, word="nb")],
     "gpuperf.grade:machinery_touched": [B(grade.machinery_touched, "a", "b", err=TypeError,
                                           word="nb")],
+    "gpuperf.grade:course_ids": [B(grade.course_ids, "a", "b", err=TypeError, word="nb")],
     "gpuperf.grade:read_roster": [B(grade.read_roster, 3, err=TypeError, word="roster")],
     "gpuperf.grade:lms_outputs": [B(grade.lms_outputs, 3, err=TypeError, word="out")],
     "gpuperf.grade:lms_tables": [B(grade.lms_tables, [], assignment=3, err=TypeError,

@@ -3,6 +3,8 @@ crashing, and edited (the checker cell faked or deleted), under the simulator.""
 
 import csv
 import os
+import time
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -602,6 +604,39 @@ def test_the_grader_decides_outputs_from_the_values_handed_to_it(tmp_path, monke
     assert "judged in the student's kernel only" in note
 
 
+def test_a_verdict_line_written_by_the_student_cannot_reweigh_its_cases(tmp_path, monkeypatch):
+    """The student's kernel can append lines to the verdict log (it is in the writable run
+    folder; found by `glob('/tmp/*/run-*/verd' + 'icts-*.jsonl')`, with no name the review
+    flag looks for). A line that re-logs a wrong answer's verdict with every case weighed 0 and
+    marked "speed", plus a passed case worth 10, scored 1.0 (10 of 10 points); one that claims
+    50 points out of 1 for a right answer scored 50. Weights and kinds are the reference
+    run's, unknown passed cases earn nothing, points are counted from the cases."""
+    right = [[0, 1, 2], [1, 2, 3]]
+    ref_entry, ref_values = _recorded(tmp_path, monkeypatch, "ref", right, reference=True)
+    reference = {"values": ref_values, "verdicts": {"check": ref_entry}, "stopped": None}
+    entry, values = _recorded(tmp_path, monkeypatch, "wrong", [[0, 1, 2], [1, 2, 9]])
+    cases = [[c[0], True, 0, "speed"] for c in entry["cases"]] + [["fast enough", True, 10, "speed"]]
+    forged = dict(entry, cases=cases, passed=len(cases), failed=0, points=10, possible=10,
+                  first_failure=None)
+    decided, note = grade.decide_outputs(forged, "check", reference, values)
+    row = grade._row("mallory", "nb", "check_toy", decided, "graded", note)
+    assert row["score"] == 0.0 and "outputs wrong" in row["detail"], row
+    # the cases omitted altogether: the values still fail them
+    only = dict(forged, cases=[["fast enough", True, 10, "speed"]], passed=1)
+    decided, note = grade.decide_outputs(only, "check", reference, values)
+    row = grade._row("mallory", "nb", "check_toy", decided, "graded", note)
+    assert row["score"] == 0.0, row
+    # a right answer claiming 50 points out of 1: its answer's score, 1.0
+    entry, values = _recorded(tmp_path, monkeypatch, "right", right)
+    inflated = dict(entry, points=50, possible=1)
+    decided, note = grade.decide_outputs(inflated, "check", reference, values)
+    row = grade._row("mallory", "nb", "check_toy", decided, "graded", note)
+    assert row["score"] == 1.0 and row["points"] == row["possible"], row
+    # and without a reference verdict to weigh by, never more than all of it
+    row = grade._row("mallory", "nb", "check_toy", inflated, "graded", "")
+    assert row["score"] == 1.0, row
+
+
 def test_recorded_values_are_plain_data_and_junk_is_skipped(tmp_path):
     from gpuperf import exercises as ex
 
@@ -680,3 +715,79 @@ def test_the_kernel_process_writes_to_a_file_not_the_graders_terminal(tmp_path, 
     assert "a cell output" in text
     assert "live=" + grade.grading_env()["GPUPERF_LIVE"] in text.splitlines()
     assert grade.grading_env() == {"GPUPERF_LIVE": os.environ.get("GPUPERF_LIVE", "0")}
+
+
+def test_a_notebook_of_cells_each_under_the_cell_timeout_stops_at_its_budget(monkeypatch):
+    """Every cell under the cell timeout (sleeping 110 s of 120) and no limit on the whole:
+    a student's notebook held its job as long as it liked. It stops after NOTEBOOK_TIMEOUTS
+    cell timeouts, and says so."""
+    import nbformat
+
+    monkeypatch.setattr(grade, "NOTEBOOK_TIMEOUTS", 2)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import time; time.sleep(1.5)") for _ in range(6)]
+    t0 = time.monotonic()
+    stopped = grade._run(nb, cell_timeout=2, cwd=Path.cwd())
+    assert time.monotonic() - t0 < 20
+    assert stopped and "ran past 4 s (2 cell timeouts)" in stopped, stopped
+    assert sum(1 for c in nb.cells if c.get("execution_count")) < 6
+
+
+def test_a_notebook_saved_by_colab_without_cell_ids_is_graded_as_its_answers_deserve(tmp_path):
+    """Colab saves nbformat 4.0 without cell ids (its own go into each cell's metadata): every
+    checker was put back at the top, before the answers, and a right answer scored 0
+    (NameError). The course's ids are put back by the cells' text."""
+    import json
+
+    source = _source(tmp_path / "notebooks").parent
+    copy = assign.assign(source, tmp_path / "student")[0]
+    nb = nbformat.read(copy, as_version=4)
+    answer = next(c for c in nb.cells if "NotImplementedError" in c.source)
+    answer.source = "def saxpy_gbps(n, ms):\n" + RIGHT
+    raw = json.loads(nbformat.writes(nb))
+    raw["nbformat_minor"] = 0
+    for k, cell in enumerate(raw["cells"]):
+        cell.pop("id", None)
+        cell["metadata"] = {"id": f"colab{k}"}
+    (tmp_path / "subs" / "dee").mkdir(parents=True)
+    (tmp_path / "subs" / "dee" / "Copy of 01_demo.ipynb").write_text(json.dumps(raw))
+    rows = grade.grade(tmp_path / "subs", source=source, cell_timeout=120, progress=None,
+                       hidden_seed=5, jobs=1)
+    assert [(r["status"], r["score"]) for r in rows] == [("graded", 1.0)], rows
+
+
+def test_a_notebook_keeps_at_most_notebook_output_cap_characters(monkeypatch):
+    """OUTPUT_CAP bounds one cell: a hundred cells printing 190,000 characters each kept a
+    19 MB notebook per student. All the cells together keep NOTEBOOK_OUTPUT_CAP."""
+    import nbformat
+
+    monkeypatch.setattr(grade, "NOTEBOOK_OUTPUT_CAP", 50_000)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("print('w' * 20_000)") for _ in range(6)]
+    assert grade._run(nb, cell_timeout=60, cwd=Path.cwd()) is None
+    kept = nbformat.writes(nb)
+    assert len(kept) < 60_000 and "characters in this notebook left out" in kept
+
+
+def test_a_verdict_log_replaced_by_a_fifo_or_a_link_is_not_read(tmp_path):
+    """The verdict log is in the run folder, which the student's kernel can write: an answer
+    that replaced it with a FIFO left the grader blocked for good opening it once the kernel
+    had ended (the whole class with it); a link would be followed as the grader. Only a
+    regular file is read."""
+    import json
+    import threading
+
+    line = json.dumps({"cell": "c", "passed": 1, "failed": 0}) + "\n"
+    real = tmp_path / "real.jsonl"
+    real.write_text(line)
+    assert grade._read_log(real) == [json.loads(line)]
+    fifo, link = tmp_path / "fifo.jsonl", tmp_path / "link.jsonl"
+    os.mkfifo(fifo)
+    link.symlink_to(real)
+    got = []
+    t = threading.Thread(target=lambda: got.append(grade._read_log(fifo)), daemon=True)
+    t.start()
+    t.join(10)
+    assert got == [[]], "reading a FIFO blocked"
+    assert grade._read_log(link) == []
+    assert grade._read_log(tmp_path / "none.jsonl") == []

@@ -7,7 +7,9 @@ says on stderr that it is not sandboxed."""
 
 import hashlib
 import importlib.util
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -151,3 +153,55 @@ def test_processes_memory_and_output_are_limited(graded):
 def test_an_endless_answer_costs_one_cell_timeout(graded):
     (rows, _), _ = graded[0]
     assert "of CPU time" in rows["loop_forever"]["detail"]  # the checker's limit, a verdict
+
+
+def test_the_private_tmp_folders_hold_at_most_tmp_bytes(tmp_path):
+    """/tmp, /var/tmp and /dev/shm in the sandbox are in-memory folders that RLIMIT_DATA does
+    not count: unsized, a student wrote 4 GiB there under a 2 GiB memory limit (each could take
+    half the machine's memory). Each holds at most ``Limits.tmp_bytes``."""
+    if not sandbox._has_size():
+        pytest.skip("this bubblewrap has no --size (0.8 and later)")
+    code = ("import os\n"
+            "for d in ('/tmp', '/var/tmp', '/dev/shm'):\n"
+            "    n = 0\n"
+            "    try:\n"
+            "        with open(d + '/fill', 'wb') as f:\n"
+            "            for _ in range(96):\n"
+            "                f.write(b'x' * (1 << 20)); f.flush(); n += 1\n"
+            "    except OSError as err:\n"
+            "        print(d, 'STOPPED', n, err.errno)\n"
+            "    else:\n"
+            "        print(d, 'WROTE', n)\n")
+    work, rundir = tmp_path / "work", tmp_path / "run"
+    work.mkdir()
+    rundir.mkdir()
+    argv, env = sandbox.command([sys.executable, "-c", code], work=work, rundir=rundir,
+                                limits=sandbox.Limits(tmp_bytes=32 << 20))
+    try:
+        out = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120).stdout
+    finally:
+        sandbox.release(rundir)  # the pids cgroup made for a grader run as root
+    assert out.count("STOPPED") == 3 and "WROTE" not in out, out
+
+
+def test_release_removes_only_the_cgroups_the_grader_made(tmp_path):
+    """``release`` read the cgroups to remove from a note in the run folder, which the
+    student's kernel can write (and /sys/fs/cgroup/pids, listed read-only in the sandbox,
+    names the other kernels' groups): as root it removed any empty cgroup named there, and
+    waited 30 s on each busy one. It removes only the groups ``command`` made."""
+    pids = sandbox._CGROUP_PIDS
+    if os.geteuid() != 0 or not os.access(pids, os.W_OK):
+        pytest.skip("needs root and a writable pids cgroup controller")
+    victim = pids / f"gpuperf-test-victim-{os.getpid()}"
+    victim.mkdir()
+    try:
+        rundir = tmp_path / "run"
+        rundir.mkdir()
+        (rundir / "cgroups").write_text(f"{victim}\n" * 3)
+        mine = sandbox._pids_group(rundir, sandbox.Limits())
+        assert mine is not None and mine.is_dir()
+        sandbox.release(rundir)
+        assert victim.is_dir() and not mine.exists()
+    finally:
+        if victim.is_dir():
+            victim.rmdir()

@@ -159,6 +159,15 @@ def grading_notebook(submission, source, log: str = "verdicts.jsonl",
 
 # The most characters of output one cell keeps (the rest is dropped, with a line saying so).
 OUTPUT_CAP = 200_000
+# And one notebook, all its cells together (a course notebook's outputs under the simulator
+# are about 1,000,000): 100 cells of 190,000 characters each kept 19 MB a notebook, 10,000
+# would have kept 2 GB.
+NOTEBOOK_OUTPUT_CAP = 5_000_000
+
+# A whole notebook may run this many cell timeouts (30 min at the default 120 s): each cell
+# under the cell timeout is not enough, a student's notebook of cells that each sleep just
+# under it would hold a job for hours.
+NOTEBOOK_TIMEOUTS = 15
 
 # Seconds a cell may go on after it was interrupted for its timeout (a GPU kernel that never
 # ends cannot be interrupted) before the notebook is stopped there.
@@ -175,22 +184,41 @@ def _grading_client():
     from .nbtools import client_class
 
     class GradingClient(client_class()):
+        deadline = None  # time.monotonic() past which no cell starts (the notebook's budget)
+
+        def _get_timeout(self, cell):
+            t = super()._get_timeout(cell)
+            if self.deadline is None:
+                return t
+            left = max(1.0, self.deadline - time.monotonic())
+            return min(t, left) if t else left
+
+        async def async_execute_cell(self, cell, cell_index, *args, **kw):
+            if self.deadline is not None and cell.cell_type == "code" \
+                    and time.monotonic() > self.deadline:
+                raise _NotebookTimeout(cell_index)
+            return await super().async_execute_cell(cell, cell_index, *args, **kw)
+
         def output(self, outs, msg, display_id, cell_index):
             # A cell's outputs are kept up to OUTPUT_CAP characters: a student's code that
             # prints megabytes costs the grader nothing and the kept notebook stays small.
             spent = self.__dict__.setdefault("_spent", {})
             size = len(str(msg.get("content", {})))
-            used = spent.get(cell_index, 0)
+            used, total = spent.get(cell_index, 0), spent.get("all", 0)
             spent[cell_index] = used + size
-            if used + size > OUTPUT_CAP:
-                if used <= OUTPUT_CAP:
+            if used + size > OUTPUT_CAP or total + size > NOTEBOOK_OUTPUT_CAP:
+                if used <= OUTPUT_CAP and not spent.get(("noted", cell_index)):
                     import nbformat
 
+                    spent[("noted", cell_index)] = True
+                    what = (f"{OUTPUT_CAP:,} characters" if used + size > OUTPUT_CAP else
+                            f"{NOTEBOOK_OUTPUT_CAP:,} characters in this notebook")
                     out = nbformat.v4.new_output(
                         "stream", name="stderr",
-                        text=f"[grader: output past {OUTPUT_CAP:,} characters left out]\n")
+                        text=f"[grader: output past {what} left out]\n")
                     outs.append(out)
                 return None
+            spent["all"] = total + size
             return super().output(outs, msg, display_id, cell_index)
 
         async def _async_handle_timeout(self, timeout, cell=None):
@@ -207,16 +235,25 @@ def _grading_client():
     return GradingClient
 
 
+class _NotebookTimeout(Exception):
+    """The notebook ran past its ``NOTEBOOK_TIMEOUTS`` cell timeouts."""
+
+
 def _run(nb, *, cell_timeout: int, cwd: Path, km=None) -> str | None:
     """Execute ``nb`` in a fresh kernel (``km``'s, e.g. ``sandbox.kernel_manager``); None, or
-    why the run stopped early."""
+    why the run stopped early. The whole notebook may run ``NOTEBOOK_TIMEOUTS`` cell timeouts."""
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
     client = _grading_client()(nb, timeout=cell_timeout, kernel_name="python3", km=km,
                                allow_errors=True, interrupt_on_timeout=True,
                                resources={"metadata": {"path": str(cwd)}})
+    budget = NOTEBOOK_TIMEOUTS * cell_timeout
+    client.deadline = time.monotonic() + budget
     try:
         client.execute()
+    except _NotebookTimeout as stop:
+        return (f"the notebook ran past {budget} s ({NOTEBOOK_TIMEOUTS} cell timeouts) and was "
+                f"stopped before cell {stop.args[0] + 1} of {len(nb.cells)}")
     except DeadKernelError:
         return "the kernel died (the student's code crashed it)"
     except CellTimeoutError:
@@ -314,6 +351,48 @@ def machinery_touched(submission, source) -> list[str]:
     return found
 
 
+def course_ids(submission, source):
+    """``submission`` with the course's cell ids put back on the cells that lost them. Colab
+    saves a notebook as nbformat 4.0, without cell ids (its own ids go into each cell's
+    metadata), and so do older Jupyters: with no id to find them by, every checker cell was put
+    back at the top, before the answers, and a right answer scored 0 (NameError). A cell
+    without a course id takes the id of the course cell of the same type with the same text,
+    else (an answer the student wrote) of the one whose first line it keeps, where exactly
+    one cell of the course has that first line and no other cell claimed it."""
+    import copy
+
+    notebook_arg(submission)
+    notebook_arg(source)
+    known = {c.get("id") for c in source.cells if c.get("id")}
+    lost = [c for c in submission.cells if c.get("id") not in known]
+    if not lost:
+        return submission
+    nb = copy.deepcopy(submission)
+    claimed = {c.get("id") for c in nb.cells if c.get("id") in known}
+    lost = [c for c in nb.cells if c.get("id") not in known]
+
+    def first(text):
+        return next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+
+    nb.nbformat_minor = max(nb.get("nbformat_minor", 0), 5)  # ids are nbformat 4.5's
+    for exact, how in ((True, lambda c: c.source.strip()), (False, lambda c: first(c.source))):
+        by = {}
+        for c in source.cells:
+            if c.get("id") and c.get("id") not in claimed:
+                by.setdefault((c.cell_type, how(c)), []).append(c.get("id"))
+        for cell in lost:
+            if cell.get("id") in known or not cell.source.strip():
+                continue
+            ids = [i for i in by.get((cell.cell_type, how(cell)), []) if i not in claimed]
+            if len(ids) == 1 or (ids and exact):
+                cell["id"] = ids[0]
+                claimed.add(ids[0])
+    for k, cell in enumerate(nb.cells):  # the student's own cells: ids of their own
+        if not cell.get("id"):
+            cell["id"] = f"student-{k}"
+    return nb
+
+
 def grade_notebook(path: Path, source_path: Path, *, student: str, cell_timeout: int = 120,
                    notebook: str | None = None, hidden_seed: int | None = None,
                    limits=None, hide=(), keep: Path | None = None,
@@ -353,6 +432,7 @@ def grade_notebook(path: Path, source_path: Path, *, student: str, cell_timeout:
         return [_row(student, notebook, _checker_name(src), None, "no verdict",
                      f"not a readable notebook: {type(err).__name__}", worth[cid])
                 for cid, src in checks]
+    submission = course_ids(submission, source)
     if reference is None and checks:
         reference = reference_run(source_path, hidden_seed=hidden_seed,
                                   cell_timeout=cell_timeout, limits=limits, hide=hide)
@@ -375,6 +455,8 @@ def grade_notebook(path: Path, source_path: Path, *, student: str, cell_timeout:
         e = mine[-1]
         status = "not implemented" if e.get("not_implemented") else "graded"
         e, decided = decide_outputs(e, cid, reference or {}, values)
+        if status == "not implemented":
+            decided = ""  # an untouched stub handed over no values: the status says it all
         row = _row(student, notebook, exercise, e, status,
                    " ".join(t for t in (decided, e.get("first_failure") or "") if t),
                    worth[cid])
@@ -565,6 +647,40 @@ def _value_agrees(got, ref: dict) -> str | None:
         return f"the value could not be compared ({type(err).__name__})"
 
 
+def _trusted_weights(entry: dict, ref_cases: dict) -> dict:
+    """``entry`` (a verdict from the student's kernel, whose code can append lines to the log)
+    with each case's points and kind taken from the reference run's verdict, not from the
+    line: a case the reference knows weighs and counts as the checker made it there, a passed
+    case it does not know earns nothing, and the counts and points are recomputed from the
+    cases (a forged line cannot mark an output case as speed, weigh it 0, or claim 50 points
+    out of 1). The same entry, unchanged, where nothing differs."""
+    raw = entry.get("cases")
+    if not isinstance(raw, list):
+        return entry
+    cases = []
+    for c in raw:
+        if not (isinstance(c, list) and len(c) == 4 and isinstance(c[0], str)):
+            continue
+        name, ok = c[0], c[1] is True
+        if name in ref_cases:
+            weight, kind = ref_cases[name][2], ref_cases[name][3]
+        elif ok:
+            weight, kind = 0, c[3]
+        else:
+            weight, kind = c[2], c[3]
+        if not isinstance(weight, (int, float)) or isinstance(weight, bool) or weight < 0:
+            weight = 1
+        if kind not in ("output", "structure", "speed"):
+            kind = "output"
+        cases.append([name, ok, weight, kind])
+    e = dict(entry, cases=cases)
+    if len(cases) == len(raw) and len(cases) < 500:  # the whole list (the log keeps 500)
+        e.update(passed=sum(c[1] for c in cases), failed=sum(not c[1] for c in cases),
+                 points=float(sum(c[2] for c in cases if c[1])),
+                 possible=float(sum(c[2] for c in cases)))
+    return entry if e == entry else e
+
+
 def decide_outputs(entry: dict, cid: str, reference: dict, values: dict) -> tuple[dict, str]:
     """The verdict ``entry`` of checker cell ``cid`` with its cases decided by the grader:
     a case the child passed fails if a value it judged differs from ``reference``'s
@@ -582,10 +698,11 @@ def decide_outputs(entry: dict, cid: str, reference: dict, values: dict) -> tupl
         return entry, ("outputs judged in the student's kernel only: the grader's own run of "
                        "the course's notebook gave no verdict for this exercise"
                        + (f" ({reference['stopped']})." if reference.get("stopped") else "."))
-    cases = [list(c) for c in entry.get("cases", []) if isinstance(c, list) and len(c) == 4]
-    by_name = {c[0]: c for c in cases}
     ref_cases = {c[0]: c for c in reference["verdicts"][cid].get("cases", [])
                  if isinstance(c, list) and len(c) == 4}
+    entry = _trusted_weights(entry, ref_cases)
+    cases = [list(c) for c in entry.get("cases", []) if isinstance(c, list) and len(c) == 4]
+    by_name = {c[0]: c for c in cases}
     wrong: dict = {}
     for key in refs:  # in the order the checker made them
         case = key[2]
@@ -624,10 +741,19 @@ _LOG_CAP = 20_000_000  # characters of a verdict log read (the student's code ca
 
 def _read_log(log: Path) -> list[dict]:
     """The verdicts of a log, skipping what is not one (a line the student's code wrote)."""
-    if not log.exists():
+    import stat
+
+    # A regular file of the run folder itself, not what the student's kernel made in its place:
+    # a FIFO (opening it blocked the grader for good) or a link to a file of the grader's.
+    try:
+        fd = os.open(log, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return []
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
         return []
     entries = []
-    with open(log, encoding="utf-8", errors="replace") as f:
+    with open(fd, encoding="utf-8", errors="replace") as f:
         for line in f.read(_LOG_CAP).splitlines():
             try:
                 e = json.loads(line)
@@ -654,6 +780,9 @@ def _row(student, notebook, exercise, entry, status, detail, worth: float = 1.0)
     total = entry["passed"] + entry["failed"] if entry else 0
     points = entry.get("points", passed) if entry else 0
     possible = entry.get("possible", total) if entry else 0
+    # Never more than all of it, nor less than none (the entry comes from the student's kernel).
+    possible = possible if isinstance(possible, (int, float)) and possible > 0 else 0
+    points = min(max(points, 0), possible) if isinstance(points, (int, float)) else 0
     wrong = [c for c in (entry or {}).get("cases", [])
              if isinstance(c, list) and len(c) == 4 and c[1] is False and c[3] == "output"]
     if wrong and status == "graded":

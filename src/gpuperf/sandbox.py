@@ -52,9 +52,12 @@ class Limits:
     # thread per CUDA thread of a block: 1,024 and more)
     cpu_seconds: int | None = 3600  # CPU time of the kernel process
     file_bytes: int | None = 1 * GIB  # the largest file it may write
+    tmp_bytes: int | None = 1 * GIB  # each private in-memory folder (/tmp, /var/tmp, /dev/shm):
+    # files there are memory that RLIMIT_DATA does not count (unbounded, each could take half
+    # the machine's memory); with a bubblewrap that has --size (0.8 and later)
 
     def __post_init__(self):
-        for name in ("memory_bytes", "processes", "cpu_seconds", "file_bytes"):
+        for name in ("memory_bytes", "processes", "cpu_seconds", "file_bytes", "tmp_bytes"):
             val = getattr(self, name)
             if val is not None and (isinstance(val, bool) or not isinstance(val, int) or val < 1):
                 raise ValueError(f"{name}={val!r} must be a positive integer or None (no limit).")
@@ -165,10 +168,13 @@ def command(argv: list[str], *, work: Path, rundir: Path, hide: list[Path] = (),
     env = {**_env(home), **extra}
     if available() is not None:
         return limited(argv, limits, sandboxed=False), {**os.environ, **env}
+    if not isinstance(limits, Limits):
+        raise TypeError(f"limits must be a sandbox.Limits, not {type(limits).__name__}.")
     box = ["bwrap", "--ro-bind", "/", "/"]
     gpu = any(Path("/dev").glob("nvidia*"))
     box += ["--dev-bind", "/dev", "/dev"] if gpu else ["--dev", "/dev"]
-    box += ["--proc", "/proc", "--tmpfs", "/dev/shm"]
+    size = ["--size", str(limits.tmp_bytes)] if limits.tmp_bytes and _has_size() else []
+    box += ["--proc", "/proc", *size, "--tmpfs", "/dev/shm"]
     hidden = ["/tmp", "/var/tmp", "/home", "/root", "/run", "/mnt", "/media", "/srv",
               os.path.expanduser("~"), os.getcwd(), *map(str, hide)]
     # Hidden: an empty folder in place of each (read-only, but for the private temp folders).
@@ -179,7 +185,7 @@ def command(argv: list[str], *, work: Path, rundir: Path, hide: list[Path] = (),
     # show its name in the empty parent).
     shown = [p for p in shown if not any(p.startswith(q.rstrip("/") + "/") for q in shown)]
     for p in shown:
-        box += ["--tmpfs", p]
+        box += [*(size if p in private else []), "--tmpfs", p]
     for p in _readable():
         box += ["--ro-bind", p, p]
     box += ["--bind", str(work), str(work), "--bind", str(rundir), str(rundir)]
@@ -200,13 +206,23 @@ def command(argv: list[str], *, work: Path, rundir: Path, hide: list[Path] = (),
     return box, env
 
 
+@lru_cache(maxsize=1)
+def _has_size() -> bool:
+    """Whether this bubblewrap sizes a tmpfs (``--size``, bubblewrap 0.8 and later)."""
+    try:
+        run = subprocess.run(["bwrap", "--help"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "--size" in run.stdout + run.stderr
+
+
 _CGROUP_PIDS = Path("/sys/fs/cgroup/pids")  # cgroup v1's pids controller, where it is mounted
 
 
 def _pids_group(rundir: Path, limits: Limits) -> Path | None:
     """A fresh pids cgroup holding at most ``limits.processes``, for a grader run as root
     (whom RLIMIT_NPROC does not bind) where the pids controller is writable; else None.
-    Its path is noted in ``rundir`` for ``release``."""
+    Kept for ``release`` (``_GROUPS``), out of the student's reach."""
     if os.geteuid() != 0 or not limits.processes or not os.access(_CGROUP_PIDS, os.W_OK):
         return None
     group = _CGROUP_PIDS / f"gpuperf-grade-{os.urandom(6).hex()}"
@@ -215,9 +231,14 @@ def _pids_group(rundir: Path, limits: Limits) -> Path | None:
         (group / "pids.max").write_text(str(limits.processes))
     except OSError:
         return None
-    with open(Path(rundir) / "cgroups", "a", encoding="utf-8") as f:
-        f.write(f"{group}\n")
+    _GROUPS.setdefault(str(Path(rundir).resolve()), []).append(group)
     return group
+
+
+# The pids cgroups made for each run folder, kept in the grader's memory: a note in the run
+# folder (as before) was the student's kernel's to write, and ``release`` removed, as root,
+# whatever cgroups it named, waiting 30 s on each that was busy.
+_GROUPS: dict = {}
 
 
 def release(rundir: Path) -> None:
@@ -225,11 +246,7 @@ def release(rundir: Path) -> None:
     kernel has ended."""
     import time
 
-    note = _folder(rundir, "rundir") / "cgroups"
-    if not note.is_file():
-        return
-    for line in note.read_text().split():
-        group = Path(line)
+    for group in _GROUPS.pop(str(_folder(rundir, "rundir").resolve()), []):
         if group.parent != _CGROUP_PIDS or not group.is_dir():
             continue
         for _ in range(300):  # the kernel's processes may take a moment to end
@@ -238,7 +255,6 @@ def release(rundir: Path) -> None:
                 break
             except OSError:
                 time.sleep(0.1)
-    note.unlink()
 
 
 KERNEL_OUTPUT = "kernel-output.txt"  # in rundir: what the kernel process itself wrote

@@ -205,3 +205,46 @@ def test_release_removes_only_the_cgroups_the_grader_made(tmp_path):
     finally:
         if victim.is_dir():
             victim.rmdir()
+
+
+def test_a_notebook_that_fills_its_folders_is_stopped_at_disk_bytes(tmp_path):
+    """The working and run folders are the grader's disk, bound into the sandbox (no mount size
+    holds them; RLIMIT_FSIZE bounds only each file): a notebook writing file after file there
+    could fill the disk the class is graded on. The grader stops its kernel past
+    ``Limits.disk_bytes`` and says why; the folders are gone afterwards."""
+    import nbformat
+
+    fill = ("import os, time\n"
+            "for i in range(400):\n"
+            "    with open(f'fill{i}', 'wb') as f:\n"
+            "        f.write(os.urandom(1 << 20))\n"
+            "    time.sleep(0.01)\n"
+            "print('wrote all')")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(fill)])
+    limits = sandbox.Limits(memory_bytes=2 * sandbox.GIB, processes=128, disk_bytes=64 << 20)
+    _, _, ran, stopped = grade._execute(nb, nb, "fill.ipynb", hidden_seed=7, cell_timeout=60,
+                                         limits=limits, hide=[])
+    assert stopped and "of the grader's disk" in stopped, stopped
+    assert "wrote all" not in str(ran.cells[0].get("outputs", []))
+
+
+def test_the_disk_watch_counts_blocks_and_entries(tmp_path):
+    (tmp_path / "sparse").write_bytes(b"")
+    with open(tmp_path / "sparse", "r+b") as f:  # 1 GiB apparent, a few blocks held
+        f.truncate(1 << 30)
+    (tmp_path / "real").write_bytes(b"x" * (1 << 20))
+    stops = []
+    watch = sandbox.DiskWatch([tmp_path], 4 << 20, lambda: stops.append(1), every=0.05)
+    used, entries = watch.used()
+    assert (1 << 20) <= used < (4 << 20) and entries == 2
+    for i in range(5):
+        (tmp_path / f"more{i}").write_bytes(b"y" * (1 << 20))
+    with watch:
+        import time
+        for _ in range(100):
+            if stops:
+                break
+            time.sleep(0.05)
+    assert stops == [1] and "GiB" in watch.tripped
+    many = sandbox.DiskWatch([tmp_path], 1 << 40, lambda: None, max_entries=3)
+    assert many.used()[1] > 3

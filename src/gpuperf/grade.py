@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import csv
 import io
 import json
@@ -265,6 +266,19 @@ def _run(nb, *, cell_timeout: int, cwd: Path, km=None) -> str | None:
         if km is not None:  # nbclient ends only the kernels it started itself
             _shutdown(km)
     return None
+
+
+def _kill(km) -> None:
+    """End ``km``'s kernel at once from another thread (the disk watch): SIGKILL to its process
+    (bubblewrap, whose sandbox dies with it); the runner then finds the kernel dead."""
+    import signal
+
+    process = getattr(getattr(km, "provisioner", None), "process", None)
+    if process is not None:
+        try:
+            os.kill(process.pid, signal.SIGKILL)
+        except OSError:  # gone already
+            pass
 
 
 def _shutdown(km) -> None:
@@ -507,10 +521,16 @@ def _execute(submission, source, name: str, *, hidden_seed: int, cell_timeout: i
                                   reference)
             km = sandbox.kernel_manager(work=work, rundir=rundir, hide=list(hide),
                                         limits=limits, env=grading_env())
+            watch = (sandbox.DiskWatch([work, rundir], limits.disk_bytes, lambda km=km: _kill(km))
+                     if limits.disk_bytes else contextlib.nullcontext())
             try:
-                stopped = _run(nb, cell_timeout=cell_timeout, cwd=work, km=km)
+                with watch:
+                    stopped = _run(nb, cell_timeout=cell_timeout, cwd=work, km=km)
             finally:
                 sandbox.release(rundir)
+            if getattr(watch, "tripped", None):
+                stopped = f"the notebook was stopped: {watch.tripped}"
+                break
             if not (stopped or "").startswith(RUNNER_FAILED):
                 break
             if attempt == RUNNER_ATTEMPTS:

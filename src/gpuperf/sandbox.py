@@ -55,9 +55,12 @@ class Limits:
     tmp_bytes: int | None = 1 * GIB  # each private in-memory folder (/tmp, /var/tmp, /dev/shm):
     # files there are memory that RLIMIT_DATA does not count (unbounded, each could take half
     # the machine's memory); with a bubblewrap that has --size (0.8 and later)
+    disk_bytes: int | None = 2 * GIB  # the grader's disk its writable folders (the working
+    # folder, the run folder) may take together: watched while it runs (``DiskWatch``)
 
     def __post_init__(self):
-        for name in ("memory_bytes", "processes", "cpu_seconds", "file_bytes", "tmp_bytes"):
+        for name in ("memory_bytes", "processes", "cpu_seconds", "file_bytes", "tmp_bytes",
+                     "disk_bytes"):
             val = getattr(self, name)
             if val is not None and (isinstance(val, bool) or not isinstance(val, int) or val < 1):
                 raise ValueError(f"{name}={val!r} must be a positive integer or None (no limit).")
@@ -310,3 +313,68 @@ def kernel_manager(*, work: Path, rundir: Path, hide: list[Path] = (), limits: L
                                 ip=str(rundir / "kernel"),
                                 connection_file=str(rundir / "kernel.json"))
     return km
+
+
+class DiskWatch:
+    """Stop a kernel whose writable folders grow past ``limit`` bytes of the grader's disk.
+
+    The working and run folders are the grader's own disk, bound into the sandbox (the grader
+    reads the verdict log and the recorded values from them), so no size limit of a mount holds
+    them, and RLIMIT_FSIZE bounds only each file. A thread measures the blocks the folders use
+    (``st_blocks``: a sparse file counts for what it holds) every ``every`` seconds, and past
+    ``limit``, or past ``max_entries`` files and folders, calls ``stop()`` once. Writing at disk
+    speed between two looks can pass the limit by a second's worth of writes; the point is that
+    no notebook can fill the disk the rest of the class is graded on.
+    """
+
+    def __init__(self, folders, limit: int, stop, *, every: float = 0.5,
+                 max_entries: int = 100_000):
+        import threading
+
+        if isinstance(folders, (str, os.PathLike)) or not all(
+                isinstance(f, (str, os.PathLike)) for f in folders):
+            raise TypeError(f"folders must be a list of folder paths, not {folders!r:.80}.")
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValueError(f"limit={limit!r} must be a positive number of bytes.")
+        if not callable(stop):
+            raise TypeError(f"stop must be a function to call past the limit, not "
+                            f"{type(stop).__name__}.")
+        self.folders = [Path(f) for f in folders]
+        self.limit, self.stop, self.every, self.max_entries = limit, stop, every, max_entries
+        self.tripped: str | None = None
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True, name="gpuperf-diskwatch")
+
+    def used(self) -> tuple[int, int]:
+        """``(bytes, entries)`` the folders take now (stops counting past ``max_entries``)."""
+        total = entries = 0
+        for folder in self.folders:
+            for root, dirs, files in os.walk(folder):
+                for name in dirs + files:
+                    entries += 1
+                    try:
+                        total += os.lstat(os.path.join(root, name)).st_blocks * 512
+                    except OSError:  # removed while we looked
+                        pass
+                if entries > self.max_entries:
+                    return total, entries
+        return total, entries
+
+    def _loop(self) -> None:
+        while not self._done.wait(self.every):
+            used, entries = self.used()
+            if used > self.limit or entries > self.max_entries:
+                self.tripped = (f"its folders took {used / GIB:.1f} GiB of the grader's disk "
+                                f"(the limit is {self.limit / GIB:.1f} GiB)"
+                                if used > self.limit else
+                                f"it made over {self.max_entries:,} files and folders")
+                self.stop()
+                return
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._done.set()
+        self._thread.join()

@@ -34,6 +34,8 @@ SOL_LINE = ("Nsight Compute's Speed-of-Light line (its rule: under 60% on both s
             "a constant of the method")
 ALLOWED = {
     "prints 40 MB": "the size the red-team submission prints on purpose, not a measurement",
+    "over 2 GiB together": "the grader's disk limit, sandbox.Limits.disk_bytes (a setting; "
+                           "tests/test_redteam.py checks the guide against it)",
     "262,144 floats (1 MiB)": "the step-by-step post's image size (512 x 512 float32), arithmetic",
     "over the same 1 MiB": "the step-by-step post's data size, arithmetic",
     "1 to 256 MiB": "the sizes the L2 experiment chooses to sweep",

@@ -248,3 +248,5 @@ def test_the_disk_watch_counts_blocks_and_entries(tmp_path):
     assert stops == [1] and "GiB" in watch.tripped
     many = sandbox.DiskWatch([tmp_path], 1 << 40, lambda: None, max_entries=3)
     assert many.used()[1] > 3
+    guide = (Path(__file__).resolve().parent.parent / "book" / "instructors.md").read_text()
+    assert f"over {sandbox.Limits().disk_bytes // sandbox.GIB} GiB together" in guide

@@ -1,6 +1,7 @@
 """Compiling a student's kernel for sm_75 and sm_90 from the simulator (gpuperf.targets)."""
 
 import numpy as np
+import pytest
 from numba import cuda, float32
 
 from gpuperf import exercises as ex
@@ -194,3 +195,9 @@ def test_plain_words_names_the_usual_causes():
     assert "32- and 64-bit" in targets.plain_words("No implementation of atomic.add for int16")
     assert targets.plain_words("TypingError: x\nThere are 2 candidate implementations:\n y") == (
         "TypingError: x.")
+
+
+def test_in_compiling_process_returns_json_and_names_a_failure():
+    assert targets.in_compiling_process("json", "m.loads('[1, 2]')", what="a list") == [1, 2]
+    with pytest.raises(RuntimeError, match="compiling the broken thing failed"):
+        targets.in_compiling_process("json", "m.no_such_function()", what="the broken thing")

@@ -404,6 +404,31 @@ def compile_for_targets(kernel, args, ccs=TARGETS) -> dict:
     return result
 
 
+def in_compiling_process(module: str, expr: str, *, what: str, timeout: int = 300):
+    """The JSON value of ``expr``, evaluated in a separate Python process that compiles for real
+    GPUs (``GPUPERF_MODE=compile``, no simulator, no GPU needed) with ``module`` imported as
+    ``m``: how a chapter under the simulator shows the PTX of its kernels. RuntimeError naming
+    ``what`` (e.g. "the summing kernels") if that process fails."""
+    import os
+    import subprocess
+
+    for val, name in ((module, "module"), (expr, "expr"), (what, "what")):
+        if not isinstance(val, str) or not val.strip():
+            raise TypeError(f"{name} must be a non-empty string, not {val!r:.60}.")
+    mark = "GPUPERF-JSON:"
+    code = f"import json, {module} as m; print({mark!r} + json.dumps({expr}))"
+    env = {**os.environ, "GPUPERF_MODE": "compile", "NUMBA_ENABLE_CUDASIM": "0"}
+    try:
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"compiling {what} did not finish within {timeout} s") from None
+    line = next((ln for ln in out.stdout.splitlines() if ln.startswith(mark)), None)
+    if out.returncode != 0 or line is None:
+        raise RuntimeError(f"compiling {what} failed:\n{out.stderr[-2000:]}")
+    return json.loads(line[len(mark):])
+
+
 def check_ccs(ccs) -> list:
     """``ccs`` as a list of [major, minor] pairs; ValueError unless it is a non-empty list of
     compute capabilities."""

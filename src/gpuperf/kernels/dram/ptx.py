@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from gpuperf import validate
+from gpuperf import targets, validate
 from gpuperf.mode import SIMULATOR
 
 from .experiments import COPY_ILPS, SUM_ILPS
@@ -44,20 +44,9 @@ def unroll_guard_ptx(ilp: int = 1, cc=(9, 0)) -> dict:
             or not all(isinstance(c, int) and not isinstance(c, bool) for c in cc)):
         raise TypeError(f"cc must be a (major, minor) tuple of ints such as (9, 0), not {cc!r}.")
     if SIMULATOR:
-        import json
-        import os
-        import subprocess
-        import sys
-
-        code = ("import json, gpuperf.kernels.dram.ptx as t; "
-                f"print('PTXCOUNTS' + json.dumps(t.unroll_guard_ptx({ilp}, {tuple(cc)})))")
-        env = {**os.environ, "GPUPERF_MODE": "compile", "NUMBA_ENABLE_CUDASIM": "0"}
-        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                             text=True, timeout=300)
-        line = next((ln for ln in out.stdout.splitlines() if ln.startswith("PTXCOUNTS")), None)
-        if out.returncode != 0 or line is None:
-            raise RuntimeError(f"compiling the summing kernels failed:\n{out.stderr[-2000:]}")
-        return json.loads(line[len("PTXCOUNTS"):])
+        return targets.in_compiling_process(
+            "gpuperf.kernels.dram.ptx", f"m.unroll_guard_ptx({ilp}, {tuple(cc)})",
+            what="the summing kernels")
     from numba import cuda
 
     counts = {}

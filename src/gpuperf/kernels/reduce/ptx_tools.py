@@ -7,7 +7,7 @@ import re
 
 from numba import cuda  # gpuperf/__init__ has already chosen the mode
 
-from gpuperf import validate
+from gpuperf import targets, validate
 from gpuperf.mode import SIMULATOR
 
 from .ablation import ABLATION_CONFIGS, make_v8_ablation
@@ -115,20 +115,9 @@ def ptx_lines(version: str, names=None, block: int | None = None, cc=(9, 0)) -> 
     names = tuple(names) if names else tuple(k for k in TELLING if k != "ld.global.f32")
     if not SIMULATOR:
         return telling_lines(ptx(version, block, cc), names, limit=40)
-    import json
-    import os
-    import subprocess
-    import sys
-
-    code = ("import json, sys, gpuperf.kernels.reduce as r; "
-            f"print(json.dumps(r.telling_lines(r.ptx({version!r}, {block}, {tuple(cc)}), "
-            f"{names!r}, limit=40)))")
-    env = {**os.environ, "GPUPERF_MODE": "compile", "NUMBA_ENABLE_CUDASIM": "0"}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=300)
-    if out.returncode != 0:
-        raise RuntimeError(f"compiling {version} to PTX failed:\n{out.stderr[-2000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return targets.in_compiling_process(
+        "gpuperf.kernels.reduce", f"m.telling_lines(m.ptx({version!r}, {block}, {tuple(cc)}), "
+        f"{names!r}, limit=40)", what=f"{version} to PTX")
 
 
 def _compiled_ptx(compiled) -> str:
@@ -149,20 +138,9 @@ def single_thread_ptx(cc=(9, 0)) -> dict:
     separate process with ``GPUPERF_MODE=compile``."""
     _check_cc(cc)
     if SIMULATOR:
-        import json
-        import os
-        import subprocess
-        import sys
-
-        code = ("import json, gpuperf.kernels.reduce.ptx_tools as t; "
-                f"print('PTXCOUNTS' + json.dumps(t.single_thread_ptx({tuple(cc)})))")
-        env = {**os.environ, "GPUPERF_MODE": "compile", "NUMBA_ENABLE_CUDASIM": "0"}
-        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                             text=True, timeout=300)
-        line = next((ln for ln in out.stdout.splitlines() if ln.startswith("PTXCOUNTS")), None)
-        if out.returncode != 0 or line is None:
-            raise RuntimeError(f"compiling the one-thread kernels failed:\n{out.stderr[-2000:]}")
-        return json.loads(line[len("PTXCOUNTS"):])
+        return targets.in_compiling_process(
+            "gpuperf.kernels.reduce.ptx_tools", f"m.single_thread_ptx({tuple(cc)})",
+            what="the one-thread kernels")
     from .kernels import reduce_single_thread
 
     counts = {}

@@ -26,7 +26,7 @@ import contract_api  # noqa: E402
 from numba import cuda  # noqa: E402  (after contract_api, which imports gpuperf: the mode is chosen first)
 
 import gpuperf as gp  # noqa: E402
-from gpuperf import assign, bench, colab, device, grade, plots, profiling, record, records, targets, widgets  # noqa: E402
+from gpuperf import assign, bench, colab, device, grade, plots, profiling, record, records, targets, vetting, widgets  # noqa: E402
 from gpuperf import exercises as ex  # noqa: E402
 from gpuperf import sandbox as sb  # noqa: E402
 from gpuperf import validate as v  # noqa: E402
@@ -472,6 +472,27 @@ BAD = {
                                        err=TypeError, word="student"),
                                      B(grade.grade_notebook, "a.ipynb", "b.ipynb", student="s",
                                        cell_timeout=0, word="cell_timeout")],
+    "gpuperf.grade:kernel_exercises": [B(grade.kernel_exercises, "nb", err=TypeError,
+                                         word="nb")],
+    "gpuperf.grade:judge_notebook": [B(grade.judge_notebook, "nb", "nb", err=TypeError,
+                                       word="nb")],
+    "gpuperf.grade:rejudge": [B(grade.rejudge, "nb", "nb", 3, hidden_seed=5, cell_timeout=9,
+                                limits=None, hide=(), err=TypeError, word="name"),
+                              B(grade.rejudge, "nb", "nb", "a.ipynb", hidden_seed=5,
+                                cell_timeout=9, limits=None, hide=(), err=TypeError, word="nb")],
+    "gpuperf.vetting:kernel_definitions": [B(vetting.kernel_definitions, "x = 1", "k",
+                                             err=TypeError, word="cells"),
+                                           B(vetting.kernel_definitions, ["x = 1"], "1k",
+                                             word="name=")],
+    "gpuperf.vetting:is_kernel_definition": [B(vetting.is_kernel_definition, [3], "k",
+                                               err=TypeError, word="cells"),
+                                             B(vetting.is_kernel_definition, [], "",
+                                               word="name=")],
+    "gpuperf.vetting:kernel_checker_call": [B(vetting.kernel_checker_call, 3, err=TypeError,
+                                              word="source_text")],
+    "gpuperf.vetting:module_of_alias": [B(vetting.module_of_alias, None, "co", err=TypeError,
+                                          word="cells"),
+                                        B(vetting.module_of_alias, [], "a.b", word="alias=")],
     "gpuperf.grade:course_name": [B(grade.course_name, 3, err=TypeError, word="filename")],
     "gpuperf.grade:outputs": [B(grade.outputs, 3, err=TypeError, word="out")],
     "gpuperf.grade:summary": [B(grade.summary, ["row"], err=TypeError, word="rows[0]")],

@@ -52,10 +52,15 @@ once per grading run with the class's hidden seed (``reference_run``), and a cas
 if the student's checker passed it and every value it judged matches the reference's at the
 same key (``decide_outputs``). Forging the verdict inside a submission no longer passes wrong
 outputs (handing over the checker's own expected values as the student's still can: the
-instructor guide lists what is left). Structure, races and speed are still reported by the checker in the student's
-kernel, as are the two exercises whose answer is not one value (``check_best_factor``,
-``check_profile_command``); a row whose code names the grader's machinery
-(``machinery_touched``) scores 0 with the status "review" for a person to read.
+instructor guide lists what is left). A kernel exercise (the checker is given one kernel,
+or a function that makes one) is judged again apart from the notebook (``rejudge``): a fresh
+kernel runs the course's checker on the student's kernel alone, rebuilt from the notebook's
+text through a whitelist (``gpuperf.vetting``), and that verdict is the exercise's; a kernel the
+whitelist refuses earns nothing for structure and speed. Elsewhere structure, races and speed
+are still reported by the checker in the student's kernel, as are the two exercises whose
+answer is not one value (``check_best_factor``, ``check_profile_command``); a row whose code
+names the grader's machinery (``machinery_touched``) scores 0 with the status "review" for a
+person to read.
 """
 
 from __future__ import annotations
@@ -451,15 +456,33 @@ def grade_notebook(path: Path, source_path: Path, *, student: str, cell_timeout:
         reference = reference_run(source_path, hidden_seed=hidden_seed,
                                   cell_timeout=cell_timeout, limits=limits, hide=hide)
     touched = machinery_touched(submission, source)
+    hide = [*hide, source_path.parent, path.parent]
     entries, values, nb, stopped = _execute(
         submission, source, source_path.name, hidden_seed=hidden_seed,
-        cell_timeout=cell_timeout, limits=limits, hide=[*hide, source_path.parent, path.parent])
+        cell_timeout=cell_timeout, limits=limits, hide=hide)
     if keep is not None:
         _keep_notebook(nb, Path(keep))
+    judged, judged_values, not_judged = rejudge(
+        nb, source, source_path.name, hidden_seed=hidden_seed, cell_timeout=cell_timeout,
+        limits=limits, hide=hide)
     rows = []
     for cid, _ in checks:
         mine = [e for e in entries if e.get("cell") == cid]
         exercise = _checker_name(dict(checks)[cid])
+        again = ""
+        if cid in judged:
+            # A kernel exercise judged again on the kernel alone: that verdict is the one.
+            own = mine[-1] if mine else None
+            mine, cell_values = [judged[cid]], judged_values
+            if own is None or (own.get("passed"), own.get("failed")) != (
+                    judged[cid].get("passed"), judged[cid].get("failed")):
+                j = judged[cid]
+                again = (f"Judged again on your kernel's code alone, apart from your notebook: "
+                         f"{j.get('passed')} of {j.get('passed', 0) + j.get('failed', 0)} "
+                         f"checks passed (your notebook's own run: "
+                         f"{'no verdict' if own is None else own.get('passed')}).")
+        else:
+            cell_values = values
         if not mine:
             rows.append(_row(student, notebook, exercise, None, "no verdict",
                              stopped or _why_silent(nb, cid, cell_timeout), worth[cid]))
@@ -468,11 +491,18 @@ def grade_notebook(path: Path, source_path: Path, *, student: str, cell_timeout:
         # other verdict logged meanwhile came from inside it).
         e = mine[-1]
         status = "not implemented" if e.get("not_implemented") else "graded"
-        e, decided = decide_outputs(e, cid, reference or {}, values)
+        e, decided = decide_outputs(e, cid, reference or {}, cell_values)
         if status == "not implemented":
             decided = ""  # an untouched stub handed over no values: the status says it all
+        elif cid in not_judged:
+            e, unconfirmed = _without_unconfirmed(e)
+            if unconfirmed:
+                again = (f"Not judged again apart from your notebook ({not_judged[cid]}), so its "
+                         f"{unconfirmed} passed structure and speed check"
+                         f"{'s' if unconfirmed > 1 else ''} earn nothing until your instructor "
+                         f"reads the kernel.")
         row = _row(student, notebook, exercise, e, status,
-                   " ".join(t for t in (decided, e.get("first_failure") or "") if t),
+                   " ".join(t for t in (again, decided, e.get("first_failure") or "") if t),
                    worth[cid])
         if touched:
             # The checker ran beside the student's code: a verdict forged from inside is
@@ -484,6 +514,104 @@ def grade_notebook(path: Path, source_path: Path, *, student: str, cell_timeout:
             row.update(status="review", points=0, score=0.0, earned=0.0)
         rows.append(row)
     return rows
+
+
+def kernel_exercises(source) -> dict:
+    """``{checker cell: (module alias, its module, the kernel's name)}`` for each checker cell
+    of the course's notebook ``source`` that gives the checker one kernel by name
+    (``co.check_remap(scale_rows)``, where the course's answer is a ``cuda.jit`` function)."""
+    from . import vetting
+
+    notebook_arg(source)
+    code = [(c.get("id"), c.source) for c in source.cells if c.cell_type == "code"]
+    plan = {}
+    for k, (cid, text) in enumerate(code):
+        if cid not in dict(checker_cells(source)):
+            continue
+        call = vetting.kernel_checker_call(text)
+        if call is None:
+            continue
+        before = [t for _, t in code[:k]]
+        module = vetting.module_of_alias(before, call[0])
+        if module and vetting.is_kernel_definition(before, call[2]):
+            plan[cid] = (call[0], module, call[2])
+    return plan
+
+
+def judge_notebook(graded, source) -> tuple:
+    """The notebook that judges ``graded``'s kernel exercises again, apart from the student's
+    notebook (``rejudge``): the course's checker cells, each after the student's kernel and
+    what it needs as ``vetting.kernel_definitions`` rebuilds them, and nothing else of the
+    student's. ``(notebook or None, {checker cell: why it cannot be judged again})``."""
+    import nbformat
+
+    from . import vetting
+
+    notebook_arg(graded)
+    plan = kernel_exercises(source)  # checks source
+    by_id = {c.get("id"): c for c in source.cells}
+    code = [(c.get("id"), c.source) for c in graded.cells if c.cell_type == "code"]
+    cells, why = [], {}
+    for cid, (alias, module, name) in plan.items():
+        at = next((k for k, (i, _) in enumerate(code) if i == cid), len(code))
+        try:
+            defined = vetting.kernel_definitions([t for _, t in code[:at]], name)
+        except vetting.NotVetted as err:
+            why[cid] = str(err)
+            continue
+        setup = nbformat.v4.new_code_cell(
+            f"import importlib\n{alias} = importlib.import_module({module!r})\n{defined}")
+        setup.id = f"judge-{len(cells)}"
+        check = nbformat.v4.new_code_cell(by_id[cid].source)
+        check.id, check.metadata = cid, dict(by_id[cid].get("metadata", {}))
+        cells += [setup, check]
+    if not cells:
+        return None, why
+    nb = nbformat.v4.new_notebook()
+    nb.metadata = dict(source.metadata)
+    nb.cells = cells
+    return nb, why
+
+
+def rejudge(graded, source, name: str, *, hidden_seed: int, cell_timeout: int, limits,
+            hide) -> tuple[dict, dict, dict]:
+    """Judge the kernel exercises of ``graded`` (the student's notebook as it was run) again
+    in a fresh contained kernel that runs the course's checkers on the student's kernels and
+    on nothing else of theirs (``judge_notebook``): its structure and speed cases, races and
+    outputs are measured where no code of the student's but the vetted kernels ran, so
+    nothing the notebook did can forge them. ``(verdicts by checker cell, their recorded
+    values, {checker cell: why it was not judged again})``."""
+    v.string(name, "name")
+    nb, why = judge_notebook(graded, source)
+    if nb is None:
+        return {}, {}, why
+    entries, values, _, stopped = _execute(nb, nb, name, hidden_seed=hidden_seed,
+                                           cell_timeout=cell_timeout, limits=limits, hide=hide)
+    judged = {}
+    for e in entries:
+        judged[e.get("cell")] = e
+    for cell in nb.cells:
+        if cell.id in judged or cell.id.startswith("judge-"):
+            continue
+        why[cell.id] = ("the grader's own run of your kernel gave no verdict"
+                        + (f": {stopped}" if stopped else ""))
+    return judged, values, why
+
+
+def _without_unconfirmed(entry: dict) -> tuple[dict, int]:
+    """``entry`` with its passed structure and speed cases counted as failed (reported from
+    inside the student's notebook, where they could be forged), and how many there were."""
+    cases = [list(c) for c in entry.get("cases", []) if isinstance(c, list) and len(c) == 4]
+    turned = [c for c in cases if c[1] is True and c[3] in ("structure", "speed")]
+    if not turned:
+        return entry, 0
+    for c in turned:
+        c[1] = False
+    e = dict(entry, cases=cases)
+    e["passed"] = entry.get("passed", 0) - len(turned)
+    e["failed"] = entry.get("failed", 0) + len(turned)
+    e["points"] = entry.get("points", 0) - sum(c[2] for c in turned)
+    return e, len(turned)
 
 
 def grading_env() -> dict:

@@ -131,7 +131,7 @@ HEADLINES = [
     ("7", "best pipelined speedup, compute-bound work", "x", _pipeline_speedup("compute")),
     ("8", "algorithm 2 (a launch per channel) / algorithm 3 (shared memory), time", "x",
      _gdn_per_channel_over_shared),
-    ("9", "privatized / global-atomic histogram, skewed bytes", "x", _privatization_gain),
+    ("10", "privatized / global-atomic histogram, skewed bytes", "x", _privatization_gain),
 ]
 
 

@@ -84,6 +84,7 @@ from .experiments import (
 )
 from .figures import (
     HEADLINE_COLUMNS,
+    METHOD_WORDS,
     draw_organization,
     plot_headline,
     plot_scaling,
@@ -154,7 +155,8 @@ __all__ = [
     "ALGORITHMS", "METHODS", "raw_bytes", "allocated_bytes", "moved_bytes", "input_grad_bytes",
     "memory_table",
     # figures.py
-    "HEADLINE_COLUMNS", "show_headline", "plot_headline", "plot_scaling", "draw_organization",
+    "HEADLINE_COLUMNS", "METHOD_WORDS", "show_headline", "plot_headline", "plot_scaling",
+    "draw_organization",
     # experiments.py
     "SWEEP_CHANNELS", "SWEEP_SIDES", "BATCH", "HEADLINE", "REPLICATE_LIMIT_BYTES",
     "ARTICLE_CONFIG", "measure_point", "algorithms_experiment", "dgamma_launcher",

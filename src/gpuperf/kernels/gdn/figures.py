@@ -12,6 +12,26 @@ from .experiments import BATCH, HEADLINE
 HEADLINE_COLUMNS = ("method", "launches", "allocated_mb", "moved_mb", "ms", "reduce_ms",
                     "total_ms", "pct_floor", "speedup_vs_previous", "rel_err")
 
+# How the page names each method: the article's algorithms by their number, as the text does.
+METHOD_WORDS = {"replicate": "1 replicate", "per_channel": "2 per channel",
+                "shared": "3 shared memory", "registers": "4 registers",
+                "fused": "fused", "cublas": "cuBLAS"}
+HEADLINE_HEADERS = {"method": "method", "launches": "launches", "allocated_mb": "allocates",
+                    "moved_mb": "must move", "ms": "algorithm alone (ms)",
+                    "reduce_ms": "reduction (ms)", "total_ms": "whole gradient (ms)",
+                    "pct_floor": "algorithm alone",
+                    "speedup_vs_previous": "whole gradient: speed-up over the row above",
+                    "rel_err": "error against float64"}
+
+
+def _worded(res):
+    """A copy of ``res`` whose ``method`` column reads as the page names the methods."""
+    from gpuperf.records import Result
+
+    rows = [{**r, "method": METHOD_WORDS.get(r.get("method"), r.get("method"))}
+            for r in res.rows]
+    return Result(res.name, rows, res.meta, res.source)
+
 
 def show_headline(head) -> None:
     """The headline table, in the columns the chapter discusses; a method that was skipped
@@ -20,7 +40,8 @@ def show_headline(head) -> None:
     columns = [c for c in HEADLINE_COLUMNS if c in head.columns]
     if any(r.get("note") for r in head.rows):
         columns.append("note")
-    head.show(columns)
+    _worded(head).show(columns, headers={c: HEADLINE_HEADERS[c] for c in columns
+                                         if c in HEADLINE_HEADERS})
 
 
 def plot_headline(head, label: str = ""):
@@ -37,14 +58,15 @@ def plot_headline(head, label: str = ""):
     if not rows:
         raise ValueError(f"head ({head!r}) has no row with total_ms; pass the headline table.")
     fig, ax = plt.subplots(figsize=(plots.COLUMN_INCHES, 3.8))
-    names = [r["method"] for r in rows]
+    names = [METHOD_WORDS.get(r["method"], r["method"]) for r in rows]
     # On a log axis a stacked segment's length means nothing: every bar starts at the axis
     # and its right end is its value. The whole gradient is the wide bar; the part that
     # builds the raw contributions (where there is a separate reduction) the narrow one in it.
     ax.barh(names, [r["total_ms"] for r in rows], color="tab:orange", height=0.7,
             label="whole gradient (build, then reduce)")
     staged = [r for r in rows if r.get("reduce_ms") is not None]
-    ax.barh([r["method"] for r in staged], [r["ms"] for r in staged], color="tab:blue",
+    ax.barh([METHOD_WORDS.get(r["method"], r["method"]) for r in staged],
+            [r["ms"] for r in staged], color="tab:blue",
             height=0.35, label="building the raw contributions alone")
     ax.barh(names, [r["floor_ms"] for r in rows], fill=False, edgecolor="black",
             linestyle="--", label="floor: must-move bytes at copy speed")
@@ -86,9 +108,10 @@ def plot_scaling(res):
         ax.tick_params(labelbottom=True)
     # One legend for all panels (the methods and their colours are the same in each).
     handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, [label.split("=", 1)[-1] for label in labels], loc="upper center",
-               ncol=len(labels), fontsize=8, frameon=False, title="method", title_fontsize=8)
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.5 / (3.2 * len(sides))))
+    labels = [label.split("=", 1)[-1].strip() for label in labels]
+    fig.legend(handles, [METHOD_WORDS.get(label, label) for label in labels], loc="upper center",
+               ncol=3, fontsize=8, frameon=False, title="method", title_fontsize=8)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.7 / (3.2 * len(sides))))
     return fig
 
 

@@ -14,7 +14,8 @@ students=${1:?usage: grade_class.sh <students> <notebooks> <jobs>}
 notebooks=${2:?usage: grade_class.sh <students> <notebooks> <jobs>}
 jobs=${3:?usage: grade_class.sh <students> <notebooks> <jobs>}
 out=${OUT:-/tmp}
-python3 -m pip install -q --no-index --no-deps --no-compile --target .site .whl/*.whl || exit 1
+python3 -m pip install -q --no-index --no-deps --no-compile --target .site .whl/*.whl \
+    2>"$out/pip.log" || { cat "$out/pip.log"; exit 1; }
 export PYTHONPATH=$PWD/.site:$PWD/src
 # Bytecode once, as an installed package has it (see selfcheck_part.sh).
 unset PYTHONDONTWRITEBYTECODE

@@ -1019,3 +1019,32 @@ def test_the_posts_one_thread_kernel_keeps_its_sum_in_a_register_too():
     ours, post = counts["ours"], counts["post's"]
     assert ours["stores"] == 1 and post["stores"] == post["adds"] == ours["adds"]
     assert post["loads"] - ours["loads"] <= 2
+
+
+def test_size_sweep_marks_each_versions_own_host_floor():
+    """Versions leave their host floors at different sizes: the shading covers the sizes where
+    every version is at its floor, and each version's own host-bound sizes get open markers."""
+    import matplotlib.pyplot as plt
+
+    rows = [{"version": v, "n": 2**k, "ms": ms, "gbps": 4 * 2**k / ms / 1e6, "log2_n": k}
+            for v, times in (("a", [1.0, 1.0, 3.0, 6.0]), ("b", [2.0, 2.0, 2.0, 4.0]))
+            for k, ms in zip(range(16, 20), times)]
+    res = records.Result("reduce_size_sweep", rows, {"gpu": "test GPU"}, "recorded")
+    assert red.host_bound_limit(res, ["a", "b"]) == 2**17
+    assert (red.host_bound_limit(res, ["a"]), red.host_bound_limit(res, ["b"])) == (2**17, 2**18)
+    fig = red.plot_size_sweep(res, ["a", "b"])
+    ax = fig.axes[0]
+    open_markers = {line.get_markeredgecolor(): list(line.get_xdata())
+                    for line in ax.get_lines() if line.get_markerfacecolor() == "white"
+                    and len(line.get_xdata())}
+    colors = {line.get_label(): line.get_color() for line in ax.get_lines()}
+    assert open_markers[colors["a"]] == [2**16, 2**17]
+    assert open_markers[colors["b"]] == [2**16, 2**17, 2**18]
+    assert "still at its host floor" in [t.get_text() for t in ax.get_legend().get_texts()][-1]
+    plt.close(fig)
+
+
+def test_versus_v100_names_both_v6_grids():
+    text = red.versus_v100(gp.records.run("reduce_ladder", live=False))
+    line = next(t for t in text.splitlines() if t.startswith("v6"))
+    assert "theirs on 2,048" in line and "ours on" in line

@@ -215,8 +215,12 @@ def host_bound_limit(result, versions, *, within: float = 1.5) -> int:
 
 
 def plot_size_sweep(result, versions, *, title: str | None = None):
-    """Bandwidth against the array size for ``versions`` of ``reduce_size_sweep``, with the
-    copy ceilings and the host-bound sizes (:func:`host_bound_limit`) shaded and labelled."""
+    """Bandwidth against the array size for ``versions`` of ``reduce_size_sweep``. Each
+    version's host-bound sizes (:func:`host_bound_limit` of that version alone: its time per
+    call still at its floor) get open markers, since versions leave their floors at different
+    sizes; the sizes where every version is host-bound are shaded and labelled."""
+    from matplotlib.lines import Line2D
+
     from gpuperf import plots
 
     validate.result(result)
@@ -228,8 +232,23 @@ def plot_size_sweep(result, versions, *, title: str | None = None):
                       ylabel="effective bandwidth (GB/s)",
                       title=title or f"Bandwidth by array size ({result.gpu})")
     ax = fig.axes[0]
+    colors = {line.get_label(): line.get_color() for line in ax.get_lines()}
+    for version in versions:
+        own = host_bound_limit(result, [version])
+        pts = sorted((r["n"], r["gbps"]) for r in rows
+                     if r["version"] == version and r["n"] <= own and r.get("gbps") is not None)
+        if pts and str(version) in colors:
+            xs, ys = zip(*pts)
+            ax.plot(xs, ys, linestyle="none", marker="o", markerfacecolor="white",
+                    markeredgecolor=colors[str(version)], zorder=3)
     low = min(r["n"] for r in rows)
     ax.axvspan(low / 1.3, limit * 1.3, color="0.85", zorder=0)
-    ax.text((low * limit) ** 0.5, 0.5, "host-bound:\nthe launches set\nthe time, not the kernel",
+    ax.text((low * limit) ** 0.5, 0.17, "host-bound:\nthe launches set\nthe time, not the kernel",
             transform=ax.get_xaxis_transform(), ha="center", va="center", fontsize=8)
+    handles, labels = ax.get_legend_handles_labels()
+    handles.append(Line2D([], [], linestyle="none", marker="o", markerfacecolor="white",
+                          markeredgecolor="0.3"))
+    labels.append("open marker: still at its host floor")
+    # Above the shaded label and below the ceilings' labels, clear of the curves on the right.
+    ax.legend(handles, labels, fontsize=8, loc="lower left", bbox_to_anchor=(0.01, 0.3))
     return fig

@@ -440,6 +440,10 @@ def show_study_notes() -> list[dict]:
     return table
 
 
+# The study notes' v6 grid (their BLOCK_NUM, the best of the five they tried on the V100).
+STUDY_NOTES_V6_BLOCKS = 2048
+
+
 def versus_v100(res) -> str:
     """The ladder's comparisons with the study notes' V100, printed from the rows of ``res``.
 
@@ -466,9 +470,12 @@ def versus_v100(res) -> str:
              + f"); the reduce study notes: V100 ({V100_SM_COUNT} SMs, "
              f"peak {V100_PEAK_GBPS:,.0f} GB/s)"
              + (f", ours {peak / V100_PEAK_GBPS:.1f}x its peak" if peak else "")]
+    v6_grid = (f"ours on {rows['v6']['blocks']:,} blocks, " if rows.get("v6", {}).get("blocks")
+               else "")
     for a, b, what in (("v1.5", "v2", "v1.5 (mask) against v2"),
                        ("v1", "v1.5", "v1 (strided index) against v1.5"),
-                       ("v6", "v5", "v6 (many elements per thread) against v5"),
+                       ("v6", "v5", f"v6 (many elements per thread; {v6_grid}theirs on "
+                                    f"{STUDY_NOTES_V6_BLOCKS:,}) against v5"),
                        ("v8", "v7", "v8 (16-byte loads, one wave) against v7")):
         o, s = pair(a, b)
         lines.append(f"{what}, in bandwidth: ours {o}, their V100 {s}")

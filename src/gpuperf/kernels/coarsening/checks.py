@@ -358,9 +358,9 @@ def compare_tile_reuse(fn, res) -> list[dict]:
     from gpuperf import records
 
     shown = [{"config": r["config"], "threads": r["threads"],
-              "flop_per_byte": round(r["flop_per_byte"], 1),
+              "flop_per_byte": round(r["flop_per_byte"], 2),
               "fma_per_shared_load": round(r["fma_per_shared_load"], 2),
-              **{f"tflops {k}": (None if r[f"tflops {k}"] is None else round(r[f"tflops {k}"], 1))
+              **{f"tflops {k}": (None if r[f"tflops {k}"] is None else round(r[f"tflops {k}"], 2))
                  for k in kinds}} for r in rows]
     records.Result(res.name, shown, res.meta, res.source).show(
         headers={"config": "block tile, thread tile", "flop_per_byte": "your FLOP per byte",

@@ -240,6 +240,9 @@ def _reads(**wrong):
         best = max(sweep.select(tile=tile, n=n), key=lambda r: r["tflops"])
         got = {"best_factor": best["factor"], "blocks_per_sm": best["blocks_per_sm"],
                "occupancy": best["occupancy"],
+               "blocks_per_sm_above": {r["factor"]: r["blocks_per_sm"]
+                                       for r in sweep.select(tile=tile, n=n)
+                                       if r["factor"] > best["factor"]},
                "blocks_at_1024": sweep.one(tile=32, n=1024, factor=16)["blocks"]}
         got.update(wrong.get("values", {}))
         return got
@@ -254,7 +257,7 @@ def test_best_factor_checker(capsys):
     # size: another GPU's sweep tells them apart.
     assert co.check_best_factor(_reads(n=1024), res).failed
     for wrong in ({"best_factor": 8}, {"occupancy": 0.5}, {"blocks_at_1024": 1024},
-                  {"blocks_per_sm": 7}):
+                  {"blocks_per_sm": 7}, {"blocks_per_sm_above": {}}, {"blocks_per_sm_above": 1}):
         assert not co.check_best_factor(_reads(values=wrong), res)
     assert not co.check_best_factor(lambda sweep: "four", res)
     assert "function" in co.check_best_factor({"best_factor": 4}, res).failed[0][1]

@@ -18,5 +18,7 @@ def read_sweep(sweep):
         "best_factor": int(fastest["factor"]),
         "blocks_per_sm": int(fastest["blocks_per_sm"]),
         "occupancy": float(fastest["occupancy"]),
+        "blocks_per_sm_above": {int(row["factor"]): int(row["blocks_per_sm"]) for row in at_4096
+                                if row["factor"] > fastest["factor"]},
         "blocks_at_1024": math.ceil(1024 / (32 * 16)) * math.ceil(1024 / 32),
     }

@@ -12,4 +12,6 @@ def read_sweep(sweep):
     best = min(rows, key=key)
     f16 = [r for r in sweep.rows if r["tile"] == 32 and r["n"] == 1024 and r["factor"] == 16][0]
     return {"best_factor": best["factor"], "blocks_per_sm": best["blocks_per_sm"],
-            "occupancy": best["occupancy"], "blocks_at_1024": f16["blocks"]}
+            "occupancy": best["occupancy"], "blocks_at_1024": f16["blocks"],
+            "blocks_per_sm_above": {r["factor"]: r["blocks_per_sm"] for r in rows
+                                    if r["factor"] > best["factor"]}}

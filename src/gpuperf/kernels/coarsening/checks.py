@@ -203,15 +203,20 @@ def _close(got, want) -> bool:
 
 
 _SWEEP_COLUMNS = ("tile", "n", "factor", "tflops", "blocks_per_sm", "occupancy", "blocks")
-_BEST_FACTOR_KEYS = ("best_factor", "blocks_per_sm", "occupancy", "blocks_at_1024")
+_BEST_FACTOR_KEYS = ("best_factor", "blocks_per_sm", "occupancy", "blocks_per_sm_above",
+                     "blocks_at_1024")
 
 
 def _best_factor_reading(res) -> dict:
     """What ``read_sweep`` must return for the sweep ``res``: the fastest factor for tile 32 at
-    n = 4096, that row's blocks per SM and occupancy, and factor 16's blocks at n = 1024."""
-    best = max(res.select(tile=32, n=4096), key=lambda r: r["tflops"])
+    n = 4096, that row's blocks per SM and occupancy, the blocks per SM of each larger factor
+    at n = 4096 (``{factor: blocks_per_sm}``), and factor 16's blocks at n = 1024."""
+    rows = res.select(tile=32, n=4096)
+    best = max(rows, key=lambda r: r["tflops"])
     return {"best_factor": best["factor"], "blocks_per_sm": best["blocks_per_sm"],
             "occupancy": best["occupancy"],
+            "blocks_per_sm_above": {r["factor"]: r["blocks_per_sm"] for r in rows
+                                    if r["factor"] > best["factor"]},
             "blocks_at_1024": res.one(tile=32, n=1024, factor=16)["blocks"]}
 
 
@@ -256,8 +261,9 @@ def _other_sweep(res, seed: int):
 def check_best_factor(read_sweep, res=None) -> ex.Report:
     """Check ``read_sweep(sweep)``: from a factor sweep (``matmul_coarsen_sweep``), a dict with
     ``best_factor`` (the fastest factor for tile 32 at n = 4096), that factor's
-    ``blocks_per_sm`` and ``occupancy``, and ``blocks_at_1024`` (the blocks factor 16
-    launches at n = 1024). Judged on ``res`` (the recorded sweep by default) and on sweeps of
+    ``blocks_per_sm`` and ``occupancy``, ``blocks_per_sm_above`` (``{factor: blocks_per_sm}`` for
+    every larger factor at n = 4096), and ``blocks_at_1024`` (the blocks factor 16 launches at
+    n = 1024). Judged on ``res`` (the recorded sweep by default) and on sweeps of
     made-up GPUs where every other size, tile and row gives a different answer.
     """
     if res is not None:
@@ -304,6 +310,14 @@ def check_best_factor(read_sweep, res=None) -> ex.Report:
                           else repr(occ))
                        + " (active warps over the SM's maximum, a fraction, read from the "
                        "fastest row).")
+            above, want_above = got["blocks_per_sm_above"], want["blocks_per_sm_above"]
+            chk.expect(isinstance(above, dict) and len(above) == len(want_above)
+                       and all(any(_close(k, f) and _close(v, b) for k, v in above.items())
+                               for f, b in want_above.items()),
+                       f"the factors above {want['best_factor']} at n = 4096 keep "
+                       f"{want_above} blocks per SM ({{factor: blocks_per_sm}}), not "
+                       f"{above!r:.80}: one entry for each row of tile 32 at n = 4096 whose "
+                       "factor is larger than the fastest one.")
             chk.expect(_close(got["blocks_at_1024"], want["blocks_at_1024"]),
                        f"factor 16 at n = 1024 launches ceil(1024/(32*16)) x ceil(1024/32) = "
                        f"{want['blocks_at_1024']} blocks, not {got['blocks_at_1024']!r}.")
@@ -358,9 +372,9 @@ def compare_tile_reuse(fn, res) -> list[dict]:
     from gpuperf import records
 
     shown = [{"config": r["config"], "threads": r["threads"],
-              "flop_per_byte": round(r["flop_per_byte"], 1),
+              "flop_per_byte": round(r["flop_per_byte"], 2),
               "fma_per_shared_load": round(r["fma_per_shared_load"], 2),
-              **{f"tflops {k}": (None if r[f"tflops {k}"] is None else round(r[f"tflops {k}"], 1))
+              **{f"tflops {k}": (None if r[f"tflops {k}"] is None else round(r[f"tflops {k}"], 2))
                  for k in kinds}} for r in rows]
     records.Result(res.name, shown, res.meta, res.source).show(
         headers={"config": "block tile, thread tile", "flop_per_byte": "your FLOP per byte",

@@ -412,7 +412,7 @@ def plot_littles_law(res):
     rax.set_ylim(0, 1.3)
     rax.set_xlabel("measured bandwidth (GB/s, log scale)")
     rax.set_ylabel("measured / Little's law (one warp's round)")
-    rax.set_title("filled: bandwidth still doubles with the bytes in flight\n"
+    rax.set_title("filled: doubling the warps still gives 1.8 times the bandwidth or more\n"
                   "hollow: past the bend, latency grows with load; band: within 20%",
                   fontsize=8)
     rax.grid(alpha=0.3)
@@ -425,10 +425,16 @@ def plot_occupancy(res):
     from gpuperf import plots  # lazily: matplotlib only when drawing
     fig = _figure(8, 4.2)
     ax = fig.subplots()
+    # The block size changes along with the occupancy: one marker shape per block size.
+    shapes = dict(zip(sorted(res.values("block")) if "block" in res.columns else [],
+                      "vsDoP^<>hX*"))
     for i, ilp in enumerate(sorted(res.values("ilp"))):
         rows = sorted(res.select(ilp=ilp), key=lambda r: (r["occupancy"], -r["gbps"]))
-        ax.plot([r["occupancy"] for r in rows], [r["gbps"] for r in rows], "o", ms=5,
-                color=_CHANNEL_COLORS[i], label=f"{ilp} element{'s' if ilp > 1 else ''}/thread")
+        for r in rows:
+            ax.plot(r["occupancy"], r["gbps"], shapes.get(r.get("block"), "o"), ms=5,
+                    color=_CHANNEL_COLORS[i])
+        ax.plot([], [], "o", ms=5, color=_CHANNEL_COLORS[i],
+                label=f"{ilp} element{'s' if ilp > 1 else ''}/thread")
         best: dict[float, float] = {}
         for r in rows:
             best[r["occupancy"]] = max(best.get(r["occupancy"], 0), r["gbps"])
@@ -439,12 +445,15 @@ def plot_occupancy(res):
     ceiling = res.ceilings.get("copy_gbps")
     if ceiling:
         ax.axhline(ceiling, color="#C44E52", lw=1, ls=":")
-        ax.text(1, ceiling * 1.02, f"device copy {ceiling:.0f} GB/s", fontsize=8,
+        ax.text(55, ceiling * 1.02, f"device copy {ceiling:.0f} GB/s", fontsize=8,
                 color="#C44E52")
-    ax.set_xlabel("occupancy (% of the SM's warp slots, from the occupancy calculator)")
+        ax.set_ylim(0, 1.5 * ceiling)  # room for the legend above the ceiling
+    for block, shape in shapes.items():
+        ax.plot([], [], shape, ms=5, color="0.45", ls="none", label=f"blocks of {block} threads")
+    ax.set_xlabel("theoretical occupancy (% of the SM's warp slots, from the CUDA occupancy API)")
     ax.set_ylabel("copy bandwidth (GB/s, read + write)")
     ax.set_xlim(0, 105)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=7, loc="upper left", ncol=2)
     _style(ax, res, "A memory-bound copy against occupancy")
     return fig
 

@@ -195,3 +195,22 @@ def test_the_transposes_load_order_in_ptx_is_what_make_transposes_docstring_says
     assert "LS" in order["plain"] and "LL" not in order["plain"]
     assert order["plain"].count("bLS") == 4
     assert "LSLSLSLS" in order["unchecked"]
+
+
+COPY_ORDER = r"""
+import json, re
+import gpuperf
+from numba import cuda
+from gpuperf.kernels import gridstride as gs
+ptx, _ = cuda.compile_ptx(gs.copy_grid_stride.py_func, "void(float32[::1], float32[::1])",
+                          cc=(9, 0))
+print("ORDER" + json.dumps("".join("L" if "ld.global" in line else "W" for line in ptx.splitlines()
+                                   if "ld.global" in line or "st.global" in line)))
+"""
+
+
+def test_the_grid_stride_copy_keeps_each_load_before_its_store_in_ptx():
+    """What chapter 2.2 says of chapter 1's grid-stride copy: in its PTX each load is followed
+    by its store, four pairs to an unrolled round (aliasing: ``out`` may overlap ``x``)."""
+    order = compile_mode(COPY_ORDER, "ORDER")
+    assert "LWLWLWLW" in order and "LL" not in order

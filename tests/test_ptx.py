@@ -160,3 +160,57 @@ def test_v0s_remainder_takes_a_32_bit_path_when_its_operands_fit():
     guard, wide, narrow = (ptx.find(s) for s in ("-4294967296;", "rem.s64", "rem.u32"))
     assert 0 <= guard < wide < narrow, (guard, wide, narrow)
     assert "selp.b64" in ptx[narrow:]  # the sign fix-up after either path
+
+
+TRANSPOSE_ORDER = r"""
+import json, re
+import gpuperf
+from numba import cuda
+from gpuperf.kernels import coalescing as co
+from gpuperf.kernels.coalescing.ablations import make_transpose_unchecked
+out = {}
+for name, k in (("plain", co.make_transpose(32, 8, 1, False)),
+                ("unchecked", make_transpose_unchecked(32, 8, 1)),
+                ("staged", co.make_transpose(32, 8, 1, True))):
+    ptx, _ = cuda.compile_ptx(k.py_func, "void(float32[:, ::1], float32[:, ::1])", cc=(9, 0))
+    seq = ""
+    for line in ptx.splitlines():
+        if "bar.sync" in line:
+            break
+        seq += ("L" if "ld.global" in line else "S" if "st.shared" in line else
+                "b" if re.search(r"\bbra\b", line) else "")
+    out[name] = seq
+print("ORDER" + json.dumps(out))
+"""
+
+
+def test_the_transposes_load_order_in_ptx_is_what_make_transposes_docstring_says():
+    """What chapter 2.2 says of the transpose ladder's rungs 4 to 6 (and ``make_transpose``'s
+    docstring): staged, every interior ``ld.global`` comes before the first ``st.shared``; the
+    plain way keeps each load next to its shared store behind its own bounds test; without the
+    tests (the ablation rung) the pairs stay interleaved, with no branch between them. So
+    whether rung 5's loads overlap is ptxas's doing, which only the SASS shows."""
+    order = compile_mode(TRANSPOSE_ORDER, "ORDER")
+    assert "LLLLSSSS" in order["staged"]
+    assert "LS" in order["plain"] and "LL" not in order["plain"]
+    assert order["plain"].count("bLS") == 4
+    assert "LSLSLSLS" in order["unchecked"]
+
+
+COPY_ORDER = r"""
+import json, re
+import gpuperf
+from numba import cuda
+from gpuperf.kernels import gridstride as gs
+ptx, _ = cuda.compile_ptx(gs.copy_grid_stride.py_func, "void(float32[::1], float32[::1])",
+                          cc=(9, 0))
+print("ORDER" + json.dumps("".join("L" if "ld.global" in line else "W" for line in ptx.splitlines()
+                                   if "ld.global" in line or "st.global" in line)))
+"""
+
+
+def test_the_grid_stride_copy_keeps_each_load_before_its_store_in_ptx():
+    """What chapter 2.2 says of chapter 1's grid-stride copy: in its PTX each load is followed
+    by its store, four pairs to an unrolled round (aliasing: ``out`` may overlap ``x``)."""
+    order = compile_mode(COPY_ORDER, "ORDER")
+    assert "LWLWLWLW" in order and "LL" not in order

@@ -24,7 +24,7 @@ WARP = 32  # threads of a warp: the tiled kernels' blocks are at most one warp w
 @cuda.jit
 def transpose_naive(a, out):
     """out = a.T, one element per thread: reads along a row (coalesced), writes down a
-    column of ``out`` (each lane a different line)."""
+    column of ``out`` (each lane a different row: its own sector)."""
     x, y = cuda.grid(2)
     if y < a.shape[0] and x < a.shape[1]:
         out[x, y] = a[y, x]
@@ -190,10 +190,10 @@ def make_transpose(tile: int = 32, block_rows: int = 8, pad: int = 1, staged: bo
     shifts each row by one bank.
 
     ``staged=True``: in tiles away from the edges, every thread issues all its loads
-    into registers before it stores any of them to shared memory, so its loads are in
-    flight together. Written the plain way (load, store, load, store), each load waits
-    for the previous one: the compiler keeps a load and the shared store that follows
-    it in order inside each bounds test.
+    into registers before it stores any of them to shared memory (in the PTX, every
+    ``ld.global`` before the first ``st.shared``). Written the plain way (``staged=False``), the
+    PTX keeps each load next to its shared store, behind its own bounds test. Whether ptxas
+    then lets the plain way's loads overlap is not measured; the SASS would show it.
 
     ``swizzle=True`` (with ``pad=0``): element ``(r, c)`` of the tile is kept at column
     ``c ^ (r % 32)``. Along a row the XOR permutes the 32 banks; down a column each row
@@ -232,7 +232,7 @@ def make_transpose(tile: int = 32, block_rows: int = 8, pad: int = 1, staged: bo
         c0 = cuda.blockIdx.x * TILE  # and first column
         interior = r0 + TILE <= rows and c0 + TILE <= cols  # the same for the whole block
         if STAGED and interior:
-            for i in range(ROWS_PER):  # all loads first: they are in flight together
+            for i in range(ROWS_PER):  # all loads first, then all stores
                 for j in range(COLS_PER):
                     regs[i * COLS_PER + j] = a[r0 + ty + i * ROWS, c0 + tx + j * BX]
             for i in range(ROWS_PER):

@@ -20,7 +20,7 @@ HEADLINE_HEADERS = {"method": "method", "launches": "launches", "allocated_mb": 
                     "moved_mb": "must move", "ms": "algorithm alone (ms)",
                     "reduce_ms": "reduction (ms)", "total_ms": "whole gradient (ms)",
                     "pct_floor": "algorithm alone",
-                    "speedup_vs_previous": "whole gradient: speed-up over the row above",
+                    "speedup_vs_previous": "speedup over the row above (whole gradient)",
                     "rel_err": "error against float64"}
 
 

@@ -9,8 +9,9 @@ from gpuperf import validate as v
 
 from .experiments import BATCH, HEADLINE
 
+# The error against float64 stays in the full table folded below it (the page fits 752 px).
 HEADLINE_COLUMNS = ("method", "launches", "allocated_mb", "moved_mb", "ms", "reduce_ms",
-                    "total_ms", "pct_floor", "speedup_vs_previous", "rel_err")
+                    "total_ms", "pct_floor", "speedup_vs_previous")
 
 # How the page names each method: the article's algorithms by their number, as the text does.
 METHOD_WORDS = {"replicate": "1 replicate", "per_channel": "2 per channel",

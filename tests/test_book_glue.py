@@ -46,6 +46,31 @@ def test_result_headers_are_words_and_the_rest_is_folded(monkeypatch):
     assert "<details class='gp-full'>" in shown[0] and "All 3 columns" in shown[0]
     res.show(["stride"], fold_rest=False)
     assert "<details" not in shown[1]
+    assert "All 3 columns of this record (coalescing_stride)" in shown[0]
+
+
+def test_a_derived_table_does_not_call_itself_the_record(monkeypatch):
+    """A table computed from a record (its own name, the record's meta) is folded as "this
+    table", naming the record it came from; only an experiment's own rows are "this record"."""
+    from gpuperf import records
+
+    meta = {"gpu": "NVIDIA H200", "experiment": "gridstride_flush"}
+    rows = [{"kernel": "copy", "write_us": 1.0, "read_us": 1.0}]
+    monkeypatch.setattr(records, "_in_a_notebook", lambda: True)
+    shown = []
+    import IPython.display
+
+    monkeypatch.setattr(IPython.display, "display", lambda obj: shown.append(obj.data))
+    records.Result("writing against read-only flush", rows, meta, "recorded").show(["kernel"])
+    records.Result("gridstride_flush", rows, meta, "recorded").show(["kernel"])  # its own name
+    records.Result("your model against gridstride_flush", rows, meta, "recorded").show(["kernel"])
+    records.Result("corner turning, traced", rows, {}, "live").show(["kernel"])
+    assert ("All 3 columns of this table (writing against read-only flush, computed from the "
+            "record gridstride_flush)") in shown[0]
+    assert "All 3 columns of this record (gridstride_flush)" in shown[1]
+    assert "All 3 columns of this table (your model against gridstride_flush)<" in shown[2]
+    assert "All 3 columns of this table (corner turning, traced)" in shown[3]
+    assert "this record" not in shown[0] + shown[2] + shown[3]
 
 
 def test_glued_text_reaches_the_page_as_written(monkeypatch):

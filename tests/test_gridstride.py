@@ -90,7 +90,7 @@ def test_the_call_model_is_set_beside_every_recorded_size(capsys):
     rows = gs.compare_call_model(lambda n, L, B: L + 8 * n / (B * 1e3), sizes)
     assert [r["n"] for r in rows] == sorted(r["n"] for r in sizes.rows)
     assert rows[0]["ratio"] == pytest.approx(1.0, rel=0.1)  # anchored at the small sizes
-    assert rows[-1]["ratio"] == pytest.approx(1.0, rel=0.1)  # and at the largest, but for the launch
+    assert rows[-1]["ratio"] == pytest.approx(1.0, rel=1e-9)  # and exactly at the largest
     assert "largest miss" in capsys.readouterr().out
 
 

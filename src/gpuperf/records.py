@@ -404,12 +404,23 @@ class Result:
             under = f"<p class='gp-note'>{html.escape(note)}</p>" if note else ""
             rest = ""
             if fold_rest and len(cols) < len(self.columns):
-                rest = (f"<details class='gp-full'><summary>All {len(self.columns)} columns of "
-                        f"this record ({html.escape(self.name)})</summary><div class='gp-wide'>"
+                rest = (f"<details class='gp-full'><summary>{html.escape(self._full_summary())}"
+                        f"</summary><div class='gp-wide'>"
                         f"{self._repr_html_(None, max_rows)}</div></details>")
             display(HTML(self._repr_html_(columns, max_rows, headers) + under + rest))
         else:  # a script or a terminal: HTML would print as "<IPython...HTML object>"
             print(self.table(columns, max_rows) + (f"\n{note}" if note else ""))
+
+    def _full_summary(self) -> str:
+        """The folded full table's title. Only an experiment's own rows are "this record"; a
+        result derived from one says so by its name (not the experiment's: ``Result("x
+        against y", rows, y.meta, ...)``), and its meta's ``"experiment"`` names the source."""
+        n = len(self.columns)
+        source = self.meta.get("experiment")
+        if self.name in experiments() and source in (None, self.name):
+            return f"All {n} columns of this record ({self.name})"
+        of = f", computed from the record {source}" if source and source not in self.name else ""
+        return f"All {n} columns of this table ({self.name}{of})"
 
     def __repr__(self) -> str:
         return f"Result({self.name!r}, {len(self.rows)} rows, {self.label})"

@@ -163,11 +163,17 @@ def stride_footprint(count_res, span_res) -> list[dict]:
                          "model": c["model_pct"] / 100})
     Result("coalescing_stride against coalescing_stride_span", rows, span_res.meta,
            span_res.source).show(
-        ["dtype", "stride", "count_us", "span_us", "count_gbps", "span_gbps", "count_ratio",
+        ["dtype", "stride", "count_us", "span_us", "span_over_count", "count_ratio",
          "span_ratio", "model"],
-        note="count_*: a fixed 2^23 elements copied (footprint grows with the stride); span_*: "
-             "one fixed span, STRIDE_SPAN / stride elements copied. *_ratio: useful GB/s over "
-             "the same sweep's stride 1. model: the sector model's useful fraction.")
+        headers={"dtype": "element", "count_us": "fixed count: time (µs)",
+                 "span_us": "fixed span: time (µs)",
+                 "span_over_count": "useful GB/s, fixed span / fixed count",
+                 "count_ratio": "fixed count: share of its stride 1",
+                 "span_ratio": "fixed span: share of its stride 1",
+                 "model": "sector model: useful share"},
+        note="Fixed count: 2^23 elements copied, the footprint growing with the stride; fixed "
+             "span: one span, every stride-th element of it copied. A share of stride 1 is the "
+             "useful GB/s over the same sweep's stride 1.")
     return rows
 
 

@@ -209,7 +209,7 @@ def stride_parts_table(result) -> records.Result:
             "loads + stores": round(read["loads only"] + read["stores only"], 3),
             "copy": read["copy"],
         })
-    return records.Result(result.name, rows, result.meta, result.source)
+    return records.Result("DRAM reads of the copy's parts", rows, result.meta, result.source)
 
 
 def stride_wavefronts(result, onchip=None) -> records.Result:
@@ -248,7 +248,7 @@ def stride_wavefronts(result, onchip=None) -> records.Result:
                 * r["n"] / 32
             row["pipe_pct_of_roof"] = 100 * wavefronts * 128 / r["duration_ns"] / roof
         rows.append(row)
-    return records.Result(result.name, rows, result.meta, result.source)
+    return records.Result("L1 wavefronts per request", rows, result.meta, result.source)
 
 
 TRANSPOSE_METRICS = SHARED_METRICS + (

@@ -186,10 +186,12 @@ def call_launch_part(sizes, share: float = 0.05) -> dict:
     The *small* sizes are those whose bytes, at the largest size's bandwidth as one call, take
     less than ``share`` of the smallest size's call: their calls are their launch. Returns
     ``launch_us`` (the median of the small sizes' call times), ``small`` (their ``n``),
-    ``lo_us`` and ``hi_us`` (the smallest and largest of those call times), ``gbps`` (the largest
-    size's bandwidth as one call) and ``has_spread`` (whether the record keeps the quartiles
-    and range of each size's timed calls: ``gridstride_size_sweep`` recorded in interleaved
-    rounds)."""
+    ``lo_us`` and ``hi_us`` (the smallest and largest of those call times), ``gbps`` (the
+    largest size's transfer rate: its bytes over its call time less ``launch_us``, so that the
+    model ``launch_us + bytes / gbps`` meets the measured call at both ends of the sweep),
+    ``gbps_call`` (the largest size's bandwidth as one call, launch included, which picks the
+    small sizes) and ``has_spread`` (whether the record keeps the quartiles and range of each
+    size's timed calls: ``gridstride_size_sweep`` recorded in interleaved rounds)."""
     validate.result(sizes, "sizes")
     for c in ("n", "ms_launch_counted", "gbps_launch_counted"):
         validate.column(sizes, c, "sizes column")
@@ -199,8 +201,16 @@ def call_launch_part(sizes, share: float = 0.05) -> dict:
     first_us = ordered[0]["ms_launch_counted"] * 1e3
     small = [r for r in ordered if 8 * r["n"] / (gbps * 1e3) < share * first_us] or ordered[:1]
     calls = [r["ms_launch_counted"] * 1e3 for r in small]
-    return {"launch_us": float(np.median(calls)), "small": [r["n"] for r in small],
-            "lo_us": min(calls), "hi_us": max(calls), "gbps": gbps,
+    launch_us = float(np.median(calls))
+    top = ordered[-1]
+    transfer_us = top["ms_launch_counted"] * 1e3 - launch_us
+    if transfer_us <= 0:
+        raise ValueError(f"the largest size's call ({top['ms_launch_counted'] * 1e3:.1f} us) is "
+                         f"no longer than the small sizes' ({launch_us:.1f} us): the sweep's "
+                         "largest size is too small to measure a transfer rate.")
+    return {"launch_us": launch_us, "small": [r["n"] for r in small],
+            "lo_us": min(calls), "hi_us": max(calls),
+            "gbps": 8 * top["n"] / (transfer_us * 1e3), "gbps_call": gbps,
             "has_spread": all(r.get("ms_launch_counted_q1") is not None for r in ordered)}
 
 
@@ -208,7 +218,8 @@ def compare_call_model(fn, sizes) -> list[dict]:
     """Set ``fn(n, launch_us, gbps)`` (the call-time exercise's model) beside every size of
     ``sizes`` (``gridstride_size_sweep``, timed as one call with its launch), with the two
     numbers taken from the sweep itself (:func:`call_launch_part`): the median call time of
-    the small sizes as ``launch_us`` and the largest size's bandwidth as ``gbps``. Prints the
+    the small sizes as ``launch_us`` and the largest size's transfer rate (its bytes over its
+    call less ``launch_us``) as ``gbps``, so a right model meets both ends. Prints the
     largest miss, and whether the prediction lies in the middle half of the calls timed at
     that size (measurement variation) where the record keeps their quartiles; returns the rows (``n``,
     ``measured_us``, ``predicted_us``, ``ratio`` = measured / predicted, ``within_range``:
@@ -218,7 +229,8 @@ def compare_call_model(fn, sizes) -> list[dict]:
     launch_us, gbps = part["launch_us"], part["gbps"]
     ordered = sorted(sizes.rows, key=lambda r: r["n"])
     print(f"{sizes.gpu}: launch_us = {launch_us:.1f} (the median call of the "
-          f"{len(part['small'])} smallest sizes), gbps = {gbps:,.0f} (the largest size as one call)")
+          f"{len(part['small'])} smallest sizes), gbps = {gbps:,.0f} (the largest size's bytes over "
+          "its call less launch_us)")
     rows = []
     for r in ordered:
         predicted = float(fn(r["n"], launch_us, gbps))
@@ -229,7 +241,7 @@ def compare_call_model(fn, sizes) -> list[dict]:
                      "within_range": None if lo is None or hi is None
                      else bool(lo * 1e3 <= predicted <= hi * 1e3)})
 
-    Result("gridstride_size_sweep", rows, sizes.meta, sizes.source).show(
+    Result("your model against gridstride_size_sweep", rows, sizes.meta, sizes.source).show(
         ["n", "measured_us", "predicted_us", "ratio"],
         headers={"n": "elements", "measured_us": "measured (µs)", "predicted_us": "your model (µs)",
                  "ratio": "measured / predicted"})

@@ -392,7 +392,8 @@ def test_explorer_caption_judges_only_times_and_rates():
 
 def test_explorer_caption_names_its_slice_and_the_sweeps_best():
     """An explorer shows one slice of a sweep: its caption calls the slice's best the best of
-    that slice and names the best of the whole sweep where it lies elsewhere."""
+    that slice and names the best of all the explorer's curves (the rows it was given, which may
+    be a part of the sweep) where it lies elsewhere."""
     from gpuperf.plots import _best_caption
 
     rows = [{"chunks": c, "factor": f, "gbps": 10.0 * c + f} for c in (1, 8) for f in (1, 4)]
@@ -400,15 +401,15 @@ def test_explorer_caption_names_its_slice_and_the_sweeps_best():
     one = [r for r in rows if r["chunks"] == 1]
     text = _best_caption(res, one, "factor", "gbps", sel={"chunks": 1}, everything=rows)
     assert "Best with chunks=1 (highest gbps): factor=4 at 14" in text
-    assert "over the whole sweep: chunks=8, factor=4 at 84" in text and "Best here" not in text
+    assert "over all the curves of this explorer: chunks=8, factor=4 at 84" in text and "Best here" not in text
     top = [r for r in rows if r["chunks"] == 8]
-    assert "also the best of the whole sweep" in _best_caption(
+    assert "also the best of all the curves of this explorer" in _best_caption(
         res, top, "factor", "gbps", sel={"chunks": 8}, everything=rows)
     # a time: another slice may be another amount of work, so only the slice is named
     timed = [{**r, "ms": 1.0 * r["chunks"] + r["factor"]} for r in rows]
     text = _best_caption(_result(timed), timed[:2], "factor", "ms", sel={"chunks": 1},
                          everything=timed)
-    assert "Best with chunks=1 (lowest ms)" in text and "whole sweep" not in text
+    assert "Best with chunks=1 (lowest ms)" in text and "all the curves" not in text
 
 
 def test_static_interact_moves_one_slider_at_a_time_when_combinations_are_many(monkeypatch):

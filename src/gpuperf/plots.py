@@ -202,7 +202,8 @@ def _best_caption(result, rows, x: str, y: str, *, sel: dict | None = None,
     ``sel``: the values that picked the shown rows (an explorer's slice, ``{"n_chunks": 1}``):
     the caption then names the slice ("Best with n_chunks=1 ...") and, with ``everything``
     (all the rows the slice was taken from), for a rate the best over all of them where it
-    lies outside the slice, so that a slice's best is never read as the sweep's."""
+    lies outside the slice, so that a slice's best is never read as the explorer's (the
+    explorer may be given a part of a sweep, so the caption names its curves, not the sweep)."""
     from .records import _units
 
     unit = _units(result.name).get(y) or ""
@@ -233,9 +234,9 @@ def _best_caption(result, rows, x: str, y: str, *, sel: dict | None = None,
         top = pick(rest, key=lambda r: r[y])
         if top[y] != best[y]:
             at = ", ".join(f"{k}={top.get(k)}" for k in (*sel, x))
-            text += f"; over the whole sweep: {at} at {value(top)}"
+            text += f"; over all the curves of this explorer: {at} at {value(top)}"
         else:
-            text += "; that is also the best of the whole sweep"
+            text += "; that is also the best of all the curves of this explorer"
     return html.escape(text)
 
 

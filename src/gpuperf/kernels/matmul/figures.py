@@ -139,7 +139,7 @@ def draw_tiling(n: int = 8, tile: int = 2, step: int = 1):
         ax.set_yticks([])
         ax.set_title(name, fontsize=10)
     fig.suptitle(f"Step {step}: the block loads one {tile}x{tile} tile of A and one of B into "
-                 "shared memory;\nevery thread uses each loaded element tile times", fontsize=9)
+                 f"shared memory;\nevery thread uses each loaded element {tile} times", fontsize=9)
     fig.tight_layout()
     return fig
 

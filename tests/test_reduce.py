@@ -288,6 +288,7 @@ def test_summation_errors_the_tree_beats_one_after_another():
         red.summation_errors([0])
     fig = red.plot_summation_errors(rows)
     assert fig.axes[0].get_xlabel() == "elements summed"
+    assert "v2's tree (blocks of 256): measured" in fig.axes[0].get_legend_handles_labels()[1]
     with pytest.raises(TypeError, match="rows"):
         red.plot_summation_errors([{"n": 1}])
 
@@ -1040,8 +1041,12 @@ def test_size_sweep_marks_each_versions_own_host_floor():
     colors = {line.get_label(): line.get_color() for line in ax.get_lines()}
     assert open_markers[colors["a"]] == [2**16, 2**17]
     assert open_markers[colors["b"]] == [2**16, 2**17, 2**18]
-    assert "still at its host floor" in [t.get_text() for t in ax.get_legend().get_texts()][-1]
+    assert "within 1.2× its fastest call" in [t.get_text() for t in ax.get_legend().get_texts()][-1]
     plt.close(fig)
+    # One colour per version whichever versions are drawn: b keeps its colour alone.
+    alone = red.plot_size_sweep(res, ["b"])
+    assert {line.get_label(): line.get_color() for line in alone.axes[0].get_lines()}["b"] == colors["b"]
+    plt.close(alone)
 
 
 def test_versus_v100_names_both_v6_grids():

@@ -62,7 +62,7 @@ from .experiments import (
     timing_methods_experiment,
     v8_ablation_experiment,
 )
-from .figures import draw_rung, host_bound_limit, plot_size_sweep, plot_summation_errors
+from .figures import HOST_FLOOR_WITHIN, draw_rung, host_bound_limit, plot_size_sweep, plot_summation_errors
 from .host import (
     Plan,
     default_blocks,
@@ -175,7 +175,7 @@ __all__ = [
     "ablation_summary", "show_order_effects", "study_notes_table", "show_study_notes",
     "versus_v100", "show_rung",
     # figures and exercises
-    "draw_rung", "plot_summation_errors", "plot_size_sweep", "host_bound_limit",
+    "draw_rung", "plot_summation_errors", "plot_size_sweep", "host_bound_limit", "HOST_FLOOR_WITHIN",
     "check_sequential_max", "check_block_max",
     "check_absmax", "SPEED_NOISE_FLOOR",
 ]

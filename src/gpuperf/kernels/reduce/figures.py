@@ -182,10 +182,13 @@ def plot_summation_errors(rows):
     fig, ax = plt.subplots(figsize=(plots.COLUMN_INCHES, 3.8))
     for order, color in zip(dict.fromkeys(r["order"] for r in rows), ("C3", "C0", "C2", "C1")):
         mine = [r for r in rows if r["order"] == order]
+        # The pages call the tree "v2's tree order": the legend says the same.
+        name = (f"v2's tree (blocks of {order[len('tree of '):]})" if order.startswith("tree of ")
+                else order)
         ax.plot([r["n"] for r in mine], [max(r["rel_error"], 1e-12) for r in mine], "o-",
-                color=color, label=f"{order}: measured")
+                color=color, label=f"{name}: measured")
         ax.plot([r["n"] for r in mine], [r["bound"] for r in mine], ":", color=color,
-                label=f"{order}: worst-case bound")
+                label=f"{name}: worst-case bound")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("elements summed")
@@ -196,10 +199,15 @@ def plot_summation_errors(rows):
     return fig
 
 
-def host_bound_limit(result, versions, *, within: float = 1.5) -> int:
+# A version is at its host floor while its time per call is within this factor of its fastest
+# call (the pages state the rule beside the figure).
+HOST_FLOOR_WITHIN = 1.2
+
+
+def host_bound_limit(result, versions, *, within: float = HOST_FLOOR_WITHIN) -> int:
     """The largest ``n`` of the size sweep ``result`` at which each of ``versions`` still takes
     at most ``within`` times its smallest time per call: up to there the time hardly grows with
-    the data, so the host's launches, not the kernel, set it."""
+    the data, so the host's launches, more than the kernel, set it."""
     validate.result(result)
     validate.positive(within, "within")
     limit = None
@@ -232,6 +240,12 @@ def plot_size_sweep(result, versions, *, title: str | None = None):
                       ylabel="effective bandwidth (GB/s)",
                       title=title or f"Bandwidth by array size ({result.gpu})")
     ax = fig.axes[0]
+    # One colour per version on every page: its place among all the sweep's versions, not
+    # among the ones drawn here.
+    every = [str(v) for v in result.values("version")]
+    for line in ax.get_lines():
+        if line.get_label() in every:
+            line.set_color(plots.COLORS[every.index(line.get_label()) % len(plots.COLORS)])
     colors = {line.get_label(): line.get_color() for line in ax.get_lines()}
     for version in versions:
         own = host_bound_limit(result, [version])
@@ -248,7 +262,7 @@ def plot_size_sweep(result, versions, *, title: str | None = None):
     handles, labels = ax.get_legend_handles_labels()
     handles.append(Line2D([], [], linestyle="none", marker="o", markerfacecolor="white",
                           markeredgecolor="0.3"))
-    labels.append("open marker: still at its host floor")
+    labels.append(f"open marker: up to its last size\nwithin {HOST_FLOOR_WITHIN:g}× its fastest call")
     # Above the shaded label and below the ceilings' labels, clear of the curves on the right.
     ax.legend(handles, labels, fontsize=8, loc="lower left", bbox_to_anchor=(0.01, 0.3))
     return fig

@@ -429,8 +429,9 @@ def show_study_notes() -> list[dict]:
 
     table = study_notes_table()
     by = {r["version"]: r for r in table}
-    note = ("notes_* columns: as the study notes print them (V100, 2^25 float32, blocks of "
-            "256); gbps_over_v100_peak_pct: their GB/s over 900 GB/s, computed here. "
+    note = ("notes_* columns: as the study notes print them (V100, blocks of 256; 2^25 float32, "
+            "inferred from their µs and GB/s: the notes do not state n); "
+            "gbps_over_v100_peak_pct: their GB/s over 900 GB/s, computed here. "
             + "; ".join(f"{v}: {by[v]['notes_gbps']:.0f} GB/s is "
                         f"{by[v]['gbps_over_v100_peak_pct']:.0f}% of the peak, printed as "
                         f"{by[v]['notes_utilization_pct']:.2f}% utilization" for v in ("v1", "v8"))

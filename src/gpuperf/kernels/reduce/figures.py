@@ -218,7 +218,7 @@ HOST_FLOOR_WITHIN = 1.2
 
 # One colour per version on every line figure of the chapter (each sweep draws a subset).
 VERSION_COLORS = {"v2": "C4", "v3": "C0", "v5": "C5", "v6": "C6", "v7": "C1", "v8": "C2",
-                  "cupy.sum": "C3"}
+                  "cupy.sum": "C9"}
 
 
 def color_versions(fig):

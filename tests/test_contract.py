@@ -1030,6 +1030,8 @@ BAD = {
                                                  word="result")],
     "gpuperf.kernels.reduce:host_bound_limit": [B(rd.host_bound_limit, None, ["v8"], err=TypeError,
                                                   word="result")],
+    "gpuperf.kernels.reduce:color_versions": [B(rd.color_versions, "fig", err=TypeError,
+                                                word="Figure")],
     "gpuperf.kernels.reduce:plot_summation_errors": [B(rd.plot_summation_errors, [{"n": 1}],
                                                        err=TypeError, word="rows")],
     "gpuperf.kernels.reduce:make_v8_ablation": [B(rd.make_v8_ablation, 512, 2, 1, 1, word="width"),

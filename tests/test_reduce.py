@@ -1041,12 +1041,45 @@ def test_size_sweep_marks_each_versions_own_host_floor():
     colors = {line.get_label(): line.get_color() for line in ax.get_lines()}
     assert open_markers[colors["a"]] == [2**16, 2**17]
     assert open_markers[colors["b"]] == [2**16, 2**17, 2**18]
-    assert "within 1.2× its fastest call" in [t.get_text() for t in ax.get_legend().get_texts()][-1]
+    assert "within 1.2× its lowest\nmedian time per call" in [t.get_text() for t in ax.get_legend().get_texts()][-1]
     plt.close(fig)
     # One colour per version whichever versions are drawn: b keeps its colour alone.
     alone = red.plot_size_sweep(res, ["b"])
     assert {line.get_label(): line.get_color() for line in alone.axes[0].get_lines()}["b"] == colors["b"]
     plt.close(alone)
+
+
+def test_color_versions_gives_each_version_one_colour():
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_hex
+
+    for drawn in (["v8", "v7"], ["v2", "v5", "v7", "v8"]):
+        fig, ax = plt.subplots()
+        for v in drawn:
+            ax.plot([1, 2], [1, 2], label=v)
+        ax.legend()
+        red.color_versions(fig)
+        assert {ln.get_label(): to_hex(ln.get_color()) for ln in ax.get_lines()} == {
+            v: to_hex(red.VERSION_COLORS[v]) for v in drawn}
+        legend = {t.get_text(): to_hex(h.get_color())
+                  for t, h in zip(ax.get_legend().get_texts(), ax.get_legend().legend_handles)}
+        assert legend == {v: to_hex(red.VERSION_COLORS[v]) for v in drawn}
+        plt.close(fig)
+    with pytest.raises(TypeError):
+        red.color_versions("not a figure")
+
+
+def test_atomic_diagrams_draw_their_blocks():
+    import matplotlib.pyplot as plt
+
+    def labels(version):
+        fig = red.draw_rung(version)
+        found = [t.get_text() for t in fig.axes[0].texts if t.get_text().startswith("block ")]
+        plt.close(fig)
+        return found
+
+    assert labels("block-atomic") == ["block 0"]
+    assert labels("grid-atomic") == ["block 0", "block 1", "block 2", "block 3"]
 
 
 def test_versus_v100_names_both_v6_grids():

@@ -26,7 +26,7 @@ Where things are:
                       the atomics patterns (``profiling_reduce_atomics``, ``atomics_waves``).
 ``summaries.py``      what the notebooks print from those results (``show_rung``, ``*_summary``).
 ``rounding.py``       float32 rounding by the order of the additions, on the CPU.
-``figures.py``        ``draw_rung``, ``plot_summation_errors`` and ``plot_size_sweep``.
+``figures.py``        ``draw_rung``, ``plot_summation_errors``, ``plot_size_sweep`` and ``color_versions``.
 ``checks.py``         the exercise checkers (``check_sequential_max``, ``check_block_max``,
                       ``check_absmax``).
 
@@ -62,7 +62,15 @@ from .experiments import (
     timing_methods_experiment,
     v8_ablation_experiment,
 )
-from .figures import HOST_FLOOR_WITHIN, draw_rung, host_bound_limit, plot_size_sweep, plot_summation_errors
+from .figures import (
+    HOST_FLOOR_WITHIN,
+    VERSION_COLORS,
+    color_versions,
+    draw_rung,
+    host_bound_limit,
+    plot_size_sweep,
+    plot_summation_errors,
+)
 from .host import (
     Plan,
     default_blocks,
@@ -176,6 +184,7 @@ __all__ = [
     "versus_v100", "show_rung",
     # figures and exercises
     "draw_rung", "plot_summation_errors", "plot_size_sweep", "host_bound_limit", "HOST_FLOOR_WITHIN",
+    "VERSION_COLORS", "color_versions",
     "check_sequential_max", "check_block_max",
     "check_absmax", "SPEED_NOISE_FLOOR",
 ]

@@ -125,6 +125,19 @@ def draw_rung(version: str, width: int = 16):
                 cells(ax, y - 0.7, [cmap(t % 20) for t in range(width)], labels=list(range(width)))
             if version == "v8":
                 ax.text(width + 0.2, y + 1.3, "one color block = one 16-byte load", fontsize=7)
+            if version in ("block-atomic", "grid-atomic"):
+                # The block boundaries: one block of all the threads, or a grid of several.
+                per = width if version == "block-atomic" else width // 4
+                for b in range(width // per):
+                    ax.add_patch(Rectangle((b * per - 0.06, y - 0.78), per - 0.02, 0.96,
+                                           fill=False, edgecolor="black", linewidth=1.6))
+                    ax.text(b * per + (per - 0.08) / 2, y - 1.05, f"block {b}", fontsize=7,
+                            ha="center", va="top")
+                what = ("one block; each thread: one atomic add"
+                        if version == "block-atomic" else
+                        f"{width // per} blocks; each thread: one atomic add")
+                ax.text(width + 0.2, y - 0.3, what, fontsize=7, va="center")
+                y -= 0.7
             y -= 0.8
         elif kind == "step":
             y -= step_height(payload)
@@ -199,9 +212,29 @@ def plot_summation_errors(rows):
     return fig
 
 
-# A version is at its host floor while its time per call is within this factor of its fastest
-# call (the pages state the rule beside the figure).
+# A version is at its host floor while its time per call is within this factor of its lowest
+# median time per call over the sizes (the pages state the rule beside the figure).
 HOST_FLOOR_WITHIN = 1.2
+
+# One colour per version on every line figure of the chapter (each sweep draws a subset).
+VERSION_COLORS = {"v2": "C4", "v3": "C0", "v5": "C5", "v6": "C6", "v7": "C1", "v8": "C2",
+                  "cupy.sum": "C9"}
+
+
+def color_versions(fig):
+    """Give each version's line on ``fig`` its colour from ``VERSION_COLORS``, so a version looks
+    the same in every figure, and redraw the legends to match. Returns ``fig``."""
+    from gpuperf import plots
+
+    if not hasattr(fig, "axes"):
+        raise TypeError(f"fig must be a matplotlib Figure, not {type(fig).__name__}.")
+    for ax in fig.axes:
+        for line in ax.get_lines():
+            if line.get_label() in VERSION_COLORS:
+                line.set_color(VERSION_COLORS[line.get_label()])
+        if ax.get_legend() is not None:
+            plots.legend_if_labelled(ax, fontsize=8, loc="best")
+    return fig
 
 
 def host_bound_limit(result, versions, *, within: float = HOST_FLOOR_WITHIN) -> int:
@@ -240,11 +273,13 @@ def plot_size_sweep(result, versions, *, title: str | None = None):
                       ylabel="effective bandwidth (GB/s)",
                       title=title or f"Bandwidth by array size ({result.gpu})")
     ax = fig.axes[0]
-    # One colour per version on every page: its place among all the sweep's versions, not
-    # among the ones drawn here.
+    # One colour per version on every page and figure (VERSION_COLORS); a version not listed
+    # there takes its place among all the sweep's versions, not among the ones drawn here.
     every = [str(v) for v in result.values("version")]
     for line in ax.get_lines():
-        if line.get_label() in every:
+        if line.get_label() in VERSION_COLORS:
+            line.set_color(VERSION_COLORS[line.get_label()])
+        elif line.get_label() in every:
             line.set_color(plots.COLORS[every.index(line.get_label()) % len(plots.COLORS)])
     colors = {line.get_label(): line.get_color() for line in ax.get_lines()}
     for version in versions:
@@ -262,7 +297,7 @@ def plot_size_sweep(result, versions, *, title: str | None = None):
     handles, labels = ax.get_legend_handles_labels()
     handles.append(Line2D([], [], linestyle="none", marker="o", markerfacecolor="white",
                           markeredgecolor="0.3"))
-    labels.append(f"open marker: up to its last size\nwithin {HOST_FLOOR_WITHIN:g}× its fastest call")
+    labels.append(f"open marker: up to its last size\nwithin {HOST_FLOOR_WITHIN:g}× its lowest\nmedian time per call")
     # Above the shaded label and below the ceilings' labels, clear of the curves on the right.
     ax.legend(handles, labels, fontsize=8, loc="lower left", bbox_to_anchor=(0.01, 0.3))
     return fig

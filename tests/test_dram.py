@@ -377,8 +377,10 @@ def test_experiments_registered():
 
 def _copy_rows(loaded_ns, pct):
     return Result("dram_loaded_latency_copy", [
-        {"threads_per_sm": 512, "gbps": 1200.0, "loaded_ns": 350.0, "in_flight_pct": 99.0},
-        {"threads_per_sm": 1792, "gbps": 2900.0, "loaded_ns": loaded_ns, "in_flight_pct": pct}],
+        {"threads_per_sm": 512, "gbps": 1200.0, "loaded_ns": 350.0, "in_flight_pct": 99.0,
+         "bytes_in_flight": 270336.0, "read_gbps": 600.0},
+        {"threads_per_sm": 1792, "gbps": 2900.0, "loaded_ns": loaded_ns, "in_flight_pct": pct,
+         "bytes_in_flight": 946176.0, "read_gbps": 1450.0}],
         {"gpu": "test"}, "recorded")
 
 
@@ -387,7 +389,7 @@ def test_copy_loaded_reading_chooses_the_sentence_from_the_record():
     assert not low["limited_by_latency"] and "does not account" in low["text"]
     assert low["threads_per_sm"] == 1792 and "430 ns" in low["text"]
     high = dram.copy_loaded_reading(_copy_rows(650.0, 97.0), 507.0)
-    assert high["limited_by_latency"] and "is what holds it back" in high["text"]
+    assert high["limited_by_latency"] and "Little's law at the copy's own loaded latency agrees" in high["text"]
     assert not dram.copy_loaded_reading(_copy_rows(650.0, 50.0), 507.0)["limited_by_latency"]
     with pytest.raises((TypeError, ValueError)):
         dram.copy_loaded_reading(_copy_rows(650.0, 97.0), -1.0)

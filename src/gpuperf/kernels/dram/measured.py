@@ -259,7 +259,8 @@ def occupancy_summary(res) -> str:
     """What the occupancy experiment says, in three lines printed from its rows.
 
     The best copy with the fewest loads per thread; the lowest occupancy at which the most loads
-    per thread do at least as well; the best copy of all against the device-to-device copy.
+    per thread do at least as well with the same block size (and, at that occupancy, a block size
+    at which they do not); the best copy of all against the device-to-device copy.
     """
     _check_res(res, "ilp", "gbps", "occupancy", "block")
     ilps = sorted(res.values("ilp"))
@@ -268,13 +269,23 @@ def occupancy_summary(res) -> str:
     base = max(res.select(ilp=few), key=gbps)
     lines = [f"{few} load(s) per thread: best {base['gbps']:,.0f} GB/s, at {base['occupancy']:.0f}% "
              f"occupancy (block {base['block']})."]
-    match = [r for r in res.select(ilp=many) if r["gbps"] >= base["gbps"]]
+    # Compare at the block size of the best few-load copy: block size matters too.
+    match = [r for r in res.select(ilp=many, block=base["block"]) if r["gbps"] >= base["gbps"]]
     if match:
         m = min(match, key=lambda r: (r["occupancy"], -r["gbps"]))
-        lines.append(f"{many} loads per thread do at least as well from {m['occupancy']:.0f}% "
-                     f"occupancy: {m['gbps']:,.0f} GB/s (block {m['block']}).")
+        line = (f"With blocks of {m['block']} threads, {many} loads per thread at "
+                f"{m['occupancy']:.0f}% occupancy ({m['gbps']:,.0f} GB/s) beat {few} load(s) at "
+                f"{base['occupancy']:.0f}% ({base['gbps']:,.0f} GB/s)")
+        worse = [r for r in res.select(ilp=many) if r["occupancy"] == m["occupancy"]
+                 and r["block"] != m["block"] and r["gbps"] < base["gbps"]]
+        if worse:
+            w = min(worse, key=gbps)
+            line += (f"; with {w['block']}-thread blocks at {w['occupancy']:.0f}% they reach only "
+                     f"{w['gbps']:,.0f} GB/s, because block size matters too (below)")
+        lines.append(line + ".")
     else:
-        lines.append(f"{many} loads per thread never reach that, at any occupancy measured.")
+        lines.append(f"{many} loads per thread never reach that with blocks of {base['block']} "
+                     "threads, at any occupancy measured.")
     top = max(res.rows, key=gbps)
     lines.append(f"Best copy of all: {top['gbps']:,.0f} GB/s = {top['pct_copy']:.0f}% of the "
                  f"device-to-device copy ({top['ilp']} loads per thread, block {top['block']}, "
@@ -319,8 +330,10 @@ def copy_loaded_reading(copy_res, covered_ns: float) -> dict:
     latency that one load per resident thread covers at the copy ceiling's read rate. Returns
     the row's numbers and ``limited_by_latency``: whether the probe's latency exceeds
     ``covered_ns`` and the loads kept at least 90% of their allowed bytes in flight (then the
-    latency under the copy's own load is what holds it back); ``text``: the sentence."""
-    _check_res(copy_res, "threads_per_sm", "gbps", "loaded_ns", "in_flight_pct")
+    copy's rate is consistent with Little's law at the latency under its own load: consistent
+    accounting, not an ablation); ``text``: the sentence."""
+    _check_res(copy_res, "threads_per_sm", "gbps", "loaded_ns", "in_flight_pct", "bytes_in_flight",
+               "read_gbps")
     validate.positive(covered_ns, "covered_ns")
     inside = [q for q in copy_res.rows if q.get("covered", True)]  # the probe ran inside the copy
     if not inside:
@@ -333,7 +346,11 @@ def copy_loaded_reading(copy_res, covered_ns: float) -> dict:
     where = (f"timed beside the one-load copy itself ({r['threads_per_sm']:,} threads per SM, "
              f"{r['gbps']:,.0f} GB/s), a load took {r['loaded_ns']:.0f} ns, and the copy's reads "
              f"kept {r['in_flight_pct']:.0f}% of the bytes its threads allow in flight")
-    text = (f"The latency under the copy's own load is what holds it back: {where}." if limited
+    allowed_gbps = r["bytes_in_flight"] / r["loaded_ns"]   # bytes / ns = GB/s of reads
+    text = (f"Little's law at the copy's own loaded latency agrees: {where}; at "
+            f"{r['loaded_ns']:.0f} ns those bytes cover {allowed_gbps:,.0f} GB/s of reads, about "
+            f"the {r['read_gbps']:,.0f} measured."
+            if limited
             else f"Little's law with the latency under load does not account for the gap: {where}. "
                  "What keeps the rest of the threads' time free of loads is not measured here.")
     return {**r, "limited_by_latency": limited, "text": text}

@@ -1444,7 +1444,7 @@ def is_stub(fn) -> bool:
     return False
 
 
-def refuses_stubs(check=None, *, solved_by=()):
+def refuses_stubs(check=None, *, solved_by=(), judged_apart=False):
     """Decorator for a checker whose first argument is the student's code: an untouched stub
     gets one line, "not implemented yet", instead of a list of consequences (on a GPU, a
     stub kernel runs and writes nothing, so every case would report NaN).
@@ -1456,6 +1456,12 @@ def refuses_stubs(check=None, *, solved_by=()):
     from the compiled code, so a comment or a string that names the function counts for
     nothing; the course's helpers that the task names are not in the list.
 
+    ``judged_apart=True`` marks a checker whose answer is a host function and whose verdict
+    rests on more than the values it hands the grader (a structure or speed case, a watch on
+    launches and copies, or answers that are not recorded): the grader judges it again on the
+    student's function alone, apart from the notebook (``gpuperf.grade.judged_exercises``).
+    A checker given a kernel is judged again without it.
+
     Use as ``@refuses_stubs`` or ``@refuses_stubs(solved_by=("reduce_sum", ...))``."""
     import functools
 
@@ -1464,8 +1470,11 @@ def refuses_stubs(check=None, *, solved_by=()):
                                                   for n in solved_by):
             raise TypeError("solved_by must be a tuple of names (\"reduce_sum\" or "
                             f"\"gpuperf.kernels.reduce:reduce_sum\"), not {solved_by!r}.")
-        return lambda fn: refuses_stubs(fn, solved_by=tuple(solved_by))
+        v.boolean(judged_apart, "judged_apart")
+        return lambda fn: refuses_stubs(fn, solved_by=tuple(solved_by),
+                                        judged_apart=judged_apart)
     v.function(check, "check", what="a checker function")
+    v.boolean(judged_apart, "judged_apart")
 
     @titled
     @functools.wraps(check)
@@ -1488,6 +1497,7 @@ def refuses_stubs(check=None, *, solved_by=()):
         return check(student, *args, **kwargs)
 
     wrapper.solved_by = tuple(solved_by)
+    wrapper.judged_apart = judged_apart
     return wrapper
 
 

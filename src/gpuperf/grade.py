@@ -52,13 +52,15 @@ once per grading run with the class's hidden seed (``reference_run``), and a cas
 if the student's checker passed it and every value it judged matches the reference's at the
 same key (``decide_outputs``). Forging the verdict inside a submission no longer passes wrong
 outputs (handing over the checker's own expected values as the student's still can: the
-instructor guide lists what is left). A kernel exercise (the checker is given one kernel,
-or a function that makes one) is judged again apart from the notebook (``rejudge``): a fresh
-kernel runs the course's checker on the student's kernel alone, rebuilt from the notebook's
-text through a whitelist (``gpuperf.vetting``), and that verdict is the exercise's; a kernel the
-whitelist refuses earns nothing for structure and speed. Elsewhere structure, races and speed
-are still reported by the checker in the student's kernel, as are the two exercises whose
-answer is not one value (``check_best_factor``, ``check_profile_command``); a row whose code
+instructor guide lists what is left). An exercise whose checker is given one function of the
+student's is judged again apart from the notebook (``rejudge``) where the function is a
+kernel (or makes one), or a host function whose checker rests on more than the values it
+records (``judged_exercises``: the reduction's ``my_absmax``, the streams pipeline, the best
+coarsening factor, the profiler command): a fresh kernel runs the course's checker on the
+student's function alone, rebuilt from the notebook's text through a whitelist
+(``gpuperf.vetting``), and that verdict is the exercise's. A function the whitelist refuses
+earns nothing for what only its notebook decided (structure and speed; for an exercise whose
+answers the grader does not record, everything, with the status "review"). A row whose code
 names the grader's machinery (``machinery_touched``) scores 0 with the status "review" for a
 person to read.
 """
@@ -471,13 +473,15 @@ def grade_notebook(path: Path, source_path: Path, *, student: str, cell_timeout:
         exercise = _checker_name(dict(checks)[cid])
         again = ""
         if cid in judged:
-            # A kernel exercise judged again on the kernel alone: that verdict is the one.
+            # An exercise judged again on the student's function alone: that verdict is the
+            # one.
             own = mine[-1] if mine else None
             mine, cell_values = [judged[cid]], judged_values
             if own is None or (own.get("passed"), own.get("failed")) != (
                     judged[cid].get("passed"), judged[cid].get("failed")):
                 j = judged[cid]
-                again = (f"Judged again on your kernel's code alone, apart from your notebook: "
+                again = (f"Judged again on your function's code alone, apart from your "
+                         f"notebook: "
                          f"{j.get('passed')} of {j.get('passed', 0) + j.get('failed', 0)} "
                          f"checks passed (your notebook's own run: "
                          f"{'no verdict' if own is None else own.get('passed')}).")
@@ -495,12 +499,21 @@ def grade_notebook(path: Path, source_path: Path, *, student: str, cell_timeout:
         if status == "not implemented":
             decided = ""  # an untouched stub handed over no values: the status says it all
         elif cid in not_judged:
-            e, unconfirmed = _without_unconfirmed(e)
+            # An exercise none of whose values the grader records (its answers are not one
+            # value) was decided in the notebook alone: without the second judgement, its
+            # output cases are unconfirmed too, and a person reads it.
+            alone = cid in (reference or {}).get("verdicts", {}) and not any(
+                k[0] == cid for k in (reference or {}).get("values", {}))
+            e, unconfirmed = _without_unconfirmed(e, set() if alone else None)
             if unconfirmed:
                 again = (f"Not judged again apart from your notebook ({not_judged[cid]}), so its "
-                         f"{unconfirmed} passed structure and speed check"
-                         f"{'s' if unconfirmed > 1 else ''} earn nothing until your instructor "
-                         f"reads the kernel.")
+                         f"{unconfirmed} passed check{'s' if unconfirmed > 1 else ''} that "
+                         f"only your notebook decided ("
+                         + ("its answers, which the grader does not record" if alone
+                            else "structure and speed")
+                         + ") earn nothing until your instructor reads the code.")
+                if alone:
+                    status = "review"
         row = _row(student, notebook, exercise, e, status,
                    " ".join(t for t in (again, decided, e.get("first_failure") or "") if t),
                    worth[cid])
@@ -516,10 +529,16 @@ def grade_notebook(path: Path, source_path: Path, *, student: str, cell_timeout:
     return rows
 
 
-def kernel_exercises(source) -> dict:
-    """``{checker cell: (module alias, its module, the kernel's name)}`` for each checker cell
-    of the course's notebook ``source`` that gives the checker one kernel by name
-    (``co.check_remap(scale_rows)``, where the course's answer is a ``cuda.jit`` function)."""
+def judged_exercises(source) -> dict:
+    """``{checker cell: (module alias, its module, the answer's name, names left out)}`` for
+    each checker cell of the course's notebook ``source`` that the grader judges again apart
+    from the student's notebook (``rejudge``): a cell that gives the checker one function of
+    the student's by name, where the course's answer is a kernel (``co.check_remap
+    (scale_rows)``; a ``cuda.jit`` function or a function that makes one), or a host function
+    whose checker is marked ``judged_apart`` (``red.check_absmax(my_absmax)``). Names the cell
+    passes after the answer (``co.check_best_factor(read_sweep, sweep)``) are left out of the
+    judging run, which takes the checker's defaults for them: a cell whose checker has no
+    default there is not judged again."""
     from . import vetting
 
     notebook_arg(source)
@@ -528,41 +547,81 @@ def kernel_exercises(source) -> dict:
     for k, (cid, text) in enumerate(code):
         if cid not in dict(checker_cells(source)):
             continue
-        call = vetting.kernel_checker_call(text)
+        call = vetting.answer_checker_call(text)
         if call is None:
             continue
+        alias, checker, name, extra = call
         before = [t for _, t in code[:k]]
-        module = vetting.module_of_alias(before, call[0])
-        if module and vetting.is_kernel_definition(before, call[2]):
-            plan[cid] = (call[0], module, call[2])
+        module = vetting.module_of_alias(before, alias)
+        if not module:
+            continue
+        if not extra and vetting.is_kernel_definition(before, name):
+            plan[cid] = (alias, module, name, 0)
+        elif vetting.is_answer_definition(before, name) \
+                and _judged_apart(module, checker, len(extra)):
+            plan[cid] = (alias, module, name, len(extra))
     return plan
 
 
+def kernel_exercises(source) -> dict:
+    """The kernel exercises among ``judged_exercises(source)``: ``{checker cell: (module
+    alias, its module, the kernel's name)}``."""
+    from . import vetting
+
+    plan = judged_exercises(source)
+    code = [(c.get("id"), c.source) for c in source.cells if c.cell_type == "code"]
+    out = {}
+    for k, (cid, _) in enumerate(code):
+        if cid in plan and vetting.is_kernel_definition([t for _, t in code[:k]], plan[cid][2]):
+            out[cid] = plan[cid][:3]
+    return out
+
+
+def _judged_apart(module: str, checker: str, extra: int) -> bool:
+    """Whether the course's checker ``module.checker`` is marked ``judged_apart`` and takes
+    defaults for the ``extra`` arguments after the answer that the judging run leaves out."""
+    import importlib
+    import inspect
+
+    fn = getattr(importlib.import_module(module), checker, None)
+    if not getattr(fn, "judged_apart", False):
+        return False
+    params = [q for q in inspect.signature(fn).parameters.values()
+              if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)]
+    left_out = params[1:1 + extra]
+    return len(left_out) == extra and all(q.default is not q.empty for q in left_out)
+
+
 def judge_notebook(graded, source) -> tuple:
-    """The notebook that judges ``graded``'s kernel exercises again, apart from the student's
-    notebook (``rejudge``): the course's checker cells, each after the student's kernel and
-    what it needs as ``vetting.kernel_definitions`` rebuilds them, and nothing else of the
-    student's. ``(notebook or None, {checker cell: why it cannot be judged again})``."""
+    """The notebook that judges ``graded``'s exercises again, apart from the student's
+    notebook (``rejudge``): for each of ``judged_exercises(source)``, the student's function
+    and what it needs as ``vetting.kernel_definitions`` (a kernel exercise) or
+    ``vetting.answer_definitions`` (a host function) rebuild them, then the course's checker
+    cell, and nothing else of the student's. ``(notebook or None, {checker cell: why it
+    cannot be judged again})``."""
     import nbformat
 
     from . import vetting
 
     notebook_arg(graded)
-    plan = kernel_exercises(source)  # checks source
+    plan = judged_exercises(source)  # checks source
+    kernels = kernel_exercises(source)
     by_id = {c.get("id"): c for c in source.cells}
     code = [(c.get("id"), c.source) for c in graded.cells if c.cell_type == "code"]
     cells, why = [], {}
-    for cid, (alias, module, name) in plan.items():
+    for cid, (alias, module, name, left_out) in plan.items():
         at = next((k for k, (i, _) in enumerate(code) if i == cid), len(code))
+        rebuild = vetting.kernel_definitions if cid in kernels else vetting.answer_definitions
         try:
-            defined = vetting.kernel_definitions([t for _, t in code[:at]], name)
+            defined = rebuild([t for _, t in code[:at]], name)
         except vetting.NotVetted as err:
             why[cid] = str(err)
             continue
         setup = nbformat.v4.new_code_cell(
             f"import importlib\n{alias} = importlib.import_module({module!r})\n{defined}")
         setup.id = f"judge-{len(cells)}"
-        check = nbformat.v4.new_code_cell(by_id[cid].source)
+        check = nbformat.v4.new_code_cell(
+            vetting.without_arguments(by_id[cid].source, left_out))
         check.id, check.metadata = cid, dict(by_id[cid].get("metadata", {}))
         cells += [setup, check]
     if not cells:
@@ -598,11 +657,15 @@ def rejudge(graded, source, name: str, *, hidden_seed: int, cell_timeout: int, l
     return judged, values, why
 
 
-def _without_unconfirmed(entry: dict) -> tuple[dict, int]:
+def _without_unconfirmed(entry: dict, decided=None) -> tuple[dict, int]:
     """``entry`` with its passed structure and speed cases counted as failed (reported from
-    inside the student's notebook, where they could be forged), and how many there were."""
+    inside the student's notebook, where they could be forged), and how many there were;
+    given ``decided`` (the names of the cases whose values the grader compared with its
+    reference), the passed output cases outside it too: nothing but the notebook decided
+    them."""
     cases = [list(c) for c in entry.get("cases", []) if isinstance(c, list) and len(c) == 4]
-    turned = [c for c in cases if c[1] is True and c[3] in ("structure", "speed")]
+    turned = [c for c in cases if c[1] is True and (
+        c[3] in ("structure", "speed") or (decided is not None and c[0] not in decided))]
     if not turned:
         return entry, 0
     for c in turned:

@@ -257,7 +257,8 @@ def _other_sweep(res, seed: int):
                           res.source)
 
 
-@ex.refuses_stubs(solved_by=("gpuperf.kernels.coarsening.checks:_best_factor_reading",))
+@ex.refuses_stubs(solved_by=("gpuperf.kernels.coarsening.checks:_best_factor_reading",),
+                  judged_apart=True)
 def check_best_factor(read_sweep, res=None) -> ex.Report:
     """Check ``read_sweep(sweep)``: from a factor sweep (``matmul_coarsen_sweep``), a dict with
     ``best_factor`` (the fastest factor for tile 32 at n = 4096), that factor's
@@ -280,7 +281,8 @@ def check_best_factor(read_sweep, res=None) -> ex.Report:
         return chk.report()
     # Not recorded for the grader (Checker.record): ``res`` is the student's notebook's own
     # sweep (measured live on a GPU) and the made-up GPUs' sweeps are drawn from it, so the
-    # expected answers are the student's run's: this verdict is decided in its kernel.
+    # expected answers are the student's run's. The grader judges this exercise again on
+    # read_sweep alone, with the recorded sweep (judged_apart).
     res = res or records.run("matmul_coarsen_sweep", live=False)
     sweeps = [("your GPU's sweep", res)] + [
         (f"another GPU's sweep (seed {seed})", _other_sweep(res, seed)) for seed in ex.seeds()]

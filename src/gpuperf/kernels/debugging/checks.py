@@ -213,7 +213,7 @@ def _ncu_options(argv: list[str], n_program: int) -> dict:
 _NAMED = "{}[abi:v1,cw51cXTLSUwv1sDUaKthqKNjR2jH3fFBgQgyA](Array<float, 1, C, mutable, aligned>)"
 
 
-@ex.refuses_stubs(solved_by=("gpuperf.nsight:ncu_command",))
+@ex.refuses_stubs(solved_by=("gpuperf.nsight:ncu_command",), judged_apart=True)
 def check_profile_command(fn) -> ex.Report:
     """Check ``fn(kernel, metrics, program)``: the ncu command line (a list of words) that
     profiles the second launch of the Numba kernel named ``kernel``, with the clocks left to the
@@ -221,7 +221,8 @@ def check_profile_command(fn) -> ex.Report:
     import re
 
     # Not recorded for the grader (Checker.record): right answers differ (the pattern, the
-    # order of the options), so this exercise's verdict is decided in the student's kernel.
+    # order of the options), so the grader judges this exercise again on the student's
+    # function alone (judged_apart), where nothing else of theirs runs.
     chk = ex.Checker("the Nsight Compute command for a Numba kernel")
     cases = [("reduce_v8", ["dram__bytes_read.sum"], ["python3", "run.py"]),
              ("smooth", ["smsp__inst_executed.sum", "l1tex__t_bytes.sum"],

@@ -416,7 +416,7 @@ _ABSMAX_SOLVED_BY = tuple(f"gpuperf.kernels.reduce:{name}" for name in (
     "make_shared_atomic", "reduce_single_thread", "reduce_block_atomic", "reduce_grid_atomic"))
 
 
-@ex.refuses_stubs(solved_by=_ABSMAX_SOLVED_BY)
+@ex.refuses_stubs(solved_by=_ABSMAX_SOLVED_BY, judged_apart=True)
 def check_absmax(fn, *, target: float = 0.9) -> ex.Report:
     """Check ``fn(d_x) -> float``: the largest magnitude ``max |x[i]|`` of a float32 device
     vector, computed on the GPU at the bandwidth limit.

@@ -460,7 +460,8 @@ PIPELINE_CASES = ((1, 1, 1), (31, 4, 2), (1000, 7, 3), (1000, 8, 4), (257, 16, 4
                   (5, 8, 3), (999, 3, 8), (2601, 2, 2))
 
 
-@ex.refuses_stubs(solved_by=("pipelined", "fixed_five_streams", "shared_buffer_pipeline"))
+@ex.refuses_stubs(solved_by=("pipelined", "fixed_five_streams", "shared_buffer_pipeline"),
+                  judged_apart=True)
 def check_pipeline(student_fn, *, sizes=PIPELINE_CASES) -> ex.Report:
     """Check ``student_fn(a, b, out, n_streams, n_chunks)``: a pipelined ``out = a + b``
     whose device memory holds one chunk per stream.

@@ -47,6 +47,10 @@ def test_result_headers_are_words_and_the_rest_is_folded(monkeypatch):
     res.show(["stride"], fold_rest=False)
     assert "<details" not in shown[1]
     assert "All 3 columns of this record (coalescing_stride)" in shown[0]
+    # the folded table shows the chosen columns under the same words as the table above it
+    res.show(["stride", "gbps"], headers={"gbps": "useful bandwidth"})
+    folded = shown[2].split("<details", 1)[1]
+    assert "<th>useful bandwidth" in folded and "load sectors" in folded
 
 
 def test_a_derived_table_does_not_call_itself_the_record(monkeypatch):
@@ -68,7 +72,7 @@ def test_a_derived_table_does_not_call_itself_the_record(monkeypatch):
     assert ("All 3 columns of this table (writing against read-only flush, computed from the "
             "record gridstride_flush)") in shown[0]
     assert "All 3 columns of this record (gridstride_flush)" in shown[1]
-    assert "All 3 columns of this table (your model against gridstride_flush)<" in shown[2]
+    assert "All 3 columns of this table (your model against gridstride_flush), " in shown[2]
     assert "All 3 columns of this table (corner turning, traced)" in shown[3]
     assert "this record" not in shown[0] + shown[2] + shown[3]
 

@@ -391,7 +391,8 @@ class Result:
         """Display a chosen set of columns (HTML in Jupyter, text elsewhere), with ``note``
         (plain text) under the table. ``headers`` maps a column to the words its header shows
         (by default the column's name with spaces for underscores). When ``columns`` leaves
-        some out and ``fold_rest`` is true, the whole table follows, folded ("All N columns").
+        some out and ``fold_rest`` is true, the whole table follows, folded ("All N columns"),
+        its shown columns under the same words and the others under the record's own names.
         A note printed after ``show`` could land above the table in the book, whose pages
         merge a cell's printed text into one block."""
         cols = self._columns_arg(columns)
@@ -406,7 +407,7 @@ class Result:
             if fold_rest and len(cols) < len(self.columns):
                 rest = (f"<details class='gp-full'><summary>{html.escape(self._full_summary())}"
                         f"</summary><div class='gp-wide'>"
-                        f"{self._repr_html_(None, max_rows)}</div></details>")
+                        f"{self._repr_html_(None, max_rows, headers)}</div></details>")
             display(HTML(self._repr_html_(columns, max_rows, headers) + under + rest))
         else:  # a script or a terminal: HTML would print as "<IPython...HTML object>"
             print(self.table(columns, max_rows) + (f"\n{note}" if note else ""))
@@ -418,9 +419,11 @@ class Result:
         n = len(self.columns)
         source = self.meta.get("experiment")
         if self.name in experiments() and source in (None, self.name):
-            return f"All {n} columns of this record ({self.name})"
+            return (f"All {n} columns of this record ({self.name}), the others under the "
+                    f"record's own names")
         of = f", computed from the record {source}" if source and source not in self.name else ""
-        return f"All {n} columns of this table ({self.name}{of})"
+        return (f"All {n} columns of this table ({self.name}{of}), the others under the "
+                f"record's own names")
 
     def __repr__(self) -> str:
         return f"Result({self.name!r}, {len(self.rows)} rows, {self.label})"

@@ -543,9 +543,10 @@ def judged_exercises(source) -> dict:
 
     notebook_arg(source)
     code = [(c.get("id"), c.source) for c in source.cells if c.cell_type == "code"]
+    checks = dict(checker_cells(source))
     plan = {}
     for k, (cid, text) in enumerate(code):
-        if cid not in dict(checker_cells(source)):
+        if cid not in checks:
             continue
         call = vetting.answer_checker_call(text)
         if call is None:

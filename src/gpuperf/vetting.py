@@ -1021,11 +1021,8 @@ def answer_definitions(cells, name: str) -> str:
 def _definitions(cells, name: str, *, host: bool) -> str:
     vetter = _Vetter(_cells_arg(cells))
     vetter.host = host
-    b = vetter.bindings.get(_name_arg(name))
-    while b is not None and b.kind == "assign" and isinstance(b.node.value, ast.Name) \
-            and len(b.node.targets) == 1 and isinstance(b.node.targets[0], ast.Name):
-        b = vetter.bindings.get(b.node.value.id)  # smooth_fixed = kernel
-    if b is None or b.kind != "def":
+    b = _definition(vetter, _name_arg(name))
+    if b is None:
         raise NotVetted(f"`{name}` is not defined by a `def` "
                         + ("" if host else "decorated with `cuda.jit` ") + "in your notebook")
     if not b.node.decorator_list and _makes_a_kernel(b.node):
@@ -1058,28 +1055,27 @@ def _order(position):
 def is_answer_definition(cells, name: str) -> bool:
     """Whether ``name``, as the cells ``cells`` leave it, is a ``def`` (possibly through an
     alias ``name = function``): a kernel, a function that makes one, or a host function."""
-    vetter = _Vetter(_cells_arg(cells))
-    b = vetter.bindings.get(_name_arg(name))
-    seen = set()
+    return _definition(_Vetter(_cells_arg(cells)), _name_arg(name)) is not None
+
+
+def _definition(vetter, name: str):
+    """The ``def`` binding that ``name`` leads to, through aliases ``name = other`` (``smooth_fixed
+    = kernel``), or None."""
+    b, seen = vetter.bindings.get(name), set()
     while b is not None and b.kind == "assign" and isinstance(b.node.value, ast.Name) \
+            and len(b.node.targets) == 1 and isinstance(b.node.targets[0], ast.Name) \
             and b.node.value.id not in seen:
         seen.add(b.node.value.id)
         b = vetter.bindings.get(b.node.value.id)
-    return b is not None and b.kind == "def"
+    return b if b is not None and b.kind == "def" else None
 
 
 def is_kernel_definition(cells, name: str) -> bool:
     """Whether ``name``, as the cells ``cells`` leave it, is a ``def`` decorated with
     something named ``jit`` (possibly through an alias ``name = kernel``): what makes an
     exercise a kernel exercise, judged from the course's own notebook."""
-    vetter = _Vetter(_cells_arg(cells))
-    b = vetter.bindings.get(_name_arg(name))
-    seen = set()
-    while b is not None and b.kind == "assign" and isinstance(b.node.value, ast.Name) \
-            and b.node.value.id not in seen:
-        seen.add(b.node.value.id)
-        b = vetter.bindings.get(b.node.value.id)
-    if b is None or b.kind != "def":
+    b = _definition(_Vetter(_cells_arg(cells)), _name_arg(name))
+    if b is None:
         return False
     if not b.node.decorator_list:
         return _makes_a_kernel(b.node)

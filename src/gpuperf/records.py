@@ -442,8 +442,12 @@ def _header(column: str, unit: str | None) -> str:
     """A column's header cell: its words (underscores read as spaces, so a header breaks
     between words, never inside one), the unit below it."""
     name = html.escape(column.replace("_", " "))
-    # "ms (ms)", "ms per call (ms)", "GPU busy (ms) (ms)": a unit the words already say, once
-    if not unit or unit == column or re.search(rf"(?<![\w/]){re.escape(unit)}(?![\w/])", column):
+    # "ms (ms)", "ms per call (ms)", "GPU busy (ms) (ms)": a unit the words already say, once;
+    # "host (µs)" says "us", and "hazard errors" says "hazards"
+    forms = {unit} | ({"µs"} if unit == "us" else set()) | (
+        {unit[:-1]} if unit and len(unit) > 3 and unit.endswith("s") else set())
+    if not unit or unit == column or any(
+            re.search(rf"(?<![\w/]){re.escape(f)}(?![\w/])", column) for f in forms):
         return name
     return f"{name}<br><small>({html.escape(unit)})</small>"
 

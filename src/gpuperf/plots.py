@@ -226,8 +226,8 @@ def _best_caption(result, rows, x: str, y: str, *, sel: dict | None = None,
 
     said = {k: re.sub(r"\s*\([^()]*\)$", "", w) for k, w in (words or {}).items() if w}
 
-    def eq(k, val):  # "block=128", or in words "threads per block 128"
-        return f"{said[k]} {val}" if k in said else f"{k}={val}"
+    def eq(k, val):  # "block=128", or in words "threads per block 128" (and "version v2")
+        return f"{said.get(k, k)} {val}" if said else f"{k}={val}"
 
     where = "here" if not sel else "with " + ", ".join(eq(k, val) for k, val in sel.items())
     if not judged:

@@ -296,6 +296,9 @@ class Result:
         verb = "measured live on" if self.source == "live" else "recorded on"
         code = {"same": "", "other": "with earlier code than today's",
                 "unknown": "code not fingerprinted"}[self.code_status]
+        if (self.code_status == "unknown" and not self.meta.get("experiment")
+                and self.name not in experiments()):
+            code = ""  # a table typed from a source (the study notes'): no code of ours ran it
         return ", ".join(p for p in (f"{verb} {self.gpu}", when, versions, code) if p)
 
     def select(self, **filters) -> list[dict]:

@@ -8,6 +8,7 @@ GPU, live or recorded, date, versions). Each function returns the Figure.
 from __future__ import annotations
 
 import html
+import re
 import textwrap
 
 import matplotlib.pyplot as plt
@@ -196,14 +197,16 @@ def gpu_label(res) -> str:
 
 
 def _best_caption(result, rows, x: str, y: str, *, sel: dict | None = None,
-                  everything=None) -> str:
+                  everything=None, words: dict | None = None) -> str:
     """"Best here: ..." for the shown rows: the largest rate, or the smallest time.
 
     ``sel``: the values that picked the shown rows (an explorer's slice, ``{"n_chunks": 1}``):
     the caption then names the slice ("Best with n_chunks=1 ...") and, with ``everything``
     (all the rows the slice was taken from), for a rate the best over all of them where it
     lies outside the slice, so that a slice's best is never read as the explorer's (the
-    explorer may be given a part of a sweep, so the caption names its curves, not the sweep)."""
+    explorer may be given a part of a sweep, so the caption names its curves, not the sweep).
+    ``words``: what to call a column instead of its name (an axis label, "threads per block";
+    a trailing "(unit)" is dropped, the value carries the unit)."""
     from .records import _units
 
     unit = _units(result.name).get(y) or ""
@@ -221,19 +224,24 @@ def _best_caption(result, rows, x: str, y: str, *, sel: dict | None = None,
         shown = f"{r[y]:,.3g}" if abs(r[y]) < 10 else f"{r[y]:,.1f}"
         return f"{shown} {unit}".rstrip() if judged else shown + (f" ({unit})" if unit else "")
 
-    where = "here" if not sel else "with " + ", ".join(f"{k}={val}" for k, val in sel.items())
+    said = {k: re.sub(r"\s*\([^()]*\)$", "", w) for k, w in (words or {}).items() if w}
+
+    def eq(k, val):  # "block=128", or in words "threads per block 128" (and "version v2")
+        return f"{said.get(k, k)} {val}" if said else f"{k}={val}"
+
+    where = "here" if not sel else "with " + ", ".join(eq(k, val) for k, val in sel.items())
     if not judged:
-        text = f"{result.label}. Highest {y} {where}: {x}={best[x]} at {value(best)}"
+        text = f"{result.label}. Highest {said.get(y, y)} {where}: {eq(x, best[x])} at {value(best)}"
     else:
         text = (f"{result.label}. Best {where} ({'lowest' if lower_is_better else 'highest'} "
-                f"{y}): {x}={best[x]} at {value(best)}")
+                f"{said.get(y, y)}): {eq(x, best[x])} at {value(best)}")
     # A rate or a speedup compares across slices; a time does not (another slice may be
     # another amount of work, a smaller problem), so a time's caption names its slice only.
     rest = [r for r in (everything or []) if r.get(y) is not None] if not lower_is_better else []
     if sel and rest:
         top = pick(rest, key=lambda r: r[y])
         if top[y] != best[y]:
-            at = ", ".join(f"{k}={top.get(k)}" for k in (*sel, x))
+            at = ", ".join(eq(k, top.get(k)) for k in (*sel, x))
             text += f"; over all the curves of this explorer: {at} at {value(top)}"
         else:
             text += "; that is also the best of all the curves of this explorer"

@@ -296,6 +296,9 @@ class Result:
         verb = "measured live on" if self.source == "live" else "recorded on"
         code = {"same": "", "other": "with earlier code than today's",
                 "unknown": "code not fingerprinted"}[self.code_status]
+        if (self.code_status == "unknown" and not self.meta.get("experiment")
+                and self.name not in experiments()):
+            code = ""  # a table typed from a source (the study notes'): no code of ours ran it
         return ", ".join(p for p in (f"{verb} {self.gpu}", when, versions, code) if p)
 
     def select(self, **filters) -> list[dict]:
@@ -442,8 +445,12 @@ def _header(column: str, unit: str | None) -> str:
     """A column's header cell: its words (underscores read as spaces, so a header breaks
     between words, never inside one), the unit below it."""
     name = html.escape(column.replace("_", " "))
-    # "ms (ms)", "ms per call (ms)", "GPU busy (ms) (ms)": a unit the words already say, once
-    if not unit or unit == column or re.search(rf"(?<![\w/]){re.escape(unit)}(?![\w/])", column):
+    # "ms (ms)", "ms per call (ms)", "GPU busy (ms) (ms)": a unit the words already say, once;
+    # "host (µs)" says "us", and "hazard errors" says "hazards"
+    forms = {unit} | ({"µs"} if unit == "us" else set()) | (
+        {unit[:-1]} if unit and len(unit) > 3 and unit.endswith("s") else set())
+    if not unit or unit == column or any(
+            re.search(rf"(?<![\w/]){re.escape(f)}(?![\w/])", column) for f in forms):
         return name
     return f"{name}<br><small>({html.escape(unit)})</small>"
 

@@ -371,11 +371,11 @@ def ablation_summary(res) -> list[str]:
     return lines
 
 
-def show_order_effects(res) -> str:
+def show_order_effects(res, others: bool = True) -> str:
     """What ``reduce_prologue``'s ``rel_error`` column says about the order of the additions:
-    each method's relative error at each size, then the methods with atomics (and v8) against
-    the same inputs' errors on every other recorded GPU (marked where its code was not
-    today's)."""
+    each method's relative error at each size, then (with ``others``) the methods with atomics
+    (and v8) against the same inputs' errors on every other recorded GPU (marked where its
+    code was not today's)."""
     from gpuperf import plots, records
 
     validate.result(res, "res")
@@ -388,7 +388,8 @@ def show_order_effects(res) -> str:
     for n in res.values("n"):
         lines.append(f"n = {n:,}: " + ", ".join(f"{label(r)} {r['rel_error']:.1e}"
                                                 for r in res.select(n=n)))
-    for other in records.references(res.name, besides=res.gpu):
+    validate.boolean(others, "others")
+    for other in records.references(res.name, besides=res.gpu) if others else []:
         for version in ("grid-atomic", "shared-atomic", "v8"):
             for n in res.values("n"):
                 theirs = {label(r): r for r in other.select(version=version, n=n)}
@@ -429,15 +430,20 @@ def show_study_notes() -> list[dict]:
 
     table = study_notes_table()
     by = {r["version"]: r for r in table}
-    note = ("notes_* columns: as the study notes print them (V100, blocks of 256; 2^25 float32, "
-            "inferred from their µs and GB/s: the notes do not state n); "
-            "gbps_over_v100_peak_pct: their GB/s over 900 GB/s, computed here. "
+    note = ("Every column but one as the study notes print them (V100, blocks of 256; 2^25 "
+            "float32, inferred from their µs and GB/s: the notes do not state n); the column "
+            f"computed here is their GB/s over the V100's {V100_PEAK_GBPS:.0f} GB/s. "
             + "; ".join(f"{v}: {by[v]['notes_gbps']:.0f} GB/s is "
                         f"{by[v]['gbps_over_v100_peak_pct']:.0f}% of the peak, printed as "
                         f"{by[v]['notes_utilization_pct']:.2f}% utilization" for v in ("v1", "v8"))
             + ".")
     Result("the reduce study notes' table", table,
-           {"gpu": "the study notes' V100"}, "recorded").show(note=note)
+           {"gpu": "the study notes' V100"}, "recorded").show(note=note, headers={
+               "notes_us": "their time (µs)", "notes_gbps": "their GB/s",
+               "notes_utilization_pct": "their bandwidth utilization (%)",
+               "gbps_over_v100_peak_pct":
+                   f"their GB/s as % of the V100's {V100_PEAK_GBPS:.0f} GB/s (computed here)",
+               "notes_speedup": "their speedup over v0"})
     return table
 
 

@@ -376,7 +376,7 @@ def test_static_explorer_draws_every_recorded_selection_in_advance(monkeypatch):
     assert all(f[0].startswith("data:image/png;base64,") for f in (frames["0"], frames["1"]))
     assert frames["2"][0] == "" and "no recorded rows for version=zzz" in frames["2"][1]
     # time: the best point is the lowest, and the caption says so with the unit
-    assert "lowest" in frames["1"][1] and "block=64 at 1.5" in frames["1"][1]
+    assert "Lowest point" in frames["1"][1] and "threads per block = 64 at 1.5" in frames["1"][1]
     assert "<input type=\"range\"" in box.data and "ipywidgets" not in box.data
 
 
@@ -385,9 +385,9 @@ def test_explorer_caption_judges_only_times_and_rates():
 
     rows = [{"factor": 1, "occupancy": 1.0, "gbps": 10.0}, {"factor": 4, "occupancy": 0.5, "gbps": 30.0}]
     res = _result(rows)
-    assert "Best here (highest gbps): factor=4 at 30" in _best_caption(res, rows, "factor", "gbps")
+    assert "Highest point here: coarsening factor = 4 at 30" in _best_caption(res, rows, "factor", "gbps")
     occ = _best_caption(res, rows, "factor", "occupancy")
-    assert "Best" not in occ and "Highest occupancy here: factor=1 at 1" in occ
+    assert "point" not in occ and "Highest occupancy here: coarsening factor = 1 at 1" in occ
 
 
 def test_explorer_caption_names_its_slice_and_the_sweeps_best():
@@ -400,16 +400,17 @@ def test_explorer_caption_names_its_slice_and_the_sweeps_best():
     res = _result(rows)
     one = [r for r in rows if r["chunks"] == 1]
     text = _best_caption(res, one, "factor", "gbps", sel={"chunks": 1}, everything=rows)
-    assert "Best with chunks=1 (highest gbps): factor=4 at 14" in text
-    assert "over all the curves of this explorer: chunks=8, factor=4 at 84" in text and "Best here" not in text
+    assert "Highest point with chunks = 1: coarsening factor = 4 at 14" in text
+    assert "highest over all the curves of this explorer: chunks = 8, coarsening factor = 4 at 84" in text
+    assert "point here" not in text
     top = [r for r in rows if r["chunks"] == 8]
-    assert "also the best of all the curves of this explorer" in _best_caption(
+    assert "also the highest of all the curves of this explorer" in _best_caption(
         res, top, "factor", "gbps", sel={"chunks": 8}, everything=rows)
     # a time: another slice may be another amount of work, so only the slice is named
     timed = [{**r, "ms": 1.0 * r["chunks"] + r["factor"]} for r in rows]
     text = _best_caption(_result(timed), timed[:2], "factor", "ms", sel={"chunks": 1},
                          everything=timed)
-    assert "Best with chunks=1 (lowest ms)" in text and "all the curves" not in text
+    assert "Lowest point with chunks = 1" in text and "all the curves" not in text
 
 
 def test_static_interact_moves_one_slider_at_a_time_when_combinations_are_many(monkeypatch):

@@ -32,7 +32,13 @@ COLUMN_WORDS = {"block": "threads per block", "threads": "threads per block",
                 "factor": "coarsening factor", "tile": "tile", "grid": "blocks in the grid",
                 "blocks": "blocks", "mib": "MiB", "bytes": "bytes", "chunks": "chunks",
                 "streams": "streams", "version": "version", "method": "method",
-                "kernel": "kernel", "occupancy": "occupancy", "offset": "offset (elements)"}
+                "kernel": "kernel", "occupancy": "occupancy", "offset": "offset (elements)",
+                "dtype": "element type"}
+
+
+# A caption counts the other points within this share of its highest rate: close enough that
+# one run of a sweep does not order them.
+TIE = 0.02
 
 
 def words(column: str) -> str:
@@ -197,16 +203,19 @@ def gpu_label(res) -> str:
 
 
 def _best_caption(result, rows, x: str, y: str, *, sel: dict | None = None,
-                  everything=None, words: dict | None = None) -> str:
-    """"Best here: ..." for the shown rows: the largest rate, or the smallest time.
+                  everything=None, labels: dict | None = None) -> str:
+    """"Highest point here: ..." for the shown rows: the largest rate, or the smallest time,
+    in words, never the columns' internal names: ``labels`` (an explorer's axis labels,
+    "threads per block"; a trailing "(unit)" is dropped, the value carries the unit), else
+    ``words``.
 
     ``sel``: the values that picked the shown rows (an explorer's slice, ``{"n_chunks": 1}``):
-    the caption then names the slice ("Best with n_chunks=1 ...") and, with ``everything``
-    (all the rows the slice was taken from), for a rate the best over all of them where it
-    lies outside the slice, so that a slice's best is never read as the explorer's (the
-    explorer may be given a part of a sweep, so the caption names its curves, not the sweep).
-    ``words``: what to call a column instead of its name (an axis label, "threads per block";
-    a trailing "(unit)" is dropped, the value carries the unit)."""
+    the caption then names the slice ("Highest point with chunks = 1 ...") and, with
+    ``everything`` (all the rows the slice was taken from), for a rate the highest over all of
+    them where it lies outside the slice, so that a slice's top is never read as the
+    explorer's (the explorer may be given a part of a sweep, so the caption names its curves,
+    not the sweep). Other points within ``TIE`` of the top are counted: the caption names a
+    highest point, not a best configuration, when several lie that close."""
     from .records import _units
 
     unit = _units(result.name).get(y) or ""
@@ -224,27 +233,38 @@ def _best_caption(result, rows, x: str, y: str, *, sel: dict | None = None,
         shown = f"{r[y]:,.3g}" if abs(r[y]) < 10 else f"{r[y]:,.1f}"
         return f"{shown} {unit}".rstrip() if judged else shown + (f" ({unit})" if unit else "")
 
-    said = {k: re.sub(r"\s*\([^()]*\)$", "", w) for k, w in (words or {}).items() if w}
+    said_as = {k: re.sub(r"\s*\([^()]*\)$", "", w) for k, w in (labels or {}).items() if w}
 
-    def eq(k, val):  # "block=128", or in words "threads per block 128" (and "version v2")
-        return f"{said.get(k, k)} {val}" if said else f"{k}={val}"
+    def name(k):
+        return said_as.get(k) or words(k)
 
-    where = "here" if not sel else "with " + ", ".join(eq(k, val) for k, val in sel.items())
+    def said(k, val):
+        return f"{name(k)} = {val.replace('_', ' ') if isinstance(val, str) else val}"
+
+    where = "here" if not sel else "with " + ", ".join(said(k, val) for k, val in sel.items())
     if not judged:
-        text = f"{result.label}. Highest {said.get(y, y)} {where}: {eq(x, best[x])} at {value(best)}"
+        text = f"{result.label}. Highest {name(y)} {where}: {said(x, best[x])} at {value(best)}"
     else:
-        text = (f"{result.label}. Best {where} ({'lowest' if lower_is_better else 'highest'} "
-                f"{said.get(y, y)}): {eq(x, best[x])} at {value(best)}")
+        text = (f"{result.label}. {'Lowest' if lower_is_better else 'Highest'} point {where}: "
+                f"{said(x, best[x])} at {value(best)}")
+
+    def near(among, top):   # other points of a rate within TIE of ``top``
+        return sum(1 for r in among if r is not top and r[y] >= (1 - TIE) * top[y])
+
+    if judged and not lower_is_better and near(pts, best):
+        text += f" ({near(pts, best)} other points here within {TIE:.0%} of it)"
     # A rate or a speedup compares across slices; a time does not (another slice may be
     # another amount of work, a smaller problem), so a time's caption names its slice only.
     rest = [r for r in (everything or []) if r.get(y) is not None] if not lower_is_better else []
     if sel and rest:
         top = pick(rest, key=lambda r: r[y])
         if top[y] != best[y]:
-            at = ", ".join(eq(k, top.get(k)) for k in (*sel, x))
-            text += f"; over all the curves of this explorer: {at} at {value(top)}"
+            at = ", ".join(said(k, top.get(k)) for k in (*sel, x))
+            text += f"; highest over all the curves of this explorer: {at} at {value(top)}"
+            if judged and near(rest, top):
+                text += f" ({near(rest, top)} other points within {TIE:.0%} of it)"
         else:
-            text += "; that is also the best of all the curves of this explorer"
+            text += "; that is also the highest of all the curves of this explorer"
     return html.escape(text)
 
 

@@ -364,7 +364,8 @@ class Result:
                     headers: dict | None = None) -> str:
         cols = self._columns_arg(columns)
         v.integer(max_rows, "max_rows", minimum=1)
-        names = self._headers_arg(headers, cols)
+        names = {**{c: COLUMN_WORDS[c] for c in cols if c in COLUMN_WORDS},
+                 **self._headers_arg(headers, cols)}
         units = _units(self.name)
         head = "".join(f"<th>{_header(names.get(c, c), units.get(c))}</th>" for c in cols)
         body = "".join(
@@ -393,9 +394,10 @@ class Result:
              headers: dict | None = None, fold_rest: bool = True):
         """Display a chosen set of columns (HTML in Jupyter, text elsewhere), with ``note``
         (plain text) under the table. ``headers`` maps a column to the words its header shows
-        (by default the column's name with spaces for underscores). When ``columns`` leaves
-        some out and ``fold_rest`` is true, the whole table follows, folded ("All N columns"),
-        its shown columns under the same words and the others under the record's own names.
+        (by default words from ``COLUMN_WORDS``, else the column's name with spaces for
+        underscores). When ``columns`` leaves some out and ``fold_rest`` is true, the whole
+        table follows, folded ("All N columns"), with the same ``headers`` (its other columns
+        under ``COLUMN_WORDS`` or the record's own names).
         A note printed after ``show`` could land above the table in the book, whose pages
         merge a cell's printed text into one block."""
         cols = self._columns_arg(columns)
@@ -430,6 +432,14 @@ class Result:
 
     def __repr__(self) -> str:
         return f"Result({self.name!r}, {len(self.rows)} rows, {self.label})"
+
+
+# Words for columns many experiments share, where a table's caller names no header (the folded
+# full tables, a record displayed as it is): a header is words, not a column's internal name.
+COLUMN_WORDS = {"gbps": "bandwidth", "ms": "time", "ms_min": "fastest run",
+                "spread": "spread of the repeats", "pct_copy": "share of the copy ceiling",
+                "pct_peak": "share of the theoretical peak", "blocks_per_sm": "blocks per SM",
+                "block": "threads per block"}
 
 
 def _in_a_notebook() -> bool:

@@ -132,7 +132,7 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
         # Beside a live measurement: the reference GPUs' recorded curves for the same
         # selection, so that a student sees where their GPU stands.
         captions = [plots._best_caption(result, rows, x, y, sel=sel, everything=result.rows,
-                                        words={x: xlabel, y: ylabel}),
+                                        labels={x: xlabel, y: ylabel}),
                     *plots.reference_curves(ax, result, x=x, y=y, rows=rows, sel=sel,
                                             references=beside)]
         for params, value in live_points:
@@ -289,7 +289,7 @@ def _draw_gpus(result, by_gpu: dict, sel: dict, *, x, y, ceilings_of, logx, xlab
         ax.set_ylim(0, max([ax.get_ylim()[1], *(1.05 * t for t in tops)]))
         ax.legend(fontsize=7)
     return fig, "<br>".join(plots._best_caption(res, rows, x, y, sel=sel, everything=res.rows,
-                                                words={x: xlabel, y: ylabel})
+                                                labels={x: xlabel, y: ylabel})
                             for _, res, rows in parts)
 
 

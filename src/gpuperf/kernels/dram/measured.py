@@ -343,7 +343,8 @@ def copy_loaded_reading(copy_res, covered_ns: float) -> dict:
             "hypothesis; record it again.")}
     r = max(inside, key=lambda q: q["threads_per_sm"])
     limited = r["loaded_ns"] > covered_ns and r["in_flight_pct"] >= 90
-    where = (f"timed beside the one-load copy itself ({r['threads_per_sm']:,} threads per SM, "
+    where = (f"timed beside the same one-load copy, launched with fewer threads so that the "
+             f"probe's one-thread block finds room ({r['threads_per_sm']:,} threads per SM, "
              f"{r['gbps']:,.0f} GB/s), a load took {r['loaded_ns']:.0f} ns, and the copy's reads "
              f"kept {r['in_flight_pct']:.0f}% of the bytes its threads allow in flight")
     allowed_gbps = r["bytes_in_flight"] / r["loaded_ns"]   # bytes / ns = GB/s of reads

@@ -195,6 +195,21 @@ def gpu_label(res) -> str:
                                                  else ", code not fingerprinted")
 
 
+# Column names a caption says in words (a caption is read, not typed back as code).
+_CAPTION_WORDS = {"n_chunks": "chunks", "n_streams": "streams", "n_ch": "N",
+                  "total_ms": "total time"}
+
+
+def _say(name: str) -> str:
+    """A column's name as a caption says it: ``n_chunks`` is "chunks", ``total_ms`` "total
+    time", any other underscore a space."""
+    if name in _CAPTION_WORDS:
+        return _CAPTION_WORDS[name]
+    if name.endswith("_ms"):
+        return name[:-3].replace("_", " ") + " time"
+    return name.replace("_", " ")
+
+
 def _best_caption(result, rows, x: str, y: str, *, sel: dict | None = None,
                   everything=None) -> str:
     """"Best here: ..." for the shown rows: the largest rate, or the smallest time.
@@ -221,19 +236,19 @@ def _best_caption(result, rows, x: str, y: str, *, sel: dict | None = None,
         shown = f"{r[y]:,.3g}" if abs(r[y]) < 10 else f"{r[y]:,.1f}"
         return f"{shown} {unit}".rstrip() if judged else shown + (f" ({unit})" if unit else "")
 
-    where = "here" if not sel else "with " + ", ".join(f"{k}={val}" for k, val in sel.items())
+    where = "here" if not sel else "with " + ", ".join(f"{_say(k)}={val}" for k, val in sel.items())
     if not judged:
-        text = f"{result.label}. Highest {y} {where}: {x}={best[x]} at {value(best)}"
+        text = f"{result.label}. Highest {_say(y)} {where}: {_say(x)}={best[x]} at {value(best)}"
     else:
         text = (f"{result.label}. Best {where} ({'lowest' if lower_is_better else 'highest'} "
-                f"{y}): {x}={best[x]} at {value(best)}")
+                f"{_say(y)}): {_say(x)}={best[x]} at {value(best)}")
     # A rate or a speedup compares across slices; a time does not (another slice may be
     # another amount of work, a smaller problem), so a time's caption names its slice only.
     rest = [r for r in (everything or []) if r.get(y) is not None] if not lower_is_better else []
     if sel and rest:
         top = pick(rest, key=lambda r: r[y])
         if top[y] != best[y]:
-            at = ", ".join(f"{k}={top.get(k)}" for k in (*sel, x))
+            at = ", ".join(f"{_say(k)}={top.get(k)}" for k in (*sel, x))
             text += f"; over all the curves of this explorer: {at} at {value(top)}"
         else:
             text += "; that is also the best of all the curves of this explorer"

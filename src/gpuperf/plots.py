@@ -202,6 +202,21 @@ def gpu_label(res) -> str:
                                                  else ", code not fingerprinted")
 
 
+# Column names a caption says in words (a caption is read, not typed back as code).
+_CAPTION_WORDS = {"n_chunks": "chunks", "n_streams": "streams", "n_ch": "N",
+                  "total_ms": "total time"}
+
+
+def _say(name: str) -> str:
+    """A column's name as a caption says it: ``n_chunks`` is "chunks", ``total_ms`` "total
+    time", any other underscore a space."""
+    if name in _CAPTION_WORDS:
+        return _CAPTION_WORDS[name]
+    if name.endswith("_ms"):
+        return name[:-3].replace("_", " ") + " time"
+    return name.replace("_", " ")
+
+
 def _best_caption(result, rows, x: str, y: str, *, sel: dict | None = None,
                   everything=None, labels: dict | None = None) -> str:
     """"Highest point here: ..." for the shown rows: the largest rate, or the smallest time,
@@ -236,7 +251,9 @@ def _best_caption(result, rows, x: str, y: str, *, sel: dict | None = None,
     said_as = {k: re.sub(r"\s*\([^()]*\)$", "", w) for k, w in (labels or {}).items() if w}
 
     def name(k):
-        return said_as.get(k) or words(k)
+        if k in said_as:
+            return said_as[k]
+        return _say(k) if k in _CAPTION_WORDS or k.endswith("_ms") else words(k)
 
     def said(k, val):
         return f"{name(k)} = {val.replace('_', ' ') if isinstance(val, str) else val}"

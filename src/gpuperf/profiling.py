@@ -296,7 +296,8 @@ def course_roofline(path=None) -> dict:
             moved = gdn.moved_bytes(r["method"], r["n_ch"], r["samples"])
             if r.get("reduce_ms") is not None:
                 moved += gdn.moved_bytes("reduce", r["n_ch"], r["samples"])
-            add(f"GDN {r['method']}", flops / moved, flops / (r["total_ms"] * 1e-3) / 1e12)
+            add(f"GDN, {gdn.METHOD_WORDS.get(r['method'], r['method'])}", flops / moved,
+                flops / (r["total_ms"] * 1e-3) / 1e12)
     # The roofs: the ceilings measured with the matmuls (else with another of these results).
     source = mm or next((records.recorded(n, path=where) for n in
                          ("reduce_ladder", "gdn_algorithms", "streams_pipeline") if n in have), None)

@@ -454,13 +454,16 @@ def _in_a_notebook() -> bool:
 def _header(column: str, unit: str | None) -> str:
     """A column's header cell: its words (underscores read as spaces, so a header breaks
     between words, never inside one), the unit below it."""
-    name = html.escape(column.replace("_", " "))
+    words = column.replace("_", " ")
+    if unit and unit != column and words.endswith(" " + unit):
+        words = words[: -len(unit) - 1]   # "serial_ms" in ms: "serial (ms)", not "serial ms (ms)"
+    name = html.escape(words)
     # "ms (ms)", "ms per call (ms)", "GPU busy (ms) (ms)": a unit the words already say, once;
     # "host (µs)" says "us", and "hazard errors" says "hazards"
     forms = {unit} | ({"µs"} if unit == "us" else set()) | (
         {unit[:-1]} if unit and len(unit) > 3 and unit.endswith("s") else set())
     if not unit or unit == column or any(
-            re.search(rf"(?<![\w/]){re.escape(f)}(?![\w/])", column) for f in forms):
+            re.search(rf"(?<![\w/]){re.escape(f)}(?![\w/])", words) for f in forms):
         return name
     return f"{name}<br><small>({html.escape(unit)})</small>"
 

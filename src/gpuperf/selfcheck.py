@@ -325,7 +325,8 @@ def stale_rows(doc: dict, root: Path | None = None) -> list[dict]:
 def chapter_status(folder: Path | None = None, root: Path | None = None) -> list[dict]:
     """One row per chapter notebook of the shipped self-check on the course's versions
     (``data/selfcheck-<gpu>.json``, not the Colab-like run): ``chapter``, ``status`` ("checked
-    live on <GPU> at <commit>" or "changed since its last GPU check (<GPU>, <commit>)") and
+    on <GPU> at <commit>", with "(experiments replayed)" after the GPU for a MEASURE = False
+    run, or "changed since its last GPU check (<GPU>, <commit>)") and
     ``changed`` (the first files that changed, if any)."""
     if root is not None and not isinstance(root, (str, os.PathLike)):
         raise TypeError(f"root must be a path (the repository's folder) or None, not "
@@ -346,7 +347,8 @@ def chapter_status(folder: Path | None = None, root: Path | None = None) -> list
             if changed:
                 status = f"changed since its last GPU check ({where})"
             elif ok:
-                status = f"checked live on {gpu} at {'/'.join(commits)}"
+                how = " (experiments replayed)" if doc.get("measure") is False else ""
+                status = f"checked on {gpu}{how} at {'/'.join(commits)}"
             else:
                 status = f"failed its last GPU check ({where})"
             rows.append({"chapter": name, "status": status, "changed": changed[:3]})
@@ -552,6 +554,8 @@ def t4_estimate(folder: Path | None = None) -> list[dict]:
     live_doc, replay_doc = live_runs[0], replays[0][1]
     if live_doc.get("commit") != replay_doc.get("commit"):  # two versions of the notebooks
         return []
+    if live_doc.get("measure") is False:   # no measuring run to bound the T4 from below
+        return []
     peak = None
     try:  # that GPU's theoretical peak, from its shipped record (None: no upper bound)
         data = records.load(store.DATA_DIR / f"{records.slug(live_doc.get('gpu') or '')}.json")
@@ -580,6 +584,14 @@ def t4_estimate(folder: Path | None = None) -> list[dict]:
 def show_t4_estimate(folder: Path | None = None) -> None:
     """:func:`t4_estimate` as a table of seconds (HTML in Jupyter)."""
     rows = t4_estimate(folder)
+    shipped = [d for p, d in _shipped_files(folder) if not p.stem.endswith("-colab")]
+    if not rows and shipped and shipped[0].get("measure") is False:
+        print("No T4 range for this version of the notebooks: the shipped self-check ran with "
+              "MEASURE = False, and a range also needs a measuring run (MEASURE = True, as the "
+              "notebooks ship) of the student copies on the same GPU and commit (python -m "
+              "gpuperf.selfcheck --copies student, on a GPU). Until then the times above are "
+              "replay times only: a class running the notebooks as shipped takes longer.")
+        return
     if not rows:
         print("No T4 range for this version of the notebooks: it needs a run of the student "
               "copies with MEASURE = False from the same commit as the shipped self-check "

@@ -704,6 +704,9 @@ def show_sync_calls(res) -> list[dict]:
             f"ran in another stream ({res.rows[0]['mib']} MiB where it allocates, frees, pins "
             "or copies); host times, the median of the tries. Waited for the kernel every "
             f"time: {'; '.join(waited) if waited else 'none'}.")
+    if any(r["verdict"] == VARIES for r in rows):
+        note += (f" {VARIES}: the kernel had finished by the call's return in some tries and "
+                 "not in others.")
     cols = ["call", "idle_ms", "host_ms", "verdict"]
     if all(r["idle_ms"] is None for r in rows):
         cols = ["call", "host_ms", "verdict"]

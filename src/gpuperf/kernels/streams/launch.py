@@ -443,14 +443,18 @@ def show_launch_cost(res) -> list[dict]:
     print(f"On {res.gpu}: {n} launches of a kernel that adds one to a counter, in one stream; "
           "microseconds per kernel, the median of the batches.")
     graph = [r for r in res.rows if r.get("build_ms") is not None]
-    note = ("spread_pct: the GPU time's spread over the batches (interquartile range over "
-            "the median). host_bound: the GPU's time per kernel is within 20% of the host's, "
-            "or below it (the GPU waited for the host). x_graph: the GPU's time per kernel "
-            "over the graph's. counted: the counter shows every launch ran exactly once.")
+    note = ("spread: the GPU time's spread over the batches (interquartile range over "
+            "the median). Host-bound: the GPU's time per kernel is within 20% of the host's, "
+            "or below it (the GPU waited for the host). Over the graph: the GPU's time per "
+            "kernel over the graph's. Every launch ran: the counter shows every launch ran "
+            "exactly once.")
     if graph:
         note += (f" Capturing and instantiating the graph of {n} launches took "
                  f"{graph[0]['build_ms']:.1f} ms, once.")
-    Result("streams_launch_cost (summary)", rows, res.meta, res.source).show(note=note)
+    Result("streams_launch_cost (summary)", rows, res.meta, res.source).show(
+        note=note, headers={"method": "method", "host_us": "host (µs)", "gpu_us": "GPU (µs)",
+                            "spread_pct": "spread (%)", "host_bound": "host-bound",
+                            "x_graph": "over the graph (x)", "counted": "every launch ran"})
     by = {r["method"]: r for r in rows}
     numba, once, cupy, grf, packed = (by.get(m) for m in METHODS)
     ratios = [f"the configuration made once: {once['host_us'] / numba['host_us']:.2f}x "
@@ -669,8 +673,11 @@ def show_hardware_queues(res) -> list[dict]:
              "makespan_ms": r["makespan_ms"], "issue_ms": r["issue_ms"],
              "in_kernels": r["in_kernels"], "model": r["model"]} for r in res.rows]
     Result("streams_hardware_queues (summary)", rows, res.meta, res.source).show(
-        note="issue_ms: the host's time to issue the 32 launches. in_kernels: the makespan "
-             "over one kernel's time alone, both timed the same way. model: queue_model's "
+        headers={"connections": "hardware queues", "timing": "timing", "order": "issue order",
+                 "makespan_ms": "makespan (ms)", "issue_ms": "issue (ms)",
+                 "in_kernels": "in kernel times", "model": "model"},
+        note="issue: the host's time to issue the 32 launches. In kernel times: the makespan "
+             "over one kernel's time alone, both timed the same way. Model: queue_model's "
              "prediction in the same unit (with events=True for the rows timed with an event "
              "in every stream).")
     return rows

@@ -453,7 +453,7 @@ def show_launch_cost(res) -> list[dict]:
                  f"{graph[0]['build_ms']:.1f} ms, once.")
     Result("streams_launch_cost (summary)", rows, res.meta, res.source).show(
         note=note, headers={"method": "method", "host_us": "host (µs)", "gpu_us": "GPU (µs)",
-                            "spread_pct": "spread (%)", "host_bound": "host-bound",
+                            "spread_pct": "spread (%)", "host_bound": "host bound",
                             "x_graph": "over the graph (x)", "counted": "every launch ran"})
     by = {r["method"]: r for r in rows}
     numba, once, cupy, grf, packed = (by.get(m) for m in METHODS)

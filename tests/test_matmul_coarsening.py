@@ -372,7 +372,7 @@ def test_tuning_table_ranks_every_measurement_and_finds_ties(capsys):
         gap = 1 - r["tflops"] / table[0]["tflops"]
         assert r["tie"] == (gap <= r["spread"] + table[0]["spread"])
     out = capsys.readouterr().out
-    assert "within the noise of the best" in out and "matmul_double_buffer" in out
+    assert "within the noise of the best" in out and "double buffering" in out
     assert "regtile" not in table[0]["config"] and "x" in table[0]["config"]
 
 

@@ -367,6 +367,11 @@ def tuning_table(*results) -> list[dict]:
     return rows
 
 
+# The register-tiling experiments, as the tuning table names them.
+_RUN_WORDS = {"matmul_regtile_sweep": "register-tiling sweep",
+              "matmul_double_buffer": "double buffering"}
+
+
 def show_tuning(*results, top: int = 8) -> list[dict]:
     """Show the ``top`` rows of :func:`tuning_table`, how many tie with the best, and how far
     apart the configurations measured in two runs came out; return the whole table."""
@@ -389,9 +394,18 @@ def show_tuning(*results, top: int = 8) -> list[dict]:
         note += (f" {len(twice)} configurations were measured in both runs; the furthest apart, "
                  f"{worst[0]}, gave {hi:.2f} and {lo:.2f} TFLOP/s ({100 * (hi / lo - 1):.1f}% "
                  f"apart, against a spread of at most {100 * inside:.1f}% within a run).")
-    note += " Runs: " + "; ".join(f"{res.name}, {res.label}" for res in results) + "."
+    note += " Runs: " + "; ".join(f"{_RUN_WORDS.get(res.name, res.name)}, {res.label}"
+                                  for res in results) + "."
     first = results[0]
-    Result("register-tiling configurations, fastest first", table[:top], first.meta,
+    shown = [dict(r, run=_RUN_WORDS.get(r["run"], r["run"]), tie="yes" if r["tie"] else "no")
+             for r in table[:top]]
+    Result("register-tiling configurations, fastest first", shown, first.meta,
            first.source).show(["rank", "config", "run", "tflops", "spread", "gap_pct", "tie",
-                               "regs", "blocks_per_sm"], note=note)
+                               "regs", "blocks_per_sm"], note=note,
+                              headers={"config": "configuration", "run": "experiment",
+                                       "tflops": "TFLOP/s", "spread": "spread within the run",
+                                       "gap_pct": "behind the best (%)",
+                                       "tie": "within the noise of the best",
+                                       "regs": "registers per thread",
+                                       "blocks_per_sm": "blocks per SM"})
     return table

@@ -39,6 +39,23 @@ def latency_index_summary(res) -> str:
     return text
 
 
+# The words the two loaded-latency tables show for their columns.
+_LOADED_HEADERS_ALL = {
+    "ilp": "loads per thread", "warps_per_sm": "warps per SM",
+    "in_flight_kib": "allowed bytes in flight (KiB)", "gbps": "bandwidth (GB/s)",
+    "loaded_ns": "loaded latency (ns)", "x_idle": "loaded over idle latency",
+    "little_gbps": "Little's law at loaded latency (GB/s)",
+    "measured_over_little": "measured over Little's law",
+    "in_flight_pct": "share of allowed bytes in flight (%)", "covered": "probe covered",
+    "loaded_gbps": "Little's law at loaded latency (GB/s)",
+    "predicted_gbps": "predicted from one warp's round (GB/s)",
+    "measured_over_predicted": "measured over predicted", "agrees": "agrees"}
+
+
+def _headers(rows: list[dict]) -> dict:
+    return {k: w for k, w in _LOADED_HEADERS_ALL.items() if rows and k in rows[0]}
+
+
 def loaded_latency_summary(res) -> list[dict]:
     """``dram_loaded_latency`` per point: measured GB/s, latency idle and loaded, Little's law
     with the loaded latency (``little_gbps``, and ``measured_over_little``), and the bytes in
@@ -59,10 +76,12 @@ def show_loaded_latency(res) -> list[dict]:
     print(f"On {res.gpu}: the probe alone takes {res.rows[0]['idle_ns']:.0f} ns per step; "
           "beside the bandwidth kernel:")
     Result("dram_loaded_latency (summary)", rows, res.meta, res.source).show(
-        note="x_idle: the loaded latency over the probe's alone. little_gbps: the allowed "
-             "bytes in flight (SMs x resident warps x 32 x loads per thread x 4 B) / loaded "
-             "latency. in_flight_pct: measured GB/s x loaded latency, as a share of the allowed "
-             "bytes. covered: the probe ran inside the load in every run.")
+        headers=_headers(rows),
+        note="Loaded over idle latency: the probe's latency beside the load over its latency "
+             "alone. Little's law at loaded latency: the allowed bytes in flight (SMs x resident "
+             "warps x 32 x loads per thread x 4 B) / loaded latency. Share of allowed bytes in "
+             "flight: measured GB/s x loaded latency, as a share of the allowed bytes. Probe "
+             "covered: the probe ran inside the load in every run.")
     return rows
 
 
@@ -141,9 +160,10 @@ def loaded_littles_law(res, little, *, within: float = 1.2) -> list[dict]:
     print(f"On {res.gpu}: {agree} of {len(out)} points within {100 * (within - 1):.0f}% of "
           "Little's law with the round time stretched by the loaded latency")
     Result("dram_loaded_latency (Little's law under load)", out, res.meta, res.source).show(
-        note="loaded_gbps: min(allowed bytes in flight / probe's loaded latency, copy). "
-             "predicted_gbps: min(allowed bytes in flight / (one warp's round alone x x_idle), "
-             "copy). agrees: predicted and measured within "
+        headers=_headers(out),
+        note="Little's law at loaded latency: min(allowed bytes in flight / probe's loaded "
+             "latency, copy). Predicted: min(allowed bytes in flight / (one warp's round alone x "
+             "loaded over idle latency), copy). Agrees: predicted and measured within "
              f"{100 * (within - 1):.0f}% of each other.")
     return out
 

@@ -55,3 +55,28 @@ def test_the_matmul_headline_is_the_best_kernel_over_the_same_runs_cublas(tmp_pa
     bare.write_text(json.dumps(src))
     row = next(r for r in headlines.headline_rows([bare]) if "cuBLAS" in r["ratio"])
     assert [v for k, v in row.items() if k not in ("chapter", "ratio", "kind")] == [None]
+
+
+def test_a_best_version_ratio_is_compared_over_the_versions_every_record_holds(tmp_path):
+    """A kernel only one record holds would make a cross-GPU difference one of code: the
+    ratio leaves it out, and the row names it with the ratio it would give."""
+    path = records.available()[0]
+    src = json.loads(path.read_text())
+    exp = src["experiments"]["matmul_ladder"]
+    src["experiments"] = {"matmul_ladder": exp}
+    whole = tmp_path / "whole.json"
+    whole.write_text(json.dumps(src))
+    ladder = records.recorded("matmul_ladder", path=path)
+    cublas = next(r["tflops"] for r in ladder.rows if r["version"].startswith("cuBLAS"))
+    kernels = sorted((r for r in ladder.rows if not r["version"].startswith("cuBLAS")),
+                     key=lambda r: r["tflops"])
+    exp = json.loads(json.dumps(exp))
+    exp["rows"] = [r for r in exp["rows"] if r["version"] != kernels[-1]["version"]]
+    exp.setdefault("provenance", {})["gpu"] = "another GPU"
+    src["experiments"] = {"matmul_ladder": exp}
+    less = tmp_path / "less.json"
+    less.write_text(json.dumps(src))
+    row = next(r for r in headlines.headline_rows([whole, less]) if "cuBLAS" in r["ratio"])
+    values = [v for k, v in row.items() if k not in ("chapter", "ratio", "kind")]
+    assert values == [pytest.approx(kernels[-2]["tflops"] / cublas)] * 2
+    assert kernels[-1]["version"] in row["ratio"] and "no other record holds" in row["ratio"]

@@ -9,6 +9,7 @@ devices page of the book is built from it.
 from __future__ import annotations
 
 import html
+from dataclasses import replace
 from pathlib import Path
 
 from . import records
@@ -157,13 +158,51 @@ def headline_rows(paths=None) -> list[dict]:
     today's (``Result.code_status``) says so in its column's name.
     """
     files = _paths_arg(paths)
+    # A "best version" ratio is compared across GPUs over the versions every record holds
+    # (those of the records that have the experiment): a version one record lacks would make
+    # the difference one of code, not of hardware.
+    raw = {}
+
+    def full(name, path):
+        if (name, path) not in raw:
+            try:
+                raw[name, path] = records.recorded(name, path=path)
+            except (LookupError, KeyError, ValueError) as exc:
+                raw[name, path] = exc
+        res = raw[name, path]
+        if isinstance(res, Exception):
+            raise res
+        return res
+
+    def common_versions(name):
+        sets = []
+        for path in files:
+            try:
+                res = full(name, path)
+            except (LookupError, KeyError, ValueError):
+                continue
+            sets.append({r.get("version") for r in res.rows})
+        return set.intersection(*sets) if sets else set()
+
     gpus = []
     for path in files:
-        cache = {}
+        cache, whole = {}, {}
+
+        def get_whole(name, path=path, whole=whole):
+            if name not in whole:
+                whole[name] = full(name, path)
+            return whole[name]
 
         def get(name, path=path, cache=cache):
             if name not in cache:
-                cache[name] = records.recorded(name, path=path)
+                res = full(name, path)
+                if len(files) > 1 and res.rows and all("version" in r for r in res.rows):
+                    keep = common_versions(name)
+                    dropped = [str(r["version"]) for r in res.rows if r["version"] not in keep]
+                    if dropped:
+                        res = replace(res, rows=[r for r in res.rows if r["version"] in keep],
+                                      meta={**res.meta, "_left_out": dropped})
+                cache[name] = res
             return cache[name]
 
         data = records.load(path)
@@ -171,20 +210,37 @@ def headline_rows(paths=None) -> list[dict]:
         gpu = next((p.get("gpu") for p in provs if p.get("gpu")), path.stem)
         if paths is None and path.stem == records.REFERENCE:
             gpu += " (reference)"
-        gpus.append([gpu, get, cache])
+        gpus.append([gpu, get, cache, get_whole])
     rows = []
     for chapter, what, kind, fn in HEADLINES:
         row = {"chapter": chapter, "ratio": what, "kind": kind}
-        for entry in gpus:
-            gpu, get, _ = entry
+        notes = []
+        for gpu, get, cache, get_whole in gpus:
+            before = set(cache)
             try:
                 row[gpu] = float(fn(get))
             except (LookupError, KeyError, ValueError, ZeroDivisionError, TypeError):
                 row[gpu] = None
+            dropped = [v for name in sorted(set(cache) - before)
+                       for v in cache[name].meta.get("_left_out", [])]
+            if not dropped or row[gpu] is None:
+                continue
+            try:
+                with_them = float(fn(get_whole))
+            except (LookupError, KeyError, ValueError, ZeroDivisionError, TypeError):
+                continue
+            if abs(with_them - row[gpu]) > 1e-12 * abs(row[gpu]):
+                # said in the row: the kernels one record lacks, and the ratio with them
+                notes.append(f"{gpu.split(' (')[0]} without "
+                             + ", ".join(f"'{v}'" for v in dropped)
+                             + f", which no other record holds (with {'it' if len(dropped) == 1 else 'them'}: "
+                             + f"{_fmt(with_them, kind)})")
+        if notes:
+            row["ratio"] = what + "; over the versions every record holds: " + "; ".join(notes)
         rows.append(row)
     # Name the GPUs whose ratios came (in part) from other code than today's.
     for entry in gpus:
-        gpu, _, cache = entry
+        gpu, _, cache, _ = entry
         status = {res.code_status for res in cache.values()}
         note = ("" if status <= {"same"} else " (some with earlier code)" if "other" in status
                 else " (code not fingerprinted)")

@@ -366,7 +366,7 @@ class Result:
         v.integer(max_rows, "max_rows", minimum=1)
         names = {**{c: COLUMN_WORDS[c] for c in cols if c in COLUMN_WORDS},
                  **self._headers_arg(headers, cols)}
-        units = _units(self.name)
+        units = {c: UNIT_WORDS.get(u, u) for c, u in _units(self.name).items()}
         head = "".join(f"<th>{_header(names.get(c, c), units.get(c))}</th>" for c in cols)
         body = "".join(
             "<tr>" + "".join(_cell(r.get(c)) for c in cols) + "</tr>"
@@ -439,7 +439,18 @@ class Result:
 COLUMN_WORDS = {"gbps": "bandwidth", "ms": "time", "ms_min": "fastest run",
                 "spread": "spread of the repeats", "pct_copy": "share of the copy ceiling",
                 "pct_peak": "share of the theoretical peak", "blocks_per_sm": "blocks per SM",
-                "block": "threads per block"}
+                "block": "threads per block", "n_ch": "channels N", "allocated_mb": "allocated",
+                "moved_mb": "moved", "rel_err": "relative error", "pct_of_ideal": "reached",
+                "us_per_launch": "µs per launch", "floor_us_per_launch": "floor, µs per launch",
+                "dram_gbps": "DRAM", "achieved_occupancy_pct": "achieved occupancy",
+                "theoretical_occupancy_pct": "theoretical occupancy",
+                "extra_ms": "extra with a kernel pending (ms)", "kernel_ms": "kernel (ms)",
+                "h2d_ms": "host to device (ms)", "d2h_ms": "device to host (ms)", "mib": "MiB",
+                "extra_pct": "extra, % of the kernel's time"}
+
+# Words for a unit where a record's own unit string would mislead in a header: a share the
+# other way round than "% of" reads ("pct_floor" is the floor's time as a % of the measured).
+UNIT_WORDS = {"% of floor": "floor as % of time"}
 
 
 def _in_a_notebook() -> bool:

@@ -369,8 +369,8 @@ class Result:
         units = {c: UNIT_WORDS.get(u, u) for c, u in _units(self.name).items()}
         head = "".join(f"<th>{_header(names.get(c, c), units.get(c))}</th>" for c in cols)
         body = "".join(
-            "<tr>" + "".join(_cell(r.get(c)) for c in cols) + "</tr>"
-            for r in self.rows[:max_rows]
+            "<tr>" + "".join(_cell(_shown_value(c, r.get(c), names.get(c))) for c in cols)
+            + "</tr>" for r in self.rows[:max_rows]
         )
         more = (f"<p>... {len(self.rows) - max_rows} more rows</p>"
                 if len(self.rows) > max_rows else "")
@@ -436,8 +436,8 @@ class Result:
 
 # Words for columns many experiments share, where a table's caller names no header (the folded
 # full tables, a record displayed as it is): a header is words, not a column's internal name.
-COLUMN_WORDS = {"gbps": "bandwidth", "ms": "time", "ms_min": "fastest run",
-                "spread": "spread of the repeats", "pct_copy": "share of the copy ceiling",
+COLUMN_WORDS = {"gbps": "bandwidth", "ms": "time", "ms_min": "fastest run (ms)",
+                "spread": "spread of the repeats (%)", "pct_copy": "share of the copy ceiling",
                 "pct_peak": "share of the theoretical peak", "blocks_per_sm": "blocks per SM",
                 "block": "threads per block", "n_ch": "channels N", "allocated_mb": "allocated",
                 "moved_mb": "moved", "rel_err": "relative error", "pct_of_ideal": "reached",
@@ -446,7 +446,15 @@ COLUMN_WORDS = {"gbps": "bandwidth", "ms": "time", "ms_min": "fastest run",
                 "theoretical_occupancy_pct": "theoretical occupancy",
                 "extra_ms": "extra with a kernel pending (ms)", "kernel_ms": "kernel (ms)",
                 "h2d_ms": "host to device (ms)", "d2h_ms": "device to host (ms)", "mib": "MiB",
-                "extra_pct": "extra, % of the kernel's time"}
+                "extra_pct": "extra, % of the kernel's time",
+                "ilp": "loads in flight per thread",
+                "elem_bytes": "element size (bytes)", "dtype": "element type",
+                "moved_gbps": "moved by the sector model", "dram_pct": "DRAM throughput",
+                "dram_read_per_useful": "DRAM bytes read per useful byte",
+                "dram_write_per_useful": "DRAM bytes written per useful byte",
+                "l2_write_sectors_per_useful_sector": "L2 sectors written per useful sector"}
+# Columns that hold a fraction (0.01 = 1%): tables show them in percent, as their words say.
+PERCENT_COLUMNS = ("spread",)
 
 # Words for a unit where a record's own unit string would mislead in a header: a share the
 # other way round than "% of" reads ("pct_floor" is the floor's time as a % of the measured).
@@ -476,7 +484,22 @@ def _header(column: str, unit: str | None) -> str:
     if not unit or unit == column or any(
             re.search(rf"(?<![\w/]){re.escape(f)}(?![\w/])", words) for f in forms):
         return name
-    return f"{name}<br><small>({html.escape(unit)})</small>"
+    # a unit with its own note, "% (sector model)": "(%, sector model)", one pair of brackets
+    shown = re.sub(r"^(.*\S) \((.*)\)$", r"\1, \2", unit)
+    return f"{name}<br><small>({html.escape(shown)})</small>"
+
+
+def _shown_value(column: str, value, words: str | None):
+    """A value as a table shows it: a fraction in percent where the header says so
+    (``PERCENT_COLUMNS``), a record's internal value in words (``plots.value_words``)."""
+    if (column in PERCENT_COLUMNS and isinstance(value, float) and words
+            and words.endswith("(%)")):
+        return 100 * value
+    if isinstance(value, str):
+        from .plots import value_words
+
+        return value_words(column, value)
+    return value
 
 
 def _cell(value) -> str:

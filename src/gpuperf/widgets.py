@@ -33,7 +33,7 @@ _MAX_VALUES = 9  # values per slider in a static explorer (ends and start always
 def _explorer_title(result, sel: dict) -> str:
     """An explorer figure's title: what the experiment measures, then the picked values in
     words ("threads per block = 256"), never the experiment's or the columns' internal names."""
-    picked = ", ".join(f"{plots.words(k)} = {val}" for k, val in sel.items())
+    picked = ", ".join(f"{plots.words(k)} = {plots.value_words(k, val)}" for k, val in sel.items())
     return plots.default_title(result) + (f"\n{picked}" if picked else "")
 
 
@@ -158,7 +158,8 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
                                                   xlabel=xlabel, ylabel=ylabel), note=note)
     w = _ipywidgets()
     sliders = {
-        name: w.SelectionSlider(options=values, value=values[0], description=name,
+        name: w.SelectionSlider(options=[(str(plots.value_words(name, x)), x) for x in values],
+                                value=values[0], description=plots.words(name),
                                 continuous_update=False,
                                 style={"description_width": "initial"})
         for name, values in controls.items()
@@ -339,11 +340,11 @@ def _flipbook(controls: dict, start: dict, render, note: str = ""):
     # A control with one value is shown as text: a slider that cannot move would puzzle.
     rows = "".join(
         f'<label style="display:block;margin:2px 0"><span style="display:inline-block;'
-        f'min-width:8em">{html.escape(k)}</span>'
+        f'min-width:8em">{html.escape(plots.words(k))}</span>'
         + (f'<input type="range" min="0" max="{len(values[k]) - 1}" step="1" value="{i}" '
            f'data-k="{j}" style="width:18em;vertical-align:middle"> '
            if len(values[k]) > 1 else "")
-        + f'<output>{html.escape(str(values[k][i]))}</output></label>'
+        + f'<output>{html.escape(str(plots.value_words(k, values[k][i])))}</output></label>'
         for j, (k, i) in enumerate(zip(names, start_idx)))
     how = ("" if joint else " Each slider moves alone from the starting point (the others "
            "return to it); the notebook offers every combination.")
@@ -351,7 +352,7 @@ def _flipbook(controls: dict, start: dict, render, note: str = ""):
     script = f"""(function() {{
   const root = document.getElementById("{uid}");
   const frames = {json.dumps(frames)};
-  const labels = {json.dumps([[str(v) for v in values[k]] for k in names])};
+  const labels = {json.dumps([[str(plots.value_words(k, v)) for v in values[k]] for k in names])};
   const start = {json.dumps(list(start_idx))};
   const joint = {json.dumps(joint)};
   const inputs = Array.from(root.querySelectorAll("input[type=range]"));
@@ -405,7 +406,7 @@ def pick(result, *, controls: dict, show, description: str = ""):
     v.string(description, "description", empty=True)
     w = _ipywidgets()
     out = w.Output()
-    sliders = {name: w.SelectionSlider(options=opts, value=opts[0], description=name,
+    sliders = {name: w.SelectionSlider(options=opts, value=opts[0], description=plots.words(name),
                                        continuous_update=False,
                                        style={"description_width": "initial"})
                for name, opts in controls.items()}
@@ -481,10 +482,10 @@ def interact(fn, *, start: dict | None = None, **controls):
         if name in ranges:
             lo, hi, step = ranges[name]
             cls = w.IntSlider if all(isinstance(x, int) for x in ranges[name]) else w.FloatSlider
-            sliders[name] = cls(min=lo, max=hi, step=step, value=first[name], description=name,
+            sliders[name] = cls(min=lo, max=hi, step=step, value=first[name], description=plots.words(name),
                                 continuous_update=False)
         else:
-            sliders[name] = w.SelectionSlider(options=vals, value=first[name], description=name,
+            sliders[name] = w.SelectionSlider(options=vals, value=first[name], description=plots.words(name),
                                               continuous_update=False,
                                               style={"description_width": "initial"})
 

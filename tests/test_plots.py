@@ -47,3 +47,13 @@ def test_an_explorer_title_names_the_picked_values_in_words():
 def test_a_small_share_is_not_labelled_zero():
     assert plots._percent(0.19) == "0.2%" and plots._percent(0.03) == "0.03%"
     assert plots._percent(57.4) == "57%" and plots._percent(0) == "0%"
+
+
+def test_ceiling_labels_can_sit_below_the_line_at_the_right():
+    res = gp.records.run("reduce_grid_sweep", live=False)
+    for where, ha in (("left", "left"), ("right", "right")):
+        fig = plots.lines(res, x="blocks", series="version", references=False,
+                          ceilings=plots.copy_ceilings(res), ceiling_labels=where)
+        texts = [t for t in fig.axes[0].texts if t.get_text().startswith("device-to-device")]
+        assert len(texts) == 1 and texts[0].get_ha() == ha
+        assert texts[0].xy[0] > 0.9 if where == "right" else texts[0].xy[0] < 0.1

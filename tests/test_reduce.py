@@ -248,12 +248,16 @@ def test_study_notes_table_is_complete():
 
 def test_show_rung_prints_the_recorded_rung():
     res = gp.records.run("reduce_ladder")
-    r, prev = res.one(version="v2"), res.one(version="v1.5")
+    r, prev, v1 = res.one(version="v2"), res.one(version="v1.5"), res.one(version="v1")
     text = red.show_rung(res, "v2")
     assert text.startswith("v2: ") and f"{r['gbps']:,.0f} GB/s" in text
-    assert f"{prev['ms'] / r['ms']:.2f}x the previous rung" in text
+    assert f"{prev['ms'] / r['ms']:.2f}x v1.5" in text   # the previous rung, named
     assert f"{red.STUDY_NOTES_V100['v2'][1]:,.0f} GB/s" in text
-    assert "previous rung" not in red.show_rung(res, "v0")
+    assert f"{v1['ms'] / r['ms']:.2f}x v1 " in red.show_rung(res, "v2", against="v1")
+    assert red.show_rung(res, "v1.5", against="v0").count("x v0") == 2   # once for each GPU
+    assert red.show_rung(res, "v0").count("x v0") == 2
+    with pytest.raises(ValueError, match="against"):
+        red.show_rung(res, "v2", against="v9")
 
 
 def test_tree_and_sequential_sums_follow_their_order():

@@ -21,6 +21,7 @@ def test_the_simulator_runs_blocks_as_greenlets():
     from numba.cuda.simulator import kernel as fake_kernel
 
     assert fake_kernel.BlockManager.__name__ == "GreenBlockManager"
+    assert simblock.installed()  # what the checkers' note on the simulator reads
 
 
 @cuda.jit

@@ -572,10 +572,14 @@ class Checker:
         self._current: str | None = None
         self._failed_current = False
         if race_note and SIMULATOR:
+            from . import simblock
+
+            how = ("runs a block's threads one after another, each until it waits at a "
+                   "barrier or a warp intrinsic" if simblock.installed() else
+                   "runs each thread of a block as a Python thread, switched by the interpreter")
             self.report_.notes.append(
-                "this ran on the CUDA simulator, which runs threads one after another in "
-                "small steps: some races (a missing barrier, a non-atomic update) can pass "
-                "here and still fail on a GPU."
+                f"this ran on the CUDA simulator, which {how}: some races (a missing barrier, "
+                "a non-atomic update) can pass here and still fail on a GPU."
             )
 
     @contextmanager

@@ -147,7 +147,15 @@ def _ax_arg(ax):
     return ax
 
 
-def _ceiling_lines(ax, ceilings: dict | None, horizontal: bool = True) -> None:
+CEILING_LABELS = ("left", "right")
+
+
+def _ceiling_lines(ax, ceilings: dict | None, horizontal: bool = True,
+                   labels: str = "left") -> None:
+    """Dashed ceiling lines, each labelled with its name and value: above the line at the
+    left edge (``labels="left"``), or below it at the right edge (``"right"``), for a figure
+    whose curves cross the left end of a line."""
+    right = labels == "right"
     for i, (name, value) in enumerate((ceilings or {}).items()):
         if value is None:
             continue
@@ -155,8 +163,10 @@ def _ceiling_lines(ax, ceilings: dict | None, horizontal: bool = True) -> None:
         if horizontal:
             ax.axhline(value, color=color, **CEILING_STYLE)
             ax.annotate(f"{name}: {value:,.0f}" if value >= 100 else f"{name}: {value:.3g}",
-                        xy=(0.005, value), xycoords=("axes fraction", "data"),
-                        xytext=(2, 2), textcoords="offset points", fontsize=8, color=color)
+                        xy=(0.995 if right else 0.005, value), xycoords=("axes fraction", "data"),
+                        xytext=(-2, -2) if right else (2, 2), textcoords="offset points",
+                        ha="right" if right else "left", va="top" if right else "baseline",
+                        fontsize=8, color=color)
         else:
             ax.axvline(value, color=color, **CEILING_STYLE)
 
@@ -436,14 +446,17 @@ def reference_bars(ax, result, *, label: str, y: str, rows=None, sel: dict | Non
 def lines(result, *, x: str, y: str = "gbps", series: str | None = None, rows=None,
           ceilings: dict | None = None, logx: bool = False, logy: bool = False,
           base: int = 2, title: str | None = None, xlabel: str | None = None,
-          ylabel: str | None = None, ax=None, marker: str = "o", references: bool = True):
-    """``y`` against ``x``, one line per value of ``series``, with ceiling lines.
+          ylabel: str | None = None, ax=None, marker: str = "o", references: bool = True,
+          ceiling_labels: str = "left"):
+    """``y`` against ``x``, one line per value of ``series``, with ceiling lines (labelled
+    above the line at the left edge, or with ``ceiling_labels="right"`` below it at the right).
 
     Beside a live measurement (in a notebook on a GPU, or a GPU recorded with
     ``GPUPERF_RECORD``) the reference GPUs' recorded curves are drawn too
     (:func:`reference_curves`); ``references=False`` leaves them out."""
     rows = _xy_args(result, x, y, series, rows)
     _ceilings_arg(ceilings)
+    v.choice(ceiling_labels, "ceiling_labels", CEILING_LABELS)
     v.boolean(logx, "logx")
     v.boolean(logy, "logy")
     v.integer(base, "base", minimum=2)
@@ -466,7 +479,7 @@ def lines(result, *, x: str, y: str = "gbps", series: str | None = None, rows=No
         ax.plot(xs, ys, marker=marker, color=COLORS[i % len(COLORS)],
                 linestyle="none" if categorical else "-",
                 label=None if key is None else _series_label(series, key))
-    _ceiling_lines(ax, ceilings)
+    _ceiling_lines(ax, ceilings, labels=ceiling_labels)
     if logx:
         ax.set_xscale("log", base=base)
     if logy:

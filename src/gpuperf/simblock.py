@@ -91,6 +91,15 @@ def available() -> bool:
     return greenlet is not None
 
 
+def installed() -> bool:
+    """Whether the simulator's blocks run as greenlets now (``install`` has replaced its
+    scheduler); False where the simulator's own thread per CUDA thread runs."""
+    if "numba.cuda.simulator.kernel" not in sys.modules:
+        return False
+    fake_kernel = sys.modules["numba.cuda.simulator.kernel"]
+    return getattr(fake_kernel.BlockManager, "__name__", "") == "GreenBlockManager"
+
+
 class _ThreadingView(types.ModuleType):
     """``threading`` as the simulator's kernel API sees it: ``current_thread()`` is the green
     thread running now (its ``threadIdx``, ``blockIdx``, ``syncthreads``)."""

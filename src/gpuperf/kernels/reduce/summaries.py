@@ -41,21 +41,35 @@ def prologue_grids_summary(res) -> list[str]:
     return lines
 
 
-def prologue_vs_numpy(res) -> list[str]:
+def prologue_vs_numpy(res, copies=None) -> list[str]:
     """Each GPU method of ``reduce_prologue`` against ``numpy.sum`` on the CPU, one line per
     size, method and grid (ours, and the step-by-step post's where it ran there): its time per
     call (with the GPU's own busy time in it, where recorded: a short call is mostly the host's
-    work, so compare kernels by that) and how many times faster or slower than numpy."""
+    work, so compare kernels by that) and how many times faster or slower than numpy. numpy
+    sums data in host memory; the GPU methods sum data already in device memory. ``copies``
+    (optional, ``streams_host_bandwidth``'s result) adds, per size, what copying the data to
+    the GPU first costs, from pageable and from pinned host memory."""
     validate.result(res, "res")
     for c in ("version", "n", "ms"):
         validate.column(res, c, "res column")
+    if copies is not None:
+        validate.result(copies, "copies")
+        for c in ("memory", "direction", "mib", "ms"):
+            validate.column(copies, c, "copies column")
     lines = []
     for n in res.values("n"):
         at_n = res.select(n=n)
         cpu = next((r["ms"] for r in at_n if r["version"] == "numpy.sum (CPU)"), None)
         if cpu is None:
             continue
-        lines.append(f"n = {n:,}: numpy.sum {cpu:.3f} ms per call")
+        lines.append(f"n = {n:,}: numpy.sum {cpu:.3f} ms per call on data in host memory")
+        h2d = {r["memory"]: r["ms"] for r in (copies.rows if copies is not None else ())
+               if r["direction"] == "h2d" and r["mib"] * 2**20 == 4 * n}
+        if "pageable" in h2d and "pinned" in h2d:
+            lines.append(f"  copying the {4 * n / 2**20:g} MiB to the GPU (chapter 7): "
+                         f"{h2d['pageable']:.3f} ms from pageable memory, "
+                         f"{h2d['pinned']:.3f} ms from pinned")
+        lines.append("  each GPU method, on data already in device memory:")
         for v in PROLOGUE + ("v8", "cupy.sum"):
             for r in sorted((r for r in at_n if r["version"] == v), key=_at_posts_grid):
                 whose = {"post's": "the post's grid", "both": "both grids"}.get(
@@ -495,24 +509,29 @@ def versus_v100(res) -> str:
     return text
 
 
-def show_rung(res, version: str) -> str:
+def show_rung(res, version: str, against: str | None = None) -> str:
     """One rung's line from the ladder result ``res``: time, bandwidth, % of peak, speedup over
-    v0 and over the previous rung, beside the study notes' V100 figures for the same rung."""
+    v0 and over the rung ``against`` (by default the previous rung of the ladder; a section
+    that changes another rung names it: v2 changes v1's addressing, not v1.5's), beside the
+    study notes' V100 figures for the same rung."""
     validate.result(res, "res")
     validate.column(res, "version", "res column")
     rows = {r["version"]: r for r in res.rows}
-    if version not in LADDER or version not in rows:
-        known = [v for v in LADDER if v in rows]
-        raise ValueError(f"version={version!r} is not a rung of this ladder result; "
-                         f"choose one of {known}.")
+    known = [v for v in LADDER if v in rows]
+    for name, value in (("version", version), ("against", against)):
+        if value is not None and value not in known:
+            raise ValueError(f"{name}={value!r} is not a rung of this ladder result; "
+                             f"choose one of {known}.")
     r = rows[version]
     i = LADDER.index(version)
-    prev = rows.get(LADDER[i - 1]) if i else None
+    if against is None and i:
+        against = LADDER[i - 1]
+    prev = rows.get(against) if against not in (None, version, "v0") else None  # v0: above
     _v100_us, v100_gbps, v100_speedup = STUDY_NOTES_V100[version]
     text = (f"{version}: {r['ms'] * 1e3:,.0f} us, {r['gbps']:,.0f} GB/s "
             f"({r['pct_peak']:.0f}% of peak), {r['speedup_vs_v0']:.1f}x v0")
     if prev:
-        text += f", {prev['ms'] / r['ms']:.2f}x the previous rung"
+        text += f", {prev['ms'] / r['ms']:.2f}x {against}"
     text += f"   | study notes' V100: {v100_gbps:,.0f} GB/s, {v100_speedup:.2f}x v0"
     if not r.get("correct", True):
         text += "   | WRONG RESULT on this GPU"

@@ -980,6 +980,7 @@ BAD = {
     "gpuperf.kernels.matmul:roofline_rows": [B(mm.roofline_rows, ["v"], 64, print,
                                                err=TypeError, word="variants[0]")],
     "gpuperf.kernels.matmul:bug_outcome": [B(mm.bug_outcome, V, 0, 1, 1, word="M")],
+    "gpuperf.kernels.matmul:outcome_text": [B(mm.outcome_text, V, 0, 1, 1, word="M")],
     "gpuperf.kernels.matmul:source_checks_apply": [B(mm.source_checks_apply, "chk",
                                                       err=TypeError, word="chk")],
     "gpuperf.kernels.matmul:check_matmul_kernel": [B(mm.check_matmul_kernel, "f", "t",

@@ -52,6 +52,9 @@ def test_article_kernel_is_right_only_on_multiples_of_the_tile():
     assert mm.bug_outcome(article, 16, 24, 16)["outcome"] == "correct"
     bad = mm.bug_outcome(article, 17, 23, 9)
     assert bad["outcome"].startswith("raised IndexError")
+    # the page's table: the simulator's message whole, never cut inside a number
+    text = mm.outcome_text(mm.variant("tiled_article", tile=16), 33, 47, 29)
+    assert text.startswith("raised IndexError") and text.endswith("with size 47")
 
 
 def test_early_return_leaves_tile_holes():

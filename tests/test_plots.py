@@ -44,6 +44,15 @@ def test_an_explorer_title_names_the_picked_values_in_words():
     assert res.name not in title and "blocks per SM = 4" in title
 
 
+def test_an_explorer_says_its_controls_with_the_words_it_is_given(monkeypatch):
+    # matmul_coarsen_sweep's n is the side of an n x n x n product, not a count of elements
+    monkeypatch.setenv("GPUPERF_STATIC_BOOK", "1")
+    res = gp.records.run("matmul_coarsen_sweep", live=False)
+    page = widgets.explore(res, x="factor", y="tflops", names={"n": "size n"},
+                           controls={"tile": res.values("tile")[:1], "n": res.values("n")[:1]}).data
+    assert "size n = " in page and "elements =" not in page and ">size n</span>" in page
+
+
 def test_a_small_share_is_not_labelled_zero():
     assert plots._percent(0.19) == "0.2%" and plots._percent(0.03) == "0.03%"
     assert plots._percent(57.4) == "57%" and plots._percent(0) == "0%"

@@ -30,10 +30,11 @@ _MAX_FRAMES = 40
 _MAX_VALUES = 9  # values per slider in a static explorer (ends and start always kept)
 
 
-def _explorer_title(result, sel: dict) -> str:
+def _explorer_title(result, sel: dict, names: dict | None = None) -> str:
     """An explorer figure's title: what the experiment measures, then the picked values in
     words ("threads per block = 256"), never the experiment's or the columns' internal names."""
-    picked = ", ".join(f"{plots.words(k)} = {plots.value_words(k, val)}" for k, val in sel.items())
+    picked = ", ".join(f"{(names or {}).get(k) or plots.words(k)} = {plots.value_words(k, val)}"
+                       for k, val in sel.items())
     return plots.default_title(result) + (f"\n{picked}" if picked else "")
 
 
@@ -87,7 +88,7 @@ def _selfcheck_press(name: str, press) -> None:
 
 def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
             ceilings=None, logx: bool = False, ylabel: str | None = None,
-            xlabel: str | None = None):
+            xlabel: str | None = None, names: dict | None = None):
     """Sliders over the parameters in ``controls``; plot ``y`` against ``x`` for the selection.
 
     ``controls`` maps a column of ``result`` to the values offered (usually
@@ -101,6 +102,8 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
     them overlaid.
     ``ceilings`` is a dict of name -> value, or a function of a result returning one
     (``gp.plots.copy_ceilings``), so that each GPU's curve gets that GPU's ceilings.
+    ``names`` maps a control's column to the words its slider, the title and the caption use
+    (``{"n": "size n"}``); a control not in it is said by ``plots.words``.
     """
     v.result(result)
     v.column(result, x, "x")
@@ -114,6 +117,9 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
         v.string(ylabel, "ylabel")
     if xlabel is not None:
         v.string(xlabel, "xlabel")
+    names = dict(v.mapping(names or {}, "names"))
+    for _k, _w in names.items():
+        v.string(_w, f"names[{_k!r}]")
     static = static_book()
     others = _other_gpus(result) if static else []
     beside = [] if static else plots.live_references(result)
@@ -127,12 +133,12 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
                                      "choose other values.")
         fig = plots.lines(result, x=x, y=y, rows=rows, ceilings=ceilings_of(result), logx=logx,
                           xlabel=xlabel, ylabel=ylabel, references=False,
-                          title=_explorer_title(result, sel))
+                          title=_explorer_title(result, sel, names))
         ax = fig.axes[0]
         # Beside a live measurement: the reference GPUs' recorded curves for the same
         # selection, so that a student sees where their GPU stands.
         captions = [plots._best_caption(result, rows, x, y, sel=sel, everything=result.rows,
-                                        labels={x: xlabel, y: ylabel}),
+                                        labels={**names, x: xlabel, y: ylabel}),
                     *plots.reference_curves(ax, result, x=x, y=y, rows=rows, sel=sel,
                                             references=beside)]
         for params, value in live_points:
@@ -147,7 +153,7 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
                 "measure live.")
         if not others:
             return _flipbook(controls, {k: vals[0] for k, vals in controls.items()},
-                             lambda **sel: draw(sel), note=note)
+                             lambda **sel: draw(sel), note=note, labels=names)
         by_gpu = {plots.gpu_label(result): result}
         for res in others:
             by_gpu.setdefault(plots.gpu_label(res), res)
@@ -155,11 +161,12 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
         return _flipbook(gpu_controls, {k: vals[0] for k, vals in gpu_controls.items()},
                          lambda **sel: _draw_gpus(result, by_gpu, sel, x=x, y=y,
                                                   ceilings_of=ceilings_of, logx=logx,
-                                                  xlabel=xlabel, ylabel=ylabel), note=note)
+                                                  xlabel=xlabel, ylabel=ylabel, names=names),
+                         note=note, labels=names)
     w = _ipywidgets()
     sliders = {
         name: w.SelectionSlider(options=[(str(plots.value_words(name, x)), x) for x in values],
-                                value=values[0], description=plots.words(name),
+                                value=values[0], description=names.get(name) or plots.words(name),
                                 continuous_update=False,
                                 style={"description_width": "initial"})
         for name, values in controls.items()
@@ -250,7 +257,8 @@ def _ceilings_function(result, ceilings):
     return lambda res: ceilings if res is result else None
 
 
-def _draw_gpus(result, by_gpu: dict, sel: dict, *, x, y, ceilings_of, logx, xlabel, ylabel):
+def _draw_gpus(result, by_gpu: dict, sel: dict, *, x, y, ceilings_of, logx, xlabel, ylabel,
+               names=None):
     """The static explorer's figure for one GPU of ``by_gpu`` (or all, overlaid) and its
     caption: each GPU's curve with its own ceilings, each caption line naming GPU and date."""
     sel = dict(sel)
@@ -267,7 +275,7 @@ def _draw_gpus(result, by_gpu: dict, sel: dict, *, x, y, ceilings_of, logx, xlab
     overlay = len(parts) > 1
     fig = plots.lines(res0, x=x, y=y, rows=rows0, ceilings=None if overlay else ceilings_of(res0),
                       logx=logx, xlabel=xlabel, ylabel=ylabel,
-                      title=_explorer_title(result, sel))
+                      title=_explorer_title(result, sel, names))
     if overlay:
         ax = fig.axes[0]
         categorical = any(isinstance(r.get(x), str) for r in rows0)
@@ -290,7 +298,7 @@ def _draw_gpus(result, by_gpu: dict, sel: dict, *, x, y, ceilings_of, logx, xlab
         ax.set_ylim(0, max([ax.get_ylim()[1], *(1.05 * t for t in tops)]))
         ax.legend(fontsize=7)
     return fig, "<br>".join(plots._best_caption(res, rows, x, y, sel=sel, everything=res.rows,
-                                                labels={x: xlabel, y: ylabel})
+                                                labels={**(names or {}), x: xlabel, y: ylabel})
                             for _, res, rows in parts)
 
 
@@ -310,12 +318,13 @@ def _sampled(values: list, start) -> list:
     return [values[i] for i in sorted(keep)]
 
 
-def _flipbook(controls: dict, start: dict, render, note: str = ""):
+def _flipbook(controls: dict, start: dict, render, note: str = "", labels: dict | None = None):
     """Sliders that run in the browser over figures drawn in advance.
 
     ``render(**selection)`` returns ``(figure or None, caption HTML)``. With at most
     ``_MAX_FRAMES`` combinations every combination is drawn; otherwise each slider moves
-    alone from ``start`` and the others return to it, which the note says.
+    alone from ``start`` and the others return to it, which the note says. ``labels``: the
+    words a control is shown with, where not its name.
     """
     from IPython.display import HTML
 
@@ -340,7 +349,7 @@ def _flipbook(controls: dict, start: dict, render, note: str = ""):
     # A control with one value is shown as text: a slider that cannot move would puzzle.
     rows = "".join(
         f'<label style="display:block;margin:2px 0"><span style="display:inline-block;'
-        f'min-width:8em">{html.escape(plots.words(k))}</span>'
+        f'min-width:8em">{html.escape((labels or {}).get(k) or plots.words(k))}</span>'
         + (f'<input type="range" min="0" max="{len(values[k]) - 1}" step="1" value="{i}" '
            f'data-k="{j}" style="width:18em;vertical-align:middle"> '
            if len(values[k]) > 1 else "")

@@ -82,6 +82,7 @@ def explore_coarsening(res=None, y: str = "tflops"):
     res = res or records.run("matmul_coarsen_sweep")
     return widgets.explore(res, x="factor", y=y,
                            controls={"tile": res.values("tile"), "n": res.values("n")},
+                           names={"n": "size n"},  # the side of an n x n x n product
                            live=None if SIMULATOR else measure_point)
 
 
@@ -99,4 +100,5 @@ def explore_regtile(res=None, y: str = "tflops"):
     res = res or records.run("matmul_regtile_sweep")
     return widgets.explore(res, x="tile", y=y, controls={"kind": res.values("kind"),
                                                                 "bk": res.values("bk")},
+                           names={"kind": "form", "bk": "BK"},  # as the page's tables say
                            live=None if SIMULATOR else measure_regtile_point)

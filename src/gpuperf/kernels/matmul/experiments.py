@@ -157,6 +157,23 @@ def bug_outcome(v: Variant, M: int, K: int, N: int, seed: int = 5) -> dict:
     return {"nan": nan, "rel_error": err, "outcome": outcome}
 
 
+def outcome_text(v: Variant, M: int, K: int, N: int, seed: int = 5) -> str:
+    """``bug_outcome``'s outcome for the page's table, with the simulator's exception message
+    whole (``bug_outcome``, which the recorded ``matmul_article_bugs`` runs, keeps 80
+    characters of it, which can cut a number in two)."""
+    check_variant(v)
+    for _d, _nm in ((M, "M"), (K, "K"), (N, "N")):
+        validate.positive_int(_d, _nm, maximum=4096)
+    validate.positive_int(seed, "seed", minimum=0)
+    if SIMULATOR:
+        try:
+            run_variant(v, ex.random_array((M, K), seed), ex.random_array((K, N), seed + 1),
+                        ex.poisoned((M, N)))
+        except Exception as err:
+            return f"raised {type(err).__name__}: {str(err).splitlines()[-1]}"
+    return bug_outcome(v, M, K, N, seed)["outcome"]
+
+
 def measure_version(version: str, n: int) -> dict:
     """Time one row of ``matmul_naive_vs_tiled`` live, by the name it has there
     (``"tiled 16"``, ``"naive (col from x)"``, ``"cuBLAS (CuPy @)"``): the chapter's

@@ -311,6 +311,8 @@ BAD = {
     "gpuperf.plots:words": [B(plots.words, 3, err=TypeError, word="column")],
     "gpuperf.plots:value_words": [B(plots.value_words, 3, "grid_stride", err=TypeError,
                                     word="column")],
+    "gpuperf.records:value_words": [B(records.value_words, 3, "grid_stride", err=TypeError,
+                                      word="column")],
     "gpuperf.plots:default_title": [B(plots.default_title, "reduce_ladder", err=TypeError,
                                       word="result")],
     "gpuperf.plots:source_label": [B(plots.source_label, "fig", "l", err=TypeError,

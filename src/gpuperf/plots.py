@@ -35,26 +35,12 @@ COLUMN_WORDS = {"block": "threads per block", "threads": "threads per block",
                 "kernel": "kernel", "occupancy": "occupancy", "offset": "offset (elements)",
                 "dtype": "element type", "elem_bytes": "element size (bytes)"}
 
-# Internal values of a record's text columns, in words, by (column, value): tables, explorer
-# controls and titles show these, not the record's names.
-VALUE_WORDS = {("kernel", "grid_stride"): "grid-stride loop",
-               ("method", "grid_stride"): "grid-stride loop",
-               ("kernel", "one_per_thread"): "one element per thread",
-               ("method", "one_per_thread"): "one element per thread",
-               ("kernel", "vec4"): "16-byte loads",
-               ("mode", "rowmajor"): "B row-major",
-               ("mode", "uncoalesced"): "B column-major, plain loads",
-               ("mode", "corner"): "B column-major, corner turning",
-               ("misaligned", "both"): "load and store",
-               ("misaligned", "source"): "load only"}
-
-
 def value_words(column: str, value):
-    """A record's value in words where ``VALUE_WORDS`` has them, else the value itself."""
-    v.string(column, "column")
-    if isinstance(value, str):
-        return VALUE_WORDS.get((column, value), value)
-    return value
+    """A record's value in words where ``records.VALUE_WORDS`` has them, else the value
+    itself."""
+    from . import records
+
+    return records.value_words(column, value)
 
 
 # A caption counts the other points within this share of its highest rate: close enough that

@@ -453,6 +453,27 @@ COLUMN_WORDS = {"gbps": "bandwidth", "ms": "time", "ms_min": "fastest run (ms)",
                 "dram_read_per_useful": "DRAM bytes read per useful byte",
                 "dram_write_per_useful": "DRAM bytes written per useful byte",
                 "l2_write_sectors_per_useful_sector": "L2 sectors written per useful sector"}
+# Internal values of a record's text columns, in words, by (column, value): tables, explorer
+# controls and titles show these, not the record's names.
+VALUE_WORDS = {("kernel", "grid_stride"): "grid-stride loop",
+               ("method", "grid_stride"): "grid-stride loop",
+               ("kernel", "one_per_thread"): "one element per thread",
+               ("method", "one_per_thread"): "one element per thread",
+               ("kernel", "vec4"): "16-byte loads",
+               ("mode", "rowmajor"): "B row-major",
+               ("mode", "uncoalesced"): "B column-major, plain loads",
+               ("mode", "corner"): "B column-major, corner turning",
+               ("misaligned", "both"): "load and store",
+               ("misaligned", "source"): "load only"}
+
+
+def value_words(column: str, value):
+    """A record's value in words where ``VALUE_WORDS`` has them, else the value itself."""
+    v.string(column, "column")
+    if isinstance(value, str):
+        return VALUE_WORDS.get((column, value), value)
+    return value
+
 # Columns that hold a fraction (0.01 = 1%): tables show them in percent, as their words say.
 PERCENT_COLUMNS = ("spread",)
 
@@ -491,13 +512,11 @@ def _header(column: str, unit: str | None) -> str:
 
 def _shown_value(column: str, value, words: str | None):
     """A value as a table shows it: a fraction in percent where the header says so
-    (``PERCENT_COLUMNS``), a record's internal value in words (``plots.value_words``)."""
+    (``PERCENT_COLUMNS``), a record's internal value in words (``value_words``)."""
     if (column in PERCENT_COLUMNS and isinstance(value, float) and words
             and words.endswith("(%)")):
         return 100 * value
     if isinstance(value, str):
-        from .plots import value_words
-
         return value_words(column, value)
     return value
 

@@ -601,16 +601,7 @@ class _Vetter:
             self._host_name(node.id, scope, where)
             return
         if isinstance(node, ast.Attribute):
-            if node.attr.startswith("_"):
-                raise NotVetted(f"`{where}` reads `{_snippet(node)}`: a name starting with `_`")
-            chain = _chain(node)
-            if chain and chain[0] not in scope and self._is_module_name(chain[0]):
-                self._host_module_chain(chain, where, call=False)
-                return
-            if node.attr not in HOST_ATTRS:
-                raise NotVetted(f"`{where}` reads `{_snippet(node)}`: of a value the grader "
-                                f"reads {', '.join(sorted(HOST_ATTRS))}")
-            self._host_expr(node.value, scope, where)
+            self._host_attribute(node, scope, where, call=False)
             return
         if isinstance(node, ast.Call):
             self._host_callee(node.func, scope, where)
@@ -654,6 +645,24 @@ class _Vetter:
         raise NotVetted(f"`{where}` uses `{_snippet(node)}` (a {type(node).__name__}), which "
                         f"the grader does not run on its own")
 
+    def _host_attribute(self, node, scope, where, *, call: bool):
+        """``x.attr`` read (``call`` false) or called in host code: of a module, what
+        ``_host_module_chain`` allows; of a value, the attributes ``HOST_ATTRS`` or the methods
+        ``HOST_METHODS``."""
+        verb = "calls" if call else "reads"
+        if node.attr.startswith("_"):
+            raise NotVetted(f"`{where}` {verb} `{_snippet(node)}`: a name starting with `_`")
+        chain = _chain(node)
+        if chain and chain[0] not in scope and self._is_module_name(chain[0]):
+            self._host_module_chain(chain, where, call=call)
+            return
+        allowed = HOST_METHODS if call else HOST_ATTRS
+        if node.attr not in allowed:
+            raise NotVetted(f"`{where}` {verb} `{_snippet(node)}`: of a value the grader "
+                            f"{verb} {'the methods ' if call else ''}"
+                            f"{', '.join(sorted(allowed))}")
+        self._host_expr(node.value, scope, where)
+
     def _is_module_name(self, name) -> bool:
         b = self.bindings.get(name)
         return b is not None and b.kind == "module"
@@ -678,16 +687,7 @@ class _Vetter:
                 raise NotVetted(f"`{where}` calls `{func.id}`, a value, not a function")
             return
         if isinstance(func, ast.Attribute):
-            if func.attr.startswith("_"):
-                raise NotVetted(f"`{where}` calls `{_snippet(func)}`: a name starting with `_`")
-            chain = _chain(func)
-            if chain and chain[0] not in scope and self._is_module_name(chain[0]):
-                self._host_module_chain(chain, where, call=True)
-                return
-            if func.attr not in HOST_METHODS:
-                raise NotVetted(f"`{where}` calls `{_snippet(func)}`: of a value the grader "
-                                f"calls the methods {', '.join(sorted(HOST_METHODS))}")
-            self._host_expr(func.value, scope, where)
+            self._host_attribute(func, scope, where, call=True)
             return
         if isinstance(func, ast.Subscript):  # a launch: kernel[grid, block(, stream)](...)
             self._host_expr(func.slice, scope, where)

@@ -236,6 +236,48 @@ STALL_METRICS = tuple(f"smsp__average_warps_issue_stalled_{r}_per_issue_active.r
                       for r in STALL_REASONS)
 
 
+# One instruction of SASS as nvdisasm prints it (numba-cuda's ``inspect_sass``): its address in a
+# comment, an optional predicate (``@P0``, ``@!UP1``), then the opcode and its modifiers
+# (``LDG.E.128``).
+_SASS_INSTRUCTION = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*)",
+                               re.M)
+
+
+def sass_opcodes(text: str) -> list[str]:
+    """The opcodes, with their modifiers, of every instruction in SASS ``text``, in program
+    order: ``["LDG.E", "ISETP.GE.AND", "STG.E", ...]``."""
+    validate.string(text, "text", empty=True)
+    return _SASS_INSTRUCTION.findall(text)
+
+
+def kernel_sass(kernel, signature: str, what: str) -> str:
+    """The SASS of ``kernel`` compiled for ``signature`` on this GPU (``inspect_sass``, which runs
+    the CUDA toolkit's ``nvdisasm``). ``what`` names the experiment in the error raised where the
+    disassembler is missing: a record never holds a guess."""
+    validate.string(signature, "signature")
+    try:
+        sass = kernel.compile(signature).inspect_sass()
+    except Exception as e:  # noqa: BLE001 - nvdisasm missing: say so, do not record a guess
+        raise RuntimeError(f"{what} needs nvdisasm on the PATH ({e}); add the CUDA toolkit's bin "
+                           "folder, or skip it with --only.") from e
+    return "\n".join(map(str, sass.values())) if isinstance(sass, dict) else str(sass)
+
+
+def loads_before_store(opcodes, loads=("LDG",), stores=("STS", "STG")) -> int:
+    """The longest run of global loads (opcodes starting with one of ``loads``) that ``opcodes``
+    issues with no store between them. A store waits for the load whose value it writes, so this
+    is how many loads one thread of straight-line code can put in flight before it waits."""
+    best = run = 0
+    for op in opcodes:
+        base = op.split(".")[0]
+        if base in loads:
+            run += 1
+            best = max(best, run)
+        elif base in stores:
+            run = 0
+    return best
+
+
 def top_stalls(row: dict, n: int = 2) -> list[tuple[str, float]]:
     """The ``n`` stall reasons with the most warps stalled per issued instruction in a row of
     ``profiling_latency``, ``profiling_matmul`` or ``profiling_transpose``, largest first:

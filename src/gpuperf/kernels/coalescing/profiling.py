@@ -442,3 +442,52 @@ def copy_ladder_profile_experiment(progress) -> list[dict]:
             "duration_ns": m["gpu__time_duration.sum"],
         })
     return rows
+
+
+# The kernels whose order of global loads and stores chapter 2 explains, by the labels the
+# book gives them: the transpose's rungs around staging (``TRANSPOSE_SWEEP``) and chapter 1's
+# copy loop beside the copy that keeps four loads in flight.
+_M2 = "void(float32[:, ::1], float32[:, ::1])"
+_V2 = "void(float32[::1], float32[::1])"
+
+
+def _sass_order_kernels():
+    from gpuperf.kernels import gridstride
+
+    from .ablations import make_transpose_unchecked
+    from .experiments import TRANSPOSE_SWEEP, UNCHECKED
+
+    one, staged = TRANSPOSE_SWEEP[3], TRANSPOSE_SWEEP[5]
+    return (
+        (one[0], make_transpose(32, 8, 1, staged=False), _M2),
+        (UNCHECKED, make_transpose_unchecked(32, 8, 1), _M2),
+        (staged[0], make_transpose(32, 8, 1), _M2),
+        ("grid-stride copy, 1 load in flight", gridstride.copy_grid_stride, _V2),
+        ("grid-stride copy, 4 loads in flight", make_copy_ilp(4), _V2),
+    )
+
+
+@records.experiment(
+    "coalescing_sass_order", chapter="coalescing",
+    title="The order of global loads and stores in this GPU's SASS: transpose rungs and copies",
+    units={"loads_before_store": "loads"})
+def sass_order_experiment(progress) -> list[dict]:
+    """The SASS of the transpose's rungs "loads one at a time", the same without the bounds
+    tests inside interior tiles, and "4 per thread" (staged), and of chapter 1's grid-stride
+    copy beside ``make_copy_ilp(4)``: for each, ``loads_before_store`` (the longest run of global
+    loads issued with no store between them: ``nsight.loads_before_store``), the global loads,
+    stores and shared stores in the compiled code, and ``order``, its memory instructions in
+    program order (LDG global load, STS shared store, LDS shared load, STG global store, BAR
+    barrier)."""
+    rows = []
+    for label, kernel, signature in _sass_order_kernels():
+        ops = nsight.sass_opcodes(nsight.kernel_sass(kernel, signature, "coalescing_sass_order"))
+        bases = [op.split(".")[0] for op in ops]
+        memory = [b for b in bases if b in ("LDG", "STG", "STS", "LDS", "BAR")]
+        rows.append({"kernel": label, "loads_before_store": nsight.loads_before_store(ops),
+                     "global_loads": bases.count("LDG"), "global_stores": bases.count("STG"),
+                     "shared_stores": bases.count("STS"), "instructions": len(ops),
+                     "order": " ".join(memory)})
+        progress(f"{label}: {rows[-1]['loads_before_store']} loads before a store; "
+                 f"{rows[-1]['order']}")
+    return rows

@@ -368,3 +368,48 @@ def regtile_1d_profile_experiment(progress) -> list[dict]:
             "duration_ns": m["gpu__time_duration.sum"],
         })
     return rows
+
+
+# The kernels whose instruction counts chapters 4 and 5 explain: chapter 4's tiled kernels (how
+# many shared-load instructions feed each multiply-add) and the fast path with int64 and with
+# uint32 index arithmetic.
+_MATMUL_SIGNATURE = "void(float32[:, ::1], float32[:, ::1], float32[:, ::1])"
+
+
+def _sass_count_kernels():
+    from gpuperf.kernels import matmul as mm
+
+    from .variants import fast_kernel_variant
+
+    return (("tiled 16", mm.variant("tiled", tile=16).kernel),
+            ("tiled 32", mm.variant("tiled", tile=32).kernel),
+            ("fast path only, int64", fast_kernel_variant(index="int64").kernel),
+            ("fast path only, uint32", fast_kernel_variant().kernel))
+
+
+@records.experiment(
+    "matmul_sass_counts", chapter="coarsening",
+    title="Instructions in this GPU's SASS: shared loads per multiply-add of the tiled kernels, "
+          "and the fast path with int64 and uint32 indices",
+    units={"instructions": "in the kernel", "shared_loads_per_ffma": "per FFMA"})
+def sass_counts_experiment(progress) -> list[dict]:
+    """The SASS of chapter 4's tiled kernels (tiles 16 and 32) and of the fast path alone with
+    int64 and with uint32 index arithmetic: every instruction in the kernel, its FFMAs, its
+    shared loads of 4, 8 and 16 bytes (``LDS``, ``LDS.64``, ``LDS.128``: up to four floats in
+    one instruction), and shared-load instructions per FFMA. The tiled kernels' inner loop is
+    unrolled once over the tile, so the kernel holds one copy of it."""
+    rows = []
+    for label, kernel in _sass_count_kernels():
+        ops = nsight.sass_opcodes(nsight.kernel_sass(kernel, _MATMUL_SIGNATURE,
+                                                     "matmul_sass_counts"))
+        shared = [op.split(".") for op in ops if op.split(".")[0] == "LDS"]
+        wide = sum(1 for parts in shared if "128" in parts)
+        eight = sum(1 for parts in shared if "64" in parts)
+        ffma = sum(1 for op in ops if op.split(".")[0] == "FFMA")
+        rows.append({"kernel": label, "instructions": len(ops), "ffma": ffma,
+                     "lds_4_bytes": len(shared) - wide - eight, "lds_8_bytes": eight,
+                     "lds_16_bytes": wide,
+                     "shared_loads_per_ffma": len(shared) / ffma if ffma else None})
+        progress(f"{label}: {len(ops)} instructions, {ffma} FFMA, {len(shared)} shared loads "
+                 f"({wide} of 16 bytes)")
+    return rows

@@ -409,7 +409,8 @@ def test_experiments_registered():
     assert set(names) == {"coalescing_stride", "coalescing_offset", "coalescing_traversal",
                           "coalescing_matmul_bcol", "coalescing_transpose",
                           "coalescing_copy_ladder", "coalescing_copy_tuning",
-                          "coalescing_aos_soa", "coalescing_stride_span"}
+                          "coalescing_aos_soa", "coalescing_stride_span",
+                          "coalescing_sass_order"}
 
 
 # --------------------------------------------------------------------------- exercises

@@ -293,7 +293,7 @@ def test_experiments_are_registered():
     names = gp.records.experiments()
     for n in ("matmul_coarsen_sweep", "matmul_vecadd_coarsen", "matmul_regtile_sweep",
               "matmul_resources", "matmul_ladder", "matmul_coarsen_cap",
-              "matmul_double_buffer", "matmul_unroll"):
+              "matmul_double_buffer", "matmul_unroll", "matmul_sass_counts"):
         assert n in names and names[n].chapter == "coarsening"
 
 

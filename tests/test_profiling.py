@@ -1009,3 +1009,60 @@ def test_course_roofline_tells_every_kernel_apart_and_names_none_over_a_point():
         x, y = ax.transData.transform((p["intensity"], p["tflops"]))
         marker = matplotlib.transforms.Bbox([[x - 3, y - 3], [x + 3, y + 3]])
         assert not any(b.overlaps(marker) for b in names), p["name"]
+
+
+def test_sass_opcodes_read_every_instruction_and_drop_predicates():
+    ops = nsight.sass_opcodes(_read("sass_copy_grid_stride_sm90.txt"))
+    assert ops[0].startswith("LDC") and "EXIT" in ops and "BRA" in ops  # `@P0 EXIT`, `@!P0 BRA`
+    assert [op.split(".")[0] for op in ops].count("LDG") == 2  # the loop's load and the tail's
+    assert not any(op.startswith(("@", "/*")) for op in ops)
+    assert nsight.sass_opcodes("") == []
+
+
+def test_loads_before_store_counts_the_loads_a_thread_issues_before_it_waits():
+    assert nsight.loads_before_store(nsight.sass_opcodes(
+        _read("sass_copy_grid_stride_sm90.txt"))) == 1
+    # the unchecked rung: ptxas moved the interior tile's four loads above their shared stores
+    assert nsight.loads_before_store(nsight.sass_opcodes(
+        _read("sass_transpose_unchecked_sm90.txt"))) == 4
+    assert nsight.loads_before_store(["LDG.E", "IADD3", "LDG.E.128", "STG.E", "LDG.E"]) == 2
+    assert nsight.loads_before_store(["LDG.E", "STS", "LDG.E", "STS"]) == 1
+    assert nsight.loads_before_store(["LDS", "LDS", "STG"]) == 0
+    assert nsight.loads_before_store(["LDS", "LDS", "STG"], loads=("LDS",)) == 2
+    assert nsight.loads_before_store([]) == 0
+
+
+@pytest.mark.parametrize("path", record_paths_with("coalescing_sass_order"), ids=lambda p: p.stem)
+def test_recorded_sass_order_backs_chapter_2(path):
+    """Rung 4 keeps one load before each shared store; without its bounds tests the compiler
+    issues the interior tile's four loads first, as staging does; chapter 1's copy loop keeps
+    one load before each store, the ILP copy four."""
+    from gpuperf.kernels.coalescing.experiments import TRANSPOSE_SWEEP, UNCHECKED
+
+    rows = {r["kernel"]: r for r in records.recorded("coalescing_sass_order", path=path).rows}
+    assert rows[TRANSPOSE_SWEEP[3][0]]["loads_before_store"] == 1
+    assert rows[UNCHECKED]["loads_before_store"] == 4
+    assert rows[TRANSPOSE_SWEEP[5][0]]["loads_before_store"] == 4
+    assert rows["grid-stride copy, 1 load in flight"]["loads_before_store"] == 1
+    assert rows["grid-stride copy, 4 loads in flight"]["loads_before_store"] == 4
+    for r in rows.values():
+        assert r["order"].split().count("LDG") == r["global_loads"]
+
+
+@pytest.mark.parametrize("path", record_paths_with("matmul_sass_counts"), ids=lambda p: p.stem)
+def test_recorded_sass_counts_match_the_profiled_shared_loads(path):
+    """The tiled kernel's shared-load instructions per FFMA in its SASS equal what Nsight
+    Compute counted when it ran (profiling_matmul), and uint32 indices take fewer instructions
+    than int64 with the same FFMAs."""
+    rows = {r["kernel"]: r for r in records.recorded("matmul_sass_counts", path=path).rows}
+    profiled = ({r["version"]: r for r in records.recorded("profiling_matmul", path=path).rows}
+                if "profiling_matmul" in records.load(path)["experiments"] else {})
+    for label in ("tiled 16", "tiled 32"):
+        tiled = rows[label]
+        assert tiled["lds_4_bytes"] + tiled["lds_8_bytes"] + tiled["lds_16_bytes"] == (
+            tiled["shared_loads_per_ffma"] * tiled["ffma"])
+        if label in profiled:
+            assert abs(profiled[label]["shared_loads_per_fma"]
+                       - tiled["shared_loads_per_ffma"]) < 0.01
+    fast64, fast32 = rows["fast path only, int64"], rows["fast path only, uint32"]
+    assert fast32["ffma"] == fast64["ffma"] and fast32["instructions"] < fast64["instructions"]

@@ -254,7 +254,9 @@ def kernel_sass(kernel, signature: str, what: str) -> str:
     """The SASS of ``kernel`` compiled for ``signature`` on this GPU (``inspect_sass``, which runs
     the CUDA toolkit's ``nvdisasm``). ``what`` names the experiment in the error raised where the
     disassembler is missing: a record never holds a guess."""
+    validate.kernel(kernel, "kernel")
     validate.string(signature, "signature")
+    validate.string(what, "what")
     try:
         sass = kernel.compile(signature).inspect_sass()
     except Exception as e:  # noqa: BLE001 - nvdisasm missing: say so, do not record a guess
@@ -267,6 +269,13 @@ def loads_before_store(opcodes, loads=("LDG",), stores=("STS", "STG")) -> int:
     """The longest run of global loads (opcodes starting with one of ``loads``) that ``opcodes``
     issues with no store between them. A store waits for the load whose value it writes, so this
     is how many loads one thread of straight-line code can put in flight before it waits."""
+    if isinstance(opcodes, (str, bytes)) or not all(isinstance(op, str) for op in opcodes):
+        raise TypeError(f"opcodes must be a list of SASS opcodes (strings), as sass_opcodes(text) "
+                        f"returns, not {type(opcodes).__name__} ({str(opcodes)[:40]!r}).")
+    for name, kinds in (("loads", loads), ("stores", stores)):
+        if isinstance(kinds, str) or not kinds or not all(isinstance(k, str) for k in kinds):
+            raise TypeError(f"{name} must be a tuple of opcode names such as ('LDG',), not "
+                            f"{kinds!r}.")
     best = run = 0
     for op in opcodes:
         base = op.split(".")[0]

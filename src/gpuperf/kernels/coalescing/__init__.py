@@ -154,6 +154,7 @@ from .profiling import (
     PROFILED_OFFSETS,
     copy_ladder_profile_experiment,
     offset_profile_experiment,
+    sass_order_experiment,
     stride_parts_experiment,
     stride_parts_table,
     stride_profile_experiment,
@@ -170,6 +171,7 @@ from .tracing import (
 __all__ = [
     "stride_profile_experiment", "stride_parts_experiment", "stride_parts_table", "stride_wavefronts",
     "transpose_profile_experiment", "offset_profile_experiment", "copy_ladder_profile_experiment",
+    "sass_order_experiment",
     "PROFILED_OFFSETS", "PROFILED_LADDER",
     # ablations.py
     "make_transpose_unchecked",

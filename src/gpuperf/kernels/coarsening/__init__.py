@@ -82,6 +82,7 @@ from .profiling import (
     matmul_issue_experiment,
     matmul_roofline_experiment,
     regtile_1d_profile_experiment,
+    sass_counts_experiment,
 )
 from .ptx import PTX_TARGETS, grid_blocks, inner_loop_mix, resources, sass_count, waves
 from .regtile import K_STEPS, make_regtile, make_regtile_double
@@ -101,6 +102,7 @@ from .variants import VERSIONS, fast_kernel_variant, fast_variant, matmul, no_ed
 
 __all__ = [
     "issue_summary", "matmul_experiment", "matmul_issue_experiment", "matmul_roofline_experiment",
+    "sass_counts_experiment",
     "make_coarsened", "vecadd", "make_vecadd_coarsened", "make_regtile_scalar", "make_regtile",
     "coarsened_variant", "regtile_variant", "variant", "matmul", "vector_add", "resources",
     "waves", "grid_blocks", "ladder_variants", "measure_point", "measure_regtile_point",

@@ -4,6 +4,7 @@ tests/fixtures/profiling/README.md) and the command lines that produce it."""
 from pathlib import Path
 
 import matplotlib
+import numpy as np
 import pytest
 from conftest import record_paths_with
 
@@ -1066,3 +1067,44 @@ def test_recorded_sass_counts_match_the_profiled_shared_loads(path):
                        - tiled["shared_loads_per_ffma"]) < 0.01
     fast64, fast32 = rows["fast path only, int64"], rows["fast path only, uint32"]
     assert fast32["ffma"] == fast64["ffma"] and fast32["instructions"] < fast64["instructions"]
+
+
+def test_the_launch_occupancy_launch_copies_and_the_experiment_reads_its_counters(monkeypatch):
+    """Chapter 1's profiled launch copies its array (small here, under the simulator), and the
+    experiment turns Nsight Compute's counters into its columns for every profiled launch."""
+    from numba import cuda
+
+    from gpuperf.kernels.gridstride import profiling as gsp
+
+    launched, keep = [], []
+
+    def vectors(n, count):
+        x = cuda.to_device(np.arange(n, dtype=np.float32))
+        keep.extend([x, cuda.device_array_like(x)])
+        return keep[-2:]
+
+    monkeypatch.setattr(nsight, "launch_twice", lambda launch: launched.append(launch()))
+    monkeypatch.setattr(gsp, "_device_vectors", vectors)
+    gsp._copy_launch("one_per_thread", 64, 1, 1000)
+    gsp._copy_launch("grid_stride", 32, 2, 1000)
+    assert len(launched) == 2
+    for x, out in (keep[0:2], keep[2:4]):
+        assert np.array_equal(out.copy_to_host(), x.copy_to_host())
+
+    asked = []
+
+    def fake_profile(launch, *args, kernel, metrics):
+        asked.append((args, kernel))
+        return {"sm__warps_active.avg.pct_of_peak_sustained_active": 80.0,
+                "sm__maximum_warps_per_active_cycle_pct": 100.0,
+                "dram__bytes_read.sum": 1e9, "dram__bytes_write.sum": 1e9,
+                "gpu__time_duration.sum": 1e6}
+
+    monkeypatch.setattr(nsight, "profile", fake_profile)
+    rows = gsp.launch_occupancy_experiment.__wrapped__(lambda s: None)
+    assert [(a[:3], k) for a, k in asked] == [
+        ((m, b, p), "copy_one_per_thread" if m == "one_per_thread" else "copy_grid_stride")
+        for m, b, p in gsp.PROFILED_LAUNCHES]
+    assert all(a[3] == gsp.N_BIG for a, _ in asked)
+    assert rows[0]["achieved_pct"] == 80.0 and rows[0]["dram_gbps"] == 2000.0
+    assert rows[0]["blocks"] == gsp.N_BIG // 64 and rows[-1]["blocks_per_sm"] == 8

@@ -13,6 +13,8 @@
 * ``figures.py``: ``plot_size_sweep``, ``draw_grid_stride``.
 * ``checks.py``: the exercise checkers (``check_saxpy``, ``check_bandwidth_formula``,
   ``check_call_time``).
+* ``profiling.py``: ``profiling_launch_occupancy`` (Nsight Compute: the warps the copies'
+  launches keep resident).
 * ``ptx.py``: ``PTX_TARGETS``, the kernels tests/test_ptx.py compiles.
 """
 
@@ -46,6 +48,7 @@ from .kernels import (
     launch_config,
     saxpy_grid_stride,
 )
+from .profiling import OCCUPANCY_METRICS, PROFILED_LAUNCHES, launch_occupancy_experiment
 from .ptx import PTX_TARGETS
 from .roofs import (
     ONCHIP_QUADS,
@@ -65,6 +68,7 @@ from .roofs import (
 )
 
 __all__ = [
+    "launch_occupancy_experiment", "OCCUPANCY_METRICS", "PROFILED_LAUNCHES",
     "copy_one_per_thread", "copy_grid_stride", "saxpy_grid_stride", "copy", "launch_config",
     "check_saxpy", "check_bandwidth_formula", "check_call_time", "compare_call_model", "call_launch_part",
     "plot_size_sweep", "read_passes", "read_step", "shared_read4", "shared_read16", "l1_read4",

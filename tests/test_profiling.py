@@ -1108,3 +1108,17 @@ def test_the_launch_occupancy_launch_copies_and_the_experiment_reads_its_counter
     assert all(a[3] == gsp.N_BIG for a, _ in asked)
     assert rows[0]["achieved_pct"] == 80.0 and rows[0]["dram_gbps"] == 2000.0
     assert rows[0]["blocks"] == gsp.N_BIG // 64 and rows[-1]["blocks_per_sm"] == 8
+
+
+@pytest.mark.parametrize("path", record_paths_with("profiling_launch_occupancy"), ids=lambda p: p.stem)
+def test_recorded_launch_occupancy_backs_chapter_1(path):
+    """Every launch could fill the SMs (theoretical 100%), but the one-element-per-thread copy
+    keeps fewer warps resident than the grid-stride copy at every block size, and its speed
+    ranks with the warps it keeps."""
+    rows = records.recorded("profiling_launch_occupancy", path=path).rows
+    one = [r for r in rows if r["method"] == "one_per_thread"]
+    stride = next(r for r in rows if r["method"] == "grid_stride")
+    assert all(r["theoretical_pct"] == 100 for r in rows)
+    assert all(r["achieved_pct"] < stride["achieved_pct"] - 10 for r in one)
+    by_occupancy = sorted(one, key=lambda r: r["achieved_pct"])
+    assert by_occupancy == sorted(one, key=lambda r: r["dram_gbps"])

@@ -397,7 +397,7 @@ class Result:
         (by default words from ``COLUMN_WORDS``, else the column's name with spaces for
         underscores). When ``columns`` leaves some out and ``fold_rest`` is true, the whole
         table follows, folded ("All N columns"), with the same ``headers`` (its other columns
-        under ``COLUMN_WORDS`` or the record's own names).
+        under ``COLUMN_WORDS``, else their names with spaces for underscores).
         A note printed after ``show`` could land above the table in the book, whose pages
         merge a cell's printed text into one block."""
         cols = self._columns_arg(columns)
@@ -424,11 +424,9 @@ class Result:
         n = len(self.columns)
         source = self.meta.get("experiment")
         if self.name in experiments() and source in (None, self.name):
-            return (f"All {n} columns of this record ({self.name}), the others under the "
-                    f"record's own names")
+            return f"All {n} columns of this record ({self.name})"
         of = f", computed from the record {source}" if source and source not in self.name else ""
-        return (f"All {n} columns of this table ({self.name}{of}), the others under the "
-                f"record's own names")
+        return f"All {n} columns of this table ({self.name}{of})"
 
     def __repr__(self) -> str:
         return f"Result({self.name!r}, {len(self.rows)} rows, {self.label})"

@@ -72,7 +72,7 @@ def test_a_derived_table_does_not_call_itself_the_record(monkeypatch):
     assert ("All 3 columns of this table (writing against read-only flush, computed from the "
             "record gridstride_flush)") in shown[0]
     assert "All 3 columns of this record (gridstride_flush)" in shown[1]
-    assert "All 3 columns of this table (your model against gridstride_flush), " in shown[2]
+    assert "All 3 columns of this table (your model against gridstride_flush)</summary>" in shown[2]
     assert "All 3 columns of this table (corner turning, traced)" in shown[3]
     assert "this record" not in shown[0] + shown[2] + shown[3]
 

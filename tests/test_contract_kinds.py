@@ -446,6 +446,28 @@ def test_static_interact_moves_one_slider_at_a_time_when_combinations_are_many(m
 # ----------------------------------------------- other GPUs: the static explorer's GPU control
 
 
+def test_explorer_draws_apart_values_unjoined_right_of_the_curve(monkeypatch):
+    """``apart``: an x value that is no point on the axis (0 blocks per SM: the grid sized to
+    the data) is drawn as a lone marker at a named tick, not joined to the curve."""
+    import matplotlib.pyplot as plt
+
+    monkeypatch.setenv(widgets.STATIC_ENV, "1")
+    res = _result([{"version": "a", "per_sm": b, "gbps": g}
+                   for b, g in ((0, 40.0), (1, 10.0), (2, 20.0), (4, 30.0))])
+    figs = []
+    monkeypatch.setattr(widgets, "_png_uri", lambda fig: figs.append(fig) or "data:image/png;base64,")
+    monkeypatch.setattr(plt, "close", lambda *a, **k: None)
+    widgets.explore(res, x="per_sm", y="gbps", controls={"version": ["a"]},
+                    apart={0: "sized to the data"})
+    ax = figs[0].axes[0]
+    joined = [ln for ln in ax.get_lines() if len(ln.get_xdata()) > 1 and ln.get_linestyle() != ":"
+              and ln.get_linestyle() != "--"]
+    assert joined and all(0 not in list(ln.get_xdata()) for ln in joined)
+    lone = [ln for ln in ax.get_lines() if ln.get_marker() == "D"]
+    assert len(lone) == 1 and list(lone[0].get_ydata()) == [40.0] and lone[0].get_xdata()[0] > 4
+    assert "sized to the data" in [t.get_text() for t in ax.get_xticklabels()]
+
+
 def test_explorer_offers_each_recorded_gpu_and_all_overlaid(monkeypatch):
     monkeypatch.setenv(widgets.STATIC_ENV, "1")
     import json

@@ -397,7 +397,7 @@ class Result:
         (by default words from ``COLUMN_WORDS``, else the column's name with spaces for
         underscores). When ``columns`` leaves some out and ``fold_rest`` is true, the whole
         table follows, folded ("All N columns"), with the same ``headers`` (its other columns
-        under ``COLUMN_WORDS`` or the record's own names).
+        under ``COLUMN_WORDS``, else their names with spaces for underscores).
         A note printed after ``show`` could land above the table in the book, whose pages
         merge a cell's printed text into one block."""
         cols = self._columns_arg(columns)
@@ -424,11 +424,9 @@ class Result:
         n = len(self.columns)
         source = self.meta.get("experiment")
         if self.name in experiments() and source in (None, self.name):
-            return (f"All {n} columns of this record ({self.name}), the others under the "
-                    f"record's own names")
+            return f"All {n} columns of this record ({self.name})"
         of = f", computed from the record {source}" if source and source not in self.name else ""
-        return (f"All {n} columns of this table ({self.name}{of}), the others under the "
-                f"record's own names")
+        return f"All {n} columns of this table ({self.name}{of})"
 
     def __repr__(self) -> str:
         return f"Result({self.name!r}, {len(self.rows)} rows, {self.label})"
@@ -442,7 +440,7 @@ COLUMN_WORDS = {"gbps": "bandwidth", "ms": "time", "ms_min": "fastest run (ms)",
                 "block": "threads per block", "n_ch": "channels N", "allocated_mb": "allocated",
                 "moved_mb": "moved", "rel_err": "relative error", "pct_of_ideal": "reached",
                 "us_per_launch": "µs per launch", "floor_us_per_launch": "floor, µs per launch",
-                "dram_gbps": "DRAM", "achieved_occupancy_pct": "achieved occupancy",
+                "dram_gbps": "DRAM (GB/s)", "achieved_occupancy_pct": "achieved occupancy",
                 "theoretical_occupancy_pct": "theoretical occupancy",
                 "extra_ms": "extra with a kernel pending (ms)", "kernel_ms": "kernel (ms)",
                 "h2d_ms": "host to device (ms)", "d2h_ms": "device to host (ms)", "mib": "MiB",
@@ -452,7 +450,25 @@ COLUMN_WORDS = {"gbps": "bandwidth", "ms": "time", "ms_min": "fastest run (ms)",
                 "moved_gbps": "moved by the sector model", "dram_pct": "DRAM throughput",
                 "dram_read_per_useful": "DRAM bytes read per useful byte",
                 "dram_write_per_useful": "DRAM bytes written per useful byte",
-                "l2_write_sectors_per_useful_sector": "L2 sectors written per useful sector"}
+                "l2_write_sectors_per_useful_sector": "L2 sectors written per useful sector",
+                "count_gbps": "fixed count: useful bandwidth (GB/s)",
+                "span_gbps": "fixed span: useful bandwidth (GB/s)",
+                "dram_read_bytes": "DRAM bytes read", "dram_write_bytes": "DRAM bytes written",
+                "model_sectors_per_request": "sectors per request (sector model)",
+                "model_lines_per_request": "128-byte lines per request (sector model)",
+                "load_sectors_per_request": "sectors per load request",
+                "store_sectors_per_request": "sectors per store request",
+                "load_wavefronts_per_request": "load wavefronts per request",
+                "store_wavefronts_per_request": "store wavefronts per request",
+                "sectors_per_load_request": "sectors per load request",
+                "load_requests_per_kib": "load requests per KiB",
+                "instructions_per_kib": "instructions per KiB",
+                "bytes_per_thread_in_flight": "bytes in flight per thread",
+                "occupancy_pct": "achieved occupancy", "duration_ns": "duration",
+                "model_pct": "useful share", "offset_bytes": "offset (bytes)",
+                "elements_per_thread": "elements per thread", "access_bytes": "bytes per access",
+                "ms_launch_counted": "time, launch counted",
+                "gbps_launch_counted": "bandwidth, launch counted"}
 # Internal values of a record's text columns, in words, by (column, value): tables, explorer
 # controls and titles show these, not the record's names.
 VALUE_WORDS = {("kernel", "grid_stride"): "grid-stride loop",

@@ -88,7 +88,7 @@ def _selfcheck_press(name: str, press) -> None:
 
 def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
             ceilings=None, logx: bool = False, ylabel: str | None = None,
-            xlabel: str | None = None, names: dict | None = None):
+            xlabel: str | None = None, names: dict | None = None, apart: dict | None = None):
     """Sliders over the parameters in ``controls``; plot ``y`` against ``x`` for the selection.
 
     ``controls`` maps a column of ``result`` to the values offered (usually
@@ -104,6 +104,8 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
     (``gp.plots.copy_ceilings``), so that each GPU's curve gets that GPU's ceilings.
     ``names`` maps a control's column to the words its slider, the title and the caption use
     (``{"n": "size n"}``); a control not in it is said by ``plots.words``.
+    ``apart`` maps values of ``x`` that are no point on the axis to the words of their tick
+    (``{0: "sized to the data"}``): their points are drawn unjoined, right of the curve.
     """
     v.result(result)
     v.column(result, x, "x")
@@ -113,6 +115,9 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
         v.function(live, "live", what="a function live(**params) -> dict with the y column")
     ceilings_of = _ceilings_function(result, ceilings)
     v.boolean(logx, "logx")
+    apart = dict(v.mapping(apart or {}, "apart"))
+    for _k, _w in apart.items():
+        v.string(_w, f"apart[{_k!r}]")
     if ylabel is not None:
         v.string(ylabel, "ylabel")
     if xlabel is not None:
@@ -131,10 +136,13 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
             shown = ", ".join(f"{k}={val}" for k, val in sel.items())
             return None, html.escape(f"no recorded rows for {shown} in {result.name}: "
                                      "choose other values.")
-        fig = plots.lines(result, x=x, y=y, rows=rows, ceilings=ceilings_of(result), logx=logx,
+        joined = [r for r in rows if r.get(x) not in apart] or rows
+        fig = plots.lines(result, x=x, y=y, rows=joined, ceilings=ceilings_of(result), logx=logx,
                           xlabel=xlabel, ylabel=ylabel, references=False,
                           title=_explorer_title(result, sel, names))
         ax = fig.axes[0]
+        _mark_apart(ax, [[r for r in rows if r.get(x) in apart]], joined, x=x, y=y,
+                    apart=apart, logx=logx)
         # Beside a live measurement: the reference GPUs' recorded curves for the same
         # selection, so that a student sees where their GPU stands.
         captions = [plots._best_caption(result, rows, x, y, sel=sel, everything=result.rows,
@@ -159,7 +167,7 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
             by_gpu.setdefault(plots.gpu_label(res), res)
         gpu_controls = {"GPU": [*by_gpu, ALL_GPUS], **controls}
         return _flipbook(gpu_controls, {k: vals[0] for k, vals in gpu_controls.items()},
-                         lambda **sel: _draw_gpus(result, by_gpu, sel, x=x, y=y,
+                         lambda **sel: _draw_gpus(result, by_gpu, sel, x=x, y=y, apart=apart,
                                                   ceilings_of=ceilings_of, logx=logx,
                                                   xlabel=xlabel, ylabel=ylabel, names=names),
                          note=note, labels=names)
@@ -257,15 +265,52 @@ def _ceilings_function(result, ceilings):
     return lambda res: ceilings if res is result else None
 
 
+def _mark_apart(ax, groups: list, joined: list, *, x, y, apart: dict, logx: bool) -> None:
+    """Draw the rows of each group (one group a GPU, in its colour) whose ``x`` is a value of
+    ``apart`` as unjoined diamonds right of the curve of ``joined``, each at a tick named by
+    its words in ``apart``."""
+    if not apart or not any(groups):
+        return
+    xs = sorted({r[x] for r in joined if isinstance(r.get(x), (int, float))})
+    if not xs:
+        return
+    places = {}
+    for k, value in enumerate(a for a in apart if any(r.get(x) == a for g in groups for r in g)):
+        places[value] = (xs[-1] * 2.0 ** (1.5 * (k + 1)) if logx and xs[0] > 0 else
+                         xs[-1] + (k + 1) * max((xs[-1] - xs[0]) / 4, 1))
+    for i, rows in enumerate(groups):
+        for r in rows:
+            if r.get(x) in places and r.get(y) is not None:
+                ax.plot([places[r[x]]], [r[y]], marker="D", linestyle="none",
+                        color=plots.COLORS[i % len(plots.COLORS)])
+    edge = (xs[-1] * 2.0 ** 0.75 if logx and xs[0] > 0 else
+            xs[-1] + max((xs[-1] - xs[0]) / 8, 0.5))
+    ax.axvline(edge, color="0.6", linewidth=0.8, linestyle=":")
+    ticks = [t for t in ax.get_xticks() if xs[0] <= t <= xs[-1]] if not logx else xs
+    ax.set_xticks(list(ticks) + list(places.values()))
+    ax.set_xticklabels([f"{t:g}" for t in ticks] + [apart[a] for a in places])
+    ax.minorticks_off()
+    top = max((r[y] for g in groups for r in g if r.get(x) in places and r.get(y) is not None),
+              default=0)
+    if top * 1.05 > ax.get_ylim()[1]:
+        ax.set_ylim(top=top * 1.05)
+    hi = max(places.values())
+    ax.set_xlim(right=hi * 1.4 if logx and xs[0] > 0 else hi + max((xs[-1] - xs[0]) / 8, 0.5))
+
+
 def _draw_gpus(result, by_gpu: dict, sel: dict, *, x, y, ceilings_of, logx, xlabel, ylabel,
-               names=None):
+               names=None, apart=None):
     """The static explorer's figure for one GPU of ``by_gpu`` (or all, overlaid) and its
     caption: each GPU's curve with its own ceilings, each caption line naming GPU and date."""
     sel = dict(sel)
     choice = sel.pop("GPU")
     shown = list(by_gpu.items()) if choice == ALL_GPUS else [(choice, by_gpu[choice])]
+    apart = apart or {}
     parts = [(label, res, res.select(**sel)) for label, res in shown]
     parts = [p for p in parts if any(r.get(y) is not None for r in p[2])]
+    spare = [[r for r in p[2] if r.get(x) in apart] for p in parts]
+    parts = [(label, res, [r for r in rows if r.get(x) not in apart] or rows)
+             for label, res, rows in parts]
     if not parts:
         picked = ", ".join(f"{k}={val}" for k, val in sel.items())
         return None, html.escape(f"no recorded rows for {picked} in {result.name} on {choice}: "
@@ -297,9 +342,11 @@ def _draw_gpus(result, by_gpu: dict, sel: dict, *, x, y, ceilings_of, logx, xlab
         # and ceilings, or points and legend entries would lie off the plot.
         ax.set_ylim(0, max([ax.get_ylim()[1], *(1.05 * t for t in tops)]))
         ax.legend(fontsize=7)
-    return fig, "<br>".join(plots._best_caption(res, rows, x, y, sel=sel, everything=res.rows,
+    _mark_apart(fig.axes[0], spare, rows0, x=x, y=y, apart=apart, logx=logx)
+    return fig, "<br>".join(plots._best_caption(res, res.select(**sel), x, y, sel=sel,
+                                                everything=res.rows,
                                                 labels={**(names or {}), x: xlabel, y: ylabel})
-                            for _, res, rows in parts)
+                            for _, res, _rows in parts)
 
 
 def _png_uri(fig) -> str:

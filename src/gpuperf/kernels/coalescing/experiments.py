@@ -161,7 +161,7 @@ def stride_footprint(count_res, span_res) -> list[dict]:
                          "span_gbps": w["gbps"], "span_over_count": w["gbps"] / c["gbps"],
                          "count_ratio": c["gbps"] / one_c, "span_ratio": w["gbps"] / one_s,
                          "model": c["model_pct"] / 100})
-    Result("coalescing_stride against coalescing_stride_span", rows, span_res.meta,
+    Result("the strided copy: fixed count against fixed span", rows, span_res.meta,
            span_res.source).show(
         ["dtype", "stride", "count_us", "span_us", "span_over_count", "count_ratio",
          "span_ratio", "model"],

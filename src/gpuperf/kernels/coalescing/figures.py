@@ -14,6 +14,12 @@ from .models import LINE_BYTES, SECTOR_BYTES, WarpAccess, stride_efficiency, war
 _USED, _MOVED, _IDLE = "#1f5fa8", "#a9c8ec", "#f4f4f4"
 
 
+def percent(fraction: float) -> str:
+    """A share in percent with one decimal where it has one: 12.5%, not 12% (one byte in
+    eight); 80%, not 80.0%."""
+    return f"{100 * fraction:.1f}".removesuffix(".0") + "%"
+
+
 def draw_warp_access(access: WarpAccess | None = None, *, stride: int = 1, offset: int = 0,
                      elem_bytes: int = 4, ax=None, max_lines: int = 8, title: bool = True):
     """Draw the 128-byte lines one warp touches: sectors moved (light), bytes used (dark).
@@ -77,7 +83,9 @@ def draw_warp_access(access: WarpAccess | None = None, *, stride: int = 1, offse
         ax.spines[side].set_visible(False)
     if title:
         head = acc.description or "one warp's access"
-        ax.set_title(f"{head}\n{acc.summary()}", fontsize=9)
+        # the summary's share with its decimal: stride 8 is 12.5% efficient, not 12%
+        ax.set_title(f"{head}\n{acc.summary().rsplit(': ', 1)[0]}: "
+                     f"{percent(acc.efficiency)} efficient", fontsize=9)
     return fig
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from gpuperf import emulator, validate
 
-from .figures import draw_warp_access
+from .figures import draw_warp_access, percent
 from .models import BANKS, WarpAccess
 
 
@@ -135,7 +135,7 @@ class AccessTrace:
                 conflict = f"{r['bank_conflict']}-way" if r["bank_conflict"] > 1 else "none"
             else:
                 sectors, eff, conflict = f"{r['sectors_per_request']:.1f}", \
-                    f"{r['efficiency']:.0%}", ""
+                    percent(r['efficiency']), ""
             out.append(f"{r['line']:>4}  {what:<22} {r['requests']:>8} {sectors:>11} {eff:>10} "
                        f"{conflict:>6}  {r['source']}")
         return "\n".join(out)
@@ -147,7 +147,7 @@ class AccessTrace:
         rows = [{"line": r["line"], "access": f"{r['space']} {r['kind']} {r['array']}",
                  "requests": r["requests"],
                  "sectors": "-" if r["space"] == "shared" else round(r["sectors_per_request"], 1),
-                 "efficiency": "-" if r["space"] == "shared" else f"{r['efficiency']:.0%}",
+                 "efficiency": "-" if r["space"] == "shared" else percent(r['efficiency']),
                  "banks": (f"{r['bank_conflict']}-way" if r["bank_conflict"] > 1 else "none")
                  if r["space"] == "shared" else "",
                  "source": r["source"]} for r in self.instructions()]

@@ -241,7 +241,7 @@ def compare_call_model(fn, sizes) -> list[dict]:
                      "within_range": None if lo is None or hi is None
                      else bool(lo * 1e3 <= predicted <= hi * 1e3)})
 
-    Result("your model against gridstride_size_sweep", rows, sizes.meta, sizes.source).show(
+    Result("your model against the size sweep", rows, sizes.meta, sizes.source).show(
         ["n", "measured_us", "predicted_us", "ratio"],
         headers={"n": "elements", "measured_us": "measured (µs)", "predicted_us": "your model (µs)",
                  "ratio": "measured / predicted"})

@@ -88,7 +88,7 @@ def _selfcheck_press(name: str, press) -> None:
 
 def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
             ceilings=None, logx: bool = False, ylabel: str | None = None,
-            xlabel: str | None = None, names: dict | None = None):
+            xlabel: str | None = None, names: dict | None = None, logy: bool = False):
     """Sliders over the parameters in ``controls``; plot ``y`` against ``x`` for the selection.
 
     ``controls`` maps a column of ``result`` to the values offered (usually
@@ -103,7 +103,8 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
     ``ceilings`` is a dict of name -> value, or a function of a result returning one
     (``gp.plots.copy_ceilings``), so that each GPU's curve gets that GPU's ceilings.
     ``names`` maps a control's column to the words its slider, the title and the caption use
-    (``{"n": "size n"}``); a control not in it is said by ``plots.words``.
+    (``{"n": "size n"}``); a control not in it is said by ``plots.words``. ``logy``: a log y
+    axis, for rates that differ by orders of magnitude.
     """
     v.result(result)
     v.column(result, x, "x")
@@ -113,6 +114,7 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
         v.function(live, "live", what="a function live(**params) -> dict with the y column")
     ceilings_of = _ceilings_function(result, ceilings)
     v.boolean(logx, "logx")
+    v.boolean(logy, "logy")
     if ylabel is not None:
         v.string(ylabel, "ylabel")
     if xlabel is not None:
@@ -132,7 +134,7 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
             return None, html.escape(f"no recorded rows for {shown} in {result.name}: "
                                      "choose other values.")
         fig = plots.lines(result, x=x, y=y, rows=rows, ceilings=ceilings_of(result), logx=logx,
-                          xlabel=xlabel, ylabel=ylabel, references=False,
+                          logy=logy, xlabel=xlabel, ylabel=ylabel, references=False,
                           title=_explorer_title(result, sel, names))
         ax = fig.axes[0]
         # Beside a live measurement: the reference GPUs' recorded curves for the same
@@ -160,7 +162,7 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
         gpu_controls = {"GPU": [*by_gpu, ALL_GPUS], **controls}
         return _flipbook(gpu_controls, {k: vals[0] for k, vals in gpu_controls.items()},
                          lambda **sel: _draw_gpus(result, by_gpu, sel, x=x, y=y,
-                                                  ceilings_of=ceilings_of, logx=logx,
+                                                  ceilings_of=ceilings_of, logx=logx, logy=logy,
                                                   xlabel=xlabel, ylabel=ylabel, names=names),
                          note=note, labels=names)
     w = _ipywidgets()
@@ -258,7 +260,7 @@ def _ceilings_function(result, ceilings):
 
 
 def _draw_gpus(result, by_gpu: dict, sel: dict, *, x, y, ceilings_of, logx, xlabel, ylabel,
-               names=None):
+               names=None, logy=False):
     """The static explorer's figure for one GPU of ``by_gpu`` (or all, overlaid) and its
     caption: each GPU's curve with its own ceilings, each caption line naming GPU and date."""
     sel = dict(sel)
@@ -274,7 +276,7 @@ def _draw_gpus(result, by_gpu: dict, sel: dict, *, x, y, ceilings_of, logx, xlab
     label0, res0, rows0 = parts[0]
     overlay = len(parts) > 1
     fig = plots.lines(res0, x=x, y=y, rows=rows0, ceilings=None if overlay else ceilings_of(res0),
-                      logx=logx, xlabel=xlabel, ylabel=ylabel,
+                      logx=logx, logy=logy, xlabel=xlabel, ylabel=ylabel,
                       title=_explorer_title(result, sel, names))
     if overlay:
         ax = fig.axes[0]
@@ -283,7 +285,8 @@ def _draw_gpus(result, by_gpu: dict, sel: dict, *, x, y, ceilings_of, logx, xlab
         tops = []
         for i, (label, res, rows) in enumerate(parts):
             if i:
-                pts = [(r[x], r[y]) for r in rows if r.get(y) is not None]
+                pts = [(plots._category_words(x, r[x]) if categorical else r[x], r[y])
+                       for r in rows if r.get(y) is not None]
                 pts = pts if categorical else sorted(pts)
                 ax.plot(*zip(*pts), marker="s", linestyle="none" if categorical else "--",
                         color=plots.COLORS[i % len(plots.COLORS)], label=label)
@@ -295,7 +298,7 @@ def _draw_gpus(result, by_gpu: dict, sel: dict, *, x, y, ceilings_of, logx, xlab
                     tops.append(value)
         # plots.lines fixed the y range to the first GPU's data: widen it to every GPU's data
         # and ceilings, or points and legend entries would lie off the plot.
-        ax.set_ylim(0, max([ax.get_ylim()[1], *(1.05 * t for t in tops)]))
+        ax.set_ylim(None if logy else 0, max([ax.get_ylim()[1], *(1.05 * t for t in tops)]))
         ax.legend(fontsize=7)
     return fig, "<br>".join(plots._best_caption(res, rows, x, y, sel=sel, everything=res.rows,
                                                 labels={**(names or {}), x: xlabel, y: ylabel})

@@ -43,6 +43,15 @@ def value_words(column: str, value):
     return records.value_words(column, value)
 
 
+def _category_words(column: str, value):
+    """A category's tick label on a plot: its words (``value_words``), wrapped onto lines of
+    at most 16 characters so that long words do not run into their neighbours."""
+    import textwrap
+
+    said = value_words(column, value)
+    return textwrap.fill(said, 16) if isinstance(said, str) else said
+
+
 # A caption counts the other points within this share of its highest rate: close enough that
 # one run of a sweep does not order them.
 TIE = 0.02
@@ -273,6 +282,7 @@ def _best_caption(result, rows, x: str, y: str, *, sel: dict | None = None,
         return _say(k) if k in _CAPTION_WORDS or k.endswith("_ms") else words(k)
 
     def said(k, val):
+        val = value_words(k, val)
         return f"{name(k)} = {val.replace('_', ' ') if isinstance(val, str) else val}"
 
     where = "here" if not sel else "with " + ", ".join(said(k, val) for k, val in sel.items())
@@ -462,6 +472,8 @@ def lines(result, *, x: str, y: str = "gbps", series: str | None = None, rows=No
         if not pts:
             continue
         xs, ys = zip(*pts)
+        if categorical:   # a category in words where the record's values have them
+            xs = [_category_words(x, val) for val in xs]
         ax.plot(xs, ys, marker=marker, color=COLORS[i % len(COLORS)],
                 linestyle="none" if categorical else "-",
                 label=None if key is None else _series_label(series, key))

@@ -344,7 +344,10 @@ def plot_course_roofline(roof: dict, *, title: str = "Every kernel of the course
     if roof["fp32_peak_tflops"]:
         more.append(("FP32 peak (theoretical)", roof["fp32_peak_tflops"], "TFLOP/s"))
     if roof["l2_gbps"]:
-        more.append(("L2 read (measured)", roof["l2_gbps"], "GB/s"))
+        # the rate of one buffer size, not the L2's maximum: name the size
+        share = {1 / 2: "half", 1 / 4: "a quarter"}.get(
+            dram_chapter.profiling.L2_ROOF_FRACTION, f"{dram_chapter.profiling.L2_ROOF_FRACTION:g} of")
+        more.append((f"L2 read, a buffer {share} the L2 (measured)", roof["l2_gbps"], "GB/s"))
     if roof.get("sm_read_gbps"):
         more.append(("SMs' L1/shared read (128 B/clock/SM)", roof["sm_read_gbps"], "GB/s"))
     second = None

@@ -480,7 +480,10 @@ VALUE_WORDS = {("kernel", "grid_stride"): "grid-stride loop",
                ("mode", "uncoalesced"): "B column-major, plain loads",
                ("mode", "corner"): "B column-major, corner turning",
                ("misaligned", "both"): "load and store",
-               ("misaligned", "source"): "load only"}
+               ("misaligned", "source"): "load only",
+               ("version", "global"): "global atomics, one thread per byte",
+               ("version", "global_stride"): "global atomics, grid-stride loop",
+               ("version", "private"): "per-block private copies"}
 
 
 def value_words(column: str, value):

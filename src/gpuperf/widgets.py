@@ -88,7 +88,8 @@ def _selfcheck_press(name: str, press) -> None:
 
 def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
             ceilings=None, logx: bool = False, ylabel: str | None = None,
-            xlabel: str | None = None, names: dict | None = None, apart: dict | None = None):
+            xlabel: str | None = None, names: dict | None = None, apart: dict | None = None,
+            logy: bool = False):
     """Sliders over the parameters in ``controls``; plot ``y`` against ``x`` for the selection.
 
     ``controls`` maps a column of ``result`` to the values offered (usually
@@ -106,6 +107,7 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
     (``{"n": "size n"}``); a control not in it is said by ``plots.words``.
     ``apart`` maps values of ``x`` that are no point on the axis to the words of their tick
     (``{0: "sized to the data"}``): their points are drawn unjoined, right of the curve.
+    ``logy``: a log y axis, for rates that differ by orders of magnitude.
     """
     v.result(result)
     v.column(result, x, "x")
@@ -115,6 +117,7 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
         v.function(live, "live", what="a function live(**params) -> dict with the y column")
     ceilings_of = _ceilings_function(result, ceilings)
     v.boolean(logx, "logx")
+    v.boolean(logy, "logy")
     apart = dict(v.mapping(apart or {}, "apart"))
     for _k, _w in apart.items():
         v.string(_w, f"apart[{_k!r}]")
@@ -138,7 +141,7 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
                                      "choose other values.")
         joined = [r for r in rows if r.get(x) not in apart] or rows
         fig = plots.lines(result, x=x, y=y, rows=joined, ceilings=ceilings_of(result), logx=logx,
-                          xlabel=xlabel, ylabel=ylabel, references=False,
+                          logy=logy, xlabel=xlabel, ylabel=ylabel, references=False,
                           title=_explorer_title(result, sel, names))
         ax = fig.axes[0]
         _mark_apart(ax, [[r for r in rows if r.get(x) in apart]], joined, x=x, y=y,
@@ -168,7 +171,7 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
         gpu_controls = {"GPU": [*by_gpu, ALL_GPUS], **controls}
         return _flipbook(gpu_controls, {k: vals[0] for k, vals in gpu_controls.items()},
                          lambda **sel: _draw_gpus(result, by_gpu, sel, x=x, y=y, apart=apart,
-                                                  ceilings_of=ceilings_of, logx=logx,
+                                                  ceilings_of=ceilings_of, logx=logx, logy=logy,
                                                   xlabel=xlabel, ylabel=ylabel, names=names),
                          note=note, labels=names)
     w = _ipywidgets()
@@ -299,7 +302,7 @@ def _mark_apart(ax, groups: list, joined: list, *, x, y, apart: dict, logx: bool
 
 
 def _draw_gpus(result, by_gpu: dict, sel: dict, *, x, y, ceilings_of, logx, xlabel, ylabel,
-               names=None, apart=None):
+               names=None, apart=None, logy=False):
     """The static explorer's figure for one GPU of ``by_gpu`` (or all, overlaid) and its
     caption: each GPU's curve with its own ceilings, each caption line naming GPU and date."""
     sel = dict(sel)
@@ -319,7 +322,7 @@ def _draw_gpus(result, by_gpu: dict, sel: dict, *, x, y, ceilings_of, logx, xlab
     label0, res0, rows0 = parts[0]
     overlay = len(parts) > 1
     fig = plots.lines(res0, x=x, y=y, rows=rows0, ceilings=None if overlay else ceilings_of(res0),
-                      logx=logx, xlabel=xlabel, ylabel=ylabel,
+                      logx=logx, logy=logy, xlabel=xlabel, ylabel=ylabel,
                       title=_explorer_title(result, sel, names))
     if overlay:
         ax = fig.axes[0]
@@ -328,7 +331,8 @@ def _draw_gpus(result, by_gpu: dict, sel: dict, *, x, y, ceilings_of, logx, xlab
         tops = []
         for i, (label, res, rows) in enumerate(parts):
             if i:
-                pts = [(r[x], r[y]) for r in rows if r.get(y) is not None]
+                pts = [(plots._category_words(x, r[x]) if categorical else r[x], r[y])
+                       for r in rows if r.get(y) is not None]
                 pts = pts if categorical else sorted(pts)
                 ax.plot(*zip(*pts), marker="s", linestyle="none" if categorical else "--",
                         color=plots.COLORS[i % len(plots.COLORS)], label=label)
@@ -340,7 +344,7 @@ def _draw_gpus(result, by_gpu: dict, sel: dict, *, x, y, ceilings_of, logx, xlab
                     tops.append(value)
         # plots.lines fixed the y range to the first GPU's data: widen it to every GPU's data
         # and ceilings, or points and legend entries would lie off the plot.
-        ax.set_ylim(0, max([ax.get_ylim()[1], *(1.05 * t for t in tops)]))
+        ax.set_ylim(None if logy else 0, max([ax.get_ylim()[1], *(1.05 * t for t in tops)]))
         ax.legend(fontsize=7)
     _mark_apart(fig.axes[0], spare, rows0, x=x, y=y, apart=apart, logx=logx)
     return fig, "<br>".join(plots._best_caption(res, res.select(**sel), x, y, sel=sel,

@@ -239,6 +239,8 @@ BAD = {
                                                word="err")],
     "gpuperf.exercises:source_of": [B(ex.source_of, "fn", err=TypeError, word="fn")],
     "gpuperf.nsight:available": [B(profiling.available, "nvprof", word="tool")],
+    "gpuperf.kernels.coalescing.figures:percent": [
+        B(gp.coalescing.figures.percent, "12%", err=TypeError, word="fraction")],
     "gpuperf.kernels.coalescing:stride_parts_table": [B(gp.coalescing.stride_parts_table, [], err=TypeError,
                                                word="profiling_stride_parts")],
     "gpuperf.nsight:ncu_command": [B(profiling.ncu_command, "python3 x.py", kernel="k",

@@ -17,6 +17,7 @@ _USED, _MOVED, _IDLE = "#1f5fa8", "#a9c8ec", "#f4f4f4"
 def percent(fraction: float) -> str:
     """A share in percent with one decimal where it has one: 12.5%, not 12% (one byte in
     eight); 80%, not 80.0%."""
+    fraction = validate.number(fraction, "fraction")
     return f"{100 * fraction:.1f}".removesuffix(".0") + "%"
 
 

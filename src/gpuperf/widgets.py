@@ -88,7 +88,7 @@ def _selfcheck_press(name: str, press) -> None:
 
 def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
             ceilings=None, logx: bool = False, ylabel: str | None = None,
-            xlabel: str | None = None, names: dict | None = None):
+            xlabel: str | None = None, names: dict | None = None, keep=None):
     """Sliders over the parameters in ``controls``; plot ``y`` against ``x`` for the selection.
 
     ``controls`` maps a column of ``result`` to the values offered (usually
@@ -104,6 +104,9 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
     (``gp.plots.copy_ceilings``), so that each GPU's curve gets that GPU's ceilings.
     ``names`` maps a control's column to the words its slider, the title and the caption use
     (``{"n": "size n"}``); a control not in it is said by ``plots.words``.
+    ``keep``, a function of one GPU's Result returning the Result to draw (its rows cut, say, at
+    a limit computed from that GPU's own record), is applied alike to ``result`` and to every
+    other GPU's recorded curve.
     """
     v.result(result)
     v.column(result, x, "x")
@@ -120,9 +123,14 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
     names = dict(v.mapping(names or {}, "names"))
     for _k, _w in names.items():
         v.string(_w, f"names[{_k!r}]")
+    if keep is not None:
+        v.function(keep, "keep", what="a function keep(result) -> the Result to draw")
     static = static_book()
     others = _other_gpus(result) if static else []
     beside = [] if static else plots.live_references(result)
+    if keep is not None:  # every GPU's curve cut by the same rule, from its own record
+        result, others, beside = (_kept(keep, result), [_kept(keep, r) for r in others],
+                                  [_kept(keep, r) for r in beside])
 
     def draw(sel, live_points=()):
         """The figure for one selection (None if nothing is recorded) and its caption."""
@@ -222,6 +230,15 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
 
 
 ALL_GPUS = "all, overlaid"
+
+
+def _kept(keep, res):
+    """``keep(res)``, checked to be a Result with rows."""
+    out = keep(res)
+    v.result(out, "keep(result)")
+    if not out.rows:
+        raise ValueError(f"keep left no rows of {res.name} on {res.gpu}: keep at least one.")
+    return out
 
 
 def _other_gpus(result) -> list:

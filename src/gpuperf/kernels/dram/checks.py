@@ -544,11 +544,11 @@ def _occupancy_variants(threads, registers, shared, facts) -> list[tuple[int, st
         (blocks(sh=rounded(shared + 1024)), "the 1 KiB of shared memory reserved per block starts "
                                             "with compute capability 8.0: a "
                                             f"{cc[0]}.{cc[1]} GPU reserves none"),
-        (blocks(sh=shared + reserved), f"shared memory is given to a block in units of {unit} "
-                                       "bytes on this GPU: round up first"),
         (blocks(sh=rounded(shared + reserved, other_unit)),
          "shared memory is given to a block in units of 128 bytes from compute capability 8.0, "
          f"256 before: a {cc[0]}.{cc[1]} GPU's unit is {unit}"),
+        (blocks(sh=shared + reserved), f"shared memory is given to a block in units of {unit} "
+                                       "bytes on this GPU: round up first"),
         (blocks(cap=10**9), "an SM holds at most gp.device.MAX_BLOCKS_PER_SM[cc] blocks, whatever "
                             "else is free"),
         (blocks(thread_limit=facts["max_threads_per_sm"] // threads),
@@ -587,7 +587,8 @@ def _separating_occupancy_cases() -> list[tuple]:
         exps = records.load(path)["experiments"]
         if _RESOURCE_EXPERIMENTS[0] in exps:
             families.append(exps[_RESOURCE_EXPERIMENTS[0]]["provenance"]["device"])
-    grid = [(t, r, sh) for sh in (0, 1000, 4000, 9000, 12345, 20000, 21800, 32768, 40000, 45670)
+    grid = [(t, r, sh)
+            for sh in (0, 1000, 4000, 9000, 10800, 12345, 20000, 21800, 32768, 40000, 45670)
             for t in (32, 48, 64, 96, 128, 200, 256, 680, 1024)
             for r in (16, 24, 33, 40, 64, 100, 128, 200)]
     cases = []

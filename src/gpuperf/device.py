@@ -320,13 +320,25 @@ def show_facts(*names: str, res=None) -> None:
 # Per compute capability, what the occupancy calculation needs beyond the device's attributes
 # (NVIDIA's CUDA Occupancy Calculator and the CUDA C++ Programming Guide's table of technical
 # specifications): the most resident blocks per SM, and the shared memory the system reserves
-# per block (1 KiB from compute capability 8.0 on). Registers are allocated per warp in units
-# of 256, shared memory per block in units of 128 bytes, on every listed capability.
+# per block (1 KiB from compute capability 8.0 on). The units follow CUDA's header-only
+# calculator, cuda_occupancy.h (CUDA 13.0), for every listed capability (7.0 on):
+# * cudaOccRegAllocationGranularity: registers are allocated per warp in units of 256;
+# * cudaOccSubPartitionsPerMultiprocessor: the register file is split in 4 sub-partitions, and
+#   cudaOccMaxBlocksPerSMRegsLimit fits whole warps into each (registers per SM / 4 // per
+#   warp), times 4, then divides by the block's warps;
+# * cudaOccSMemAllocationGranularity: shared memory per block (reserved bytes included) in
+#   units of 256 bytes for compute capability 7.x, 128 from 8.0 on.
 MAX_BLOCKS_PER_SM = {(7, 0): 32, (7, 2): 32, (7, 5): 16, (8, 0): 32, (8, 6): 16, (8, 7): 16,
                      (8, 9): 24, (9, 0): 32, (10, 0): 32, (12, 0): 32}
 REGISTER_UNIT = 256
-SHARED_UNIT = 128
+REGISTER_SUB_PARTITIONS = 4
 MAX_REGISTERS_PER_THREAD = 255
+
+
+def _shared_unit(cc) -> int:
+    """Bytes in which shared memory is allocated per block: 256 before compute capability 8.0,
+    128 from 8.0 on (cudaOccSMemAllocationGranularity)."""
+    return 128 if tuple(cc) >= (8, 0) else 256
 
 
 def _reserved_shared(cc) -> int:
@@ -344,10 +356,12 @@ def occupancy(threads: int, registers: int, shared_bytes: int = 0, facts_: dict 
 
     * threads: ``max_threads_per_sm // threads`` (whole warps: a block of 48 threads takes two);
     * the per-SM block limit of the compute capability (``MAX_BLOCKS_PER_SM``);
-    * registers: each warp gets ``registers x 32`` rounded up to a multiple of 256, and a block
-      ``warps x`` that, out of ``registers_per_sm``;
-    * shared memory: each block takes ``shared_bytes`` rounded up to 128 bytes, plus the 1 KiB
-      the system reserves per block (compute capability 8.0 on), out of ``shared_per_sm``.
+    * registers: each warp gets ``registers x 32`` rounded up to a multiple of 256; the register
+      file is 4 sub-partitions of ``registers_per_sm / 4``, each holding whole warps, so an SM
+      holds 4 x (``registers_per_sm / 4 //`` per warp) warps, and that many // the block's warps;
+    * shared memory: each block takes ``shared_bytes`` plus the 1 KiB the system reserves per
+      block (compute capability 8.0 on), rounded up to 128 bytes (256 before 8.0), out of
+      ``shared_per_sm``.
 
     Returns ``blocks_per_sm``, ``warps_per_sm``, ``occupancy`` (resident warps over the most an
     SM holds, 0 to 1), ``limiter`` (the resource that set it), ``limits`` (blocks allowed by
@@ -377,7 +391,10 @@ def occupancy(threads: int, registers: int, shared_bytes: int = 0, facts_: dict 
     warps = -(-threads // warp)
     regs_per_warp = -(-registers * warp // REGISTER_UNIT) * REGISTER_UNIT
     block_regs = warps * regs_per_warp
-    if block_regs > (d.get("registers_per_block") or d["registers_per_sm"]):
+    # The launch check counts the block's warps rounded up to the sub-partitions (cuda_occupancy.h).
+    parts = REGISTER_SUB_PARTITIONS
+    checked_regs = -(-warps // parts) * parts * regs_per_warp
+    if max(block_regs, checked_regs) > (d.get("registers_per_block") or d["registers_per_sm"]):
         raise ValueError(f"a block of {threads} threads at {registers} registers each needs "
                          f"{block_regs:,} registers, more than a block may have: use fewer "
                          "threads per block or fewer registers (max_registers=).")
@@ -385,12 +402,14 @@ def occupancy(threads: int, registers: int, shared_bytes: int = 0, facts_: dict 
     if shared_bytes > optin:
         raise ValueError(f"shared_bytes={shared_bytes:,} is more than a block may use here "
                          f"({optin:,} bytes with opt-in).")
-    block_shared = -(-shared_bytes // SHARED_UNIT) * SHARED_UNIT + _reserved_shared(cc)
+    unit = _shared_unit(cc)
+    block_shared = -(-(shared_bytes + _reserved_shared(cc)) // unit) * unit
     max_warps = d["max_threads_per_sm"] // warp
+    warps_by_registers = d["registers_per_sm"] // parts // regs_per_warp * parts
     limits = {
         "threads": max_warps // warps,
         "blocks": MAX_BLOCKS_PER_SM[cc],
-        "registers": d["registers_per_sm"] // block_regs,
+        "registers": warps_by_registers // warps,
         "shared memory": d["shared_per_sm"] // block_shared if block_shared else None,
     }
     allowed = {k: n for k, n in limits.items() if n is not None}
@@ -400,7 +419,7 @@ def occupancy(threads: int, registers: int, shared_bytes: int = 0, facts_: dict 
             "occupancy": blocks * warps / max_warps, "limiter": limiter, "limits": limits,
             # what each resource's limit was computed from (show_occupancy prints them)
             "warps_per_block": warps, "registers_per_warp": regs_per_warp,
-            "shared_per_block": block_shared}
+            "warps_by_registers": warps_by_registers, "shared_per_block": block_shared}
 
 
 def show_occupancy(threads: int, registers: int, shared_bytes: int = 0, res=None) -> dict:
@@ -414,6 +433,7 @@ def show_occupancy(threads: int, registers: int, shared_bytes: int = 0, res=None
     warp = d["warp_size"]
     warps, per_warp = o["warps_per_block"], o["registers_per_warp"]
     reserved, block_shared = _reserved_shared(cc), o["shared_per_block"]
+    part_regs = d["registers_per_sm"] // REGISTER_SUB_PARTITIONS
     lim = o["limits"]
     lines = [
         f"{threads} threads, {registers} registers per thread, {shared_bytes:,} bytes of shared "
@@ -423,12 +443,13 @@ def show_occupancy(threads: int, registers: int, shared_bytes: int = 0, res=None
         f"  blocks:    compute capability {cc[0]}.{cc[1]} holds at most {lim['blocks']} blocks "
         f"per SM",
         f"  registers: {registers} x {warp} = {registers * warp:,} per warp, {per_warp:,} "
-        f"as a multiple of {REGISTER_UNIT}; x {warps} warps = {warps * per_warp:,} per "
-        f"block; {d['registers_per_sm']:,} per SM -> {lim['registers']} blocks",
-        f"  shared:    {shared_bytes:,} bytes, {block_shared - reserved:,} as a multiple of "
-        f"{SHARED_UNIT}" + (f", + {reserved:,} reserved" if reserved else "")
-        + f" = {block_shared:,} per block; {d['shared_per_sm']:,} per SM -> "
-        + f"{lim['shared memory']} blocks",
+        f"as a multiple of {REGISTER_UNIT}; {d['registers_per_sm']:,} per SM in "
+        f"{REGISTER_SUB_PARTITIONS} sub-partitions of {part_regs:,} hold "
+        f"{part_regs // per_warp} warps each, {o['warps_by_registers']} in all; / {warps} "
+        f"warps -> {lim['registers']} blocks",
+        f"  shared:    {shared_bytes:,} bytes" + (f" + {reserved:,} reserved" if reserved else "")
+        + f", as a multiple of {_shared_unit(cc)} = {block_shared:,} per block; "
+        + f"{d['shared_per_sm']:,} per SM -> {lim['shared memory']} blocks",
         f"  -> {o['blocks_per_sm']} blocks ({o['limiter']} set it), {o['warps_per_sm']} warps "
         f"per SM, occupancy {100 * o['occupancy']:.1f}%",
     ]

@@ -89,7 +89,7 @@ def _selfcheck_press(name: str, press) -> None:
 def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
             ceilings=None, logx: bool = False, ylabel: str | None = None,
             xlabel: str | None = None, names: dict | None = None, apart: dict | None = None,
-            logy: bool = False):
+            logy: bool = False, keep=None):
     """Sliders over the parameters in ``controls``; plot ``y`` against ``x`` for the selection.
 
     ``controls`` maps a column of ``result`` to the values offered (usually
@@ -108,6 +108,9 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
     ``apart`` maps values of ``x`` that are no point on the axis to the words of their tick
     (``{0: "sized to the data"}``): their points are drawn unjoined, right of the curve.
     ``logy``: a log y axis, for rates that differ by orders of magnitude.
+    ``keep``, a function of one GPU's Result returning the Result to draw (its rows cut, say, at
+    a limit computed from that GPU's own record), is applied alike to ``result`` and to every
+    other GPU's recorded curve.
     """
     v.result(result)
     v.column(result, x, "x")
@@ -128,9 +131,14 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
     names = dict(v.mapping(names or {}, "names"))
     for _k, _w in names.items():
         v.string(_w, f"names[{_k!r}]")
+    if keep is not None:
+        v.function(keep, "keep", what="a function keep(result) -> the Result to draw")
     static = static_book()
     others = _other_gpus(result) if static else []
     beside = [] if static else plots.live_references(result)
+    if keep is not None:  # every GPU's curve cut by the same rule, from its own record
+        result, others, beside = (_kept(keep, result), [_kept(keep, r) for r in others],
+                                  [_kept(keep, r) for r in beside])
 
     def draw(sel, live_points=()):
         """The figure for one selection (None if nothing is recorded) and its caption."""
@@ -233,6 +241,15 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
 
 
 ALL_GPUS = "all, overlaid"
+
+
+def _kept(keep, res):
+    """``keep(res)``, checked to be a Result with rows."""
+    out = keep(res)
+    v.result(out, "keep(result)")
+    if not out.rows:
+        raise ValueError(f"keep left no rows of {res.name} on {res.gpu}: keep at least one.")
+    return out
 
 
 def _other_gpus(result) -> list:

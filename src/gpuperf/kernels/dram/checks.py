@@ -475,12 +475,16 @@ def _drawn_occupancy_cases(n: int = 24) -> list[tuple]:
                                ["provenance"]["device"] for p in records.available()
                                if _RESOURCE_EXPERIMENTS[0] in records.load(p)["experiments"]]
     rng = _exercises.case_rng(31)
-    # Each of these puts one rule on the edge: registers' unit of 256 (640, 33), the reserved
-    # KiB (128, 116000 and 256, 58000), shared memory's unit of 128 bytes (256, 45670), whole
-    # warps (680 threads), the per-SM block limit (32 threads), and more.
+    # Each of these puts one rule on the edge: registers' unit of 256 (640, 33), the register
+    # file's 4 sub-partitions (160 and 96 threads at 40 registers: 9 and 16 blocks on an H200,
+    # not 10 and 17), the reserved KiB (128, 116000 and 256, 58000), shared memory's unit of
+    # 128 bytes (256, 45670) and of 256 before compute capability 8.0 (64 threads, 10,800 B:
+    # 5 blocks on a T4, not 6), whole warps (680 threads), the per-SM block limit (32
+    # threads), and more. The answers agree with cuda_occupancy.h's
+    # cudaOccMaxActiveBlocksPerMultiprocessor on these facts.
     fixed = [(48, 40, 0), (1024, 64, 0), (96, 255, 100), (64, 24, 40000), (32, 16, 0),
              (640, 33, 12345), (200, 72, 3000), (128, 32, 116000), (256, 24, 58000),
-             (256, 32, 45670), (680, 16, 0)]
+             (256, 32, 45670), (680, 16, 0), (160, 40, 0), (96, 40, 0), (64, 32, 10800)]
     cases = []
     while len(cases) < n + len(fixed) * len(facts):
         if fixed:
@@ -508,13 +512,22 @@ def _occupancy_variants(threads, registers, shared, facts) -> list[tuple[int, st
     max_warps = facts["max_threads_per_sm"] // WARP
     blocks_cap = device.MAX_BLOCKS_PER_SM[cc]
     reg_unit = -(-registers * WARP // device.REGISTER_UNIT) * device.REGISTER_UNIT
+    parts = device.REGISTER_SUB_PARTITIONS
     reserved = 1024 if cc >= (8, 0) else 0
-    shared_unit = -(-shared // device.SHARED_UNIT) * device.SHARED_UNIT
+    unit = device._shared_unit(cc)
+    other_unit = 384 - unit  # 128 where the unit is 256, and 256 where it is 128
 
-    def blocks(warp_count=warps, per_warp=reg_unit, sh=shared_unit + reserved, cap=blocks_cap,
-               thread_limit=None):
+    def rounded(n, u=unit):
+        return -(-n // u) * u
+
+    right_shared = rounded(shared + reserved)
+
+    def blocks(warp_count=warps, per_warp=reg_unit, sh=right_shared, cap=blocks_cap,
+               thread_limit=None, sub_partitions=parts):
+        by_registers = (facts["registers_per_sm"] // sub_partitions // per_warp * sub_partitions
+                        // warp_count)
         limits = [thread_limit if thread_limit is not None else max_warps // warp_count, cap,
-                  facts["registers_per_sm"] // (warp_count * per_warp)]
+                  by_registers]
         if sh:
             limits.append(facts["shared_per_sm"] // sh)
         return min(limits)
@@ -523,13 +536,19 @@ def _occupancy_variants(threads, registers, shared, facts) -> list[tuple[int, st
     return [
         (blocks(per_warp=registers * WARP),
          "registers are given to a warp in units of 256: round registers x 32 up first"),
-        (blocks(sh=shared_unit), "from compute capability 8.0 the system reserves 1 KiB of "
-                                 "shared memory per block: add it"),
-        (blocks(sh=shared_unit + 1024), "the 1 KiB of shared memory reserved per block starts "
-                                        "with compute capability 8.0: a "
-                                        f"{cc[0]}.{cc[1]} GPU reserves none"),
-        (blocks(sh=shared + reserved), "shared memory is given to a block in units of 128 bytes: "
-                                       "round up first"),
+        (blocks(sub_partitions=1),
+         "the register file is 4 sub-partitions of registers_per_sm / 4, each holding whole "
+         "warps: count the warps one sub-partition holds, times 4, then divide by the block's warps"),
+        (blocks(sh=rounded(shared)), "from compute capability 8.0 the system reserves 1 KiB of "
+                                     "shared memory per block: add it"),
+        (blocks(sh=rounded(shared + 1024)), "the 1 KiB of shared memory reserved per block starts "
+                                            "with compute capability 8.0: a "
+                                            f"{cc[0]}.{cc[1]} GPU reserves none"),
+        (blocks(sh=rounded(shared + reserved, other_unit)),
+         "shared memory is given to a block in units of 128 bytes from compute capability 8.0, "
+         f"256 before: a {cc[0]}.{cc[1]} GPU's unit is {unit}"),
+        (blocks(sh=shared + reserved), f"shared memory is given to a block in units of {unit} "
+                                       "bytes on this GPU: round up first"),
         (blocks(cap=10**9), "an SM holds at most gp.device.MAX_BLOCKS_PER_SM[cc] blocks, whatever "
                             "else is free"),
         (blocks(thread_limit=facts["max_threads_per_sm"] // threads),
@@ -568,7 +587,8 @@ def _separating_occupancy_cases() -> list[tuple]:
         exps = records.load(path)["experiments"]
         if _RESOURCE_EXPERIMENTS[0] in exps:
             families.append(exps[_RESOURCE_EXPERIMENTS[0]]["provenance"]["device"])
-    grid = [(t, r, sh) for sh in (0, 1000, 4000, 9000, 12345, 20000, 21800, 32768, 40000, 45670)
+    grid = [(t, r, sh)
+            for sh in (0, 1000, 4000, 9000, 10800, 12345, 20000, 21800, 32768, 40000, 45670)
             for t in (32, 48, 64, 96, 128, 200, 256, 680, 1024)
             for r in (16, 24, 33, 40, 64, 100, 128, 200)]
     cases = []

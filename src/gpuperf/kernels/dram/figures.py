@@ -393,7 +393,7 @@ def plot_littles_law(res):
     ax.set_yscale("log")
     ax.set_xticks([2**k for k in range(14, 25, 2)],
                   [_bytes_label(2**k) for k in range(14, 25, 2)], fontsize=8)
-    ax.set_xlabel("bytes in flight = SMs x resident warps x 32 x loads per thread x 4 B")
+    ax.set_xlabel("allowed bytes in flight = SMs x resident warps x 32 x loads per thread x 4 B")
     ax.set_ylabel("bandwidth (GB/s, log scale)")
     ax.legend(fontsize=7, loc="lower right")
     _style(ax, res, "Bandwidth needs bytes in flight: latency x bandwidth")
@@ -413,7 +413,7 @@ def plot_littles_law(res):
     rax.set_xlabel("measured bandwidth (GB/s, log scale)")
     rax.set_ylabel("measured / Little's law (one warp's round)")
     rax.set_title("filled: doubling the warps still gives 1.8 times the bandwidth or more\n"
-                  "hollow: past the bend, latency grows with load; band: within 20%",
+                  "hollow: past the bend; band: within 20%",
                   fontsize=8)
     rax.grid(alpha=0.3)
     return fig
@@ -527,7 +527,7 @@ def plot_loaded_latency(res):
     ax.set_xlabel("bandwidth carried by the load (GB/s)")
     ax.set_ylabel("probe's latency per load (ns)")
     ax.legend(fontsize=7, loc="upper left")
-    _style(ax, res, "Latency grows with the load on the memory system")
+    _style(ax, res, "The probe's latency against the bandwidth the kernel carries")
     lo = min(r["bytes_in_flight"] for r in res.rows)
     hi = max(r["bytes_in_flight"] for r in res.rows)
     rax.plot([lo, hi], [lo, hi], "k--", lw=0.8, label="all the loads' bytes in flight")

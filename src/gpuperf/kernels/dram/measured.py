@@ -301,7 +301,7 @@ def occupancy_summary(res) -> str:
         if worse:
             w = min(worse, key=gbps)
             line += (f"; with {w['block']}-thread blocks at {w['occupancy']:.0f}% they reach only "
-                     f"{w['gbps']:,.0f} GB/s, because block size matters too (below)")
+                     f"{w['gbps']:,.0f} GB/s: at equal occupancy the block size counts too (below)")
         lines.append(line + ".")
     else:
         lines.append(f"{many} loads per thread never reach that with blocks of {base['block']} "

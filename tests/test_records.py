@@ -213,6 +213,19 @@ def test_a_header_says_its_unit_once():
     assert "(ms)" in _header("msec", "ms")  # a unit inside another word is no unit
 
 
+def test_a_share_column_shows_its_percent_where_the_record_declares_no_unit():
+    """pct_copy and pct_peak under the shared words carry "(% of copy)" / "(% of peak)" even in
+    a record that declares no unit for them (1.02 is 1.02%, not 102%); a caller's own header
+    words are left as they are."""
+    from gpuperf.records import Result
+
+    res = Result("not_an_experiment", [{"pct_copy": 1.5, "pct_peak": 1.02}], {}, "live")
+    html = res._repr_html_()
+    assert "(% of copy)" in html and "(% of peak)" in html
+    own = res._repr_html_(headers={"pct_copy": "% of the copy ceiling"})
+    assert "(% of copy)" not in own and "(% of peak)" in own
+
+
 def test_a_result_made_without_a_gpu_says_it_is_the_emulators():
     """A live Result whose meta names no GPU (an emulator trace) is not labelled as measured
     on an unknown GPU."""

@@ -1090,3 +1090,17 @@ def test_versus_v100_names_both_v6_grids():
     text = red.versus_v100(gp.records.run("reduce_ladder", live=False))
     line = next(t for t in text.splitlines() if t.startswith("v6"))
     assert "theirs on 2,048" in line and "ours on" in line
+
+
+def test_the_intrinsic_a_gpu_compiles_is_shown_in_either_mode():
+    """v8's page shows load_float4 as a GPU compiles it (an @intrinsic that issues one
+    16-byte vector load), not the simulator's plain-Python slice."""
+    import pytest
+
+    from gpuperf.vector import intrinsic_source
+
+    src = intrinsic_source("load_float4")
+    assert "@intrinsic\ndef load_float4" in src and "builder.load(ptr, align=16)" in src
+    assert "_V4 = ir.VectorType" in src and "x[i:i + 4]" not in src
+    with pytest.raises(ValueError, match="intrinsics"):
+        intrinsic_source("_load")

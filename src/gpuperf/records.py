@@ -364,9 +364,12 @@ class Result:
                     headers: dict | None = None) -> str:
         cols = self._columns_arg(columns)
         v.integer(max_rows, "max_rows", minimum=1)
-        names = {**{c: COLUMN_WORDS[c] for c in cols if c in COLUMN_WORDS},
-                 **self._headers_arg(headers, cols)}
+        own = self._headers_arg(headers, cols)
+        names = {**{c: COLUMN_WORDS[c] for c in cols if c in COLUMN_WORDS}, **own}
         units = {c: UNIT_WORDS.get(u, u) for c, u in _units(self.name).items()}
+        for c, u in DEFAULT_UNITS.items():  # the shared words' unit, where the record has none
+            if c not in units and c not in own:
+                units[c] = u
         head = "".join(f"<th>{_header(names.get(c, c), units.get(c))}</th>" for c in cols)
         body = "".join(
             "<tr>" + "".join(_cell(_shown_value(c, r.get(c), names.get(c))) for c in cols)
@@ -469,6 +472,9 @@ COLUMN_WORDS = {"gbps": "bandwidth", "ms": "time", "ms_min": "fastest run (ms)",
                 "elements_per_thread": "elements per thread", "access_bytes": "bytes per access",
                 "ms_launch_counted": "time, launch counted",
                 "gbps_launch_counted": "bandwidth, launch counted"}
+# Units for the shared words above where an experiment declares none: every record's
+# pct_copy and pct_peak are percentages (48.9 is 48.9%, not 48.9 times).
+DEFAULT_UNITS = {"pct_copy": "% of copy", "pct_peak": "% of peak"}
 # Internal values of a record's text columns, in words, by (column, value): tables, explorer
 # controls and titles show these, not the record's names.
 VALUE_WORDS = {("kernel", "grid_stride"): "grid-stride loop",

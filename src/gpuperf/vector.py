@@ -26,9 +26,62 @@ launches the kernel on a fresh copy; ``gpuperf.emulator`` checks the real addres
 
 from __future__ import annotations
 
+import ast
+import pathlib
+import textwrap
+
 import numpy as np
 
 from .mode import SIMULATOR
+
+
+def intrinsic_source(name: str) -> str:
+    """The source of the ``@intrinsic`` ``name`` that a GPU compiles (``load_float4``,
+    ``store_float4``, ``load4``, ``store4``), with the constants and helpers its code
+    generation uses, read from this file, so that a page shows it whichever mode runs (under
+    the simulator ``name`` is the plain-Python stand-in, whose source ``gp.show_source``
+    would print)."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, the name of one of this module's intrinsics, not "
+                        f"{type(name).__name__}; e.g. intrinsic_source('load_float4').")
+    text = pathlib.Path(__file__).read_text(encoding="utf-8")
+    lines = text.splitlines()
+    branch = next(n for n in ast.parse(text).body if isinstance(n, ast.If)
+                  and isinstance(n.test, ast.Name) and n.test.id == "SIMULATOR")
+    defs = {}  # name -> its statement in the GPU branch: functions and constants (_V4)
+    for node in branch.orelse:
+        if isinstance(node, ast.FunctionDef):
+            defs[node.name] = node
+        elif isinstance(node, ast.Assign):
+            defs.update({t.id: node for t in node.targets if isinstance(t, ast.Name)})
+    intrinsics = [k for k, n in defs.items() if isinstance(n, ast.FunctionDef) and any(
+        isinstance(d, ast.Name) and d.id == "intrinsic" for d in n.decorator_list)]
+    if name not in intrinsics:
+        raise ValueError(f"name={name!r} is not one of gpuperf.vector's intrinsics; choose one "
+                         f"of {intrinsics}.")
+    wanted, todo = {}, [name]
+    while todo:  # the intrinsic, and what it uses from the branch, and what those use
+        k = todo.pop()
+        if k not in wanted:
+            wanted[k] = defs[k]
+            todo += [n.id for n in ast.walk(defs[k]) if isinstance(n, ast.Name) and n.id in defs]
+    parts = []
+    for node in sorted({id(n): n for n in wanted.values()}.values(), key=lambda n: n.lineno):
+        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        parts.append(textwrap.dedent("\n".join(lines[first - 1:node.end_lineno])))
+    return "\n\n".join(parts)
+
+
+def show_intrinsic(name: str = "load_float4") -> None:
+    """Show ``intrinsic_source(name)``, headed by where it lives."""
+    src = (f"# gpuperf/vector.py: {name}, the @intrinsic a GPU compiles (the simulator runs a "
+           f"plain-Python slice instead)\n{intrinsic_source(name)}")
+    try:
+        from IPython.display import Code, display
+
+        display(Code(src, language="python"))
+    except ImportError:
+        print(src)
 
 if SIMULATOR:
     from .emulator import _host_offset  # a view's byte offset in its allocation: one home

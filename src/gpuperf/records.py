@@ -464,7 +464,10 @@ VALUE_WORDS = {("kernel", "grid_stride"): "grid-stride loop",
                ("mode", "uncoalesced"): "B column-major, plain loads",
                ("mode", "corner"): "B column-major, corner turning",
                ("misaligned", "both"): "load and store",
-               ("misaligned", "source"): "load only"}
+               ("misaligned", "source"): "load only",
+               # chapter 7's relaxation: the kernel is the busiest stage, far from the FP32 roof
+               ("work", "compute-bound (relaxation)"): "kernel-heavy (relaxation)",
+               ("work", "compute-bound"): "kernel-heavy"}
 
 
 def value_words(column: str, value):

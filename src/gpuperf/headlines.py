@@ -129,7 +129,7 @@ HEADLINES = [
     ("6.2", "v8 / cupy.sum, speed in the GPU's busy time (2²⁸ floats)", "%",
      _v8_over_cupy_gpu_time),
     ("7", "best pipelined speedup, memory-bound work", "x", _pipeline_speedup("memory")),
-    ("7", "best pipelined speedup, compute-bound work", "x", _pipeline_speedup("compute")),
+    ("7", "best pipelined speedup, kernel-heavy work (relaxation)", "x", _pipeline_speedup("compute")),
     ("8", "algorithm 2 (a launch per channel) / algorithm 3 (shared memory), whole-gradient "
      "time (reduction included)", "x",
      _gdn_per_channel_over_shared),

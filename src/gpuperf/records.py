@@ -489,7 +489,10 @@ VALUE_WORDS = {("kernel", "grid_stride"): "grid-stride loop",
                ("misaligned", "source"): "load only",
                ("version", "global"): "global atomics, one thread per byte",
                ("version", "global_stride"): "global atomics, grid-stride loop",
-               ("version", "private"): "per-block private copies"}
+               ("version", "private"): "per-block private copies",
+               # chapter 7's relaxation: the kernel is the busiest stage, far from the FP32 roof
+               ("work", "compute-bound (relaxation)"): "kernel-heavy (relaxation)",
+               ("work", "compute-bound"): "kernel-heavy"}
 
 
 def value_words(column: str, value):

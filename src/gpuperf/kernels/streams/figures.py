@@ -81,7 +81,8 @@ def plot_timeline(res, work: str | None = None, *, cases=None):
     for text in list(fig.texts):
         text.remove()
     iters = rows[0]["iters"]
-    fig.suptitle(f"{work}, iters={iters}, 2^25 float32 in {rows[0]['n_chunks']} chunks",
+    fig.suptitle(f"{plots.value_words('work', work)}, iters={iters}, "
+                 f"2^25 float32 in {rows[0]['n_chunks']} chunks",
                  fontsize=10)
     plots.source_label(fig, res.label)
     fig.tight_layout()
@@ -129,10 +130,10 @@ def plot_speedup(res):
     for i, work in enumerate(res.values("work")):
         rows = res.select(work=work)
         x = [r["n_streams"] for r in rows]
-        color = f"C{i}"
-        ax.plot(x, [r["speedup"] for r in rows], "o-", color=color, label=f"{work}, measured")
+        color, shown = f"C{i}", plots.value_words("work", work)
+        ax.plot(x, [r["speedup"] for r in rows], "o-", color=color, label=f"{shown}, measured")
         ax.plot(x, [r["ideal_speedup"] for r in rows], "--", color=color,
-                label=f"{work}, ideal from stage times")
+                label=f"{shown}, ideal from stage times")
         bound = rows[0]["serial_ms"] / rows[0]["bound_ms"]
         ax.axhline(bound, color=color, lw=0.8, ls=":")
         ax.annotate(f"busiest engine bound {bound:.2f}x", (x[-1], bound), color=color,

@@ -677,7 +677,7 @@ def show_hardware_queues(res) -> list[dict]:
                  "makespan_ms": "makespan (ms)", "issue_ms": "issue (ms)",
                  "in_kernels": "in kernel times", "model": "model"},
         note="issue: the host's time to issue the 32 launches. In kernel times: the makespan "
-             "over one kernel's time alone, both timed the same way. Model: queue_model's "
-             "prediction in the same unit (with events=True for the rows timed with an event "
-             "in every stream).")
+             "over one kernel's time alone, both timed the same way. Model: the prediction of the "
+             "round-robin queue model above, in the same unit (counting each event as a queue "
+             "entry for the rows timed with an event in every stream).")
     return rows

@@ -160,7 +160,8 @@ def show_cupti_timeline(res) -> dict:
         mine = by_work.setdefault(r["work"], {})
         if r["kind"] == "run":
             mine.update(events_total_ms=r["events_total_ms"], gpu_total_ms=r["gpu_total_ms"])
-            notes.append(f"{r['work']}: the run took {r['events_total_ms']:.2f} ms between its "
+            notes.append(f"{records.value_words('work', r['work'])}: the run took "
+                         f"{r['events_total_ms']:.2f} ms between its "
                          f"events, and {r['gpu_total_ms']:.2f} ms from the GPU's first start "
                          "to its last end.")
             continue

@@ -16,6 +16,7 @@ import itertools
 import json
 import math
 import os
+import textwrap
 import uuid
 
 import matplotlib.pyplot as plt
@@ -30,12 +31,15 @@ _MAX_FRAMES = 40
 _MAX_VALUES = 9  # values per slider in a static explorer (ends and start always kept)
 
 
-def _explorer_title(result, sel: dict, names: dict | None = None) -> str:
-    """An explorer figure's title: what the experiment measures, then the picked values in
-    words ("threads per block = 256"), never the experiment's or the columns' internal names."""
+def _explorer_title(result, sel: dict, names: dict | None = None, what: str | None = None) -> str:
+    """An explorer figure's title: what the experiment measures (or ``what``, where the
+    experiment's title says more than one selection shows), then the picked values in words
+    ("threads per block = 256"), never the experiment's or the columns' internal names."""
     picked = ", ".join(f"{(names or {}).get(k) or plots.words(k)} = {plots.value_words(k, val)}"
                        for k, val in sel.items())
-    return plots.default_title(result) + (f"\n{picked}" if picked else "")
+    head = (plots.default_title(result) if what is None
+            else textwrap.shorten(what, 90, placeholder="…") + f" ({result.gpu})")
+    return head + (f"\n{picked}" if picked else "")
 
 
 def _has_gpu() -> bool:
@@ -88,7 +92,7 @@ def _selfcheck_press(name: str, press) -> None:
 
 def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
             ceilings=None, logx: bool = False, ylabel: str | None = None,
-            xlabel: str | None = None, names: dict | None = None):
+            xlabel: str | None = None, names: dict | None = None, title: str | None = None):
     """Sliders over the parameters in ``controls``; plot ``y`` against ``x`` for the selection.
 
     ``controls`` maps a column of ``result`` to the values offered (usually
@@ -104,6 +108,8 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
     (``gp.plots.copy_ceilings``), so that each GPU's curve gets that GPU's ceilings.
     ``names`` maps a control's column to the words its slider, the title and the caption use
     (``{"n": "size n"}``); a control not in it is said by ``plots.words``.
+    ``title``: what the figure shows, in place of the experiment's title (the picked values
+    follow it).
     """
     v.result(result)
     v.column(result, x, "x")
@@ -120,6 +126,8 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
     names = dict(v.mapping(names or {}, "names"))
     for _k, _w in names.items():
         v.string(_w, f"names[{_k!r}]")
+    if title is not None:
+        v.string(title, "title")
     static = static_book()
     others = _other_gpus(result) if static else []
     beside = [] if static else plots.live_references(result)
@@ -133,7 +141,7 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
                                      "choose other values.")
         fig = plots.lines(result, x=x, y=y, rows=rows, ceilings=ceilings_of(result), logx=logx,
                           xlabel=xlabel, ylabel=ylabel, references=False,
-                          title=_explorer_title(result, sel, names))
+                          title=_explorer_title(result, sel, names, title))
         ax = fig.axes[0]
         # Beside a live measurement: the reference GPUs' recorded curves for the same
         # selection, so that a student sees where their GPU stands.
@@ -161,7 +169,8 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
         return _flipbook(gpu_controls, {k: vals[0] for k, vals in gpu_controls.items()},
                          lambda **sel: _draw_gpus(result, by_gpu, sel, x=x, y=y,
                                                   ceilings_of=ceilings_of, logx=logx,
-                                                  xlabel=xlabel, ylabel=ylabel, names=names),
+                                                  xlabel=xlabel, ylabel=ylabel, names=names,
+                                                  title=title),
                          note=note, labels=names)
     w = _ipywidgets()
     sliders = {
@@ -258,7 +267,7 @@ def _ceilings_function(result, ceilings):
 
 
 def _draw_gpus(result, by_gpu: dict, sel: dict, *, x, y, ceilings_of, logx, xlabel, ylabel,
-               names=None):
+               names=None, title=None):
     """The static explorer's figure for one GPU of ``by_gpu`` (or all, overlaid) and its
     caption: each GPU's curve with its own ceilings, each caption line naming GPU and date."""
     sel = dict(sel)
@@ -275,7 +284,7 @@ def _draw_gpus(result, by_gpu: dict, sel: dict, *, x, y, ceilings_of, logx, xlab
     overlay = len(parts) > 1
     fig = plots.lines(res0, x=x, y=y, rows=rows0, ceilings=None if overlay else ceilings_of(res0),
                       logx=logx, xlabel=xlabel, ylabel=ylabel,
-                      title=_explorer_title(result, sel, names))
+                      title=_explorer_title(result, sel, names, title))
     if overlay:
         ax = fig.axes[0]
         categorical = any(isinstance(r.get(x), str) for r in rows0)

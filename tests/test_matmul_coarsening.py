@@ -897,7 +897,7 @@ def test_roofline_draws_the_fp32_peak_as_the_compute_roof_and_cublas_below_it():
     fig = mm.plot_roofline(roof, peak_tflops=1.25 * cublas)
     texts = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert any(f"compute roof {1.25 * cublas:.1f} TFLOP/s" in t for t in texts)
-    assert f"cuBLAS FP32, measured {cublas:.1f} TFLOP/s" in texts
+    assert f"cuBLAS FP32 at 4096³, measured {cublas:.1f} TFLOP/s" in texts
     plt.close(fig)
     with pytest.raises((TypeError, ValueError)):
         mm.plot_roofline(roof, peak_tflops=-1.0)

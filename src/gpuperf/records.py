@@ -467,11 +467,38 @@ COLUMN_WORDS = {"gbps": "bandwidth", "ms": "time", "ms_min": "fastest run (ms)",
                 "load_requests_per_kib": "load requests per KiB",
                 "instructions_per_kib": "instructions per KiB",
                 "bytes_per_thread_in_flight": "bytes in flight per thread",
-                "occupancy_pct": "achieved occupancy", "duration_ns": "duration",
+                "occupancy_pct": "achieved occupancy",
                 "model_pct": "useful share", "offset_bytes": "offset (bytes)",
                 "elements_per_thread": "elements per thread", "access_bytes": "bytes per access",
                 "ms_launch_counted": "time, launch counted",
-                "gbps_launch_counted": "bandwidth, launch counted"}
+                "gbps_launch_counted": "bandwidth, launch counted",
+                # the matmul chapters' records (their folded full tables)
+                "tflops": "rate", "pct_cublas": "share of cuBLAS", "ai": "intensity",
+                "bound_tflops": "bound: copy rate × intensity, at most cuBLAS",
+                "pct_of_bound": "share of that bound (%)",
+                "traffic_gb": "traffic by the model (GB)",
+                "model_gbps": "traffic rate by the model (GB/s)", "model": "traffic model",
+                "regs": "registers per thread", "registers": "registers per thread",
+                "smem_bytes": "shared memory per block", "local_bytes": "local memory per thread",
+                "threads": "threads per block", "factor": "coarsening factor",
+                "cap": "register cap (0: none)", "k_steps": "steps of k per loop body",
+                "bm": "block rows", "bn": "block columns", "bk": "BK", "tm": "thread tile rows",
+                "tn": "thread tile columns", "barriers_per_tile": "barriers per tile",
+                "grid_blocks": "blocks in the grid", "nan": "NaN outputs",
+                "rel_error": "relative error", "dram_bytes": "bytes DRAM moved",
+                "model_bytes": "bytes by the traffic model", "duration_ns": "kernel duration",
+                "blocks_limit_registers": "blocks per SM the registers allow",
+                "blocks_limit_shared": "blocks per SM the shared memory allows",
+                "stall_long_scoreboard": "stall: long scoreboard",
+                "stall_short_scoreboard": "stall: short scoreboard",
+                "stall_mio_throttle": "stall: MIO throttle", "stall_barrier": "stall: barrier",
+                "stall_math_pipe_throttle": "stall: math pipe throttle",
+                "stall_wait": "stall: fixed wait", "stall_not_selected": "stall: not selected",
+                "stall_dispatch_stall": "stall: dispatch",
+                "bank_roof_gbps": "SM read roof", "sm_clock_khz": "SM clock",
+                "pipe_pct": "data pipe busy", "l1_hit_pct": "L1 hit rate",
+                "inst_per_load": "instructions per load", "bytes_read": "bytes read",
+                "reads_per_thread": "reads per thread"}
 # Units for the shared words above where an experiment declares none: every record's
 # pct_copy and pct_peak are percentages (48.9 is 48.9%, not 48.9 times).
 DEFAULT_UNITS = {"pct_copy": "% of copy", "pct_peak": "% of peak"}
@@ -492,7 +519,10 @@ VALUE_WORDS = {("kernel", "grid_stride"): "grid-stride loop",
                ("version", "private"): "per-block private copies",
                # chapter 7's relaxation: the kernel is the busiest stage, far from the FP32 roof
                ("work", "compute-bound (relaxation)"): "kernel-heavy (relaxation)",
-               ("work", "compute-bound"): "kernel-heavy"}
+               ("work", "compute-bound"): "kernel-heavy",
+               ("model", "naive"): "naive (a row and a column per output)",
+               ("model", "tiled"): "shared-memory tiles", ("model", "coarsened"): "coarsened tiles",
+               ("model", "block"): "block tile in registers"}
 
 
 def value_words(column: str, value):
@@ -507,7 +537,8 @@ PERCENT_COLUMNS = ("spread",)
 
 # Words for a unit where a record's own unit string would mislead in a header: a share the
 # other way round than "% of" reads ("pct_floor" is the floor's time as a % of the measured).
-UNIT_WORDS = {"% of floor": "floor as % of time"}
+UNIT_WORDS = {"% of floor": "floor as % of time",
+              "grid blocks / (SMs x blocks per SM)": "grid blocks ÷ (SMs × blocks per SM)"}
 
 
 def _in_a_notebook() -> bool:
@@ -533,8 +564,9 @@ def _header(column: str, unit: str | None) -> str:
     if not unit or unit == column or any(
             re.search(rf"(?<![\w/]){re.escape(f)}(?![\w/])", words) for f in forms):
         return name
-    # a unit with its own note, "% (sector model)": "(%, sector model)", one pair of brackets
-    shown = re.sub(r"^(.*\S) \((.*)\)$", r"\1, \2", unit)
+    # a unit with its own note, "% (sector model)": "(%, sector model)", one pair of brackets;
+    # not a formula, "a ÷ (b × c)", whose brackets group
+    shown = re.sub(r"^(.*[\w%]) \((.*)\)$", r"\1, \2", unit)
     return f"{name}<br><small>({html.escape(shown)})</small>"
 
 
@@ -579,7 +611,11 @@ def _fmt(v) -> str:
             return f"{v:.1f}"
         if a >= 1:
             return f"{v:.2f}"
-        return f"{v:.3g}"
+        short = f"{v:.3g}"
+        # 0.9995 rounds to "1" at three figures: show it as the numbers from 1 up are ("1.00")
+        return f"{v:.2f}" if abs(float(short)) >= 1 else short
+    if isinstance(v, int) and abs(v) >= 100_000:  # byte counts: 1,214,927,872
+        return f"{v:,}"
     return str(v)
 
 

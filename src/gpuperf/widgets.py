@@ -16,6 +16,7 @@ import itertools
 import json
 import math
 import os
+import textwrap
 import uuid
 
 import matplotlib.pyplot as plt
@@ -30,12 +31,15 @@ _MAX_FRAMES = 40
 _MAX_VALUES = 9  # values per slider in a static explorer (ends and start always kept)
 
 
-def _explorer_title(result, sel: dict, names: dict | None = None) -> str:
-    """An explorer figure's title: what the experiment measures, then the picked values in
-    words ("threads per block = 256"), never the experiment's or the columns' internal names."""
+def _explorer_title(result, sel: dict, names: dict | None = None, what: str | None = None) -> str:
+    """An explorer figure's title: what the experiment measures (or ``what``, where the
+    experiment's title says more than one selection shows), then the picked values in words
+    ("threads per block = 256"), never the experiment's or the columns' internal names."""
     picked = ", ".join(f"{(names or {}).get(k) or plots.words(k)} = {plots.value_words(k, val)}"
                        for k, val in sel.items())
-    return plots.default_title(result) + (f"\n{picked}" if picked else "")
+    head = (plots.default_title(result) if what is None
+            else textwrap.shorten(what, 90, placeholder="…") + f" ({result.gpu})")
+    return head + (f"\n{picked}" if picked else "")
 
 
 def _has_gpu() -> bool:
@@ -89,7 +93,7 @@ def _selfcheck_press(name: str, press) -> None:
 def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
             ceilings=None, logx: bool = False, ylabel: str | None = None,
             xlabel: str | None = None, names: dict | None = None, apart: dict | None = None,
-            logy: bool = False, keep=None):
+            logy: bool = False, keep=None, title: str | None = None):
     """Sliders over the parameters in ``controls``; plot ``y`` against ``x`` for the selection.
 
     ``controls`` maps a column of ``result`` to the values offered (usually
@@ -111,6 +115,8 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
     ``keep``, a function of one GPU's Result returning the Result to draw (its rows cut, say, at
     a limit computed from that GPU's own record), is applied alike to ``result`` and to every
     other GPU's recorded curve.
+    ``title``: what the figure shows, in place of the experiment's title (the picked values
+    follow it).
     """
     v.result(result)
     v.column(result, x, "x")
@@ -133,6 +139,8 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
         v.string(_w, f"names[{_k!r}]")
     if keep is not None:
         v.function(keep, "keep", what="a function keep(result) -> the Result to draw")
+    if title is not None:
+        v.string(title, "title")
     static = static_book()
     others = _other_gpus(result) if static else []
     beside = [] if static else plots.live_references(result)
@@ -150,7 +158,7 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
         joined = [r for r in rows if r.get(x) not in apart] or rows
         fig = plots.lines(result, x=x, y=y, rows=joined, ceilings=ceilings_of(result), logx=logx,
                           logy=logy, xlabel=xlabel, ylabel=ylabel, references=False,
-                          title=_explorer_title(result, sel, names))
+                          title=_explorer_title(result, sel, names, title))
         ax = fig.axes[0]
         _mark_apart(ax, [[r for r in rows if r.get(x) in apart]], joined, x=x, y=y,
                     apart=apart, logx=logx)
@@ -180,7 +188,8 @@ def explore(result, *, x: str, y: str = "gbps", controls: dict, live=None,
         return _flipbook(gpu_controls, {k: vals[0] for k, vals in gpu_controls.items()},
                          lambda **sel: _draw_gpus(result, by_gpu, sel, x=x, y=y, apart=apart,
                                                   ceilings_of=ceilings_of, logx=logx, logy=logy,
-                                                  xlabel=xlabel, ylabel=ylabel, names=names),
+                                                  xlabel=xlabel, ylabel=ylabel, names=names,
+                                                  title=title),
                          note=note, labels=names)
     w = _ipywidgets()
     sliders = {
@@ -319,7 +328,7 @@ def _mark_apart(ax, groups: list, joined: list, *, x, y, apart: dict, logx: bool
 
 
 def _draw_gpus(result, by_gpu: dict, sel: dict, *, x, y, ceilings_of, logx, xlabel, ylabel,
-               names=None, apart=None, logy=False):
+               names=None, apart=None, logy=False, title=None):
     """The static explorer's figure for one GPU of ``by_gpu`` (or all, overlaid) and its
     caption: each GPU's curve with its own ceilings, each caption line naming GPU and date."""
     sel = dict(sel)
@@ -340,7 +349,7 @@ def _draw_gpus(result, by_gpu: dict, sel: dict, *, x, y, ceilings_of, logx, xlab
     overlay = len(parts) > 1
     fig = plots.lines(res0, x=x, y=y, rows=rows0, ceilings=None if overlay else ceilings_of(res0),
                       logx=logx, logy=logy, xlabel=xlabel, ylabel=ylabel,
-                      title=_explorer_title(result, sel, names))
+                      title=_explorer_title(result, sel, names, title))
     if overlay:
         ax = fig.axes[0]
         categorical = any(isinstance(r.get(x), str) for r in rows0)

@@ -80,9 +80,13 @@ def explore_coarsening(res=None, y: str = "tflops"):
     from gpuperf import records, widgets  # lazily: a GPU box may lack ipywidgets
 
     res = res or records.run("matmul_coarsen_sweep")
+    shown = {"tflops": "TFLOP/s", "regs": "registers per thread", "blocks_per_sm": "blocks per SM",
+             "ms": "time"}
     return widgets.explore(res, x="factor", y=y,
                            controls={"tile": res.values("tile"), "n": res.values("n")},
                            names={"n": "size n"},  # the side of an n x n x n product
+                           # the experiment's title names one tile; the figure shows the picked one
+                           title=f"Coarsening factor against {shown.get(y, y.replace('_', ' '))}",
                            live=None if SIMULATOR else measure_point)
 
 

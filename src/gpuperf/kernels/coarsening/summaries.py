@@ -403,7 +403,7 @@ def show_tuning(*results, top: int = 8) -> list[dict]:
            first.source).show(["rank", "config", "run", "tflops", "spread", "gap_pct", "tie",
                                "regs", "blocks_per_sm"], note=note,
                               headers={"config": "configuration", "run": "experiment",
-                                       "tflops": "TFLOP/s", "spread": "spread within the run",
+                                       "tflops": "TFLOP/s", "spread": "spread within the run (%)",
                                        "gap_pct": "behind the best (%)",
                                        "tie": "within the noise of the best",
                                        "regs": "registers per thread",

@@ -90,7 +90,8 @@ def check_tiled(make_kernel, tile: int = 16, *, a_transposed: bool = False) -> e
     (ceil(N / tile), ceil(M / tile)) blocks: x covers the columns of C, y the rows.
     With ``a_transposed`` the kernel is ``k(At, B, C)``: ``At`` is A's transpose (K x M),
     C is still A @ B, and the loads of ``At`` must be coalesced (traced in the emulator for
-    16 x 16 tiles: at most ``COALESCED_SECTORS`` sectors per warp request). On a GPU,
+    16 x 16 tiles: at most ``COALESCED_SECTORS`` sectors per warp request) and the shared-memory
+    accesses, traced with the same tiles, free of bank conflicts. On a GPU,
     ``make_kernel(TILED_SPEED_TILE)`` must also reach ``TILED_SPEED_TARGET`` of cuBLAS SGEMM
     measured in the same check at ``TILED_SPEED_N``^3.
     """
@@ -220,11 +221,24 @@ def _check_coalesced_first_operand(chk, make_kernel, tile: int = 16, n: int = 32
                      "transposed in shared memory (corner turning, chapter 2.1).")
     with chk.case(f"bank conflicts in shared memory ({tile} x {tile} tiles, traced)"):
         conflict = trace.max_bank_conflict()
-        if conflict > 2:
-            chk.fail(f"a warp's shared-memory access has a {conflict}-way bank conflict: a tile "
-                     "turned on its way into shared memory is written down its columns, and a "
-                     f"column of a {tile}-wide float tile sits in few banks. Pad each row by "
-                     f"one float, a ({tile}, {tile} + 1) tile, as chapter 2.1's transpose does.")
+        worst = max((r for r in trace.instructions() if r["space"] == "shared"),
+                    key=lambda r: r["bank_conflict"], default=None)
+        where = f" (the {worst['kind']} of `{worst['array']}`)" if worst else ""
+        rows = max(1, 32 // tile)  # the rows of the block one warp covers
+        if conflict == 2:
+            chk.fail(f"a warp's shared-memory access{where} has a 2-way bank conflict. With "
+                     f"{tile} x {tile} blocks a warp covers {rows} rows of the block, so the "
+                     f"turned store writes down {rows} columns of the tile at once: in rows "
+                     f"padded by one float ({tile}, {tile} + 1) one pair of its lanes still "
+                     f"shares a bank (chapter 2.1 counts it too). Pad each row by {rows} floats, "
+                     f"({tile}, {tile} + {rows}), and every lane gets a bank of its own.")
+        elif conflict > 2:
+            chk.fail(f"a warp's shared-memory access{where} has a {conflict}-way bank "
+                     "conflict: a tile turned on its way into shared memory is written down its "
+                     f"columns, and a column of a {tile}-wide float tile sits in few banks. Pad "
+                     f"each row (chapter 2.1's transpose pads by one float; with {tile} x {tile} "
+                     f"blocks a warp covers {rows} rows, and a ({tile}, {tile} + {rows}) tile "
+                     "gives each lane a bank of its own).")
 
 
 @ex.refuses_stubs(solved_by=("gpuperf.kernels.matmul:intensity", "gpuperf.kernels.matmul:traffic_bytes"))

@@ -139,7 +139,7 @@ def draw_tiling(n: int = 8, tile: int = 2, step: int = 1):
         ax.set_yticks([])
         ax.set_title(name, fontsize=10)
     fig.suptitle(f"Step {step}: the block loads one {tile}x{tile} tile of A and one of B into "
-                 f"shared memory;\nevery thread uses each loaded element {tile} times", fontsize=9)
+                 f"shared memory;\neach loaded element is used by {tile} threads, once each", fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -172,4 +172,5 @@ def plot_roofline(roof, *, title: str = "Roofline", peak_tflops: float | None = 
                               label=roof.label, title=title, references=others)
     return plots.roofline(points(roof), bw_gbps=c["copy_gbps"], peak_tflops=peak_tflops,
                           label=roof.label, title=title, references=others,
-                          more_roofs=[("cuBLAS FP32, measured", c["matmul_tflops"], "TFLOP/s")])
+                          more_roofs=[(f"cuBLAS FP32 at {c.get('matmul_n', 4096)}³, measured",
+                                       c["matmul_tflops"], "TFLOP/s")])

@@ -505,6 +505,8 @@ DEFAULT_UNITS = {"pct_copy": "% of copy", "pct_peak": "% of peak"}
 # Internal values of a record's text columns, in words, by (column, value): tables, explorer
 # controls and titles show these, not the record's names.
 VALUE_WORDS = {("kernel", "grid_stride"): "grid-stride loop",
+               # chapter 2's copy tuning records "as many blocks as the data needs" as 0
+               ("blocks_per_sm", 0): "as many as the data needs",
                ("method", "grid_stride"): "grid-stride loop",
                ("kernel", "one_per_thread"): "one element per thread",
                ("method", "one_per_thread"): "one element per thread",
@@ -528,9 +530,10 @@ VALUE_WORDS = {("kernel", "grid_stride"): "grid-stride loop",
 def value_words(column: str, value):
     """A record's value in words where ``VALUE_WORDS`` has them, else the value itself."""
     v.string(column, "column")
-    if isinstance(value, str):
+    try:
         return VALUE_WORDS.get((column, value), value)
-    return value
+    except TypeError:  # an unhashable value has no words
+        return value
 
 # Columns that hold a fraction (0.01 = 1%): tables show them in percent, as their words say.
 PERCENT_COLUMNS = ("spread",)

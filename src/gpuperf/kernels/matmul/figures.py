@@ -53,13 +53,14 @@ def show_warp_sectors(block=(16, 16), n: int = 32) -> list[dict]:
     xs, ys = sorted({t[0] for t in threads}), sorted({t[1] for t in threads})
     print(f"warp 0 of a {block[0]} x {block[1]} block: threadIdx.x {xs[0]}..{xs[-1]}, "
           f"threadIdx.y {ys[0]}..{ys[-1]} ({len(xs)} x {len(ys)} threads)")
+    words = {"naive_row_x": "naive (row from x)", "naive_col_x": "naive (col from x)"}  # as the page
     per_k = {}
     for r in rows:
-        print(f"{r['kernel']}: {r['kind']} of {r['array']}: {r['sectors_per_request']:.1f} sectors "
-              f"per warp request")
+        print(f"{words[r['kernel']]}: {r['kind']} of {r['array']}: {r['sectors_per_request']:.1f} "
+              f"sectors per warp request")
         if r["kind"] == "load":
             per_k[r["kernel"]] = per_k.get(r["kernel"], 0.0) + r["sectors_per_request"]
-    print("sectors per warp for one k (A and B): " + ", ".join(f"{k} {v:.1f}"
+    print("sectors per warp for one k (A and B): " + ", ".join(f"{words[k]} {v:.1f}"
                                                                for k, v in per_k.items())
           + f"; ratio {per_k['naive_row_x'] / per_k['naive_col_x']:.1f} to 1")
     return rows

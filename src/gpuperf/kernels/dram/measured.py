@@ -47,8 +47,8 @@ _LOADED_HEADERS_ALL = {
     "little_gbps": "Little's law at loaded latency (GB/s)",
     "measured_over_little": "measured over Little's law",
     "in_flight_pct": "share of allowed bytes in flight (%)", "covered": "probe covered",
-    "loaded_gbps": "Little's law at loaded latency (GB/s)",
-    "predicted_gbps": "predicted from one warp's round (GB/s)",
+    "loaded_gbps": "Little's law at loaded latency, capped at the copy ceiling (GB/s)",
+    "predicted_gbps": "predicted from one warp's round, capped at the copy ceiling (GB/s)",
     "measured_over_predicted": "measured over predicted", "agrees": "agrees"}
 
 

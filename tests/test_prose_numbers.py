@@ -54,7 +54,7 @@ ALLOWED = {
     "(128 MiB per array)": "2^25 float32 per array, the chapter's size",
     "of 4 KiB, 64 KiB and 1 MiB": "the copy sizes the overhead experiment chooses",
     "4 chunks of 1 ms in, 0.5 ms kernel, 0.8 ms out": "made-up stage times of the model's example",
-    "rows of only 256 kB": "65,536 float32 samples per row at the headline size, arithmetic",
+    "rows of only 256 KiB": "65,536 float32 samples per row at the headline size, arithmetic",
     "more than 8 GiB": "the allocation limit the experiment chooses for the first algorithm",
     "90% of the bytes have the same value": "the skew the chapter chooses for its data",
     "2^{26} bytes (64 MiB)": "the histogram's input size, chosen by the chapter",

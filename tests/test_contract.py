@@ -141,6 +141,8 @@ BAD = {
                                              None, None, None, 32, 1024, None, None, None,
                                              False, err=TypeError, word="name")],
     "gpuperf.device:sm_count": [B(device.sm_count, 0, word="default")],
+    "gpuperf.device:shared_unit": [B(device.shared_unit, "8.0", err=TypeError, word="cc"),
+                                   B(device.shared_unit, (8,), err=TypeError, word="cc")],
     "gpuperf.device:occupancy": [B(device.occupancy, 0, 32, 0, dr.T4_SPEC_FACTS, word="threads"),
                                  B(device.occupancy, 64, 300, 0, dr.T4_SPEC_FACTS,
                                    word="registers"),

@@ -335,9 +335,13 @@ REGISTER_SUB_PARTITIONS = 4
 MAX_REGISTERS_PER_THREAD = 255
 
 
-def _shared_unit(cc) -> int:
-    """Bytes in which shared memory is allocated per block: 256 before compute capability 8.0,
-    128 from 8.0 on (cudaOccSMemAllocationGranularity)."""
+def shared_unit(cc) -> int:
+    """Bytes in which shared memory is allocated per block on a GPU of compute capability ``cc``
+    (``(major, minor)``): 256 before 8.0, 128 from 8.0 on (cudaOccSMemAllocationGranularity)."""
+    if not (isinstance(cc, (tuple, list)) and len(cc) == 2
+            and all(isinstance(c, int) and not isinstance(c, bool) for c in cc)):
+        raise TypeError(f"cc must be a compute capability (major, minor), such as (7, 5), not "
+                        f"{cc!r}.")
     return 128 if tuple(cc) >= (8, 0) else 256
 
 
@@ -402,7 +406,7 @@ def occupancy(threads: int, registers: int, shared_bytes: int = 0, facts_: dict 
     if shared_bytes > optin:
         raise ValueError(f"shared_bytes={shared_bytes:,} is more than a block may use here "
                          f"({optin:,} bytes with opt-in).")
-    unit = _shared_unit(cc)
+    unit = shared_unit(cc)
     block_shared = -(-(shared_bytes + _reserved_shared(cc)) // unit) * unit
     max_warps = d["max_threads_per_sm"] // warp
     warps_by_registers = d["registers_per_sm"] // parts // regs_per_warp * parts
@@ -448,7 +452,7 @@ def show_occupancy(threads: int, registers: int, shared_bytes: int = 0, res=None
         f"{part_regs // per_warp} warps each, {o['warps_by_registers']} in all; / {warps} "
         f"warps -> {lim['registers']} blocks",
         f"  shared:    {shared_bytes:,} bytes" + (f" + {reserved:,} reserved" if reserved else "")
-        + f", as a multiple of {_shared_unit(cc)} = {block_shared:,} per block; "
+        + f", as a multiple of {shared_unit(cc)} = {block_shared:,} per block; "
         + f"{d['shared_per_sm']:,} per SM -> {lim['shared memory']} blocks",
         f"  -> {o['blocks_per_sm']} blocks ({o['limiter']} set it), {o['warps_per_sm']} warps "
         f"per SM, occupancy {100 * o['occupancy']:.1f}%",

@@ -514,7 +514,7 @@ def _occupancy_variants(threads, registers, shared, facts) -> list[tuple[int, st
     reg_unit = -(-registers * WARP // device.REGISTER_UNIT) * device.REGISTER_UNIT
     parts = device.REGISTER_SUB_PARTITIONS
     reserved = 1024 if cc >= (8, 0) else 0
-    unit = device._shared_unit(cc)
+    unit = device.shared_unit(cc)
     other_unit = 384 - unit  # 128 where the unit is 256, and 256 where it is 128
 
     def rounded(n, u=unit):

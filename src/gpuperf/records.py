@@ -498,7 +498,27 @@ COLUMN_WORDS = {"gbps": "bandwidth", "ms": "time", "ms_min": "fastest run (ms)",
                 "bank_roof_gbps": "SM read roof", "sm_clock_khz": "SM clock",
                 "pipe_pct": "data pipe busy", "l1_hit_pct": "L1 hit rate",
                 "inst_per_load": "instructions per load", "bytes_read": "bytes read",
-                "reads_per_thread": "reads per thread"}
+                "reads_per_thread": "reads per thread",
+                # chapter 6's records (their folded full tables)
+                "v100_us": "V100 time", "v100_gbps": "V100 bandwidth",
+                "v100_pct_peak": "V100 share of peak (%)", "v100_speedup": "V100 speedup over v0",
+                "speedup_vs_v0": "speedup over v0", "host_spread": "spread of host time (%)",
+                "integer_sum_error": "error on an integer sum", "best": "best rung?",
+                "ptx_v4_loads": "16-byte loads in PTX", "ptx_scalar_loads": "scalar loads in PTX",
+                "ptx_adds": "adds in PTX", "ld_global_v4_f32": "16-byte global loads in PTX",
+                "ld_global_f32": "4-byte global loads in PTX", "ptx_lines": "telling PTX lines",
+                "warps_active_pct": "warps active", "active_pct": "SM active",
+                "l2_atomic_requests": "L2 atomic requests",
+                "gpu_ops": "GPU operations per call", "packed": "one driver call per kernel?",
+                "addresses": "addresses the atomics hit", "empties_l1": "empties L1?",
+                "ftz_atomic_add": "float atomic flushes subnormals?",
+                "pct_cupy": "share of cupy.sum (%)", "pct_v8": "bandwidth",
+                "pct_two_pass": "bandwidth", "pct_sum": "bandwidth", "gpu_ms": "GPU busy",
+                "post_ms": "the post", "atomic_inst": "atomic instructions",
+                "bar_sync": "barriers (bar.sync)", "shfl_sync": "shuffles (shfl.sync)",
+                "atom_add": "atomic adds", "rem": "remainders (rem)",
+                "bar_warp_sync": "warp barriers (bar.warp.sync)",
+                "edge_failures": "edge cases failed"}
 # Units for the shared words above where an experiment declares none: every record's
 # pct_copy and pct_peak are percentages (48.9 is 48.9%, not 48.9 times).
 DEFAULT_UNITS = {"pct_copy": "% of copy", "pct_peak": "% of peak"}
@@ -536,7 +556,7 @@ def value_words(column: str, value):
         return value
 
 # Columns that hold a fraction (0.01 = 1%): tables show them in percent, as their words say.
-PERCENT_COLUMNS = ("spread",)
+PERCENT_COLUMNS = ("spread", "host_spread")
 
 # Words for a unit where a record's own unit string would mislead in a header: a share the
 # other way round than "% of" reads ("pct_floor" is the floor's time as a % of the measured).

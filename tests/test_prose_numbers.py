@@ -58,7 +58,7 @@ ALLOWED = {
     "more than 8 GiB": "the allocation limit the experiment chooses for the first algorithm",
     "90% of the bytes have the same value": "the skew the chapter chooses for its data",
     "2^{26} bytes (64 MiB)": "the histogram's input size, chosen by the chapter",
-    "The article's 3x may exclude the reduction": "the GDN article's own figure, quoted as its own",
+    "the article's 3x may exclude it": "the GDN article's own figure, quoted as its own",
     "(algorithm alone) with the article's 3x": "the GDN article's own figure, quoted as its own",
     "Memory above 60% and above compute": SOL_LINE,
     "Compute above 60% and above memory": SOL_LINE,

@@ -501,6 +501,8 @@ BAD = {
                                 limits=None, hide=(), err=TypeError, word="name"),
                               B(grade.rejudge, "nb", "nb", "a.ipynb", hidden_seed=5,
                                 cell_timeout=9, limits=None, hide=(), err=TypeError, word="nb")],
+    "gpuperf.vetting:parse_python": [B(vetting.parse_python, 7, err=TypeError, word="source"),
+                                     B(vetting.parse_python, "x", "expr", word="mode")],
     "gpuperf.vetting:kernel_definitions": [B(vetting.kernel_definitions, "x = 1", "k",
                                              err=TypeError, word="cells"),
                                            B(vetting.kernel_definitions, ["x = 1"], "1k",

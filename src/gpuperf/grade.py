@@ -83,6 +83,7 @@ from . import records
 from . import validate as v
 from .nbtools import EXPECT_REJECT, checker_cells, default_file_mode, notebook_arg  # noqa: F401
 from .nbtools import checker_name as _checker_name
+from .vetting import parse_python
 
 # The details file: one row per student, notebook and exercise.
 COLUMNS = ("student", "student_id", "notebook", "exercise", "passed", "total", "points",
@@ -99,7 +100,7 @@ def _guarded(cid: str, source: str, log: str, hidden_seed: int | None = None,
     import textwrap
 
     names = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parse_python(source)):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                 and node.func.attr.startswith("check_") and isinstance(node.func.value, ast.Name):
             names.add(node.func.value.id)

@@ -10,6 +10,8 @@ import ast
 import re
 import time
 
+from .vetting import parse_python
+
 # A cell that shows a checker rejecting a wrong kernel on purpose (the exercise's "before").
 EXPECT_REJECT = "expect-reject"
 POLL_SLICE_S = 1.0
@@ -27,7 +29,7 @@ def checker_name(source: str) -> str | None:
     if not isinstance(source, str):
         raise TypeError(f"source must be a code cell's text (a string), not {type(source).__name__}.")
     try:
-        tree = ast.parse(source)
+        tree = parse_python(source)
     except SyntaxError:
         return None
     for node in ast.walk(tree):

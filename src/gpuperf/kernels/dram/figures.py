@@ -329,8 +329,9 @@ def plot_latency(res):
     l2 = (res.meta.get("device") or {}).get("l2_bytes")
     if l2:
         ax.axvline(l2, color="#999999", ls="--", lw=1)
-        ax.text(l2, ax.get_ylim()[1] * 0.95, f" L2 = {l2 / 2**20:.0f} MiB", fontsize=8,
-                va="top", color="#555555")
+        # Bottom right of the line, below the DRAM plateau and right of the L2 steps.
+        ax.text(l2, 0.04, f" L2 = {l2 / 2**20:.0f} MiB", fontsize=8, va="bottom",
+                color="#555555", transform=ax.get_xaxis_transform())
     ax.set_xticks([2**k for k in range(12, 31, 2)],
                   [_bytes_label(2**k) for k in range(12, 31, 2)], fontsize=8)
     ax.set_xlabel("working set (one 4-byte index per 128-byte line)")
@@ -383,12 +384,14 @@ def plot_littles_law(res):
                     label="Little's law, one warp's round alone (dotted)" if i == 0 else None)
     if ceiling:
         ax.axhline(ceiling, color="#C44E52", lw=1, ls=":")
-        ax.text(xs[0], ceiling * 1.02, f"device copy {ceiling:.0f} GB/s", fontsize=8,
-                color="#C44E52")
+        # Below its line, so that it clears the theoretical peak's label above the next line.
+        ax.text(xs[0], ceiling * 0.97, f"device copy {ceiling:.0f} GB/s", fontsize=8,
+                va="top", color="#C44E52")
     peak = res.ceilings.get("peak_gbps")
     if peak:
         ax.axhline(peak, color="#999999", lw=1, ls=":")
-        ax.text(xs[0], peak * 1.02, f"theoretical {peak:.0f} GB/s", fontsize=8, color="#777777")
+        ax.text(xs[0], peak * 1.02, f"theoretical {peak:.0f} GB/s", fontsize=8, va="bottom",
+                color="#777777")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xticks([2**k for k in range(14, 25, 2)],

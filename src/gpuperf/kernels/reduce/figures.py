@@ -35,7 +35,7 @@ _DIAGRAM_NOTES = {
     "grid-atomic": "grid-stride loop over the whole grid; one atomic per thread",
     "shared-atomic": "grid-stride sums, a shared-memory tree per block, one atomic per block",
     "v0": "tid % (2s) == 0 picks the threads: they thin out inside every warp",
-    "v1": "threads 0, 1, 2... add at 2*s*t: no divergence, but strided addresses share banks",
+    "v1": "thread t adds at 2*s*t: no divergence while 32+ threads work; strided addresses share banks",
     "v1.5": "same threads as v0; the test is a mask, tid & (2s - 1), not a division",
     "v2": "thread t adds t + s: contiguous threads on contiguous addresses",
     "v3": "each thread adds two elements while loading: half the blocks",

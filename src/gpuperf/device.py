@@ -50,7 +50,8 @@ class DeviceInfo:
 
     @property
     def peak_gbps(self) -> float | None:
-        """Theoretical DRAM bandwidth: memory clock x bus width x 2 (double data rate), GB/s."""
+        """Theoretical DRAM bandwidth: memory clock x bus width (bits) x 2 (double data rate)
+        / 8 bits per byte, GB/s."""
         if not (self.memory_clock_khz and self.bus_width_bits):
             return None
         return self.memory_clock_khz * 1e3 * 2 * self.bus_width_bits / 8 / 1e9
@@ -187,8 +188,8 @@ def describe(d: DeviceInfo | None = None) -> str:
     ]
     if d.peak_gbps:
         lines.append(
-            f"  memory: {d.memory_clock_khz / 1e3:.0f} MHz x {d.bus_width_bits}-bit bus x 2 = "
-            f"{d.peak_gbps:.0f} GB/s theoretical peak"
+            f"  memory: {d.memory_clock_khz / 1e3:.0f} MHz x {d.bus_width_bits}-bit bus x 2 "
+            f"/ 8 bits per byte = {d.peak_gbps:.0f} GB/s theoretical peak"
         )
     return "\n".join(lines)
 

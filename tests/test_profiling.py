@@ -750,6 +750,24 @@ def test_course_roofline_draws_each_matmul_again_at_its_l2_intensity():
     assert not [c for c in ax.collections if len(c.get_facecolors()) == 0]
 
 
+def test_matmul_words_names_every_profiled_matmul_in_words():
+    # Review rev13f, finding 6: no "regtile", "cap128", "warp64x32" or "unroll2" on the page.
+    assert profiling.matmul_words("regtile double-buffered 128x128x8 8x8 warp64x32 unroll2") == (
+        "register tile 8x8 per thread (double-buffered), 128x128 block, k-tiles of 8, "
+        "warp tiles of 64x32, 2 steps of k per loop pass")
+    assert profiling.matmul_words("regtile 1d 64x64x8 16x1", short=True) == (
+        "register tile, 16x1 per thread, one column")
+    assert profiling.matmul_words("coarsened 32x4") == "coarsened x4, 32-wide tiles"
+    assert profiling.matmul_words("naive (row from x)") == "naive (row from x)"
+    roof = profiling.course_roofline()
+    for r in roof["matmul"]:
+        for short in (False, True):
+            words = profiling.matmul_words(r["version"], short=short)
+            assert not any(w in words for w in ("regtile", "cap1", "warp6", "unroll", "1d")), words
+    ax = profiling.plot_course_roofline(roof).axes[0]
+    assert not any("regtile" in t.get_text() for t in ax.texts)
+
+
 def test_roofline_refuses_a_second_intensity_it_cannot_draw():
     pts = [{"name": "a", "intensity": 1.0, "tflops": 1.0}]
     with pytest.raises(TypeError, match="second_intensity"):

@@ -322,6 +322,41 @@ def course_roofline(path=None) -> dict:
             "matmul": list(mm.rows) if mm else [], "missing": missing}
 
 
+def matmul_words(version: str, *, short: bool = False) -> str:
+    """A ``profiling_matmul_roofline`` version in words, for a table or (``short``) a figure's
+    label: "regtile double-buffered 128x128x8 8x8 unroll2" is "register tile 8x8 per thread
+    (double-buffered), 128x128 block, k-tiles of 8, 2 steps of k per loop pass"; short,
+    "register tile, 8x8 per thread, double-buffered". Chapter 5 names the forms; a version of
+    another form (the naive kernels', "tiled 32" in a figure) comes back as it is."""
+    import re
+
+    validate.string(version, "version")
+    validate.boolean(short, "short")
+    if (m := re.fullmatch(r"tiled (\d+)", version)) and not short:
+        return f"tiled, {m[1]}-wide tiles"
+    if m := re.fullmatch(r"coarsened (\d+)x(\d+)(?: cap(\d+))?", version):
+        cap = f", registers capped at {m[3]}" if m[3] else ""
+        return f"coarsened x{m[2]}, {m[1]}-wide tiles" + ("" if short else cap)
+    m = re.fullmatch(r"regtile (1d|scalar|vectorized|pipelined|double-buffered) (\d+)x(\d+)x(\d+) "
+                     r"(\d+)x(\d+)(?: warp(\d+)x(\d+))?(?: unroll(\d+))?(?: cap(\d+))?", version)
+    if not m:
+        return version
+    kind, bm, bn, bk, tm, tn, wm, wn, steps, cap = m.groups()
+    how = {"1d": "one column", "scalar": "4-byte loads", "vectorized": "16-byte loads",
+           "pipelined": "pipelined", "double-buffered": "double-buffered"}[kind]
+    if short:
+        return f"register tile, {tm}x{tn} per thread, {how}"
+    parts = [f"register tile {tm}x{tn} per thread ({how})", f"{bm}x{bn} block",
+             f"k-tiles of {bk}"]
+    if wm:
+        parts.append(f"warp tiles of {wm}x{wn}")
+    if steps:
+        parts.append(f"{steps} steps of k per loop pass")
+    if cap:
+        parts.append(f"registers capped at {cap}")
+    return ", ".join(parts)
+
+
 def plot_course_roofline(roof: dict, *, title: str = "Every kernel of the course against the "
                                                      "roofs of one GPU"):
     """``course_roofline``'s points under the measured copy bandwidth and cuBLAS's FP32 rate
@@ -350,11 +385,15 @@ def plot_course_roofline(roof: dict, *, title: str = "Every kernel of the course
         more.append((f"L2 read, a buffer {share} the L2 (measured)", roof["l2_gbps"], "GB/s"))
     if roof.get("sm_read_gbps"):
         more.append(("SMs' L1/shared read (128 B/clock/SM)", roof["sm_read_gbps"], "GB/s"))
+    def worded(points):   # the matmuls' versions in words, as chapter 5 names them
+        return [{**p, "name": "matmul " + matmul_words(p["name"].removeprefix("matmul "), short=True)}
+                if p["name"].startswith("matmul ") else p for p in points]
+
     second = None
     if roof["l2_gbps"] and roof.get("l2_points"):
         second = ("the matmul at its FLOP per byte through the L2 (read against the L2 roof)",
-                  roof["l2_points"])
-    return plots.roofline(roof["points"], bw_gbps=roof["copy_gbps"],
+                  worded(roof["l2_points"]))
+    return plots.roofline(worded(roof["points"]), bw_gbps=roof["copy_gbps"],
                           peak_tflops=roof["cublas_tflops"], label=roof["label"], title=title,
                           xlim=(1 / 32, 512), height=7.5, more_roofs=more,
                           second_intensity=second)

@@ -697,8 +697,10 @@ def headline_table(res):
 def launch_bound_table(res) -> list[dict]:
     """Per sweep point of ``gdn_algorithms`` where both ran: algorithm 1's and algorithm 2's
     whole gradient (``replicate_ms``, ``per_channel_ms``), algorithm 2's time per launch
-    against its floor per launch (its must-move bytes at copy speed, per launch), and which
-    of the two was faster."""
+    against its floor per launch (its must-move bytes at copy speed, per launch), which of
+    the two was faster, the larger of their spreads over the repeats (``spread_pct``, the
+    interquartile range over the median, in %) and whether that spread is at least the gap
+    between their whole gradients (``uncertain``: the verdict could go either way)."""
     v.result(res, "res")
     for c in ("n_ch", "side", "method", "ms", "total_ms", "floor_ms", "launches", "moved_mb"):
         v.column(res, c, "res column")
@@ -708,13 +710,16 @@ def launch_bound_table(res) -> list[dict]:
         one, two = by.get("replicate"), by.get("per_channel")
         if not (one and two and one.get("total_ms") and two.get("total_ms")):
             continue  # algorithm 1 did not fit, or a method was not measured here
+        spread = max(one.get("spread") or 0.0, two.get("spread") or 0.0)
+        gap = max(one["total_ms"], two["total_ms"]) / min(one["total_ms"], two["total_ms"]) - 1
         table.append({
             "n_ch": n_ch, "side": side, "replicate_moved_mb": one["moved_mb"],
             "replicate_ms": one["total_ms"], "per_channel_ms": two["total_ms"],
             "launches": two["launches"],
             "us_per_launch": 1e3 * two["ms"] / two["launches"],
             "floor_us_per_launch": 1e3 * two["floor_ms"] / two["launches"],
-            "faster": "per_channel" if two["total_ms"] < one["total_ms"] else "replicate"})
+            "faster": "per_channel" if two["total_ms"] < one["total_ms"] else "replicate",
+            "spread_pct": 100 * spread, "uncertain": spread >= gap})
     return table
 
 
@@ -733,13 +738,19 @@ def show_launch_bound(res) -> list[dict]:
             f"time per launch ranged from {min(per):.0f} to {max(per):.0f} us, its floor per "
             f"launch from {min(r['floor_us_per_launch'] for r in table):.1f} to "
             f"{max(r['floor_us_per_launch'] for r in table):.1f} us.")
+    unsure = [f"N = {r['n_ch']}, {r['side']} x {r['side']}" for r in table if r["uncertain"]]
+    if unsure:
+        note += (" Uncertain: the larger spread of the two algorithms' repeats is at least the "
+                 f"gap between them ({'; '.join(unsure)}); a new measurement would settle it.")
     words = {"replicate": "1 replicate", "per_channel": "2 per channel"}
-    shown = [{**r, "faster": words[r["faster"]]} for r in table]
+    shown = [{**r, "faster": words[r["faster"]] + (" (uncertain)" if r["uncertain"] else "")}
+             for r in table]
     headers = {"n_ch": "channels N", "side": "image side", "replicate_moved_mb":
                "algorithm 1 moves (MB)", "replicate_ms": "algorithm 1, whole gradient (ms)",
                "per_channel_ms": "algorithm 2, whole gradient (ms)",
                "launches": "algorithm 2's launches", "us_per_launch": "algorithm 2, per launch (µs)",
-               "floor_us_per_launch": "algorithm 2's floor per launch (µs)", "faster": "faster"}
+               "floor_us_per_launch": "algorithm 2's floor per launch (µs)",
+               "spread_pct": "spread of the repeats, larger of the two (%)", "faster": "faster"}
     Result("gdn_algorithms (algorithms 1 and 2 over the sweep)", shown, res.meta,
            res.source).show(list(headers), headers=headers, note=note)
     return table

@@ -81,7 +81,8 @@ def plot_timeline(res, work: str | None = None, *, cases=None):
     for text in list(fig.texts):
         text.remove()
     iters = rows[0]["iters"]
-    fig.suptitle(f"{plots.value_words('work', work)}, iters={iters}, "
+    steps = f", {iters:,} steps" if iters else ""
+    fig.suptitle(f"{plots.value_words('work', work)}{steps}, "
                  f"2^25 float32 in {rows[0]['n_chunks']} chunks",
                  fontsize=10)
     plots.source_label(fig, res.label)
@@ -199,7 +200,8 @@ def plot_explore(res, *, chunk_counts=(4, 8, 32)):
                 continue
             x = [r["n_streams"] for r in rows]
             ax.plot(x, [r["speedup"] for r in rows], "o-", color=f"C{i}",
-                    label=f"iters={iters} ({rows[0]['flop_per_byte']:.3g} FLOP/B)")
+                    label=(f"{iters:,} relaxation steps" if iters else "the add")
+                    + f" ({rows[0]['flop_per_byte']:.3g} FLOP/B)")
             ax.plot(x, [r["serial_ms"] / r["ideal_ms"] for r in rows], ":", color=f"C{i}")
         plots.reference_curves(ax, res, x="n_streams", y="speedup", series="iters",
                                rows=res.select(n_chunks=n_chunks),

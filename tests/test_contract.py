@@ -1596,6 +1596,7 @@ BAD_LAYERS = {
     "gpuperf.fingerprint:code_parts": [B(fingerprint.code_parts, 3, err=TypeError, word="fn"),
                                        B(fingerprint.code_parts, print, "", word="prefix")],
     "gpuperf.fingerprint:fingerprint": [B(fingerprint.fingerprint, "f", err=TypeError, word="fn")],
+    "gpuperf.fingerprint:code_text": [B(fingerprint.code_text, 3, err=TypeError, word="source")],
     "gpuperf.records:code_fingerprint": [B(records.code_fingerprint, "no_such_experiment",
                                            word="no_such_experiment")],
     "gpuperf.selfcheck:chapter_status": [B(gp_selfcheck.chapter_status, "/no/such/folder",

@@ -120,6 +120,28 @@ def test_an_edit_elsewhere_in_the_same_files_changes_nothing_it_does_not_run(tmp
     assert after == before
 
 
+@pytest.mark.parametrize("what, old, new", [
+    ("a corrected comment", "# stands in for a Numba kernel", "# plays a Numba kernel's part"),
+    ("a new docstring", "def _kernel(x):\n", 'def _kernel(x):\n    """Adds one — to x."""\n'),
+    ("a docstring of a function built by a factory",
+     "def scaled(x):\n", 'def scaled(x):\n        """x times scale."""\n'),
+    ("a comment after code, and blank lines", "return x + 1", "\n\n    return x + 1  # plus one"),
+])
+def test_comments_and_docstrings_change_no_fingerprint(tmp_path, what, old, new):
+    # They are not what the GPU runs: correcting one must not make a record "earlier code".
+    before = _fingerprints(tmp_path)
+    assert _fingerprints(tmp_path, kernels=_edit(KERNELS, old, new)) == before, what
+
+
+def test_code_text_keeps_strings_that_look_like_comments_or_docstrings():
+    source = ('def f(x):  # why\n    """Doc."""\n    s = "# kept"\n    t = """kept too"""\n'
+              '    return s + t  # é\n')
+    assert fingerprint.code_text(source) == ('def f(x):\n    s = "# kept"\n'
+                                             '    t = """kept too"""\n    return s + t')
+    # a string that changes is code that changes
+    assert fingerprint.code_text(source) != fingerprint.code_text(source.replace("kept", "gone"))
+
+
 def test_the_experiments_own_helpers_and_tables_count(tmp_path):
     before = _fingerprints(tmp_path)
     edited = _edit(EXPERIMENTS, 'LAUNCHES = {"other": "launched_in_another_process"}', "")

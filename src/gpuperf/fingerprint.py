@@ -5,9 +5,10 @@ kernel, class and constant of the chapters (``gpuperf.kernels``) that it reaches
 globals, the attributes it reads from a chapter module, the cells of a closure (a kernel built by
 a factory), the values of a table such as ``{"v0": reduce_v0, ...}``, and ``"module:function"``
 launch strings that an Nsight Compute experiment runs in another process. It hashes their
-source (a constant: its ``repr``). So an edit to a kernel changes the fingerprints of exactly the
-experiments that run it; an edit to a checker, a figure or another experiment of the same file
-changes none. The shared layer (``bench``, ``nsight``...) is left out: its timing code is the
+source without its comments and docstrings (a constant: its ``repr``). So an edit to a kernel
+changes the fingerprints of exactly the experiments that run it; an edit to a checker, a figure or
+another experiment of the same file changes none, and neither does a corrected comment or
+docstring, which the GPU does not run. The shared layer (``bench``, ``nsight``...) is left out: its timing code is the
 measurement protocol, versioned by the record's other provenance, not by each experiment.
 
 This module imports nothing from ``gpuperf``, so that a tool can load it by path and fingerprint
@@ -22,9 +23,11 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
+import io
 import re
 import sys
 import textwrap
+import tokenize
 import types
 
 CHAPTERS = "gpuperf.kernels"
@@ -47,6 +50,42 @@ def _source(obj) -> str | None:
         return inspect.getsource(obj)
     except (OSError, TypeError):  # built at run time (a dataclass's __init__), or in a notebook
         return None
+
+
+def code_text(source: str) -> str:
+    """``source`` as the fingerprint hashes it: without comments, docstrings (of the definition
+    and of those nested in it), trailing spaces and blank lines; every other character as
+    written. Read by positions (``ast``, ``tokenize``) that do not differ between Python
+    versions, not re-printed by ``ast.unparse``, which does."""
+    if not isinstance(source, str):
+        raise TypeError(f"source must be Python source text (a string), not "
+                        f"{type(source).__name__}.")
+    text = textwrap.dedent(source)
+    try:
+        tree = ast.parse(text)
+        comments = [(t.start, t.end) for t in
+                    tokenize.generate_tokens(io.StringIO(text).readline)
+                    if t.type == tokenize.COMMENT]
+    except (SyntaxError, tokenize.TokenError, IndentationError):
+        return text  # not Python we can read: hashed as written
+    lines = [line.encode("utf-8") for line in text.split("\n")]
+
+    def in_bytes(row, col):  # tokenize counts columns in characters, ast in UTF-8 bytes
+        return row, len(lines[row - 1].decode("utf-8")[:col].encode("utf-8"))
+
+    cuts = [(in_bytes(*start), in_bytes(*end)) for start, end in comments]
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                and node.body and isinstance(node.body[0], ast.Expr) \
+                and isinstance(node.body[0].value, ast.Constant) \
+                and isinstance(node.body[0].value.value, str):
+            doc = node.body[0]
+            cuts.append(((doc.lineno, doc.col_offset), (doc.end_lineno, doc.end_col_offset)))
+    # The last cut first, so that the positions of those before it still hold.
+    for (row, col), (end_row, end_col) in sorted(cuts, reverse=True):
+        lines[row - 1:end_row] = [lines[row - 1][:col] + lines[end_row - 1][end_col:]]
+    kept = (line.decode("utf-8").rstrip() for line in lines)
+    return "\n".join(line for line in kept if line.strip())
 
 
 def _read(source: str, package: str | None):
@@ -131,7 +170,7 @@ class _Walk:
         source = _source(obj)
         if source is None:  # generated from code that is hashed where it is written
             return
-        self.parts[f"{obj.__module__}.{obj.__qualname__}"] = source
+        self.parts[f"{obj.__module__}.{obj.__qualname__}"] = code_text(source)
         if isinstance(obj, type):
             self.todo.extend(vars(obj).values())
             return

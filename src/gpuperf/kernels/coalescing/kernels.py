@@ -192,8 +192,9 @@ def make_transpose(tile: int = 32, block_rows: int = 8, pad: int = 1, staged: bo
     ``staged=True``: in tiles away from the edges, every thread issues all its loads
     into registers before it stores any of them to shared memory (in the PTX, every
     ``ld.global`` before the first ``st.shared``). Written the plain way (``staged=False``), the
-    PTX keeps each load next to its shared store, behind its own bounds test. Whether ptxas
-    then lets the plain way's loads overlap is not measured; the SASS would show it.
+    PTX keeps each load next to its shared store, behind its own bounds test, and ptxas keeps
+    that order: the recorded SASS (chapter 2's load-order experiment) issues one global load
+    before each shared store, against all four of an interior tile's loads first when staged.
 
     ``swizzle=True`` (with ``pad=0``): element ``(r, c)`` of the tile is kept at column
     ``c ^ (r % 32)``. Along a row the XOR permutes the 32 banks; down a column each row

@@ -42,7 +42,7 @@ def naive_row_x(A, B, C):
     row = cuda.threadIdx.x + cuda.blockIdx.x * cuda.blockDim.x
     col = cuda.threadIdx.y + cuda.blockIdx.y * cuda.blockDim.y
     if row < C.shape[0] and col < C.shape[1]:
-        acc = float32(0.0)  # not `0.`, which is a float64 accumulator (32x slower on a T4)
+        acc = float32(0.0)  # not `0.`: a float64 sum (a T4 adds float64 at 1/32 the float32 rate)
         for k in range(A.shape[1]):
             acc += A[row, k] * B[k, col]
         C[row, col] = acc

@@ -43,9 +43,6 @@ ALLOWED = {
     "are 64 KiB": "two 128x32 and two 32x128 float32 tiles, arithmetic on the chosen tile sizes",
     "single pair is 32 KiB": "one 128x32 and one 32x128 float32 tile, arithmetic on the chosen "
                              "tile sizes",
-    "comment's \"32x slower\"": "a quote of the kernel source's comment: a T4's float32 to "
-                                "float64 add-rate ratio (CUDA Programming Guide), not a "
-                                "measurement",
     "caps at 48 KiB per block": "CUDA's limit on static shared memory, the same on every GPU",
     "stay within 48 KiB per block": "the same CUDA limit on static shared memory",
     "more than 48 KiB of static shared memory": "the same CUDA limit on static shared memory",

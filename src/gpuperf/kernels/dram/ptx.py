@@ -81,7 +81,7 @@ def _chase_step(text: str) -> list[str]:
     first, second = loads[1], loads[2]
     needed = set(_REG.findall(loop[second][1].split(",", 1)[1]))
     chain = []
-    for op, args, line in reversed(loop[first + 1:second]):
+    for _op, args, line in reversed(loop[first + 1:second]):
         regs = _REG.findall(args)
         if regs and regs[0] in needed:
             chain.append(line)

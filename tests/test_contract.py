@@ -811,6 +811,7 @@ BAD = {
     "gpuperf.kernels.dram:make_sum_loads_unguarded": [B(dr.make_sum_loads_unguarded, 0, word="ilp")],
     "gpuperf.kernels.dram:unroll_guard_ptx": [B(dr.unroll_guard_ptx, 0, word="ilp"),
                                               B(dr.unroll_guard_ptx, 1, 9, err=TypeError, word="cc")],
+    "gpuperf.kernels.dram:chase_step_ptx": [B(dr.chase_step_ptx, 9, err=TypeError, word="cc")],
     "gpuperf.kernels.dram:make_copy": [B(dr.make_copy, 0, word="ilp")],
     "gpuperf.kernels.dram:make_strided_chunks": [B(dr.make_strided_chunks, 0, word="ilp")],
     "gpuperf.kernels.dram:chase_chain": [B(dr.chase_chain, 0, word="n_slots")],

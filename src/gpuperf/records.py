@@ -545,7 +545,9 @@ VALUE_WORDS = {("kernel", "grid_stride"): "grid-stride loop",
                ("work", "compute-bound"): "kernel-heavy",
                ("model", "naive"): "naive (a row and a column per output)",
                ("model", "tiled"): "shared-memory tiles", ("model", "coarsened"): "coarsened tiles",
-               ("model", "block"): "block tile in registers"}
+               ("model", "block"): "block tile in registers",
+               # chapter 3's stride sweep: rows of a power-of-two stride, or padded by a chunk
+               ("padded", False): "power-of-two stride", ("padded", True): "stride + 128 B"}
 
 
 def value_words(column: str, value):

@@ -15,7 +15,8 @@
 * ``profiling.py``: Nsight Compute on the chapter's kernels: ``profiling_latency`` (bytes in
   flight), ``profiling_l2_bandwidth`` and ``profiling_onchip_roofs`` (the L2's and the SM's read
   roofs, which chapters 2, 4 and 5 read).
-* ``ptx.py``: ``PTX_TARGETS``, the kernels tests/test_ptx.py compiles.
+* ``ptx.py``: ``PTX_TARGETS``, the kernels tests/test_ptx.py compiles; ``unroll_guard_ptx`` and
+  ``chase_step_ptx``, what the compiled code of the summing kernel and the chases shows.
 """
 
 
@@ -136,7 +137,7 @@ from .profiling import (
     onchip_roofs_experiment,
     onchip_roofs_summary,
 )
-from .ptx import PTX_TARGETS, unroll_guard_ptx
+from .ptx import PTX_TARGETS, chase_step_ptx, unroll_guard_ptx
 
 __all__ = [
     # kernels.py
@@ -175,5 +176,5 @@ __all__ = [
     "check_phase_channels",
     "in_flight_launch", "check_copy_in_flight",
     # ptx.py
-    "PTX_TARGETS",
+    "PTX_TARGETS", "chase_step_ptx",
 ]

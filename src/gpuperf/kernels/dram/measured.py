@@ -131,8 +131,8 @@ def loaded_littles_law(res, little, *, within: float = 1.2) -> list[dict]:
       of loads each round, so its round, not one load, is the time the law needs; under load
       every load of the batch waits longer, by the factor the probe measures.
 
-    ``agrees``: ``predicted_gbps`` and the measured GB/s within a factor ``within`` (1.2:
-    20%) of each other. A point of ``res`` with no round time for its loads per thread in
+    ``agrees``: the larger of ``predicted_gbps`` and the measured GB/s at most ``within``
+    (1.2) times the smaller. A point of ``res`` with no round time for its loads per thread in
     ``little`` is refused.
     """
     _check_res(res, "ilp", "warps_per_sm", "gbps", "loaded_ns", "idle_ns", "bytes_in_flight")
@@ -157,14 +157,14 @@ def loaded_littles_law(res, little, *, within: float = 1.2) -> list[dict]:
                     "predicted_gbps": predicted, "measured_over_predicted": r["gbps"] / predicted,
                     "agrees": 1 / within <= predicted / r["gbps"] <= within})
     agree = sum(r["agrees"] for r in out)
-    print(f"On {res.gpu}: {agree} of {len(out)} points within {100 * (within - 1):.0f}% of "
-          "Little's law with the round time stretched by the loaded latency")
+    print(f"On {res.gpu}: {agree} of {len(out)} points agree with Little's law with the round "
+          f"time stretched by the loaded latency (the larger at most {within:g} times the smaller)")
     Result("dram_loaded_latency (Little's law under load)", out, res.meta, res.source).show(
         headers=_headers(out),
         note="Little's law at loaded latency: min(allowed bytes in flight / probe's loaded "
              "latency, copy). Predicted: min(allowed bytes in flight / (one warp's round alone x "
-             "loaded over idle latency), copy). Agrees: predicted and measured within "
-             f"{100 * (within - 1):.0f}% of each other.")
+             "loaded over idle latency), copy). Agrees: the larger of predicted and measured is at "
+             f"most {within:g} times the smaller.")
     return out
 
 

@@ -55,3 +55,57 @@ def unroll_guard_ptx(ilp: int = 1, cc=(9, 0)) -> dict:
         text, _ = cuda.compile_ptx(kernel.py_func, _SUM_SIG, cc=cc)
         counts[label] = len(re.findall(r"\bld\.global\.(?:nc\.)?f32\b", text))
     return counts
+
+
+_PTX_LINE = re.compile(r"^\s*(?:@!?%p\d+\s+)?([a-z][\w.]*)\s+(.*?);\s*$")
+_REG = re.compile(r"%(?:rd|r|p|f|fd)\d+")
+
+
+def _chase_step(text: str) -> list[str]:
+    """The instructions that one load of a chase's unrolled loop waits for: from the load that
+    returns an index back through everything its successor's address depends on."""
+    blocks, body = [], []
+    for line in text.splitlines():
+        if re.match(r"^\$L__BB\d+_\d+:", line.strip()):
+            blocks.append(body)
+            body = []
+        else:
+            m = _PTX_LINE.match(line)
+            if m:
+                body.append((m.group(1), m.group(2), line.strip().rstrip(";")))
+    blocks.append(body)
+    loop = max(blocks, key=lambda b: sum(op.startswith("ld.global") for op, _, _ in b))
+    loads = [i for i, (op, _, _) in enumerate(loop) if op.startswith("ld.global")]
+    if len(loads) < 3:
+        raise RuntimeError("expected an unrolled chase loop with several loads in the PTX")
+    first, second = loads[1], loads[2]
+    needed = set(_REG.findall(loop[second][1].split(",", 1)[1]))
+    chain = []
+    for _op, args, line in reversed(loop[first + 1:second]):
+        regs = _REG.findall(args)
+        if regs and regs[0] in needed:
+            chain.append(line)
+            needed.discard(regs[0])
+            needed.update(regs[1:])
+    return [loop[first][2], *reversed(chain), loop[second][2]]
+
+
+def chase_step_ptx(cc=(9, 0)) -> dict:
+    """For ``pointer_chase`` (``"signed"``) and ``pointer_chase_unsigned`` (``"unsigned"``):
+    the PTX instructions on the chain between one load and the next, for ``cc``: the load, the
+    instructions that compute the next load's address from the index it returned, and that
+    next load (the loop counter's instructions, which do not wait for a load, are left out).
+    Under the simulator it compiles in a separate process with ``GPUPERF_MODE=compile``."""
+    if (not isinstance(cc, tuple) or len(cc) != 2
+            or not all(isinstance(c, int) and not isinstance(c, bool) for c in cc)):
+        raise TypeError(f"cc must be a (major, minor) tuple of ints such as (9, 0), not {cc!r}.")
+    if SIMULATOR:
+        return targets.in_compiling_process(
+            "gpuperf.kernels.dram.ptx", f"m.chase_step_ptx({tuple(cc)})",
+            what="the pointer chases")
+    from numba import cuda
+
+    sig = "void(int32[::1], int64, int32[::1])"
+    return {label: _chase_step(cuda.compile_ptx(kernel.py_func, sig, cc=cc)[0])
+            for label, kernel in (("signed", pointer_chase),
+                                  ("unsigned", pointer_chase_unsigned))}

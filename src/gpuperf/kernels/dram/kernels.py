@@ -135,7 +135,7 @@ def make_sum_loads(ilp: int):
             # (acc != acc) is 0 unless the data hold a NaN (and then the sum is NaN
             # anyway), but the compiler cannot know that: the next iteration's
             # addresses now wait for this iteration's loads. Without it the compiler
-            # unrolls the loop and overlaps iterations, and ilp=1 keeps 4 loads in flight.
+            # unrolls the loop (the PTX of ilp=1 then holds more loads per trip).
             i += ilp * stride + (acc != acc)
         while i < n:  # the tail: fewer than ilp elements left for this thread
             acc += x[i]

@@ -421,19 +421,23 @@ class Result:
             print(self.table(columns, max_rows) + (f"\n{note}" if note else ""))
 
     def _full_summary(self) -> str:
-        """The folded full table's title. Only an experiment's own rows are "this record"; a
-        result derived from one says so by its name (not the experiment's: ``Result("x
-        against y", rows, y.meta, ...)``), and its meta's ``"experiment"`` names the source."""
+        """The folded full table's title, in words. Only an experiment's own rows are "this
+        record"; a result derived from one is "this table", with its name where that is words
+        (``Result("x against y", rows, y.meta, ...)``). An internal name (snake_case, such as
+        an experiment's) is never shown: the reader sees the table right above."""
         n = len(self.columns)
         source = self.meta.get("experiment")
         if self.name in experiments() and source in (None, self.name):
-            return f"All {n} columns of this record ({self.name})"
-        of = f", computed from the record {source}" if source and source not in self.name else ""
-        return f"All {n} columns of this table ({self.name}{of})"
+            return f"All {n} columns of this record"
+        named = "" if _INTERNAL_NAME.search(self.name) else f" ({self.name})"
+        return f"All {n} columns of this table{named}"
 
     def __repr__(self) -> str:
         return f"Result({self.name!r}, {len(self.rows)} rows, {self.label})"
 
+
+# A snake_case word (an experiment's or a column's name): not shown to readers as words.
+_INTERNAL_NAME = re.compile(r"[A-Za-z0-9]+_[A-Za-z0-9_]+")
 
 # Words for columns many experiments share, where a table's caller names no header (the folded
 # full tables, a record displayed as it is): a header is words, not a column's internal name.

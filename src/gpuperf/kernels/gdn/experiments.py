@@ -734,7 +734,8 @@ def show_launch_bound(res) -> list[dict]:
                          "pass the gdn_algorithms result.")
     slower = sum(r["faster"] == "replicate" for r in table)
     per = [r["us_per_launch"] for r in table]
-    note = (f"Times are of the whole gradient. Algorithm 2 was slower than algorithm 1 at "
+    note = (f"Times are of the whole gradient; the repeat spread is the larger of the two "
+            f"algorithms'. Algorithm 2 was slower than algorithm 1 at "
             f"{slower} of {len(table)} points; its "
             f"time per launch ranged from {min(per):.0f} to {max(per):.0f} us, its floor per "
             f"launch from {min(r['floor_us_per_launch'] for r in table):.1f} to "
@@ -752,7 +753,7 @@ def show_launch_bound(res) -> list[dict]:
                "per_channel_ms": "algorithm 2 (ms)",
                "launches": "algorithm 2's launches", "us_per_launch": "its time per launch (µs)",
                "floor_us_per_launch": "its floor per launch (µs)",
-               "spread_pct": "larger spread of repeats (%)", "faster": "faster"}
+               "spread_pct": "repeat spread (%)", "faster": "faster"}
     Result("gdn_algorithms (algorithms 1 and 2 over the sweep, whole-gradient times)", shown,
            res.meta,
            res.source).show(list(headers), headers=headers, note=note)

@@ -1,5 +1,5 @@
 """The double-buffered kernel's fast path alone (``make_regtile_fast``), and the small
-kernels that compute the edges beside it (``any_size.FastMatmul`` launches them all)."""
+kernels that compute the edges in launches of their own (``any_size.FastMatmul`` launches them all)."""
 
 from __future__ import annotations
 

@@ -411,13 +411,17 @@ def plot_littles_law(res):
             if pts:
                 rax.plot(*zip(*pts), "o", ms=5, color=_CHANNEL_COLORS[i],
                          mfc=_CHANNEL_COLORS[i] if linear else "none")
+        # The last point of each curve has no next doubling to judge: a hollow square.
+        last = max(res.select(ilp=ilp), key=lambda r: r["warps_per_sm"])
+        rax.plot(last["gbps"], last["gbps"] / last["predicted_gbps"], "s", ms=5,
+                 color=_CHANNEL_COLORS[i], mfc="none")
     rax.set_xscale("log")
     rax.set_ylim(0, 1.3)
     rax.set_xlabel("measured bandwidth (GB/s, log scale)")
     rax.set_ylabel("measured / Little's law (one warp's round)")
     rax.set_title("filled: doubling the warps still gives 1.8 times the bandwidth or more\n"
-                  "hollow: past the bend; band: agreement (either at most 1.2 times the other)",
-                  fontsize=8)
+                  "hollow: past the bend; square: the last point (no doubling to judge)\n"
+                  "band: agreement (either at most 1.2 times the other)", fontsize=8)
     rax.grid(alpha=0.3)
     return fig
 
@@ -451,6 +455,7 @@ def plot_occupancy(res):
         ax.text(55, ceiling * 1.02, f"device copy {ceiling:.0f} GB/s", fontsize=8,
                 color="#C44E52")
         ax.set_ylim(0, 1.5 * ceiling)  # room for the legend above the ceiling
+    ax.plot([], [], "-", color="0.45", lw=1, label="line: the best block size at each occupancy")
     for block, shape in shapes.items():
         ax.plot([], [], shape, ms=5, color="0.45", ls="none", label=f"blocks of {block} threads")
     ax.set_xlabel("theoretical occupancy (% of the SM's warp slots, from the CUDA occupancy API)")

@@ -363,16 +363,16 @@ def copy_loaded_reading(copy_res, covered_ns: float) -> dict:
             "hypothesis; record it again.")}
     r = max(inside, key=lambda q: q["threads_per_sm"])
     limited = r["loaded_ns"] > covered_ns and r["in_flight_pct"] >= 90
-    where = (f"timed beside the same one-load copy, launched with fewer threads so that the "
-             f"probe's one-thread block finds room ({r['threads_per_sm']:,} threads per SM, "
-             f"{r['gbps']:,.0f} GB/s), a load took {r['loaded_ns']:.0f} ns")
+    where = (f"Timed beside a probe (launched with {r['threads_per_sm']:,} threads per SM so that "
+             f"the probe's one-thread block finds room; {r['gbps']:,.0f} GB/s), a load took "
+             f"{r['loaded_ns']:.0f} ns")
     allowed_gbps = r["bytes_in_flight"] / r["loaded_ns"]   # bytes / ns = GB/s of reads
-    cover = (f"at {r['loaded_ns']:.0f} ns the bytes its threads can hold in flight cover "
+    cover = (f"the {r['bytes_in_flight'] / 1e6:.2f} MB its loads allow then cover "
              f"{allowed_gbps:,.0f} GB/s of reads, and the copy read {r['read_gbps']:,.0f} GB/s, "
              f"{100 * r['read_gbps'] / allowed_gbps:.0f}% of that")
-    text = (f"Little's law at the copy's own loaded latency agrees: {where}; {cover}."
+    text = (f"{where}; {cover}: Little's law at the copy's own loaded latency agrees."
             if limited
-            else f"Little's law with the latency under load does not account for the gap: {where}; "
-                 f"{cover}. What keeps the rest of the threads' time free of loads is not measured "
-                 "here.")
+            else f"{where}; {cover}: Little's law with the latency under load does not account "
+                 "for the gap. What keeps the rest of the threads' time free of loads is not "
+                 "measured here.")
     return {**r, "limited_by_latency": limited, "text": text}

@@ -644,7 +644,7 @@ def _fmt(v) -> str:
         short = f"{v:.3g}"
         # 0.9995 rounds to "1" at three figures: show it as the numbers from 1 up are ("1.00")
         return f"{v:.2f}" if abs(float(short)) >= 1 else short
-    if isinstance(v, int) and abs(v) >= 100_000:  # byte counts: 1,214,927,872
+    if isinstance(v, int) and abs(v) >= 10_000:  # 16,384; byte counts: 1,214,927,872
         return f"{v:,}"
     return str(v)
 

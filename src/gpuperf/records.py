@@ -522,7 +522,7 @@ COLUMN_WORDS = {"gbps": "bandwidth", "ms": "time", "ms_min": "fastest run (ms)",
                 "bar_sync": "barriers (bar.sync)", "shfl_sync": "shuffles (shfl.sync)",
                 "atom_add": "atomic adds", "rem": "remainders (rem)",
                 "bar_warp_sync": "warp barriers (bar.warp.sync)",
-                "edge_failures": "edge cases failed"}
+                "edge_failures": "edge cases failed (the first 4)"}
 # Units for the shared words above where an experiment declares none: every record's
 # pct_copy and pct_peak are percentages (48.9 is 48.9%, not 48.9 times).
 DEFAULT_UNITS = {"pct_copy": "% of copy", "pct_peak": "% of peak"}

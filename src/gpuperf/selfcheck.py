@@ -411,7 +411,7 @@ def _commits_label(data: dict) -> str | None:
                                       for c, n in sorted(older.items())) + ")"
 
 
-def changed_since(doc: dict, root: Path | None = None) -> str:
+def _changed_since(doc: dict, root: Path | None = None) -> str:
     """How many of the chapters a self-check ran were changed after it (as
     :func:`chapter_status` counts them), in words for the setup page's table."""
     chapters = {r["notebook"] for r in doc.get("notebooks", [])}
@@ -443,7 +443,7 @@ def shipped(folder: Path | None = None) -> list[dict]:
             "date": str(data.get("date") or "")[:10], "commit": _commits_label(data),
             "chapter notebooks passed": passed("chapter"),
             "student copies passed": passed("student"),
-            "chapters changed since": changed_since(data),
+            "chapters changed since": _changed_since(data),
             "measurements": ("recorded (MEASURE = False: kernels and checkers ran on the GPU, "
                              "experiments were replayed)" if data.get("measure") is False
                              else "live (every measure-live button pressed)"),

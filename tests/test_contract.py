@@ -297,6 +297,8 @@ BAD = {
                                                    err=TypeError, word="res"),
                                                  rep(dbg.check_limiters, "dram", word="answer")],
     "gpuperf.kernels.debugging:check_smooth": [rep(dbg.check_smooth, "k", word="kernel")],
+    "gpuperf.kernels.debugging:speed_of_light": [B(dbg.speed_of_light, "r", err=TypeError,
+                                                   word="res")],
     "gpuperf.kernels.debugging:find_races": [B(dbg.find_races, "k", err=TypeError,
                                                word="kernel"),
                                              B(dbg.find_races, dbg.smooth, 0, word="n")],

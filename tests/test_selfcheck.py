@@ -305,6 +305,8 @@ def test_shipped_summarises_each_result_file(tmp_path):
     assert colab["environment"].startswith("Colab-like") and colab["date"] == "2026-01-02"
     assert colab["chapter notebooks passed"] == "1 of 2" and colab["student copies passed"] == "1 of 1"
     assert colab["slowest notebook"] == "02_b (chapter): 42 s of 60 s allowed"
+    # abc1234 is not a commit of this repository: both chapters count as changed since
+    assert colab["chapters changed since"].startswith("2 of 2: not run on a GPU")
     assert colab["measurements"].startswith("live")
     assert rows[0]["measurements"].startswith("recorded")  # said, not passed off as live
     assert colab["CUDA toolkit"] == "12.8.93 (pip wheels)" and rows[0]["CUDA toolkit"] == "the machine's own"

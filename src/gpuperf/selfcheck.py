@@ -411,6 +411,17 @@ def _commits_label(data: dict) -> str | None:
                                       for c, n in sorted(older.items())) + ")"
 
 
+def _changed_since(doc: dict, root: Path | None = None) -> str:
+    """How many of the chapters a self-check ran were changed after it (as
+    :func:`chapter_status` counts them), in words for the setup page's table."""
+    chapters = {r["notebook"] for r in doc.get("notebooks", [])}
+    stale = {r["notebook"] for r in stale_rows(doc, root)}
+    if not stale:
+        return "none: every chapter is as it ran"
+    return (f"{len(stale)} of {len(chapters)}: not run on a GPU as they now stand "
+            "(listed on Recorded devices)")
+
+
 def shipped(folder: Path | None = None) -> list[dict]:
     """One row per self-check result shipped with the package (``data/selfcheck-*.json``):
     where it ran, what passed, the slowest notebook against the budget, and the versions."""
@@ -432,6 +443,7 @@ def shipped(folder: Path | None = None) -> list[dict]:
             "date": str(data.get("date") or "")[:10], "commit": _commits_label(data),
             "chapter notebooks passed": passed("chapter"),
             "student copies passed": passed("student"),
+            "chapters changed since": _changed_since(data),
             "measurements": ("recorded (MEASURE = False: kernels and checkers ran on the GPU, "
                              "experiments were replayed)" if data.get("measure") is False
                              else "live (every measure-live button pressed)"),

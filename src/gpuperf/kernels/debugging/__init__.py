@@ -25,7 +25,8 @@ Exercises
 Files
 -----
 ``kernels.py``: the kernels. ``races.py``:
-``find_races``, the emulator's racecheck. ``checks.py``: ``limiter`` and the checkers.
+``find_races``, the emulator's racecheck. ``checks.py``: ``limiter``, the checkers and
+``speed_of_light`` (the record with the page's kernel labels).
 ``figures.py``: ``plot_speed_of_light``. ``ptx.py``: ``PTX_TARGETS``.
 """
 
@@ -33,12 +34,14 @@ from __future__ import annotations
 
 from .checks import (
     BUSY_PCT,
+    KERNEL_WORDS,
     LIMITERS,
     check_limiters,
     check_profile_command,
     check_smooth,
     limiter,
     smooth_reference,
+    speed_of_light,
 )
 from .figures import plot_speed_of_light
 from .kernels import (
@@ -59,7 +62,7 @@ __all__ = [
     "find_races",
     # checks.py
     "smooth_reference", "LIMITERS", "BUSY_PCT", "limiter", "check_limiters", "check_smooth",
-    "check_profile_command",
+    "check_profile_command", "KERNEL_WORDS", "speed_of_light",
     # figures.py
     "plot_speed_of_light",
     # ptx.py

@@ -22,6 +22,22 @@ def smooth_reference(x) -> np.ndarray:
     return (padded[:-2] + padded[1:-1] + padded[2:]) / 3
 
 
+# The record's row labels that do not say which kernel was profiled, in words for the page
+# (the record keeps its label; the checker accepts either).
+KERNEL_WORDS = {"register-tiled matmul": "register tile 8×8, 128×128 block, pipelined"}
+
+
+def speed_of_light(res=None):
+    """``profiling_speed_of_light`` (the recorded reference GPU's, or ``res``) with each
+    kernel labelled as the page names it (:data:`KERNEL_WORDS`)."""
+    from gpuperf import records
+
+    res = records.run("profiling_speed_of_light", live=False) if res is None else res
+    v.result(res)
+    rows = [{**r, "kernel": KERNEL_WORDS.get(r["kernel"], r["kernel"])} for r in res.rows]
+    return records.Result(res.name, rows, res.meta, res.source)
+
+
 LIMITERS = ("dram", "l2", "l1", "compute", "latency")
 BUSY_PCT = 60.0  # Nsight Compute's own line: below it on both sides, look for latency
 
@@ -100,6 +116,10 @@ def check_limiters(answer, res=None) -> ex.Report:
             "this session called gp.debugging.limiter, the course's own answer to this "
             "exercise: read the table yourself. Restart the kernel (Kernel > Restart) and run "
             "the chapter again without it.")
+    res = speed_of_light(res)   # the page's labels; the record's are accepted too
+    back = {words: label for label, words in KERNEL_WORDS.items()}
+    answer = {(k if k in [r["kernel"] for r in res.rows] else
+               KERNEL_WORDS.get(k, back.get(k, k))): val for k, val in answer.items()}
     names = [r["kernel"] for r in res.rows]
     unknown = [k for k in answer if k not in names]
     if unknown:

@@ -143,7 +143,7 @@ def fast_path_summary(res) -> str:
         if call and inner and strips and strips["ms"] > 0:
             margin = max(r["spread"] * r["ms"] for r in (call, inner, strips))
             verdict = ("the strips ran wholly beside the interior" if call["ms"] <= inner["ms"] + margin
-                       else "the strips ran after the interior, within the spread"
+                       else "no overlap beyond the spread (the strips may have run after the interior)"
                        if call["ms"] >= inner["ms"] + strips["ms"] - margin
                        else "the strips ran partly beside the interior, partly after it")
             lines.append(f"{n}^3: the call takes {call['ms']:.3f} ms, its interior alone "

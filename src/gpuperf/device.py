@@ -339,11 +339,9 @@ MAX_REGISTERS_PER_THREAD = 255
 def shared_unit(cc) -> int:
     """Bytes in which shared memory is allocated per block on a GPU of compute capability ``cc``
     (``(major, minor)``): 256 before 8.0, 128 from 8.0 on (cudaOccSMemAllocationGranularity)."""
-    if not (isinstance(cc, (tuple, list)) and len(cc) == 2
-            and all(isinstance(c, int) and not isinstance(c, bool) for c in cc)):
-        raise TypeError(f"cc must be a compute capability (major, minor), such as (7, 5), not "
-                        f"{cc!r}.")
-    return 128 if tuple(cc) >= (8, 0) else 256
+    from . import validate
+
+    return 128 if validate.compute_capability(cc) >= (8, 0) else 256
 
 
 def _reserved_shared(cc) -> int:

@@ -27,6 +27,7 @@ import types as pytypes
 
 import numpy as np
 
+from . import validate
 from .mode import SIMULATOR
 
 TARGETS = ((7, 5), (9, 0))  # Colab's T4 and the reference H100/H200
@@ -432,14 +433,13 @@ def in_compiling_process(module: str, expr: str, *, what: str, timeout: int = 30
 def check_ccs(ccs) -> list:
     """``ccs`` as a list of [major, minor] pairs; ValueError unless it is a non-empty list of
     compute capabilities."""
-    ok = isinstance(ccs, (tuple, list)) and len(ccs) > 0 and all(
-        isinstance(cc, (tuple, list)) and len(cc) == 2
-        and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in cc)
-        for cc in ccs)
-    if not ok:
+    if isinstance(ccs, str) or not isinstance(ccs, (tuple, list)) or not ccs:
         raise ValueError(f"ccs must be compute capabilities such as ((7, 5), (9, 0)), not "
                          f"{ccs!r}.")
-    return [list(cc) for cc in ccs]
+    if all(isinstance(x, int) for x in ccs):  # one capability, not a list of them
+        raise ValueError(f"ccs must be a list of compute capabilities, not one: pass "
+                         f"ccs=[{tuple(ccs)!r}] rather than ccs={ccs!r}.")
+    return [list(validate.compute_capability(cc, f"ccs[{i}]")) for i, cc in enumerate(ccs)]
 
 
 def plain_words(message: str) -> str:

@@ -158,6 +158,18 @@ def positive_int(value, name: str, *, minimum: int = 1, maximum: int | None = No
     return integer(value, name, minimum=minimum, maximum=maximum)
 
 
+def compute_capability(cc, name: str = "cc") -> tuple[int, int]:
+    """A compute capability ``(major, minor)`` such as ``(7, 5)`` (a T4) or ``(9, 0)`` (an H100 or
+    H200), as a tuple; a list of two is accepted. The major version runs from 5 (the oldest that
+    CUDA 12 compiles for) to 12, the minor from 0 to 9."""
+    if isinstance(cc, str) or not isinstance(cc, (tuple, list)) or len(cc) != 2:
+        raise TypeError(f"{name} must be a compute capability (major, minor) such as (7, 5) or "
+                        f"(9, 0), not {_short(cc)}.")
+    major = integer(cc[0], f"{name}[0] (the major version)", minimum=5, maximum=12)
+    minor = integer(cc[1], f"{name}[1] (the minor version)", minimum=0, maximum=9)
+    return major, minor
+
+
 def block_size(block, *, name: str = "block", power_of_two: bool = False,
                multiple_of: int | None = None, minimum: int = 1) -> int:
     """Threads per block: 1..1024, optionally a power of two or a multiple of a warp."""

@@ -40,9 +40,7 @@ def unroll_guard_ptx(ilp: int = 1, cc=(9, 0)) -> dict:
     (whole iterations, then the tail); a loop the compiler unrolls shows as more loads. Under
     the simulator it compiles in a separate process with ``GPUPERF_MODE=compile``."""
     ilp = validate.positive_int(ilp, "ilp", maximum=64)
-    if (not isinstance(cc, tuple) or len(cc) != 2
-            or not all(isinstance(c, int) and not isinstance(c, bool) for c in cc)):
-        raise TypeError(f"cc must be a (major, minor) tuple of ints such as (9, 0), not {cc!r}.")
+    cc = validate.compute_capability(cc)
     if SIMULATOR:
         return targets.in_compiling_process(
             "gpuperf.kernels.dram.ptx", f"m.unroll_guard_ptx({ilp}, {tuple(cc)})",
@@ -96,9 +94,7 @@ def chase_step_ptx(cc=(9, 0)) -> dict:
     instructions that compute the next load's address from the index it returned, and that
     next load (the loop counter's instructions, which do not wait for a load, are left out).
     Under the simulator it compiles in a separate process with ``GPUPERF_MODE=compile``."""
-    if (not isinstance(cc, tuple) or len(cc) != 2
-            or not all(isinstance(c, int) and not isinstance(c, bool) for c in cc)):
-        raise TypeError(f"cc must be a (major, minor) tuple of ints such as (9, 0), not {cc!r}.")
+    cc = validate.compute_capability(cc)
     if SIMULATOR:
         return targets.in_compiling_process(
             "gpuperf.kernels.dram.ptx", f"m.chase_step_ptx({tuple(cc)})",

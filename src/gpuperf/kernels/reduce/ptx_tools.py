@@ -25,16 +25,6 @@ from .single_pass import (
 )
 from .warps import make_v5, make_v7, make_v8
 
-
-def _check_cc(cc):
-    if not (isinstance(cc, (tuple, list)) and len(cc) == 2):
-        raise TypeError(f"cc must be a (major, minor) compute capability such as (9, 0), not "
-                        f"{cc!r}.")
-    validate.positive_int(cc[0], "cc[0]", minimum=5, maximum=12)
-    validate.positive_int(cc[1], "cc[1]", minimum=0, maximum=9)
-    return tuple(cc)
-
-
 TELLING = {
     "bar.sync": r"\bbar\.sync\b|\bbarrier\.sync\b",
     "shfl.sync": r"\bshfl\.sync\b",
@@ -79,7 +69,7 @@ def ptx(version: str, block: int | None = None, cc=(9, 0)) -> str:
     """
     validate.choice(version, "version", VERSIONS)
     _check_block(version, block)
-    _check_cc(cc)
+    cc = validate.compute_capability(cc)
     if SIMULATOR:
         raise RuntimeError("PTX needs Numba's real CUDA target; this process runs the simulator. "
                            "Use gp.reduce.ptx_lines(...), which compiles in a separate process.")
@@ -111,7 +101,7 @@ def ptx_lines(version: str, names=None, block: int | None = None, cc=(9, 0)) -> 
     if names is not None:
         names = _check_names(names)
     _check_block(version, block)
-    _check_cc(cc)
+    cc = validate.compute_capability(cc)
     names = tuple(names) if names else tuple(k for k in TELLING if k != "ld.global.f32")
     if not SIMULATOR:
         return telling_lines(ptx(version, block, cc), names, limit=40)
@@ -136,7 +126,7 @@ def single_thread_ptx(cc=(9, 0)) -> dict:
     ``"ours"`` (``reduce_single_thread``, the sum in a register) and ``"post's"``
     (``reduce_single_thread_global``, ``out[0] += x[i]``). Under the simulator it compiles in a
     separate process with ``GPUPERF_MODE=compile``."""
-    _check_cc(cc)
+    cc = validate.compute_capability(cc)
     if SIMULATOR:
         return targets.in_compiling_process(
             "gpuperf.kernels.reduce.ptx_tools", f"m.single_thread_ptx({tuple(cc)})",

@@ -145,6 +145,26 @@ def test_double_buffering_needs_the_pipelined_kernel():
     assert co.variant("regtile_double", bk=16).name == "regtile double-buffered 128x128x16 8x8"
 
 
+@pytest.mark.parametrize("version", ["regtile", "regtile_pipelined", "regtile_double"])
+def test_an_offset_view_is_refused_by_the_16_byte_kernels(version):
+    # A C-contiguous view that starts 4 bytes into its allocation has the shape the vector path
+    # accepts (K and N multiples of 4), but its 16-byte loads would fault on a GPU.
+    flat = cuda.to_device(np.ones(16 * 16 + 4, np.float32))
+    B = cuda.to_device(np.ones((16, 16), np.float32))
+    kw = dict(bm=16, bn=16, bk=4, tm=4, tn=4)
+    with pytest.raises(ValueError, match="A starts 4 bytes past a 16-byte boundary"):
+        gp.coarsening.matmul(flat[1:257].reshape(16, 16), B, version=version, **kw)
+    with pytest.raises(ValueError, match="B starts 4 bytes past"):
+        gp.coarsening.matmul(B, flat[1:257].reshape(16, 16), version=version, **kw)
+    aligned = flat[4:4 + 256].reshape(16, 16)  # 16 bytes in: allowed
+    got = gp.coarsening.matmul(aligned, B, version=version, **kw).copy_to_host()
+    np.testing.assert_allclose(got, np.full((16, 16), 16.0))
+    # The scalar kernel loads 4 bytes at a time, so the same view is fine there.
+    got = gp.coarsening.matmul(flat[1:257].reshape(16, 16), B, version="regtile_scalar",
+                               **kw).copy_to_host()
+    np.testing.assert_allclose(got, np.full((16, 16), 16.0))
+
+
 def test_register_tiling_partial_vector_loads():
     # 16 x 8 tiles of A: 32 float4s for 64 threads, so half the threads skip their load
     _check(co.regtile_variant(16, 32, 8, 4, 4, prefetch=True), 32, 24, 64)

@@ -81,7 +81,15 @@ def variant(version: str = "regtile_pipelined", **params) -> Variant:
 
 def matmul(A, B, out=None, *, version: str = "regtile_pipelined", **params):
     """``A @ B`` in float32 with one of this chapter's kernels (``VERSIONS``)."""
-    return mm.run_variant(variant(version, **params), A, B, out)
+    v = variant(version, **params)
+    if version != "regtile_scalar" and params.get("vectorized", True):
+        # The 16-byte loads need each row to start on a 16-byte boundary: the kernels test the
+        # shape (K and N multiples of 4, the row strides), not where a device array starts.
+        for x, name in ((A, "A"), (B, "B"), (out, "out")):
+            if x is not None:
+                validate.aligned16(x, name, f"pass {name} in a fresh allocation "
+                                   "(cuda.to_device of a NumPy array), not an offset view.")
+    return mm.run_variant(v, A, B, out)
 
 
 def fast_variant(bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int = 8,

@@ -697,7 +697,8 @@ def headline_table(res):
 def launch_bound_table(res) -> list[dict]:
     """Per sweep point of ``gdn_algorithms`` where both ran: algorithm 1's and algorithm 2's
     whole gradient (``replicate_ms``, ``per_channel_ms``), algorithm 2's time per launch
-    against its floor per launch (its must-move bytes at copy speed, per launch), which of
+    without the reduction (its ``ms`` over its launches) against its floor per launch (its
+    must-move bytes at copy speed, per launch), which of
     the two was faster, the larger of their spreads over the repeats (``spread_pct``, the
     interquartile range over the median, in %) and whether that spread is at least the gap
     between their whole gradients (``uncertain``: the verdict could go either way)."""
@@ -734,8 +735,9 @@ def show_launch_bound(res) -> list[dict]:
                          "pass the gdn_algorithms result.")
     slower = sum(r["faster"] == "replicate" for r in table)
     per = [r["us_per_launch"] for r in table]
-    note = (f"Times are of the whole gradient; the repeat spread is the larger of the two "
-            f"algorithms'. Algorithm 2 was slower than algorithm 1 at "
+    note = (f"Algorithms 1 and 2 (ms): the whole gradient, reduction included. Time and floor "
+            f"per launch: algorithm 2 alone, without the reduction, over its launches. The repeat "
+            f"spread is the larger of the two algorithms'. Algorithm 2 was slower than algorithm 1 at "
             f"{slower} of {len(table)} points; its "
             f"time per launch ranged from {min(per):.0f} to {max(per):.0f} us, its floor per "
             f"launch from {min(r['floor_us_per_launch'] for r in table):.1f} to "
@@ -751,10 +753,10 @@ def show_launch_bound(res) -> list[dict]:
     headers = {"n_ch": "channels N", "side": "image side", "replicate_moved_mb":
                "algorithm 1 moves (MB)", "replicate_ms": "algorithm 1 (ms)",
                "per_channel_ms": "algorithm 2 (ms)",
-               "launches": "algorithm 2's launches", "us_per_launch": "its time per launch (µs)",
+               "launches": "algorithm 2's launches", "us_per_launch": "algorithm alone per launch (µs)",
                "floor_us_per_launch": "its floor per launch (µs)",
                "spread_pct": "repeat spread (%)", "faster": "faster"}
-    Result("gdn_algorithms (algorithms 1 and 2 over the sweep, whole-gradient times)", shown,
+    Result("gdn_algorithms (algorithms 1 and 2 over the sweep)", shown,
            res.meta,
            res.source).show(list(headers), headers=headers, note=note)
     return table

@@ -361,6 +361,10 @@ def compare_tile_reuse(fn, res) -> list[dict]:
     validate.result(res, "res")
     for c in ("kind", "bm", "bn", "tm", "tn", "tflops"):
         validate.column(res, c, "res column")
+    if ex.is_stub(fn):   # the student copy's placeholder: say so, as the checkers do
+        print("not implemented yet: replace `raise NotImplementedError()` in "
+              f"{getattr(fn, '__name__', 'your function')} with your model, then run this again.")
+        return []
     kinds = res.values("kind")
     configs = sorted({(r["bm"], r["bn"], r["tm"], r["tn"]) for r in res.rows})
     rows = []

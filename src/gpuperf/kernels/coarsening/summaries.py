@@ -393,7 +393,7 @@ def show_tuning(*results, top: int = 8) -> list[dict]:
         inside = max(r["spread"] for r in worst[1])
         note += (f" {len(twice)} configurations were measured in both runs; the furthest apart, "
                  f"{worst[0]}, gave {hi:.2f} and {lo:.2f} TFLOP/s ({100 * (hi / lo - 1):.1f}% "
-                 f"apart, against a spread of at most {100 * inside:.1f}% within a run).")
+                 f"apart, against a spread of at most {100 * inside:.1f}% in those two measurements).")
     note += " Runs: " + "; ".join(f"{_RUN_WORDS.get(res.name, res.name)}, {res.label}"
                                   for res in results) + "."
     first = results[0]

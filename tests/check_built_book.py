@@ -85,6 +85,9 @@ def text_faults(root: Path) -> list[str]:
             if m:
                 start = max(0, m.start() - 60)
                 faults.append(f"{name}: {what}: ...{' '.join(text[start:m.end() + 60].split())}...")
+        m = re.search(r'href="([^"]*&amp;amp;[^"]*)"', raw)
+        if m:
+            faults.append(f"{name}: a link whose address is escaped twice: {m.group(1)}")
         prose = _prose_text(raw)
         m = _RAW_MYST.search(prose)
         if m:

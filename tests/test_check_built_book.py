@@ -70,3 +70,15 @@ def test_markdown_left_unrendered_fails_outside_code_only(tmp_path):
     assert len(faults) == 1 and "bad.html" in faults[0] and "left as text" in faults[0]
     (tmp_path / "bad.html").write_text(page.format("prose"))
     assert cbb.text_faults(tmp_path) == []
+
+
+def test_a_link_escaped_twice_fails(tmp_path):
+    """An address whose "&" reached the page as "&amp;amp;" (MyST-Parser#760) loses its query
+    parameters in the browser; escaped once, it is right."""
+    page = '<html><body><article><p><a href="https://a.example/x?a=1&amp;{}b=2">x</a></p>' \
+           '</article></body></html>'
+    (tmp_path / "bad.html").write_text(page.format("amp;"))
+    faults = cbb.text_faults(tmp_path)
+    assert len(faults) == 1 and "escaped twice" in faults[0]
+    (tmp_path / "bad.html").write_text(page.format(""))
+    assert cbb.text_faults(tmp_path) == []

@@ -80,3 +80,14 @@ def test_a_best_version_ratio_is_compared_over_the_versions_every_record_holds(t
     values = [v for k, v in row.items() if k not in ("chapter", "ratio", "kind")]
     assert values == [pytest.approx(kernels[-2]["tflops"] / cublas)] * 2
     assert kernels[-1]["version"] in row["ratio"] and "no other record holds" in row["ratio"]
+
+
+def test_the_gdn_headline_names_the_size_it_is_measured_at():
+    """Algorithm 2 over algorithm 3 depends strongly on the size: the row names the one its
+    function reads (the chapter's headline size), which is not the GDN article's."""
+    from gpuperf.kernels import gdn
+
+    (label,) = [r[1] for r in headlines.HEADLINES if r[0] == "8"]
+    size = (f"{gdn.HEADLINE['n_ch']} channels, {gdn.HEADLINE['side']} x "
+            f"{gdn.HEADLINE['side']} images, batch of {gdn.BATCH}")
+    assert label.endswith(size), label

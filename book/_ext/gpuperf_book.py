@@ -15,6 +15,9 @@
   (the notebooks offered for download are student copies either way).
   sphinx-exercise's own ``hide_solutions`` cannot do this: it drops the opening fence of a
   gated solution and leaves the closing one, which no builder can write.
+- Undoes MyST's HTML escaping of a link's address (``&`` becomes ``&amp;`` in the doctree,
+  and the HTML writer escapes it again, so ``?a=1&b=2`` reached the browser as
+  ``?a=1&amp;b=2``: executablebooks/MyST-Parser#760).
 """
 
 import os
@@ -45,6 +48,35 @@ def _solution_remover():
                     node.parent.remove(node)
 
     return RemoveSolutions
+
+
+# What markdown-it's escapeHtml writes, undone in reverse (``&amp;`` last).
+_ESCAPED = (("&lt;", "<"), ("&gt;", ">"), ("&quot;", '"'), ("&amp;", "&"))
+
+
+def unescape_address(uri: str) -> str:
+    """A link's address as written in the source, from the one MyST stores (HTML-escaped)."""
+    for escaped, plain in _ESCAPED:
+        uri = uri.replace(escaped, plain)
+    return uri
+
+
+def _link_unescaper():
+    from docutils import nodes
+    from sphinx.transforms import SphinxTransform
+
+    class UnescapeLinks(SphinxTransform):
+        """The addresses of external links as written: the HTML writer escapes them once."""
+
+        default_priority = 900
+
+        def apply(self):
+            for node in self.document.findall(nodes.reference):
+                uri = node.get("refuri")
+                if uri and "&" in uri:
+                    node["refuri"] = unescape_address(uri)
+
+    return UnescapeLinks
 
 
 def _chapter_with_solutions(app, docname, source):
@@ -91,6 +123,7 @@ def setup(app):
     os.environ["GPUPERF_STATIC_BOOK"] = "1"
     if _hide_solutions():
         app.add_transform(_solution_remover())
+    app.add_transform(_link_unescaper())
     app.connect("source-read", _chapter_with_solutions)
     app.connect("html-page-context", _drop_thebe)
     # After sphinx-book-theme adds its launch buttons (priority 501).

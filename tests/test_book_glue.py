@@ -51,6 +51,12 @@ def test_result_headers_are_words_and_the_rest_is_folded(monkeypatch):
     res.show(["stride", "gbps"], headers={"gbps": "useful bandwidth"})
     folded = shown[2].split("<details", 1)[1]
     assert "<th>useful bandwidth" in folded and "load sectors" in folded
+    # headers may name a column only the folded table shows; without a folded table, not
+    res.show(["stride"], headers={"load_sectors": "sectors per load"})
+    above, folded = shown[3].split("<details", 1)
+    assert "sectors per load" in folded and "sectors per load" not in above
+    with pytest.raises(ValueError, match="headers names column 'load_sectors'"):
+        res.show(["stride"], headers={"load_sectors": "sectors per load"}, fold_rest=False)
 
 
 def test_a_derived_table_does_not_call_itself_the_record(monkeypatch):

@@ -400,23 +400,26 @@ class Result:
         (by default words from ``COLUMN_WORDS``, else the column's name with spaces for
         underscores). When ``columns`` leaves some out and ``fold_rest`` is true, the whole
         table follows, folded ("All N columns"), with the same ``headers`` (its other columns
-        under ``COLUMN_WORDS``, else their names with spaces for underscores).
+        under ``COLUMN_WORDS``, else their names with spaces for underscores); ``headers`` may
+        also name a column that only the full table shows.
         A note printed after ``show`` could land above the table in the book, whose pages
         merge a cell's printed text into one block."""
         cols = self._columns_arg(columns)
         v.integer(max_rows, "max_rows", minimum=1)
         v.string(note, "note", empty=True)
-        self._headers_arg(headers, cols)
+        folded = fold_rest and len(cols) < len(self.columns)
+        self._headers_arg(headers, self.columns if folded else cols)
+        shown = None if headers is None else {c: w for c, w in headers.items() if c in cols}
         if _in_a_notebook():
             from IPython.display import HTML, display
 
             under = f"<p class='gp-note'>{html.escape(note)}</p>" if note else ""
             rest = ""
-            if fold_rest and len(cols) < len(self.columns):
+            if folded:
                 rest = (f"<details class='gp-full'><summary>{html.escape(self._full_summary())}"
                         f"</summary><div class='gp-wide'>"
                         f"{self._repr_html_(None, max_rows, headers)}</div></details>")
-            display(HTML(self._repr_html_(columns, max_rows, headers) + under + rest))
+            display(HTML(self._repr_html_(columns, max_rows, shown) + under + rest))
         else:  # a script or a terminal: HTML would print as "<IPython...HTML object>"
             print(self.table(columns, max_rows) + (f"\n{note}" if note else ""))
 

@@ -819,6 +819,8 @@ BAD = {
     "gpuperf.kernels.dram:unroll_guard_ptx": [B(dr.unroll_guard_ptx, 0, word="ilp"),
                                               B(dr.unroll_guard_ptx, 1, 9, err=TypeError, word="cc")],
     "gpuperf.kernels.dram:chase_step_ptx": [B(dr.chase_step_ptx, 9, err=TypeError, word="cc")],
+    "gpuperf.kernels.coalescing:transpose_ptx_order": [B(co.transpose_ptx_order, 9, err=TypeError,
+                                                         word="cc")],
     "gpuperf.kernels.dram:make_copy": [B(dr.make_copy, 0, word="ilp")],
     "gpuperf.kernels.dram:make_strided_chunks": [B(dr.make_strided_chunks, 0, word="ilp")],
     "gpuperf.kernels.dram:chase_chain": [B(dr.chase_chain, 0, word="n_slots")],

@@ -50,7 +50,7 @@ ladder's other kernels and ``copy``. ``host.py``: ``matmul`` and ``transpose``.
 ``experiments.py``: the experiments and the tables made from them. ``checks.py``: the
 exercises' checkers. ``profiling.py``: Nsight Compute on the strided copies and the transposes
 (``profiling_stride``, ``profiling_stride_parts``, ``profiling_transpose``). ``ptx.py``:
-``PTX_TARGETS``.
+``PTX_TARGETS``, ``transpose_ptx_order``.
 """
 
 from __future__ import annotations
@@ -161,7 +161,7 @@ from .profiling import (
     stride_wavefronts,
     transpose_profile_experiment,
 )
-from .ptx import PTX_TARGETS
+from .ptx import PTX_TARGETS, transpose_ptx_order
 from .tracing import (
     AccessTrace,
     Request,
@@ -206,5 +206,5 @@ __all__ = [
     "check_remap", "EXERCISE_TILE", "EXERCISE_BLOCK_ROWS", "check_padded_transpose",
     "check_inplace_transpose",
     # ptx.py
-    "PTX_TARGETS",
+    "PTX_TARGETS", "transpose_ptx_order",
 ]

@@ -1,7 +1,13 @@
 """The chapter's kernels for ``tests/test_ptx.py``: ``PTX_TARGETS``, ``(kernel, signature)``
-pairs compiled to PTX for sm_75 and sm_90."""
+pairs compiled to PTX for sm_75 and sm_90. ``transpose_ptx_order``: the transpose ladder's
+rungs 4 to 6 in PTX, the longest run of global loads before a shared store."""
 
 from __future__ import annotations
+
+import re
+
+from gpuperf import targets, validate
+from gpuperf.mode import SIMULATOR
 
 from .ablations import make_transpose_unchecked
 from .copies import make_copy_ilp, make_copy_strided, make_read_strided, write_strided
@@ -47,3 +53,30 @@ PTX_TARGETS = [
     (fill_pseudorandom, "void(float64[::1], int64)"),
     (scale_rows_uncoalesced, "void(float32[:, ::1], float32[::1], float32[:, ::1])"),
 ]
+
+
+def transpose_ptx_order(cc=(9, 0)) -> dict:
+    """The longest run of ``ld.global`` before an ``st.shared`` in the PTX (before the barrier,
+    branches skipped) of the transpose ladder's rungs 4 to 6 (32 x 32 tiles, 32 x 8 blocks,
+    padded), for ``cc``: ``{"one at a time": ..., "no bounds tests inside": ..., "staged": ...}``.
+    The chapter sets it beside the recorded SASS to tell which compiler stage moved the loads.
+    Under the simulator it compiles in a separate process with ``GPUPERF_MODE=compile``."""
+    cc = validate.compute_capability(cc)
+    if SIMULATOR:
+        return targets.in_compiling_process(
+            "gpuperf.kernels.coalescing.ptx", f"m.transpose_ptx_order({tuple(cc)})",
+            what="the transposes")
+    from numba import cuda
+
+    runs = {}
+    for label, kernel in (("one at a time", make_transpose(32, 8, 1, False)),
+                          ("no bounds tests inside", make_transpose_unchecked(32, 8, 1)),
+                          ("staged", make_transpose(32, 8, 1, True))):
+        text, _ = cuda.compile_ptx(kernel.py_func, f"void({_M}, {_M})", cc=cc)
+        seq = ""
+        for line in text.splitlines():
+            if "bar.sync" in line:
+                break
+            seq += "L" if "ld.global" in line else "S" if "st.shared" in line else ""
+        runs[label] = max((len(r) for r in re.findall(r"L+", seq)), default=0)
+    return runs

@@ -363,11 +363,11 @@ def copy_loaded_reading(copy_res, covered_ns: float) -> dict:
             "hypothesis; record it again.")}
     r = max(inside, key=lambda q: q["threads_per_sm"])
     limited = r["loaded_ns"] > covered_ns and r["in_flight_pct"] >= 90
-    where = (f"Timed beside a probe (launched with {r['threads_per_sm']:,} threads per SM so that "
-             f"the probe's one-thread block finds room; {r['gbps']:,.0f} GB/s), a load took "
-             f"{r['loaded_ns']:.0f} ns")
+    where = (f"With the copy launched at {r['threads_per_sm']:,} threads per SM "
+             f"({r['gbps']:,.0f} GB/s), so that the probe's one-thread block finds room, a load "
+             f"of the probe beside it took {r['loaded_ns']:.0f} ns")
     allowed_gbps = r["bytes_in_flight"] / r["loaded_ns"]   # bytes / ns = GB/s of reads
-    cover = (f"the {r['bytes_in_flight'] / 1e6:.2f} MB its loads allow then cover "
+    cover = (f"the {r['bytes_in_flight'] / 1e6:.2f} MB that the copy's loads allow then cover "
              f"{allowed_gbps:,.0f} GB/s of reads, and the copy read {r['read_gbps']:,.0f} GB/s, "
              f"{100 * r['read_gbps'] / allowed_gbps:.0f}% of that")
     text = (f"{where}; {cover}: Little's law at the copy's own loaded latency agrees."

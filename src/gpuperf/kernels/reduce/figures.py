@@ -156,6 +156,8 @@ def draw_rung(version: str, width: int = 16):
             shown = ", ".join(map(str, threads[:6])) + (" ..." if len(threads) > 6 else "")
             note = f"s={stride}: threads {shown} add"
             last_warp = version in barrier and stride < max(2, width // 4) and width > 4
+            if last_warp:  # no `if tid < s` in the last warp: every lane adds, the rest unused
+                note = f"s={stride}: every lane adds; lane{'s' if len(threads) > 1 else ''} {shown} kept"
             sync = barrier.get(version, "syncthreads") if last_warp else "syncthreads"
             ax.text(width + 0.2, y + 0.4, f"{note}   [{sync}]", fontsize=7, va="center")
         elif kind == "warps":

@@ -495,7 +495,10 @@ COLUMN_WORDS = {"gbps": "bandwidth", "ms": "time", "ms_min": "fastest run (ms)",
                 "rel_error": "relative error", "dram_bytes": "bytes DRAM moved",
                 "model_bytes": "bytes by the traffic model", "duration_ns": "kernel duration",
                 "blocks_limit_registers": "blocks per SM the registers allow",
-                "blocks_limit_shared": "blocks per SM the shared memory allows",
+                # Nsight Compute counts it at the shared-memory carveout configured for the launch
+                # (the driver's choice), not at the SM's whole shared memory
+                "blocks_limit_shared": "blocks per SM the shared memory allows at the launch's "
+                                       "carveout",
                 "stall_long_scoreboard": "stall: long scoreboard",
                 "stall_short_scoreboard": "stall: short scoreboard",
                 "stall_mio_throttle": "stall: MIO throttle", "stall_barrier": "stall: barrier",

@@ -23,7 +23,8 @@ from .models import COPY_READ_SHARE, copy_latency_covered_ns
 
 
 def latency_index_summary(res) -> str:
-    """Per level: signed and unsigned time per step and the share that is index arithmetic."""
+    """Per level: signed and unsigned time per step, and the gap between them as a share of the
+    signed figure (the gap differs by level: it is not a fixed cost of the extra instructions)."""
     _check_res(res, "level", "signed_ns", "unsigned_ns")
     lines = []
     for r in res.rows:

@@ -753,8 +753,8 @@ def show_launch_bound(res) -> list[dict]:
     headers = {"n_ch": "channels N", "side": "image side", "replicate_moved_mb":
                "algorithm 1 moves (MB)", "replicate_ms": "algorithm 1 (ms)",
                "per_channel_ms": "algorithm 2 (ms)",
-               "launches": "algorithm 2's launches", "us_per_launch": "algorithm alone per launch (µs)",
-               "floor_us_per_launch": "its floor per launch (µs)",
+               "launches": "algorithm 2's launches", "us_per_launch": "alone, per launch (µs)",
+               "floor_us_per_launch": "floor per launch (µs)",
                "spread_pct": "repeat spread (%)", "faster": "faster"}
     Result("gdn_algorithms (algorithms 1 and 2 over the sweep)", shown,
            res.meta,

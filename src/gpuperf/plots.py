@@ -822,9 +822,13 @@ def roofline(points, *, bw_gbps: float, peak_tflops: float, label: str | None = 
         joins.append(plt.matplotlib.transforms.Bbox([[min(x0, x1) - 5, y0 - 5],
                                                      [max(x0, x1) + 5, y0 + 5]]))
     # Every marker, filled or open, is kept clear too: a name is never written over a point.
+    # The margin is the open marker's radius and edge (s=42 pt^2: about 3.9 pt) and a little more, in
+    # pixels at this figure's dpi (5 px was less than an open marker at 100 dpi), below the
+    # 5 pt offset that keeps a point's own name beside it.
+    pad = 4.5 * fig.dpi / 72
     for p in list(points) + second:
         x, y = ax.transData.transform((p["intensity"], p["tflops"]))
-        joins.append(plt.matplotlib.transforms.Bbox([[x - 5, y - 5], [x + 5, y + 5]]))
+        joins.append(plt.matplotlib.transforms.Bbox([[x - pad, y - pad], [x + pad, y + pad]]))
     _place_labels(ax, [(p["name"], p["intensity"], p["tflops"], color_of[p["name"]])
                        for p in points],
                   obstacles=list(ax.texts) + legends, boxes=joins)

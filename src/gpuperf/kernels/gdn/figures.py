@@ -136,7 +136,7 @@ def draw_organization(n_ch: int = 3, n_s: int = 8, block: int = 4):
 
     fig, axes = plt.subplots(1, 3, figsize=(plots.COLUMN_INCHES, 0.3 * rows + 2.2), sharey=True,
                              layout="constrained")
-    titles = ["1. replicate: 4 copies\nto N*N*S, one flat launch",
+    titles = ["1. replicate: 4 copy launches,\nthen 1 flat product launch (shown)",
               "2. per channel: N launches\nof N*S threads",
               "3 and 4. one launch,\nblock (x, k): row k of gamma"]
     cmap = plt.get_cmap("tab20")

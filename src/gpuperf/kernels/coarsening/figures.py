@@ -90,8 +90,21 @@ def explore_coarsening(res=None, y: str = "tflops"):
                            live=None if SIMULATOR else measure_point)
 
 
+def _tile_words(tile: str) -> str:
+    """A thread tile "TMxTN" with its block tile, as the explorer's x axis says it: "128×128, 8×8"."""
+    bm, bn = _BLOCK_TILE.get(tile, tuple(16 * int(t) for t in tile.split("x")))
+    return f"{bm}×{bn}, {tile.replace('x', '×')}"
+
+
+def _with_tile_words(res):
+    """``res`` with a "tiles" column (block tile and thread tile in words) beside "tile"."""
+    import dataclasses
+
+    return dataclasses.replace(res, rows=[{**r, "tiles": _tile_words(r["tile"])} for r in res.rows])
+
+
 def explore_regtile(res=None, y: str = "tflops"):
-    """TMxTN against ``y`` (tflops or occupancy) per kernel kind and BK; live on a GPU."""
+    """Block tile and TMxTN against ``y`` (tflops or occupancy) per kernel kind and BK; live on a GPU."""
     if res is not None:
         validate.result(res, "res")
         for _c in ("tile", "kind", "bk"):
@@ -101,8 +114,18 @@ def explore_regtile(res=None, y: str = "tflops"):
         validate.choice(y, "y", ("tflops", "occupancy", "ms", "regs", "blocks_per_sm"))
     from gpuperf import records, widgets
 
-    res = res or records.run("matmul_regtile_sweep")
-    return widgets.explore(res, x="tile", y=y, controls={"kind": res.values("kind"),
-                                                                "bk": res.values("bk")},
+    res = _with_tile_words(res or records.run("matmul_regtile_sweep"))
+    words = {r["tiles"]: r["tile"] for r in res.rows}
+
+    def live(tiles, **params):
+        return measure_regtile_point(tile=words.get(tiles, tiles.split(", ")[-1].replace("×", "x")), **params)
+
+    shown = {"tflops": "TFLOP/s", "occupancy": "occupancy"}
+    return widgets.explore(res, x="tiles", y=y, controls={"kind": res.values("kind"),
+                                                                 "bk": res.values("bk")},
                            names={"kind": "form", "bk": "BK"},  # as the page's tables say
-                           live=None if SIMULATOR else measure_regtile_point)
+                           xlabel="block tile, thread tile", keep=_with_tile_words,
+                           # the experiment's title also promises occupancy; the figure shows y
+                           title=f"2D register tiling: block tile and thread tile against "
+                                 f"{shown.get(y, y.replace('_', ' '))} at 4096^3",
+                           live=None if SIMULATOR else live)

@@ -395,6 +395,15 @@ def test_transpose_bad_input_is_explained():
         co.transpose(np.ones(4, np.float32))
 
 
+def test_the_staged_transpose_loads_its_tile_before_storing_it():
+    """02_transpose: in the PTX (compiled in a fresh process) the staged rung issues its four
+    global loads in a row before the first shared store; the one-at-a-time rung and the one
+    without bounds tests interleave one load with one store."""
+    runs = gp.coalescing.transpose_ptx_order()
+    assert runs == {"one at a time": 1, "no bounds tests inside": 1, "staged": 4}
+    assert gp.coalescing.transpose_ptx_order(cc=[7, 5])["staged"] == 4
+
+
 def test_ptx_targets_cover_the_kernels():
     names = {getattr(k, "py_func", k).__name__ for k, _ in co.PTX_TARGETS}
     assert {"copy_ilp", "copy_vec4", "copy_strided", "matmul_naive", "matmul_naive_bcol",

@@ -201,3 +201,50 @@ def test_in_compiling_process_returns_json_and_names_a_failure():
     assert targets.in_compiling_process("json", "m.loads('[1, 2]')", what="a list") == [1, 2]
     with pytest.raises(RuntimeError, match="compiling the broken thing failed"):
         targets.in_compiling_process("json", "m.no_such_function()", what="the broken thing")
+
+
+def test_compiles_ptx_checks_the_arguments_and_sends_the_call_to_a_compiling_process(
+        monkeypatch):
+    from gpuperf import validate
+
+    sent = []
+    monkeypatch.setattr(targets, "in_compiling_process",
+                        lambda module, expr, *, what: sent.append((module, expr, what)) or "sent")
+
+    @targets.compiles_ptx("the counting kernels", n=lambda n: validate.positive_int(n, "n"))
+    def count(n=1, cc=(9, 0)):
+        return {"n": n, "cc": cc}
+
+    monkeypatch.setattr(targets, "SIMULATOR", True)
+    assert count(3, [7, 5]) == "sent"
+    assert count(cc=(9, 0)) == "sent"
+    assert sent == [(__name__, "m.count(n=3, cc=(7, 5))", "the counting kernels"),
+                    (__name__, "m.count(n=1, cc=(9, 0))", "the counting kernels")]
+    with pytest.raises(ValueError, match="n"):
+        count(0)
+    with pytest.raises(TypeError, match="cc"):
+        count(1, 9)
+    assert len(sent) == 2, "a bad argument is refused here, before any process starts"
+
+    monkeypatch.setattr(targets, "SIMULATOR", False)
+    assert count(2, cc=[7, 5]) == {"n": 2, "cc": (7, 5)}, "where kernels compile, it runs here"
+
+
+def test_compiles_ptx_refuses_a_function_it_cannot_serve():
+    with pytest.raises(TypeError, match="no parameter cc"):
+        targets.compiles_ptx("the kernels")(lambda n=1: n)
+    with pytest.raises(TypeError, match="no parameter m"):
+        targets.compiles_ptx("the kernels", m=int)(lambda n=1, cc=(9, 0): n)
+    with pytest.raises(TypeError, match="the check for n"):
+        targets.compiles_ptx("the kernels", n=3)
+    with pytest.raises(ValueError, match="what"):
+        targets.compiles_ptx(" ")
+
+
+def test_compile_each_refuses_what_it_cannot_compile():
+    with pytest.raises(TypeError, match="kernels"):
+        targets.compile_each([], "void()", (9, 0))
+    with pytest.raises(ValueError, match="kernels"):
+        targets.compile_each({}, "void()", (9, 0))
+    with pytest.raises(TypeError, match="signature"):
+        targets.compile_each({"k": None}, None, (9, 0))

@@ -430,6 +430,59 @@ def in_compiling_process(module: str, expr: str, *, what: str, timeout: int = 30
     return json.loads(line[len(mark):])
 
 
+def compiles_ptx(what: str, **checks):
+    """Decorator for a module-level function that compiles some of a chapter's kernels to PTX
+    for the compute capability ``cc`` (a parameter of it) and reads something off the text:
+    the wrapper checks ``cc`` (``validate.compute_capability``) and each argument named in
+    ``checks`` (``name=function(value) -> value``), then calls the function on a GPU or with
+    ``GPUPERF_MODE=compile``; under the simulator, which compiles nothing, it evaluates the same
+    call in a separate compiling process (``in_compiling_process``, ``what`` naming the kernels
+    in its error), so its arguments must be literals and its result JSON."""
+    import functools
+
+    validate.string(what, "what")
+    for name, check in checks.items():
+        if not callable(check):
+            raise TypeError(f"the check for {name} must be a function of its value, not "
+                            f"{check!r:.60}.")
+
+    def decorate(fn):
+        signature = inspect.signature(fn)
+        missing = sorted({"cc", *checks} - set(signature.parameters))
+        if missing:
+            raise TypeError(f"{fn.__name__} has no parameter {', '.join(missing)}: compiles_ptx "
+                            f"checks cc and the arguments its checks name.")
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            values = bound.arguments
+            for name, check in checks.items():
+                values[name] = check(values[name])
+            values["cc"] = tuple(validate.compute_capability(values["cc"]))
+            if SIMULATOR:
+                call = ", ".join(f"{name}={value!r}" for name, value in values.items())
+                return in_compiling_process(fn.__module__, f"m.{fn.__name__}({call})",
+                                            what=what)
+            return fn(**values)
+        return wrapper
+    return decorate
+
+
+def compile_each(kernels: dict, signature: str, cc) -> dict:
+    """``{label: PTX text}`` of each of ``kernels`` (``{label: kernel}``, Numba CUDA kernels)
+    compiled with ``signature`` for ``cc``; only where kernels compile (a GPU or
+    ``GPUPERF_MODE=compile``: see ``compiles_ptx``)."""
+    from numba import cuda
+
+    validate.mapping(kernels, "kernels", empty=False)
+    validate.string(signature, "signature")
+    cc = validate.compute_capability(cc)
+    return {label: cuda.compile_ptx(kernel.py_func, signature, cc=tuple(cc))[0]
+            for label, kernel in kernels.items()}
+
+
 def check_ccs(ccs) -> list:
     """``ccs`` as a list of [major, minor] pairs; ValueError unless it is a non-empty list of
     compute capabilities."""

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import re
 
-from gpuperf import targets, validate
-from gpuperf.mode import SIMULATOR
+from gpuperf import targets
 
 from .ablations import make_transpose_unchecked
 from .copies import make_copy_ilp, make_copy_strided, make_read_strided, write_strided
@@ -55,24 +54,19 @@ PTX_TARGETS = [
 ]
 
 
+@targets.compiles_ptx("the transposes")
 def transpose_ptx_order(cc=(9, 0)) -> dict:
     """The longest run of ``ld.global`` before an ``st.shared`` in the PTX (before the barrier,
     branches skipped) of the transpose ladder's rungs 4 to 6 (32 x 32 tiles, 32 x 8 blocks,
     padded), for ``cc``: ``{"one at a time": ..., "no bounds tests inside": ..., "staged": ...}``.
     The chapter sets it beside the recorded SASS to tell which compiler stage moved the loads.
     Under the simulator it compiles in a separate process with ``GPUPERF_MODE=compile``."""
-    cc = validate.compute_capability(cc)
-    if SIMULATOR:
-        return targets.in_compiling_process(
-            "gpuperf.kernels.coalescing.ptx", f"m.transpose_ptx_order({tuple(cc)})",
-            what="the transposes")
-    from numba import cuda
-
+    texts = targets.compile_each({"one at a time": make_transpose(32, 8, 1, False),
+                                  "no bounds tests inside": make_transpose_unchecked(32, 8, 1),
+                                  "staged": make_transpose(32, 8, 1, True)},
+                                 f"void({_M}, {_M})", cc)
     runs = {}
-    for label, kernel in (("one at a time", make_transpose(32, 8, 1, False)),
-                          ("no bounds tests inside", make_transpose_unchecked(32, 8, 1)),
-                          ("staged", make_transpose(32, 8, 1, True))):
-        text, _ = cuda.compile_ptx(kernel.py_func, f"void({_M}, {_M})", cc=cc)
+    for label, text in texts.items():
         seq = ""
         for line in text.splitlines():
             if "bar.sync" in line:

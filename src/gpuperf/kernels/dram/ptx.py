@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 
 from gpuperf import targets, validate
-from gpuperf.mode import SIMULATOR
 
 from .experiments import COPY_ILPS, SUM_ILPS
 from .kernels import (
@@ -33,26 +32,18 @@ PTX_TARGETS = (
 _SUM_SIG = "void(float32[::1], float32[::1], int64)"
 
 
+@targets.compiles_ptx("the summing kernels",
+                      ilp=lambda ilp: validate.positive_int(ilp, "ilp", maximum=64))
 def unroll_guard_ptx(ilp: int = 1, cc=(9, 0)) -> dict:
     """Global loads (``ld.global`` of a float32) in the PTX of ``make_sum_loads(ilp)``
     (``"guarded"``) and of the same kernel without its ``(acc != acc)`` guard
     (``"unguarded"``, ``make_sum_loads_unguarded``), for ``cc``. Each kernel has two loops
     (whole iterations, then the tail); a loop the compiler unrolls shows as more loads. Under
     the simulator it compiles in a separate process with ``GPUPERF_MODE=compile``."""
-    ilp = validate.positive_int(ilp, "ilp", maximum=64)
-    cc = validate.compute_capability(cc)
-    if SIMULATOR:
-        return targets.in_compiling_process(
-            "gpuperf.kernels.dram.ptx", f"m.unroll_guard_ptx({ilp}, {tuple(cc)})",
-            what="the summing kernels")
-    from numba import cuda
-
-    counts = {}
-    for label, kernel in (("guarded", make_sum_loads(ilp)),
-                          ("unguarded", make_sum_loads_unguarded(ilp))):
-        text, _ = cuda.compile_ptx(kernel.py_func, _SUM_SIG, cc=cc)
-        counts[label] = len(re.findall(r"\bld\.global\.(?:nc\.)?f32\b", text))
-    return counts
+    texts = targets.compile_each({"guarded": make_sum_loads(ilp),
+                                  "unguarded": make_sum_loads_unguarded(ilp)}, _SUM_SIG, cc)
+    return {label: len(re.findall(r"\bld\.global\.(?:nc\.)?f32\b", text))
+            for label, text in texts.items()}
 
 
 _PTX_LINE = re.compile(r"^\s*(?:@!?%p\d+\s+)?([a-z][\w.]*)\s+(.*?);\s*$")
@@ -88,20 +79,13 @@ def _chase_step(text: str) -> list[str]:
     return [loop[first][2], *reversed(chain), loop[second][2]]
 
 
+@targets.compiles_ptx("the pointer chases")
 def chase_step_ptx(cc=(9, 0)) -> dict:
     """For ``pointer_chase`` (``"signed"``) and ``pointer_chase_unsigned`` (``"unsigned"``):
     the PTX instructions on the chain between one load and the next, for ``cc``: the load, the
     instructions that compute the next load's address from the index it returned, and that
     next load (the loop counter's instructions, which do not wait for a load, are left out).
     Under the simulator it compiles in a separate process with ``GPUPERF_MODE=compile``."""
-    cc = validate.compute_capability(cc)
-    if SIMULATOR:
-        return targets.in_compiling_process(
-            "gpuperf.kernels.dram.ptx", f"m.chase_step_ptx({tuple(cc)})",
-            what="the pointer chases")
-    from numba import cuda
-
-    sig = "void(int32[::1], int64, int32[::1])"
-    return {label: _chase_step(cuda.compile_ptx(kernel.py_func, sig, cc=cc)[0])
-            for label, kernel in (("signed", pointer_chase),
-                                  ("unsigned", pointer_chase_unsigned))}
+    texts = targets.compile_each({"signed": pointer_chase, "unsigned": pointer_chase_unsigned},
+                                 "void(int32[::1], int64, int32[::1])", cc)
+    return {label: _chase_step(text) for label, text in texts.items()}

@@ -121,21 +121,19 @@ def _registers(kernel, sig) -> int | None:
     return None if SIMULATOR else int(kernel.compile(sig).regs_per_thread)
 
 
+@targets.compiles_ptx("the one-thread kernels")
 def single_thread_ptx(cc=(9, 0)) -> dict:
     """Global loads, global stores and float adds in the PTX of the two one-thread kernels:
     ``"ours"`` (``reduce_single_thread``, the sum in a register) and ``"post's"``
     (``reduce_single_thread_global``, ``out[0] += x[i]``). Under the simulator it compiles in a
     separate process with ``GPUPERF_MODE=compile``."""
-    cc = validate.compute_capability(cc)
-    if SIMULATOR:
-        return targets.in_compiling_process(
-            "gpuperf.kernels.reduce.ptx_tools", f"m.single_thread_ptx({tuple(cc)})",
-            what="the one-thread kernels")
     from .kernels import reduce_single_thread
 
+    texts = targets.compile_each({"ours": reduce_single_thread,
+                                  "post's": reduce_single_thread_global},
+                                 "void(float32[::1], float32[::1], int64)", cc)
     counts = {}
-    for label, kernel in (("ours", reduce_single_thread), ("post's", reduce_single_thread_global)):
-        text, _ = cuda.compile_ptx(kernel.py_func, "void(float32[::1], float32[::1], int64)", cc=cc)
+    for label, text in texts.items():
         counts[label] = {"loads": len(re.findall(r"\bld\.global\.f32\b", text)),
                          "stores": len(re.findall(r"\bst\.global\.f32\b", text)),
                          "adds": len(re.findall(r"\badd(\.rn)?\.f32\b", text))}

@@ -160,6 +160,8 @@ def headline_rows(paths=None) -> list[dict]:
     today's (``Result.code_status``) says so in its column's name.
     """
     files = _paths_arg(paths)
+    if paths is None:   # the reference GPU first, as in the devices page's first table
+        files = sorted(files, key=lambda f: f.stem != records.REFERENCE)
     # A "best version" ratio is compared across GPUs over the versions every record holds
     # (those of the records that have the experiment): a version one record lacks would make
     # the difference one of code, not of hardware.
@@ -232,11 +234,12 @@ def headline_rows(paths=None) -> list[dict]:
             except (LookupError, KeyError, ValueError, ZeroDivisionError, TypeError):
                 continue
             if abs(with_them - row[gpu]) > 1e-12 * abs(row[gpu]):
-                # said in the row: the kernels one record lacks, and the ratio with them
-                notes.append(f"{gpu.split(' (')[0]} without "
-                             + ", ".join(f"'{v}'" for v in dropped)
-                             + f", which no other record holds (with {'it' if len(dropped) == 1 else 'them'}: "
-                             + f"{_fmt(with_them, kind)})")
+                # said in the row: how many kernels one record alone holds (by count: their
+                # labels are the record's, not the book's words), and the ratio with them
+                many = len(dropped) > 1
+                notes.append(f"{gpu.split(' (')[0]} without {len(dropped)} "
+                             + f"version{'s' if many else ''} that no other record holds "
+                             + f"(with {'them' if many else 'it'}: {_fmt(with_them, kind)})")
         if notes:
             row["ratio"] = what + "; over the versions every record holds: " + "; ".join(notes)
         rows.append(row)
@@ -246,9 +249,8 @@ def headline_rows(paths=None) -> list[dict]:
         status = {res.code_status for res in cache.values()}
         note = ("" if status <= {"same"} else " (some with earlier code)" if "other" in status
                 else " (code not fingerprinted)")
-        if note:
-            for row in rows:
-                row[gpu + note] = row.pop(gpu)
+        if note:   # renamed in place: the columns keep the files' order
+            rows[:] = [{(k + note if k == gpu else k): v for k, v in row.items()} for row in rows]
     return rows
 
 

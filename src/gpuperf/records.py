@@ -796,7 +796,8 @@ def devices() -> list[dict]:
 
 def show_devices() -> None:
     """Display the table of recorded devices (HTML in Jupyter, text elsewhere)."""
-    rows = devices()
+    # The reference GPU first, as in the devices page's headline table.
+    rows = sorted(devices(), key=lambda r: not r["reference"])
     if not rows:
         print("No record files are shipped yet: run `python -m gpuperf.record` on a GPU.")
         return

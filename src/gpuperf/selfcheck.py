@@ -355,14 +355,38 @@ def chapter_status(folder: Path | None = None, root: Path | None = None) -> list
     return rows
 
 
+def _chapter_titles(root: Path) -> dict:
+    """``{notebook name: its title}`` in the book's order (``_toc.yml``), from the first
+    heading of each notebook in ``root``'s ``notebooks/``; empty where those are missing."""
+    toc = root / "_toc.yml"
+    if not toc.is_file():
+        return {}
+    titles = {}
+    for name in re.findall(r"file:\s*notebooks/(\S+)", toc.read_text(encoding="utf-8")):
+        try:
+            cells = json.loads((root / "notebooks" / f"{name}.ipynb").read_text(encoding="utf-8"))["cells"]
+        except (OSError, ValueError, KeyError):
+            continue
+        heads = [ln[2:].strip() for c in cells if c.get("cell_type") == "markdown"
+                 for ln in "".join(c.get("source", "")).splitlines() if ln.startswith("# ")]
+        if heads:
+            titles[name] = heads[0]
+    return titles
+
+
 def show_chapter_status(folder: Path | None = None, root: Path | None = None) -> None:
-    """``chapter_status`` as a table (HTML in Jupyter)."""
+    """``chapter_status`` as a table (HTML in Jupyter): each chapter by its title, in the
+    book's order, where the checkout's notebooks give them (by file name otherwise)."""
     rows = chapter_status(folder, root)
     if not rows:
         print("No self-check results are shipped yet: run `python -m gpuperf.selfcheck` on a GPU.")
         return
-    _show_table(["chapter", "GPU self-check"], [[r["chapter"], r["status"]] for r in rows],
-                "gp-table", plain="\n".join(f"{r['chapter']}: {r['status']}" for r in rows))
+    titles = _chapter_titles(_REPO if root is None else Path(root))
+    order = {name: i for i, name in enumerate(titles)}
+    rows = sorted(rows, key=lambda r: order.get(r["chapter"], len(order)))
+    names = [titles.get(r["chapter"], r["chapter"]) for r in rows]
+    _show_table(["chapter", "GPU self-check"], [[n, r["status"]] for n, r in zip(names, rows)],
+                "gp-table", plain="\n".join(f"{n}: {r['status']}" for n, r in zip(names, rows)))
 
 
 def _table(runs: list[_Run]) -> str:

@@ -388,6 +388,9 @@ def test_explorer_caption_judges_only_times_and_rates():
     assert "Highest point here: coarsening factor = 4 at 30" in _best_caption(res, rows, "factor", "gbps")
     occ = _best_caption(res, rows, "factor", "occupancy")
     assert "point" not in occ and "Highest occupancy here: coarsening factor = 1 at 1" in occ
+    # a tie at the top names every x that reaches it, not the first
+    tie = [{"factor": 1, "occupancy": 1.0}, {"factor": 2, "occupancy": 1.0}, {"factor": 4, "occupancy": 0.5}]
+    assert "coarsening factor = 1 and 2 at 1" in _best_caption(_result(tie), tie, "factor", "occupancy")
 
 
 def test_explorer_caption_names_its_slice_and_the_sweeps_best():

@@ -286,8 +286,11 @@ def _best_caption(result, rows, x: str, y: str, *, sel: dict | None = None,
         return f"{name(k)} = {val.replace('_', ' ') if isinstance(val, str) else val}"
 
     where = "here" if not sel else "with " + ", ".join(said(k, val) for k, val in sel.items())
-    if not judged:
-        text = f"{result.label}. Highest {name(y)} {where}: {said(x, best[x])} at {value(best)}"
+    if not judged:   # a tie at the top (two factors both at full occupancy) names each
+        tied = list(dict.fromkeys(r[x] for r in pts if r[y] == best[y]))
+        vals = [said(x, v).split(" = ", 1)[1] for v in tied]
+        at = f"{name(x)} = " + (vals[0] if len(vals) == 1 else ", ".join(vals[:-1]) + " and " + vals[-1])
+        text = f"{result.label}. Highest {name(y)} {where}: {at} at {value(best)}"
     else:
         text = (f"{result.label}. {'Lowest' if lower_is_better else 'Highest'} point {where}: "
                 f"{said(x, best[x])} at {value(best)}")

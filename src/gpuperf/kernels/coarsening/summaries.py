@@ -66,8 +66,8 @@ def unroll_summary(res) -> str:
                      "that gives it its second block back)")
     best = max(rows, key=lambda r: r["tflops"])
     cub = next((r for r in res.rows if r.get("version") == mm.CUBLAS and r.get("tflops")), None)
-    share = (f" = {100 * best['tflops'] / cub['tflops']:.0f}% of cuBLAS in the same run "
-             f"({cub['tflops']:.1f} TFLOP/s)" if cub else "")
+    share = (f" = {100 * best['tflops'] / cub['tflops']:.0f}% of this run's cuBLAS row "
+             f"({cub['tflops']:.1f} TFLOP/s; the table's column divides by the ceiling)" if cub else "")
     lines.append(f"fastest: {best['version']}: {best['tflops']:.1f} TFLOP/s{share}, "
                  f"{best['blocks_per_sm']} block(s)/SM")
     lines.append(f"({res.label})")

@@ -354,15 +354,17 @@ def test_gpu_seconds_add_up_per_environment_and_copy(tmp_path):
         {"gpu": "NVIDIA X1", "notebooks": [run("01_a", "chapter", 10.0), run("01_a", "student", 8.0),
                                            run("02_b", "chapter", 20.5)]}))
     (tmp_path / "selfcheck-gpu-colab.json").write_text(json.dumps(
-        {"gpu": "NVIDIA X1", "notebooks": [run("01_a", "chapter", 12.0)]}))
+        {"gpu": "NVIDIA X1", "jobs": 4, "notebooks": [run("01_a", "chapter", 12.0)]}))
     rows = selfcheck.gpu_seconds(tmp_path)
     assert [r["notebook"] for r in rows] == ["01_a", "02_b", "all notebooks"]
+    # a run of several notebooks at once says so: each took longer than it would alone
     assert rows[0] == {"notebook": "01_a", "chapter copy, course versions, X1": 10.0,
                        "student copy, course versions, X1": 8.0,
-                       "chapter copy, Colab-like, X1": 12.0, "student copy, Colab-like, X1": None}
+                       "chapter copy, Colab-like, 4 at once, X1": 12.0,
+                       "student copy, Colab-like, 4 at once, X1": None}
     assert rows[1]["student copy, course versions, X1"] is None  # not run: not invented
     assert rows[-1]["chapter copy, course versions, X1"] == 30.5
-    assert rows[-1]["student copy, Colab-like, X1"] == 0
+    assert rows[-1]["student copy, Colab-like, 4 at once, X1"] == 0
     with pytest.raises(ValueError, match="does not exist"):
         selfcheck.gpu_seconds(tmp_path / "missing")
 

@@ -531,6 +531,8 @@ def gpu_seconds(folder: Path | None = None) -> list[dict]:
         where = ("Colab-like" if path.stem.endswith("-colab") else "course versions")
         if data.get("measure") is False:
             where += ", MEASURE = False"
+        if (data.get("jobs") or 1) > 1:   # notebooks run side by side share the GPU and CPUs
+            where += f", {data['jobs']} at once"
         gpu = str(data.get("gpu") or "?").replace("NVIDIA ", "")
         for copy in ("chapter", "student"):
             col = f"{copy} copy, {where}, {gpu}"

@@ -499,6 +499,26 @@ def test_a_gradebook_that_cannot_be_written_after_grading_keeps_the_run(tmp_path
     assert out.is_file()
 
 
+def test_a_student_named_as_the_speed_row_keeps_a_row_in_every_table(tmp_path):
+    """A folder named `speed measured on` was dropped from both LMS imports (rows were told
+    from the speed row by their text). The speed row is the gradebook's last, with no total."""
+    rows = [grade._row(s, "01", "check_a", _entry([("c", True, 1, "output")]), "graded", "", 2)
+            for s in ("ada", grade.SPEED_ROW)]
+    tables = grade.lms_tables(rows)
+    assert [r["Student"] for r in tables["canvas"][1][1:]] == ["ada", grade.SPEED_ROW]
+    assert [(r["Name"], r["Total Score"]) for r in tables["gradescope"][1]] == [
+        ("ada", 2.0), (grade.SPEED_ROW, 2.0)]
+    out = grade.write_gradebook(rows, tmp_path / "gb.csv")
+    with open(out, newline="", encoding="utf-8") as f:
+        table = list(csv.DictReader(f))
+    assert [(r["student"], r["total"]) for r in table] == [
+        ("ada", "2.0"), (grade.SPEED_ROW, "2.0"), (grade.SPEED_ROW, "")]
+    assert table[-1]["01/check_a"] == "not measured: no GPU"
+    for kind, path in grade.lms_outputs(out).items():
+        with open(path, newline="", encoding="utf-8") as f:
+            assert grade.SPEED_ROW in f.read(), kind
+
+
 def test_code_that_names_the_graders_machinery_is_found():
     src = nbformat.v4.new_notebook()
     src.cells = [nbformat.v4.new_code_cell("def f():\n    pass", id="answer")]

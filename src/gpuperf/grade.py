@@ -1215,7 +1215,14 @@ def summary(rows: list[dict], roster: dict | None = None) -> tuple[list[str], li
     points earned (its score times its worth; 0 where no verdict or no notebook), the total,
     the points possible over every assigned notebook (``out_of``) and the notebooks
     missing. A last row, ``speed measured on``, says per exercise where its speed checks ran
-    (a GPU's name, or "not measured: no GPU")."""
+    (a GPU's name, or "not measured: no GPU"): it is told from a student's row by where it
+    is and by its empty ``total``, never by its text (a student's folder may be named so)."""
+    columns, people, speed = _summary(rows, roster)
+    return columns, people + ([speed] if speed is not None else [])
+
+
+def _summary(rows, roster=None) -> tuple[list[str], list[dict], dict | None]:
+    """``summary`` in parts: ``(columns, one row per student, the speed row or None)``."""
     rows = v.sequence(rows, "rows", empty=True)
     roster = roster or {}
     exercises, students, worth, where = [], [], {}, {}
@@ -1244,11 +1251,12 @@ def summary(rows: list[dict], roster: dict | None = None) -> tuple[list[str], li
         line["out_of"] = round(sum(worth[e] for e in exercises), 3)
         line["missing"] = " ".join(missing)
         table.append(line)
+    speed = None
     if exercises:
-        table.append({"student": SPEED_ROW, "student_id": "",
-                      **{e: "; ".join(sorted(where.get(e, {"not run"}))) for e in exercises},
-                      "total": "", "out_of": "", "missing": ""})
-    return ["student", "student_id", *exercises, "total", "out_of", "missing"], table
+        speed = {"student": SPEED_ROW, "student_id": "",
+                 **{e: "; ".join(sorted(where.get(e, {"not run"}))) for e in exercises},
+                 "total": "", "out_of": "", "missing": ""}
+    return ["student", "student_id", *exercises, "total", "out_of", "missing"], table, speed
 
 
 # The gradebook's last row: where each exercise's speed checks ran.
@@ -1284,8 +1292,7 @@ def lms_tables(rows: list[dict], roster: dict | None = None, *,
     ``SID``, ``Email``, ``Total Score``, ``Max Points``). Each is ``(columns, rows)``."""
     v.string(assignment, "assignment")
     roster = roster or {}
-    _, table = summary(rows, roster)
-    people = [t for t in table if t["student"] != SPEED_ROW]
+    _, people, _ = _summary(rows, roster)  # every student, whatever the folder's name
     possible = people[0]["out_of"] if people else 0
     canvas_cols = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", assignment]
     canvas = [{"Student": "    Points Possible", assignment: possible}]

@@ -384,6 +384,21 @@ def test_the_lms_files_follow_canvas_and_gradescope_conventions(tmp_path):
         grade.read_roster(bad)
 
 
+
+def test_a_roster_that_would_put_two_students_on_one_lms_row_is_refused(tmp_path):
+    """One folder listed twice, or one id given to two folders: the LMS files would carry one
+    student's grade under the other's id. Refused when the roster is read, before grading."""
+    roster = tmp_path / "roster.csv"
+    roster.write_text("folder,id\nada,s001\nbob,s002\nada,s003\n")
+    with pytest.raises(ValueError, match=r"'ada' twice \(lines 2 and 4\)"):
+        grade.read_roster(roster)
+    roster.write_text("folder,id\nada,s001\nbob,s001\n")
+    with pytest.raises(ValueError, match=r"'s001' to two folders, 'ada' \(line 2\) and 'bob'"):
+        grade.read_roster(roster)
+    roster.write_text("folder,id\nada,s001\ncy,\ndee,\n")  # no id, twice: fine
+    assert grade.read_roster(roster)["dee"] == {"folder": "dee", "id": ""}
+
+
 def test_student_folders_whose_names_meet_get_a_file_name_each():
     """`x\\y` and `x_y` made one safe name `x_y`: one student's executed notebooks went over
     the other's, and writing the feedback raised FileExistsError after all the grading. Every

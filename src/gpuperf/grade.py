@@ -1280,8 +1280,25 @@ def read_roster(path) -> dict:
             raise ValueError(f"{path} has no 'folder' column (the name of each student's "
                              "submission folder); its columns: "
                              f"{', '.join(reader.fieldnames or [])}.")
-        return {r[key].strip(): {k.strip().lower(): (val or "").strip() for k, val in r.items()
-                                 if k} for r in reader if r.get(key, "").strip()}
+        people, lines, ids = {}, {}, {}
+        for line, r in enumerate(reader, 2):
+            folder = (r.get(key) or "").strip()
+            if not folder:
+                continue
+            # Two lines for one folder, or one id for two folders: one student's grade would
+            # land on the other's row in the LMS, silently.
+            if folder in people:
+                raise ValueError(f"{path} lists folder {folder!r} twice (lines {lines[folder]} "
+                                 f"and {line}): keep one line per student folder.")
+            who = {k.strip().lower(): (val or "").strip() for k, val in r.items() if k}
+            if who.get("id") and who["id"] in ids:
+                raise ValueError(f"{path} gives id {who['id']!r} to two folders, "
+                                 f"{ids[who['id']]!r} (line {lines[ids[who['id']]]}) and "
+                                 f"{folder!r} (line {line}): give each student their own id.")
+            people[folder], lines[folder] = who, line
+            if who.get("id"):
+                ids[who["id"]] = folder
+        return people
 
 
 def lms_tables(rows: list[dict], roster: dict | None = None, *,

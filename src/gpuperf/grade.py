@@ -1503,6 +1503,9 @@ def file_names(students) -> dict:
     the whole class, so ``grade`` and ``write_gradebook`` agree on one class's rows."""
     import hashlib
 
+    if isinstance(students, (str, bytes)) or not hasattr(students, "__iter__"):
+        raise TypeError(f"students must be the students' folder names (a list of strings), not "
+                        f"{type(students).__name__} ({students!r}).")
     students = sorted(dict.fromkeys(v.string(s, "student", empty=True) for s in students))
 
     def claims(name):  # what the name takes in the folder: its .md file and its folder

@@ -542,6 +542,8 @@ BAD = {
                                         B(vetting.module_of_alias, [], "a.b", word="alias=")],
     "gpuperf.grade:course_name": [B(grade.course_name, 3, err=TypeError, word="filename")],
     "gpuperf.grade:outputs": [B(grade.outputs, 3, err=TypeError, word="out")],
+    "gpuperf.grade:file_names": [B(grade.file_names, ["ada", 3], err=TypeError, word="student"),
+                                 B(grade.file_names, "ada", err=TypeError, word="students")],
     "gpuperf.grade:summary": [B(grade.summary, ["row"], err=TypeError, word="rows[0]")],
     "gpuperf.grade:feedback": [B(grade.feedback, [], 3, err=TypeError, word="student")],
     "gpuperf.exercises:seeds": [B(ex.seeds, (0, -1), word="visible[1]"),

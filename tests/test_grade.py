@@ -384,6 +384,156 @@ def test_the_lms_files_follow_canvas_and_gradescope_conventions(tmp_path):
         grade.read_roster(bad)
 
 
+
+def test_a_roster_that_would_put_two_students_on_one_lms_row_is_refused(tmp_path):
+    """One folder listed twice, or one id given to two folders: the LMS files would carry one
+    student's grade under the other's id. Refused when the roster is read, before grading."""
+    roster = tmp_path / "roster.csv"
+    roster.write_text("folder,id\nada,s001\nbob,s002\nada,s003\n")
+    with pytest.raises(ValueError, match=r"'ada' twice \(lines 2 and 4\)"):
+        grade.read_roster(roster)
+    roster.write_text("folder,id\nada,s001\nbob,s001\n")
+    with pytest.raises(ValueError, match=r"'s001' to two folders, 'ada' \(line 2\) and 'bob'"):
+        grade.read_roster(roster)
+    roster.write_text("folder,id\nada,s001\ncy,\ndee,\n")  # no id, twice: fine
+    assert grade.read_roster(roster)["dee"] == {"folder": "dee", "id": ""}
+
+
+def test_student_folders_whose_names_meet_get_a_file_name_each():
+    """`x\\y` and `x_y` made one safe name `x_y`: one student's executed notebooks went over
+    the other's, and writing the feedback raised FileExistsError after all the grading. Every
+    place a student's name becomes a file name takes ``file_names``: unique on any disk
+    (letter case; `a.md/` beside `a.md`), the same on every run, plain names untouched."""
+    import random
+
+    h = __import__("hashlib").sha256(b"x\\y").hexdigest()
+    students = ["x\\y", "x_y", "Ada", "ada", "a", "a.md", "bob", "..", "Jos\udce9", "tab\there",
+                "n" * 300, "n" * 301, f"x_y-{h[:8]}"]  # the last: named as x\y's would be
+    names = grade.file_names(students)
+    assert sorted(names) == sorted(students)
+    taken = [c for n in names.values() for c in (n.casefold(), f"{n}.md".casefold())]
+    assert len(taken) == len(set(taken)), names  # no two meet, as a file or a folder
+    assert all(n not in ("", ".", "..") and "/" not in n and "\\" not in n
+               and len(f"{n}.md".encode()) <= 255 for n in names.values()), names
+    assert names["bob"] == "bob" and names[f"x_y-{h[:8]}"] == f"x_y-{h[:8]}"
+    assert names["x\\y"].startswith("x_y-") and names["x_y"].startswith("x_y-")
+    shuffled = students[:]
+    random.Random(3).shuffle(shuffled)
+    assert grade.file_names(shuffled) == names  # the class's order changes nothing
+    with pytest.raises(TypeError, match="student"):
+        grade.file_names(["ada", 7])
+
+
+def test_two_folders_with_one_safe_name_keep_their_own_rows_feedback_and_notebooks(tmp_path,
+                                                                                     capsys):
+    """The audit's class: `x\\y` (a wrong answer) and `x_y` (a right one), graded through
+    ``main``: two rows, two feedback files, each with its own executed notebook."""
+    source = _source(tmp_path / "notebooks")
+    copy = assign.assign(source.parent, tmp_path / "student")[0]
+    subs = tmp_path / "subs"
+    _submit(subs, "x\\y", copy, _answer(WRONG))
+    _submit(subs, "x_y", copy, _answer(RIGHT))
+    out = tmp_path / "g" / "gradebook.csv"
+    assert grade.main([str(subs), "--source", str(source.parent), "--out", str(out),
+                       "--seed", "4242", "--jobs", "2", "--cell-timeout", "60"]) == 0
+    assert "x_y-" in capsys.readouterr().err  # the renamed feedback files are named
+    with open(out, newline="", encoding="utf-8") as f:
+        table = list(csv.DictReader(f))
+    assert {r["student"]: r["total"] for r in table[:-1]} == {"x\\y": "0.0", "x_y": "1.0"}
+    folder = grade.outputs(out)[2]
+    names = grade.file_names(["x\\y", "x_y"])
+    for student, score in (("x\\y", "0%"), ("x_y", "100%")):
+        text = (folder / f"{names[student]}.md").read_text()
+        assert f"# Feedback for {student}" in text and f"Score {score}" in text
+    assert "forgot the write" in (folder / names["x\\y"] / "01_demo.ipynb").read_text()
+    assert "forgot the write" not in (folder / names["x_y"] / "01_demo.ipynb").read_text()
+    assert not [p for p in out.parent.iterdir() if p.name.startswith(".")]  # no leftovers
+
+
+def test_an_output_that_cannot_be_written_costs_no_other(tmp_path, monkeypatch):
+    """One student's notebooks that cannot be copied, or one LMS file that cannot be written:
+    everything else is written, then ``OutputsNotWritten`` names what failed and why."""
+    import shutil
+
+    rows = [grade._row(s, "01", "check_a", _entry([("c", True, 1, "output")]), "graded", "")
+            for s in ("ada", "bob", "Jos\udce9")]  # a zip's Latin-1 folder name, too
+    kept = tmp_path / "kept"
+    for s, n in grade.file_names(["ada", "bob", "Jos\udce9"]).items():
+        (kept / n).mkdir(parents=True)
+        (kept / n / "01.ipynb").write_text(s.encode("utf-8", "backslashreplace").decode())
+    real = shutil.copytree
+
+    def copytree(src, dst, **kw):
+        if Path(src).name == "ada":
+            raise PermissionError(13, "Permission denied", str(src))
+        return real(src, dst, **kw)
+    monkeypatch.setattr(shutil, "copytree", copytree)
+    real_write = grade._write_file
+
+    def write_file(path, text):
+        if "canvas" in path.name:
+            raise OSError(28, "No space left on device", str(path))
+        return real_write(path, text)
+    monkeypatch.setattr(grade, "_write_file", write_file)
+    out = tmp_path / "gb.csv"
+    with pytest.raises(grade.OutputsNotWritten) as err:
+        grade.write_gradebook(rows, out, notebooks=kept)
+    message = str(err.value)
+    assert "gb-canvas.csv" in message and "No space left" in message
+    assert str(grade.outputs(out)[2] / "ada") in message and "Permission denied" in message
+    _, details, folder = grade.outputs(out)
+    assert out.is_file() and details.is_file() and grade.lms_outputs(out)["gradescope"].is_file()
+    assert not grade.lms_outputs(out)["canvas"].exists()
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        [f"{n}.md" for n in grade.file_names(["ada", "bob", "Jos\udce9"]).values()]
+        + ["bob", "Jos_"])
+    assert "Jos\\udce9" in details.read_text(encoding="utf-8")
+
+
+def test_a_gradebook_that_cannot_be_written_after_grading_keeps_the_run(tmp_path, monkeypatch,
+                                                                         capsys):
+    """Nothing written at all (a gradebook that appeared meanwhile, a full disk): ``main``
+    saves every row where ``write_gradebook`` takes them back, and says where."""
+    rows = [grade._row(s, "01", "check_a", _entry([("c", True, 1, "output")]), "graded", "")
+            for s in ("ada", "bob")]
+    monkeypatch.setattr(grade, "grade", lambda *a, **kw: [dict(r) for r in rows])
+    out = tmp_path / "gb.csv"
+
+    def appeared(*a, **kw):
+        raise FileExistsError(f"{out} exists: pass --force to replace, or another --out.")
+    monkeypatch.setattr(grade, "write_gradebook", appeared)
+    assert grade.main([str(tmp_path), "--out", str(out), "--jobs", "1"]) == 2
+    err = capsys.readouterr().err
+    saved = next(tmp_path.glob("gb-details.saved-*.csv"))
+    assert str(saved) in err and "write_gradebook" in err
+    monkeypatch.undo()
+    with open(saved, newline="", encoding="utf-8") as f:
+        again = list(csv.DictReader(f))
+    assert [(r["student"], r["earned"]) for r in again] == [("ada", "1.0"), ("bob", "1.0")]
+    grade.write_gradebook(again, out)  # the gradebook, from the saved rows
+    assert out.is_file()
+
+
+def test_a_student_named_as_the_speed_row_keeps_a_row_in_every_table(tmp_path):
+    """A folder named `speed measured on` was dropped from both LMS imports (rows were told
+    from the speed row by their text). The speed row is the gradebook's last, with no total."""
+    rows = [grade._row(s, "01", "check_a", _entry([("c", True, 1, "output")]), "graded", "", 2)
+            for s in ("ada", grade.SPEED_ROW)]
+    tables = grade.lms_tables(rows)
+    assert [r["Student"] for r in tables["canvas"][1][1:]] == ["ada", grade.SPEED_ROW]
+    assert [(r["Name"], r["Total Score"]) for r in tables["gradescope"][1]] == [
+        ("ada", 2.0), (grade.SPEED_ROW, 2.0)]
+    out = grade.write_gradebook(rows, tmp_path / "gb.csv")
+    with open(out, newline="", encoding="utf-8") as f:
+        table = list(csv.DictReader(f))
+    assert [(r["student"], r["total"]) for r in table] == [
+        ("ada", "2.0"), (grade.SPEED_ROW, "2.0"), (grade.SPEED_ROW, "")]
+    assert table[-1]["01/check_a"] == "not measured: no GPU"
+    for kind, path in grade.lms_outputs(out).items():
+        with open(path, newline="", encoding="utf-8") as f:
+            assert grade.SPEED_ROW in f.read(), kind
+
+
 def test_code_that_names_the_graders_machinery_is_found():
     src = nbformat.v4.new_notebook()
     src.cells = [nbformat.v4.new_code_cell("def f():\n    pass", id="answer")]

@@ -1025,7 +1025,8 @@ def grade(submissions: Path, *, source: Path = Path("solutions"), cell_timeout: 
     kernel. ``assigned`` names the notebooks of the assignment (``"03_dram"`` or
     ``"03_dram.ipynb"``; default: every course notebook someone handed in): each counts for
     every student, 0 where missing. ``keep``: a folder for each student's executed notebooks
-    (``keep/<student>/<notebook>.ipynb``). ``limits`` and ``hide``: see ``grade_notebook``."""
+    (``keep/<student>/<notebook>.ipynb``, ``<student>`` named by ``file_names``).
+    ``limits`` and ``hide``: see ``grade_notebook``."""
     for name, val in (("submissions", submissions), ("source", source)):
         if not isinstance(val, (str, os.PathLike)) or not str(val).strip():
             raise TypeError(f"{name} must be a folder path, not {type(val).__name__} ({val!r}).")
@@ -1073,6 +1074,7 @@ def grade(submissions: Path, *, source: Path = Path("solutions"), cell_timeout: 
         strays += [(st, p) for st, mine in plan.items() for n, files in mine.items()
                    if n not in expected for p in files]
     tasks = [(st.name, name) for st in students for name in expected]
+    kept_as = file_names(st.name for st in students)  # x\y and x_y: never one folder
     # The grader's own run of each course notebook, with the class's hidden seed: made once,
     # by the first task that needs it (the others of that notebook wait for it).
     import threading
@@ -1114,7 +1116,7 @@ def grade(submissions: Path, *, source: Path = Path("solutions"), cell_timeout: 
                                  reference=reference_for(name),
                                  hide=[submissions, source, *hide],
                                  keep=None if keep is None else
-                                 Path(keep) / _safe_name(student) / name)
+                                 Path(keep) / kept_as[student] / name)
             if len(files) > 1:
                 also = ", ".join(p.name for p in files[:-1])
                 for r in got:
@@ -1213,7 +1215,14 @@ def summary(rows: list[dict], roster: dict | None = None) -> tuple[list[str], li
     points earned (its score times its worth; 0 where no verdict or no notebook), the total,
     the points possible over every assigned notebook (``out_of``) and the notebooks
     missing. A last row, ``speed measured on``, says per exercise where its speed checks ran
-    (a GPU's name, or "not measured: no GPU")."""
+    (a GPU's name, or "not measured: no GPU"): it is told from a student's row by where it
+    is and by its empty ``total``, never by its text (a student's folder may be named so)."""
+    columns, people, speed = _summary(rows, roster)
+    return columns, people + ([speed] if speed is not None else [])
+
+
+def _summary(rows, roster=None) -> tuple[list[str], list[dict], dict | None]:
+    """``summary`` in parts: ``(columns, one row per student, the speed row or None)``."""
     rows = v.sequence(rows, "rows", empty=True)
     roster = roster or {}
     exercises, students, worth, where = [], [], {}, {}
@@ -1242,11 +1251,12 @@ def summary(rows: list[dict], roster: dict | None = None) -> tuple[list[str], li
         line["out_of"] = round(sum(worth[e] for e in exercises), 3)
         line["missing"] = " ".join(missing)
         table.append(line)
+    speed = None
     if exercises:
-        table.append({"student": SPEED_ROW, "student_id": "",
-                      **{e: "; ".join(sorted(where.get(e, {"not run"}))) for e in exercises},
-                      "total": "", "out_of": "", "missing": ""})
-    return ["student", "student_id", *exercises, "total", "out_of", "missing"], table
+        speed = {"student": SPEED_ROW, "student_id": "",
+                 **{e: "; ".join(sorted(where.get(e, {"not run"}))) for e in exercises},
+                 "total": "", "out_of": "", "missing": ""}
+    return ["student", "student_id", *exercises, "total", "out_of", "missing"], table, speed
 
 
 # The gradebook's last row: where each exercise's speed checks ran.
@@ -1270,8 +1280,25 @@ def read_roster(path) -> dict:
             raise ValueError(f"{path} has no 'folder' column (the name of each student's "
                              "submission folder); its columns: "
                              f"{', '.join(reader.fieldnames or [])}.")
-        return {r[key].strip(): {k.strip().lower(): (val or "").strip() for k, val in r.items()
-                                 if k} for r in reader if r.get(key, "").strip()}
+        people, lines, ids = {}, {}, {}
+        for line, r in enumerate(reader, 2):
+            folder = (r.get(key) or "").strip()
+            if not folder:
+                continue
+            # Two lines for one folder, or one id for two folders: one student's grade would
+            # land on the other's row in the LMS, silently.
+            if folder in people:
+                raise ValueError(f"{path} lists folder {folder!r} twice (lines {lines[folder]} "
+                                 f"and {line}): keep one line per student folder.")
+            who = {k.strip().lower(): (val or "").strip() for k, val in r.items() if k}
+            if who.get("id") and who["id"] in ids:
+                raise ValueError(f"{path} gives id {who['id']!r} to two folders, "
+                                 f"{ids[who['id']]!r} (line {lines[ids[who['id']]]}) and "
+                                 f"{folder!r} (line {line}): give each student their own id.")
+            people[folder], lines[folder] = who, line
+            if who.get("id"):
+                ids[who["id"]] = folder
+        return people
 
 
 def lms_tables(rows: list[dict], roster: dict | None = None, *,
@@ -1282,8 +1309,7 @@ def lms_tables(rows: list[dict], roster: dict | None = None, *,
     ``SID``, ``Email``, ``Total Score``, ``Max Points``). Each is ``(columns, rows)``."""
     v.string(assignment, "assignment")
     roster = roster or {}
-    _, table = summary(rows, roster)
-    people = [t for t in table if t["student"] != SPEED_ROW]
+    _, people, _ = _summary(rows, roster)  # every student, whatever the folder's name
     possible = people[0]["out_of"] if people else 0
     canvas_cols = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", assignment]
     canvas = [{"Student": "    Points Possible", assignment: possible}]
@@ -1343,7 +1369,9 @@ def _write_file(path: Path, text: str) -> None:
     """``text`` to ``path``, whole or not at all, with a new file's normal permissions."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+        # errors: a folder name that is not UTF-8 (a zip's Latin-1 "Jos\xe9") is written
+        # as its escape, not refused after an hour of grading
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="") as f:
             f.write(text)
         os.chmod(tmp, default_file_mode())  # as readable as any new file, not private
         os.replace(tmp, path)
@@ -1352,15 +1380,28 @@ def _write_file(path: Path, text: str) -> None:
         raise
 
 
+class OutputsNotWritten(OSError):
+    """Some of a gradebook's outputs could not be written; every other one was.
+    ``written``: the paths written; ``failed``: ``(path, reason)`` for each that was not."""
+
+    def __init__(self, written, failed):
+        self.written, self.failed = list(written), list(failed)
+        super().__init__(
+            "could not write " + "; ".join(f"{p}: {why}" for p, why in self.failed)
+            + (". Written: " + ", ".join(map(str, self.written)) if self.written
+               else ". Nothing else was written either") + ".")
+
+
 def write_gradebook(rows: list[dict], out: Path, *, force: bool = False,
                     roster: dict | None = None, notebooks: Path | None = None) -> Path:
     """Write the gradebook ``out`` (one row per student, a column per exercise), its details
     (``<out>-details.csv``: one row per student, notebook and exercise), the LMS imports
     (``<out>-canvas.csv``, ``<out>-gradescope.csv``) and a feedback file per student
-    (``<out>-feedback/<student>.md``), with the student's executed notebooks beside it where
-    ``notebooks`` holds them (``notebooks/<student>/``, as ``grade(keep=...)`` writes them).
-    Each file is written whole or not at all, and nothing existing is replaced unless
-    forced."""
+    (``<out>-feedback/<name>.md``, ``<name>`` from ``file_names``), with the student's
+    executed notebooks beside it where ``notebooks`` holds them (``notebooks/<name>/``, as
+    ``grade(keep=...)`` writes them). Each file is written whole or not at all, and nothing
+    existing is replaced unless forced. One output that cannot be written costs no other:
+    the rest are written, then ``OutputsNotWritten`` says which failed and why."""
     import shutil
 
     rows = v.sequence(rows, "rows", empty=True)
@@ -1370,37 +1411,124 @@ def write_gradebook(rows: list[dict], out: Path, *, force: bool = False,
     _refuse_existing(out, force)
     out, details, feedback_dir = outputs(out)
     columns, table = summary(rows, roster)
+    lms = lms_tables(rows, roster)
+    students = list(dict.fromkeys(r["student"] for r in rows))
+    names = file_names(students)
     out.parent.mkdir(parents=True, exist_ok=True)
+    written, failed = [], []
+
+    def attempt(path, write, record=True):
+        try:
+            write()
+            if record:
+                written.append(path)
+        except Exception as err:  # noqa: BLE001 - said in OutputsNotWritten, never lost
+            failed.append((path, f"{type(err).__name__}: {err}"))
+
+    # The tables first, each on its own: they are the grading run.
+    attempt(details, lambda: _write_file(details, _csv_text(COLUMNS, rows)))
+    for kind, path in lms_outputs(out).items():
+        attempt(path, lambda path=path, kind=kind: _write_file(path, _csv_text(*lms[kind])))
+    attempt(out, lambda: _write_file(out, _csv_text(columns, table)))
     # The feedback folder is built apart and moved into place in one rename.
-    staging = Path(tempfile.mkdtemp(prefix=f".{feedback_dir.name}.", dir=out.parent))
     try:
-        for student in dict.fromkeys(r["student"] for r in rows):
-            _write_file(staging / f"{_safe_name(student)}.md", feedback(rows, student))
-            kept = Path(notebooks) / _safe_name(student) if notebooks else None
-            if kept is not None and kept.is_dir():
-                shutil.copytree(kept, staging / _safe_name(student))
-        os.chmod(staging, default_file_mode(0o777))  # mkdtemp's folder is private
-        _write_file(details, _csv_text(COLUMNS, rows))
-        for kind, path in lms_outputs(out).items():
-            _write_file(path, _csv_text(*lms_tables(rows, roster)[kind]))
-        _write_file(out, _csv_text(columns, table))
-        if feedback_dir.exists():
-            old = feedback_dir.with_name(f".{feedback_dir.name}.old-{os.urandom(4).hex()}")
-            feedback_dir.rename(old)
-            staging.rename(feedback_dir)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            staging.rename(feedback_dir)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+        staging = Path(tempfile.mkdtemp(prefix=f".{feedback_dir.name}.", dir=out.parent))
+    except OSError as err:
+        staging = None
+        failed.append((feedback_dir, f"{type(err).__name__}: {err}"))
+    if staging is not None:
+        try:
+            for student in students:
+                name = names[student]
+                attempt(staging / f"{name}.md", lambda s=student, n=name: _write_file(
+                    staging / f"{n}.md", feedback(rows, s)), record=False)
+                kept = Path(notebooks) / name if notebooks else None
+                if kept is not None and kept.is_dir():
+                    attempt(staging / name,
+                            lambda k=kept, n=name: shutil.copytree(k, staging / n), record=False)
+            old = None
+            try:
+                os.chmod(staging, default_file_mode(0o777))  # mkdtemp's folder is private
+                if feedback_dir.exists():
+                    old = feedback_dir.with_name(f".{feedback_dir.name}.old-{os.urandom(4).hex()}")
+                    feedback_dir.rename(old)
+                staging.rename(feedback_dir)
+                written.append(feedback_dir)
+            except OSError as err:
+                where = f"; the feedback is in {staging}"
+                if old is not None and not feedback_dir.exists():
+                    try:
+                        old.rename(feedback_dir)  # the earlier feedback back where it was
+                    except OSError:
+                        where += f", the earlier feedback in {old}"
+                    old = None  # kept, whichever name it has
+                failed.append((feedback_dir, f"{type(err).__name__}: {err}{where}"))
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
+            if not staging.exists():  # a student's file that failed, named where it belonged
+                failed = [(feedback_dir / p.relative_to(staging) if p.is_relative_to(staging)
+                           else p, why) for p, why in failed]
+        except BaseException:  # an interrupt: no half-built folder left behind
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+    if failed:
+        raise OutputsNotWritten(written, failed)
     return out
 
 
 def _safe_name(student: str) -> str:
-    """A student folder's name as a file name (it came from a folder name already; this
-    only guards against a path separator)."""
-    return student.replace("/", "_").replace("\\", "_") or "_"
+    """A student folder's name as a file name: a path separator, a control character or a
+    byte that is not UTF-8 becomes ``_``, ``.``/``..`` and an empty name ``_``, and a name
+    longer than ``_NAME_BYTES`` bytes is cut there (so ``<name>.md`` fits a file system's
+    255). Two names can come out alike: ``file_names`` makes them unique."""
+    safe = "".join("_" if c in "/\\" or ord(c) < 32 or ord(c) == 127
+                   or 0xD800 <= ord(c) <= 0xDFFF else c for c in student)
+    while len(safe.encode("utf-8")) > _NAME_BYTES:
+        safe = safe[:-1]
+    return "_" if safe in ("", ".", "..") else safe
+
+
+_NAME_BYTES = 150  # a file name's bytes at most before its "-<hash>" and ".md"
+
+
+def file_names(students) -> dict:
+    """``{student: name}``: the name of each student's feedback file (``<name>.md``) and
+    executed-notebook folder (``<name>/``) in the feedback folder, and of the folder
+    ``grade(keep=...)`` keeps the notebooks in. Each is the folder's name made safe
+    (``_safe_name``); where two students' names would meet, even only in letter case (a
+    case-insensitive disk: macOS, Windows) or as one's folder and the other's ``.md``
+    (``a.md/`` and ``a`` + ``.md``), each of them gets ``-`` and the first 8 (or more, until
+    unique) hex digits of the SHA-256 of the folder's own name added: the same names for the
+    same class on every run, never one student's file over another's. The names depend on
+    the whole class, so ``grade`` and ``write_gradebook`` agree on one class's rows."""
+    import hashlib
+
+    if isinstance(students, (str, bytes)) or not hasattr(students, "__iter__"):
+        raise TypeError(f"students must be the students' folder names (a list of strings), not "
+                        f"{type(students).__name__} ({students!r}).")
+    students = sorted(dict.fromkeys(v.string(s, "student", empty=True) for s in students))
+
+    def claims(name):  # what the name takes in the folder: its .md file and its folder
+        return {name.casefold(), f"{name}.md".casefold()}
+
+    seen = {}
+    for s in students:
+        for c in claims(_safe_name(s)):
+            seen[c] = seen.get(c, 0) + 1
+    names = {s: _safe_name(s) for s in students
+             if all(seen[c] == 1 for c in claims(_safe_name(s)))}
+    taken = set().union(*(claims(n) for n in names.values()))
+    for s in students:
+        if s in names:
+            continue
+        digest = hashlib.sha256(s.encode("utf-8", "surrogatepass")).hexdigest()
+        for n in range(8, len(digest) + 1, 4):  # longer only against a name made to meet it
+            name = f"{_safe_name(s)}-{digest[:n]}"
+            if not claims(name) & taken:
+                break
+        names[s] = name
+        taken |= claims(name)
+    return names
 
 
 def main(argv=None) -> int:
@@ -1477,7 +1605,14 @@ def main(argv=None) -> int:
                      progress=lambda line: print(line, file=sys.stderr, flush=True))
         for r in rows:
             r["student_id"] = (roster or {}).get(r["student"], {}).get("id", r["student"])
-        write_gradebook(rows, out, force=args.force, roster=roster, notebooks=keep)
+        try:
+            write_gradebook(rows, out, force=args.force, roster=roster, notebooks=keep)
+        except Exception as err:  # noqa: BLE001 - after grading: the run is never lost
+            print(f"error: {err}" if isinstance(err, (OSError, ValueError, TypeError))
+                  else f"error: {type(err).__name__}: {err}", file=sys.stderr)
+            if _save_run(rows, out, keep, err):
+                keep = None  # kept for the instructor, not removed below
+            return 2
     except (FileNotFoundError, FileExistsError, ValueError, TypeError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -1493,7 +1628,45 @@ def main(argv=None) -> int:
           + ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
           + f"), {lms['canvas']} and {lms['gradescope']} (to import in Canvas or Gradescope) "
           f"and {feedback_dir}/ (each student's feedback and executed notebooks)")
+    renamed = {st: n for st, n in file_names(dict.fromkeys(r["student"] for r in rows)).items()
+               if n != st}
+    if renamed:
+        print("feedback files not named as the folder (a character a file name cannot hold, or "
+              "folders whose names meet in one file name): "
+              + ", ".join(f"{st!r}: {n}.md" for st, n in renamed.items()), file=sys.stderr)
     return 0
+
+
+def _save_run(rows: list[dict], out: Path, keep: Path | None, err: Exception) -> bool:
+    """After grading, where the gradebook could not all be written: the details (every row;
+    ``write_gradebook`` takes them back) saved beside ``out``, or in the system's temporary
+    folder where that fails too, unless written already; said on stderr. True where the
+    executed notebooks in ``keep`` are to stay (the feedback folder was not written)."""
+    written = getattr(err, "written", [])
+    details = outputs(out)[1]
+    stay = keep is not None and Path(keep).is_dir() and any(Path(keep).iterdir()) \
+        and outputs(out)[2] not in written
+    if details not in written:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        for folder in (out.parent, Path(tempfile.gettempdir())):
+            path = folder / f"{out.stem}-details.saved-{stamp}-{os.getpid()}.csv"
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                _write_file(path, _csv_text(COLUMNS, rows))
+            except OSError as why:
+                print(f"could not save the grading run's rows to {path}: {why}",
+                      file=sys.stderr)
+                continue
+            print(f"the grading run's rows are saved in {path}; to write the gradebook from "
+                  "them: python -c \"import csv, gpuperf.grade as g; g.write_gradebook(list("
+                  f"csv.DictReader(open({str(path)!r}))), {str(out)!r}"
+                  + (f", notebooks={str(keep)!r}" if stay else "") + ")\" (force=True "
+                  "replaces what is there)", file=sys.stderr)
+            break
+    if stay:
+        print(f"the executed notebooks are kept in {keep} (one folder per student, named as "
+              "gpuperf.grade.file_names says)", file=sys.stderr)
+    return stay
 
 
 if __name__ == "__main__":

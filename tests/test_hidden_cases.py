@@ -122,3 +122,31 @@ def test_formula_exercises_hold_a_case_that_separates_every_rule():
     for form in co_checks._LAYOUT_ALIGNED_FORMS:
         assert any(form(*c) != _layout_read_bytes(*c) for c in layout)
     assert any((F * E) % 32 and 32 % (F * E) for _, F, _, E in layout)
+
+
+@cuda.jit
+def registers_fitted(delta, w, d, raw):
+    """GDN algorithm 4 right for the channel counts the student's run shows (up to 8),
+    wrong for more: the loop over j stops at 8."""
+    n_ch, n_s = w.shape
+    s = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    k = cuda.blockIdx.y
+    if s < n_s:
+        dk = d[k, s]
+        common = -0.5 * delta[k, s] * w[k, s] * dk * dk * dk
+        for j in range(min(n_ch, 8)):
+            raw[k * n_ch + j, s] = common * w[j, s] * w[j, s]
+
+
+def test_a_kernel_fitted_to_the_visible_channel_counts_fails_while_grading(grading, monkeypatch):
+    """Issue hostile23/4: the loop over channels meets, while grading, more channels than
+    any case the student's run used; a kernel fitted to them fails a hidden case."""
+    from gpuperf.kernels import gdn
+
+    monkeypatch.setattr(ex, "GRADE_LOG", None)
+    assert gdn.check_registers(registers_fitted), "the visible cases should pass"
+    monkeypatch.setattr(ex, "GRADE_LOG", str(grading))
+    report = gdn.check_registers(registers_fitted)
+    assert not report
+    assert report.failed and all("hidden case" in name for name, _ in report.failed), \
+        report.failed

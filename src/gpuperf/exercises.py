@@ -1507,8 +1507,8 @@ def refuses_stubs(check=None, *, solved_by=(), judged_apart=False):
             with _tripwires(solved_by, check.__module__) as called:
                 try:
                     result = check(student, *args, **kwargs)
-                except CourseAnswerCalled:
-                    result = None
+                except CourseAnswerCalled as err:  # also one a check around this one set
+                    result, called = None, [*called, err.label]
             used = called[0] if called else None
         if used:
             return one_line_failure(title, name,
@@ -1762,6 +1762,10 @@ class CourseAnswerCalled(BaseException):
     (``refuses_stubs(solved_by=...)``): a BaseException, so that ``except Exception`` in the
     student's code or in a checker's case does not swallow it; the call is recorded anyway."""
 
+    def __init__(self, label: str):
+        super().__init__(f"the student's code called {label}")
+        self.label = label
+
 
 @contextmanager
 def _tripwires(names, module: str):
@@ -1793,7 +1797,7 @@ def _tripwires(names, module: str):
             def tripped(args, kwargs, copy=copy, label=label):
                 if _called_by_student(sys._getframe(2)):  # 1: the swapped code; 2: its caller
                     called.append(label)
-                    raise CourseAnswerCalled(f"the student's code called {label}")
+                    raise CourseAnswerCalled(label)
                 return copy(*args, **kwargs)
 
             key = f"_gpuperf_tripwire_{id(fn)}"

@@ -2,6 +2,9 @@
 ``st.ideal_ms``, ``g.moved_bytes``, ...) fails on one line, however it reaches it; a comment
 or a string that names the function, or a course helper the task allows, does not."""
 
+import functools
+import types
+
 import numpy as np
 import pytest
 from numba import cuda
@@ -86,16 +89,35 @@ def own_kernel(x, out):
         out[i] = red.warp_sum(x[i])
 
 
+class _CallsIt:
+    def __call__(self, d_x):
+        return red.reduce_sum(d_x)
+
+
+class _HoldsIt:
+    def __init__(self):
+        self.fn = red.reduce_sum
+
+    def __call__(self, d_x):
+        return self.fn(d_x)
+
+
 @pytest.mark.parametrize("fn,expected", [
     (direct, "reduce_sum"), (through_an_alias, "reduce_sum"), (through_a_helper, "reduce_sum"),
     (through_an_import, "reduce_sum"), (a_factory, "make_v8"),
     (a_method_of_an_instance, "locate_element"), (a_closure(), "reduce_sum"),
+    # hostile23 item 5: callables without code of their own, and a copy of the course's code
+    (functools.partial(red.reduce_sum), "reduce_sum"), (functools.partial(direct), "reduce_sum"),
+    (_CallsIt(), "reduce_sum"), (_HoldsIt(), "reduce_sum"), (LAYOUT.locate_element, "locate_element"),
+    (types.FunctionType(red.reduce_sum.__code__, vars(red)), "reduce_sum"),
+    (functools.partial(red.make_v8.__wrapped__, 256), "make_v8"),
 ])
 def test_every_way_of_reaching_the_answer_is_seen(fn, expected):
     assert ex._borrowed(fn, FORBIDDEN).endswith(expected)
 
 
-@pytest.mark.parametrize("fn", [only_mentions_it, uses_allowed_helpers, own_kernel])
+@pytest.mark.parametrize("fn", [only_mentions_it, uses_allowed_helpers, own_kernel,
+                                functools.partial(uses_allowed_helpers)])
 def test_comments_strings_and_allowed_helpers_count_for_nothing(fn):
     assert ex._borrowed(fn, FORBIDDEN) is None
 
@@ -172,3 +194,82 @@ def test_every_checkers_course_answers_exist():
                 assert len(ex._resolve_names(solved_by, module.__name__)) >= len(solved_by)
                 names += len(solved_by)
     assert names >= 20
+
+
+# hostile23 item 5: what reading the code cannot see is caught while the check runs. The
+# course's answers are tripwires then: any call the student's code makes to them, by any
+# route, fails the check on the refusal's line; the checker's own calls, and a course helper
+# the student may call that calls them inside, go through.
+_NAME = "moved" + "_bytes"  # a name built at run time: the compiled code never reads it
+
+
+def _dynamic(method, n_ch, n_samples):
+    return getattr(g, _NAME)(method, n_ch, n_samples)
+
+
+class _Dynamic:
+    def __call__(self, method, n_ch, n_samples):
+        return getattr(g.models, _NAME)(method, n_ch, n_samples)
+
+
+def _swallows(method, n_ch, n_samples):
+    try:
+        return getattr(g, _NAME)(method, n_ch, n_samples)
+    except BaseException:  # noqa: BLE001  (the student's code catching the tripwire)
+        return 0
+
+
+def _through_a_lambda():
+    fetch = (lambda: getattr(g.models, _NAME))  # noqa: E731
+    return lambda method, n_ch, n_samples: fetch()(method, n_ch, n_samples)
+
+
+def _right(method, n_ch, n_samples):
+    """A right answer that calls a course helper which itself calls the course's answer."""
+    table = {r["method"]: r["moved_GB"] for r in g.memory_table(n_ch, n_samples)}
+    return table[method] * 1e9
+
+
+@pytest.mark.parametrize("answer", [_dynamic, _Dynamic(), _swallows, _through_a_lambda()],
+                         ids=["getattr", "callable object", "swallows the tripwire", "lambda"])
+def test_a_call_reading_cannot_see_is_caught_while_the_check_runs(answer, capsys):
+    code = g.models.moved_bytes.__code__
+    assert ex._borrowed(answer, ex._resolve_names(g.check_moved_bytes.solved_by,
+                                                  "gpuperf.kernels.gdn.checks")) is None
+    _fails_as_borrowed(g.check_moved_bytes(answer), "moved_bytes")
+    assert g.models.moved_bytes.__code__ is code  # put back after the check
+    assert g.moved_bytes("fused", 64, 100) > 0
+    assert not ex._WATCHED
+
+
+def test_the_checkers_own_calls_and_allowed_helpers_pass_the_tripwires():
+    """memory_table calls moved_bytes; a right answer built on it is not refused (here, a
+    checker of this file that forbids only moved_bytes; its reference comes through the course
+    too, as a course checker's own call does). A right answer the course's checker judges
+    passes its tripwires: tests/test_chapter_solutions.py."""
+    @ex.refuses_stubs(solved_by=("gpuperf.kernels.gdn.models:moved_bytes",))
+    def check_table(fn):
+        """A checker."""
+        chk = ex.Checker("x")
+        with chk.case("one"):
+            chk.expect(fn("registers", 8, 1000) == g.memory_table(8, 1000)[3]["moved_GB"] * 1e9,
+                       "differs")
+        return chk.report(show=False)
+
+    assert check_table(_right)
+    assert ex._borrowed(_right, ex._resolve_names(("gpuperf.kernels.gdn.models:moved_bytes",),
+                                                  "gpuperf.kernels.gdn")) is None
+
+
+def test_the_audits_bypasses_are_refused(capsys):
+    """hostile23 item 5: `must_move = _Bytes()` (a class whose __call__ calls the model) and
+    `functools.partial(dr.channel_gbps)` got full marks."""
+    from gpuperf.kernels.gdn import models as _m
+
+    class _Bytes:
+        def __call__(self, method, n_ch, n_samples):
+            return _m.moved_bytes(method, n_ch, n_samples)
+
+    _fails_as_borrowed(g.check_moved_bytes(_Bytes()), "moved_bytes")
+    _fails_as_borrowed(dram.check_channel_gbps(functools.partial(dram.channel_gbps)),
+                       "channel_gbps")

@@ -122,3 +122,77 @@ def test_formula_exercises_hold_a_case_that_separates_every_rule():
     for form in co_checks._LAYOUT_ALIGNED_FORMS:
         assert any(form(*c) != _layout_read_bytes(*c) for c in layout)
     assert any((F * E) % 32 and 32 % (F * E) for _, F, _, E in layout)
+
+
+@cuda.jit
+def registers_fitted(delta, w, d, raw):
+    """GDN algorithm 4 right for the channel counts the student's run shows (up to 8),
+    wrong for more: the loop over j stops at 8."""
+    n_ch, n_s = w.shape
+    s = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    k = cuda.blockIdx.y
+    if s < n_s:
+        dk = d[k, s]
+        common = -0.5 * delta[k, s] * w[k, s] * dk * dk * dk
+        for j in range(min(n_ch, 8)):
+            raw[k * n_ch + j, s] = common * w[j, s] * w[j, s]
+
+
+def test_a_kernel_fitted_to_the_visible_channel_counts_fails_while_grading(grading, monkeypatch):
+    """Issue hostile23/4: the loop over channels meets, while grading, more channels than
+    any case the student's run used; a kernel fitted to them fails a hidden case."""
+    from gpuperf.kernels import gdn
+
+    monkeypatch.setattr(ex, "GRADE_LOG", None)
+    assert gdn.check_registers(registers_fitted), "the visible cases should pass"
+    monkeypatch.setattr(ex, "GRADE_LOG", str(grading))
+    report = gdn.check_registers(registers_fitted)
+    assert not report
+    assert report.failed and all("hidden case" in name for name, _ in report.failed), \
+        report.failed
+
+
+def _make_tiled_fitted(tile):
+    """A tiled matrix product right while K needs at most 4 tiles (every visible K, with
+    16 x 16 tiles), wrong for a longer K: its loop over the phases stops at 4."""
+    from numba import float32
+
+    shape = (tile, tile)
+
+    @cuda.jit
+    def k(A, B, C):
+        sA = cuda.shared.array(shape, float32)
+        sB = cuda.shared.array(shape, float32)
+        tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+        row = cuda.blockIdx.y * tile + ty
+        col = cuda.blockIdx.x * tile + tx
+        M, K = A.shape
+        N = B.shape[1]
+        acc = float32(0.0)
+        for t in range(min((K + tile - 1) // tile, 4)):
+            kk = t * tile
+            sA[ty, tx] = A[row, kk + tx] if row < M and kk + tx < K else float32(0.0)
+            sB[ty, tx] = B[kk + ty, col] if col < N and kk + ty < K else float32(0.0)
+            cuda.syncthreads()
+            for n in range(tile):
+                acc += sA[ty, n] * sB[n, tx]
+            cuda.syncthreads()
+        if row < M and col < N:
+            C[row, col] = acc
+
+    return k
+
+
+def test_a_tiled_kernel_fitted_to_the_visible_k_fails_while_grading(grading, monkeypatch):
+    """The phase loop over K meets, while grading, a K longer than any the student's run
+    used (the loop-over-a-size gap of hostile23 item 4, in the matrix product)."""
+    from gpuperf.kernels import matmul as mm
+
+    monkeypatch.setattr(ex, "GRADE_LOG", None)
+    assert mm.check_tiled(_make_tiled_fitted), "the visible cases should pass"
+    monkeypatch.setattr(ex, "GRADE_LOG", str(grading))
+    monkeypatch.setattr(ex, "_hidden_seed", 4242)  # its shape of sizes 1..70 has K <= 64
+    report = mm.check_tiled(_make_tiled_fitted)
+    assert not report
+    assert report.failed and all("hidden case" in name for name, _ in report.failed), \
+        report.failed

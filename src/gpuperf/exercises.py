@@ -22,7 +22,9 @@ races=True)``) names them, and chapters check what a kernel calls (``Checker.cal
 from __future__ import annotations
 
 import contextvars
+import functools
 import inspect
+import os
 import re
 import textwrap
 import time
@@ -1460,6 +1462,11 @@ def refuses_stubs(check=None, *, solved_by=(), judged_apart=False):
     from the compiled code, so a comment or a string that names the function counts for
     nothing; the course's helpers that the task names are not in the list.
 
+    While the check runs, the same functions are tripwires (``_tripwires``): a call that the
+    student's code makes, by whatever route (a ``functools.partial``, an object's ``__call__``,
+    ``getattr``, a name built at run time), ends the check with the same failure; the
+    checker's own calls, and those of the course's helpers the student may call, go through.
+
     ``judged_apart=True`` marks a checker whose answer is a host function and whose verdict
     rests on more than the values it hands the grader (a structure or speed case, a watch on
     launches and copies, or answers that are not recorded): the grader judges it again on the
@@ -1494,11 +1501,20 @@ def refuses_stubs(check=None, *, solved_by=(), judged_apart=False):
                                      f"this is the course's own code (from {owner}), not "
                                      "yours: write the function in your notebook.")
         used = _borrowed(student, _resolve_names(solved_by, check.__module__))
+        if not used:
+            # What reading the code cannot see (a name built at run time, an object made
+            # elsewhere): the course's answers are tripwires while the check runs.
+            with _tripwires(solved_by, check.__module__) as called:
+                try:
+                    result = check(student, *args, **kwargs)
+                except CourseAnswerCalled as err:  # also one a check around this one set
+                    result, called = None, [*called, err.label]
+            used = called[0] if called else None
         if used:
             return one_line_failure(title, name,
                                      f"your code uses {used}, the course's own answer to this "
                                      "exercise: write that part yourself.")
-        return check(student, *args, **kwargs)
+        return result
 
     wrapper.solved_by = tuple(solved_by)
     wrapper.judged_apart = judged_apart
@@ -1514,21 +1530,32 @@ def _plain_first_line(check) -> str:
     return re.sub(r":\w+:`([^`]*)`|``([^`]*)``", lambda m: m.group(1) or m.group(2), line)
 
 
-def _resolve_names(names, module: str) -> dict:
-    """``{id(object): "module.name"}`` for the names of ``solved_by`` (kernels by their
-    Python function too, so a kernel and its ``py_func`` are the same answer)."""
+def _resolve_objects(names, module: str) -> list:
+    """``[(object, "module.name")]`` for the names of ``solved_by``."""
     import importlib
 
-    found = {}
+    found = []
     for entry in names:
         mod_name, _, attr = entry.rpartition(":") if ":" in entry else (module, ":", entry)
         obj = importlib.import_module(mod_name)
         for part in attr.split("."):
             obj = getattr(obj, part)  # a misspelt name is the course's bug: let it raise
-        label = f"{mod_name}.{attr}"
-        found[id(obj)] = label
-        if hasattr(obj, "py_func"):
-            found[id(obj.py_func)] = label
+        found.append((obj, f"{mod_name}.{attr}"))
+    return found
+
+
+def _resolve_names(names, module: str) -> dict:
+    """``{id(object): "module.name"}`` for the names of ``solved_by`` (kernels by their
+    Python function too, so a kernel and its ``py_func`` are the same answer; a cached
+    factory by the function it caches; a function by its compiled code too, so a copy made
+    of that code is the same answer)."""
+    found = {}
+    for obj, label in _resolve_objects(names, module):
+        for o in (obj, getattr(obj, "py_func", None), getattr(obj, "__wrapped__", None)):
+            if o is not None:
+                found.setdefault(id(o), label)
+                if hasattr(o, "__code__"):
+                    found.setdefault(id(o.__code__), label)
     return found
 
 
@@ -1660,10 +1687,13 @@ def _uses(student, forbidden: dict, dotted_names: dict | None = None) -> str | N
     if not forbidden and not dotted_names:
         return None
     seen: set[int] = set()
-    todo = [student]
-    home = getattr(getattr(student, "py_func", student), "__module__", None)
+    # (object, handed in): what the checker was given, and what a callable without code of
+    # its own hands its calls to (a partial's function and arguments, a bound method's
+    # function, a callable object's __call__ and attributes), is read whatever its module.
+    todo = [(student, True)]
+    home = None
     while todo:
-        obj = todo.pop()
+        obj, handed = todo.pop()
         if id(obj) in seen:
             continue
         seen.add(id(obj))
@@ -1675,9 +1705,20 @@ def _uses(student, forbidden: dict, dotted_names: dict | None = None) -> str | N
         if id(fn) in forbidden:
             return forbidden[id(fn)]
         code = getattr(fn, "__code__", None)
-        # The function handed in is always read; what it calls only if it is the student's.
-        if code is None or (obj is not student and (getattr(fn, "__module__", None) != home
-                                                    or _course_module(fn))):
+        if code is not None and id(code) in forbidden:  # a function made of the course's code
+            return forbidden[id(code)]
+        if code is None:
+            if handed:
+                todo.extend((part, True) for part in _handed_on(fn))
+            continue
+        if handed and home is None and not _library_file(code.co_filename):
+            home = getattr(fn, "__module__", None)
+        # The function handed in is always read (what a wrapper handed in calls, unless it is
+        # the course's); what they call only if it is the student's.
+        course = _course_module(fn)
+        if obj is student or (handed and not course):
+            pass
+        elif getattr(fn, "__module__", None) != home or course:
             continue
         cells = {}
         for var, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
@@ -1692,8 +1733,150 @@ def _uses(student, forbidden: dict, dotted_names: dict | None = None) -> str | N
                 continue
             if id(ref) in forbidden:
                 return forbidden[id(ref)]
-            todo.append(ref)
+            todo.append((ref, False))
     return None
+
+
+def _handed_on(obj) -> list:
+    """What a callable without code of its own calls, or holds to call: a
+    ``functools.partial``'s function and bound arguments, a bound method's function and
+    object, a callable object's ``__call__`` and its attributes; nothing for anything else."""
+    import functools
+    import types
+
+    if isinstance(obj, (type, types.ModuleType)) or not callable(obj):
+        return []
+    if isinstance(obj, (functools.partial, functools.partialmethod)):
+        return [obj.func, *obj.args, *(obj.keywords or {}).values()]
+    if isinstance(obj, types.MethodType):
+        return [obj.__func__, obj.__self__]
+    call = next((vars(k)["__call__"] for k in type(obj).__mro__ if "__call__" in vars(k)), None)
+    if not isinstance(call, types.FunctionType):
+        return []
+    attrs = getattr(obj, "__dict__", None)
+    return [call, *(attrs.values() if isinstance(attrs, dict) else ())]
+
+
+class CourseAnswerCalled(BaseException):
+    """Raised where the student's code calls one of the course's answers while its check runs
+    (``refuses_stubs(solved_by=...)``): a BaseException, so that ``except Exception`` in the
+    student's code or in a checker's case does not swallow it; the call is recorded anyway."""
+
+    def __init__(self, label: str):
+        super().__init__(f"the student's code called {label}")
+        self.label = label
+
+
+@contextmanager
+def _tripwires(names, module: str):
+    """While the block runs, the course's functions ``names`` (as ``solved_by`` names them)
+    are tripwires: a call from the student's code is recorded (its label appended to the
+    list the block gets) and raises ``CourseAnswerCalled``; a call from the course's code
+    (the checker's own reference, a helper the exercise allows) runs the function.
+
+    The function object itself is changed (its code is swapped, then put back), so every
+    route to it is caught: a name bound before the check, a ``functools.partial``, a
+    closure, a method, ``getattr`` on a module. Who calls is read from the stack: the first
+    frame that is neither the standard library's nor an installed package's decides. A
+    cached factory is watched through the function it caches (a call the cache answers is
+    not seen: the compiled-code check covers those); kernels are not watched (on a GPU
+    their code is compiled, not run)."""
+    import sys
+
+    called: list = []
+    swapped = []
+    try:
+        for obj, label in _resolve_objects(names, module):
+            fn = _watchable(obj)
+            if fn is None or id(fn) in _WATCHED:
+                continue
+            copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__,
+                                      fn.__defaults__, fn.__closure__)
+            copy.__kwdefaults__ = fn.__kwdefaults__
+
+            def tripped(args, kwargs, copy=copy, label=label):
+                if _called_by_student(sys._getframe(2)):  # 1: the swapped code; 2: its caller
+                    called.append(label)
+                    raise CourseAnswerCalled(label)
+                return copy(*args, **kwargs)
+
+            key = f"_gpuperf_tripwire_{id(fn)}"
+            fn.__globals__[key] = tripped
+            swapped.append((fn, fn.__code__, key))
+            _WATCHED.add(id(fn))
+            fn.__code__ = _tripwire_code(key, fn.__code__)
+        yield called
+    finally:
+        for fn, code, key in reversed(swapped):
+            fn.__code__ = code
+            fn.__globals__.pop(key, None)
+            _WATCHED.discard(id(fn))
+
+
+_WATCHED: set = set()  # ids of the functions that are tripwires now
+
+
+def _watchable(obj):
+    """The plain Python function whose code a tripwire on ``obj`` replaces, or None: the
+    function itself, a cached factory's cached function, a class's own ``__init__``."""
+    if getattr(obj, "py_func", None) is not None:
+        return None  # a kernel
+    if isinstance(obj, type):
+        obj = vars(obj).get("__init__")
+    elif not isinstance(obj, types.FunctionType):
+        obj = getattr(obj, "__wrapped__", None)
+    return obj if isinstance(obj, types.FunctionType) else None
+
+
+def _tripwire_code(key: str, original):
+    """Code that hands ``(args, kwargs)`` to the global ``key``, with as many free variables
+    as ``original`` (a function's code is swapped only for code with as many) and its name,
+    file and first line (so ``inspect.getsource`` still finds the function)."""
+    free = [f"_free{i}" for i in range(len(original.co_freevars))]
+    lines = ["def _outer():", *(f"    {v} = None" for v in free),
+             "    def _tripwire(*args, **kwargs):",
+             *([f"        {', '.join(free)}"] if free else []),
+             f"        return {key}(args, kwargs)", "    return _tripwire"]
+    namespace: dict = {}
+    exec(compile("\n".join(lines), "<gpuperf tripwire>", "exec"), namespace)  # noqa: S102
+    return namespace["_outer"]().__code__.replace(
+        co_name=original.co_name, co_qualname=getattr(original, "co_qualname", original.co_name),
+        co_filename=original.co_filename, co_firstlineno=original.co_firstlineno)
+
+
+def _called_by_student(frame) -> bool:
+    """True if the first frame from ``frame`` outwards that is not the standard library's or
+    an installed package's is not the course's: the student's code made the call."""
+    while frame is not None:
+        where = _whose_file(frame.f_code.co_filename)
+        if where != "library":
+            return where == "student"
+        frame = frame.f_back
+    return False
+
+
+@functools.lru_cache(maxsize=4096, typed=True)
+def _whose_file(filename: str) -> str:
+    """``"course"`` (a file of this package), ``"library"`` (the standard library, an installed
+    package, ``<frozen ...>``) or ``"student"`` (anything else: a notebook's cell, a test)."""
+    import sysconfig
+
+    path = os.path.realpath(filename)
+    if path.startswith(_PACKAGE_DIR + os.sep):
+        return "course"
+    if filename.startswith("<frozen "):
+        return "library"
+    paths = sysconfig.get_paths()
+    dirs = {os.path.realpath(paths[k]) + os.sep for k in ("stdlib", "platstdlib", "purelib",
+                                                          "platlib") if k in paths}
+    return "library" if any(path.startswith(d) for d in dirs) else "student"
+
+
+def _library_file(filename: str) -> bool:
+    return _whose_file(filename) == "library"
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.realpath(__file__))
 
 
 def _course_module(obj) -> str | None:

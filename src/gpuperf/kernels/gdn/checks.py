@@ -15,6 +15,16 @@ from .references import random_problem, reference_factor, reference_forward, ref
 # Shapes (N, S) that expose tail, row and channel mistakes; with blocks of 32 and 64
 # threads they cover one partial block, exact blocks, and block + 1.
 _CHECK_SHAPES = ((1, 1), (2, 31), (3, 32), (2, 33), (3, 65), (1, 100))
+# Every seed also runs 5 channels (a loop over j that stops at 3 fails), and while grading a
+# channel count above any the student's run used (the emulator run's 8 included): a kernel
+# fitted to the visible channel counts meets one it was not fitted to.
+_WIDE_SHAPE = (5, 33)
+_MOST_VISIBLE_CHANNELS = 8
+
+
+def _register_shapes(seed: int) -> tuple:
+    shapes = _CHECK_SHAPES[: (6 if seed == 0 else 3)] + (_WIDE_SHAPE,)
+    return shapes + tuple((n, 33) for n in ex.hidden_sizes(_MOST_VISIBLE_CHANNELS + 1, 16, 1))
 
 
 def _check_problem(n_ch, n_s, seed):
@@ -44,7 +54,7 @@ def check_registers(kernel) -> ex.Report:
         return chk.report()
     for seed in ex.seeds():
         for block in (32, 64):
-            for n_ch, n_s in _CHECK_SHAPES[: (6 if seed == 0 else 3)]:
+            for n_ch, n_s in _register_shapes(seed):
                 with chk.case(f"N={n_ch}, S={n_s}, block={block}", seed=seed):
                     w, delta, d = _check_problem(n_ch, n_s, seed * 100 + n_s)
                     raw = ex.poisoned((n_ch * n_ch, n_s))
@@ -55,11 +65,16 @@ def check_registers(kernel) -> ex.Report:
         # 8 rows: a value read again in every pass of the loop over j is read 8 times; one
         # read twice in a statement (w[j, s] * w[j, s], which the compiler reads once) or once
         # more as w[j, s] at j = k stays at 4 or fewer.
-        w, delta, d = _check_problem(8, 40, 6)
+        w, delta, d = _check_problem(_MOST_VISIBLE_CHANNELS, 40, 6)
         names = ex.emulator_param_names(kernel, 4)
+        raw = ex.poisoned((_MOST_VISIBLE_CHANNELS ** 2, 40))
         run = ex.recorded_run(chk, "global loads per thread, recorded in the emulator "
-                                   "(N=8, S=40)", kernel, (2, 8), 32, delta, w, d,
-                              ex.poisoned((64, 40)))
+                                   f"(N={_MOST_VISIBLE_CHANNELS}, S=40)", kernel,
+                              (2, _MOST_VISIBLE_CHANNELS), 32, delta, w, d, raw)
+        if run is not None:  # the run's outputs are judged too, not only its loads
+            with chk.case(f"N={_MOST_VISIBLE_CHANNELS}, S=40, block=32 (emulator)",
+                          kind="output"):
+                chk.compare(raw, reference_raw(w, delta, d), rtol=1e-5, atol=1e-6, what="raw")
         with chk.case("row k's values read once, held in registers (emulator)"):
             ex.expect_loaded_once(chk, run, names[:3], most=4, advice=(
                 "Read delta[k, s], w[k, s] and d[k, s] once, into local variables, before the "
@@ -89,8 +104,8 @@ def check_beta_grad(kernel) -> ex.Report:
     for seed in ex.seeds():
         for block in (32, 64):
             sizes = ex.sizes_around(block) if seed == 0 else (33, block + 1)
-            for n_s in sizes:
-                n_ch = 3 if n_s < 500 else 1
+            shapes = [(3 if n_s < 500 else 1, n_s) for n_s in sizes]
+            for n_ch, n_s in shapes + [s for s in _register_shapes(seed) if s[0] > 3]:
                 with chk.case(f"N={n_ch}, S={n_s}, block={block}", seed=seed):
                     w, delta, d = _check_problem(n_ch, n_s, seed * 100 + n_s)
                     dbeta = ex.poisoned(n_ch)

@@ -55,8 +55,10 @@ def check_matmul_kernel(make_launch, title: str, *, sizes=CHECK_SIZES, rtol=1e-4
     if not ex.preflight_host(chk, launch, first(ex.random_array((9, 11), 3)),
                              ex.random_array((11, 13), 4), ex.poisoned((9, 13)), max_blocks=4):
         return chk
-    if ex.grading():  # a shape the student never saw
+    if ex.grading():  # a shape the student never saw, and more phases along K than any seen
         sizes = [*sizes, tuple(int(d) for d in ex.case_rng(5).permutation(ex.hidden_sizes(1, 70, 3)))]
+        longest = max(k for _, k, _ in sizes)
+        sizes += [(9, k, 11) for k in ex.hidden_sizes(longest + 1, 2 * longest + 16, 1)]
     for seed in ex.seeds():
         for (M, K, N) in sizes if seed == 0 else sizes[1:3]:
             with chk.case(f"A {M}x{K} @ B {K}x{N}", seed=seed):

@@ -791,3 +791,98 @@ def test_a_verdict_log_replaced_by_a_fifo_or_a_link_is_not_read(tmp_path):
     assert got == [[]], "reading a FIFO blocked"
     assert grade._read_log(link) == []
     assert grade._read_log(tmp_path / "none.jsonl") == []
+
+
+
+# --- what the student wrote, where it ran (hostile23 items 1-3) -------------------------------
+
+def _colab_text(nb) -> str:
+    """``nb`` as Colab saves it: nbformat 4.0, no cell ids."""
+    import json
+
+    raw = json.loads(nbformat.writes(nb))
+    raw["nbformat_minor"] = 0
+    for k, cell in enumerate(raw["cells"]):
+        cell.pop("id", None)
+        cell["metadata"] = {"id": f"colab{k}"}
+    return json.dumps(raw)
+
+
+def _strip_ids(nb):
+    return nbformat.reads(_colab_text(nb), as_version=4)
+
+
+def _one_exercise_course():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(SETUP, id="setup"),
+        nbformat.v4.new_markdown_cell("Write `loads(n)`.", id="task1"),
+        nbformat.v4.new_code_cell("def loads(n):\n    ### BEGIN SOLUTION\n    return n\n"
+                                  "    ### END SOLUTION", id="answer1"),
+        nbformat.v4.new_code_cell("gs.check_loads(loads);", id="check1"),
+        nbformat.v4.new_markdown_cell("Next.", id="task2"),
+    ]
+    return nb
+
+
+def test_the_checker_runs_where_the_student_ran_it():
+    """The checker goes where the student's checker cell stood, after every cell placed
+    before it (an answer in a new cell below the stub, or below an abandoned attempt); where
+    the student deleted it, after the answer and the student's cells that follow it, just
+    before the next cell of the course; never before the answer."""
+    src = _one_exercise_course()
+    copy_ = assign.student_copy(src)
+
+    def order(edit):
+        import copy
+
+        nb = copy.deepcopy(copy_)
+        edit(nb)
+        ran = grade.grading_notebook(nb, src)
+        return [c.id for c in ran.cells]
+
+    def below_the_stub(nb):
+        at = next(i for i, c in enumerate(nb.cells) if c.id == "answer1")
+        nb.cells.insert(at + 1, nbformat.v4.new_code_cell("def loads(n):\n    return n",
+                                                          id="fix"))
+    assert order(below_the_stub)[2:5] == ["answer1", "fix", "check1"]
+
+    def deleted(nb):
+        below_the_stub(nb)
+        nb.cells = [c for c in nb.cells if c.id != "check1"]
+    assert order(deleted)[2:6] == ["answer1", "fix", "check1", "task2"]
+
+    def moved_up(nb):  # the checker cell moved above its answer: it runs after the answer
+        below_the_stub(nb)
+        check = next(c for c in nb.cells if c.id == "check1")
+        nb.cells.remove(check)
+        nb.cells.insert(1, check)
+    got = order(moved_up)
+    assert got.index("check1") > got.index("answer1")
+
+
+def test_a_right_answer_below_the_stub_or_an_abandoned_attempt_gets_full_marks(tmp_path):
+    """A right answer in a new cell below the untouched stub (with ids), and a fixed answer
+    in a new cell below a wrong first attempt (Colab, no ids): the checker runs where the
+    student ran it, after the fix, and both get full marks."""
+    source = _source(tmp_path / "notebooks")
+    copy = assign.assign(source.parent, tmp_path / "student")[0]
+    subs = tmp_path / "subs"
+
+    def below(first):
+        def edit(nb):
+            at = next(i for i, c in enumerate(nb.cells) if c.get("id") == "solution")
+            if first is not None:
+                nb.cells[at].source = "def saxpy_gbps(n, ms):\n" + first
+            nb.cells.insert(at + 1, nbformat.v4.new_code_cell(
+                "# fixed below\ndef saxpy_gbps(n, ms):\n" + RIGHT, id="mine"))
+        return edit
+    _submit(subs, "stub-kept", copy, below(None))
+    nb = nbformat.read(copy, as_version=4)
+    below(WRONG)(nb)
+    (subs / "colab").mkdir()
+    (subs / "colab" / copy.name).write_text(_colab_text(nb))
+    rows = grade.grade(subs, source=source.parent, cell_timeout=60, progress=None,
+                       hidden_seed=5, jobs=2)
+    assert [(r["student"], r["status"], r["score"]) for r in rows] == [
+        ("colab", "graded", 1.0), ("stub-kept", "graded", 1.0)], rows

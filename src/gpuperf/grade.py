@@ -4,7 +4,8 @@
 notebooks (``submissions/ada/03_dram.ipynb``), as collected from Colab or a course site.
 Each notebook is run top to bottom in a fresh Jupyter kernel (on the GPU when there is one,
 under the simulator otherwise), with every checker cell put back as the course's source
-notebook has it: a student who edits or deletes a checker cell cannot change the verdict.
+notebook has it, where the student's checker cell stood (after every cell the student placed
+before it): a student who edits or deletes a checker cell cannot change the verdict.
 A cell that runs longer than ``--cell-timeout`` is interrupted and the run goes on, so one
 student's endless loop costs one timeout, not the class; a kernel that dies ends that
 notebook only.
@@ -145,25 +146,53 @@ def grading_notebook(submission, source, log: str = "verdicts.jsonl",
         return nbformat.v4.new_code_cell(_guarded(cid, checks[cid], log, hidden_seed, values,
                                                   reference))
 
-    cells = []
+    course = set(order) - {None}
+    cells, slots = [], {}
     for cell in nb.cells:
-        if cell.get("id") in checks:
-            continue  # the student's version of a checker cell: replaced below
+        cid = cell.get("id")
+        if cid in checks:
+            # The student's version of a checker cell: replaced below, where it stood.
+            if cid not in slots:
+                slots[cid] = _Slot(cid)
+                cells.append(slots[cid])
+            continue
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
         cells.append(cell)
-    # Put each checker back after the nearest cell before it in the source that survives.
+    # Each checker runs where the student's own notebook ran it: at the student's checker
+    # cell, after every cell placed before it (an answer written in a new cell below the
+    # stub, or below an abandoned attempt, included), but never before the nearest cell of
+    # the course that comes before it in the source and survives (its answer). Where the
+    # student deleted it: after that cell and the student's own cells that follow it, just
+    # before the next cell of the course.
     for cid in checks:
         here = order.index(cid)
         anchor = next((order[j] for j in range(here - 1, -1, -1)
-                       if any(c.get("id") == order[j] for c in cells)), None)
-        at = 0 if anchor is None else next(
+                       if order[j] in course and any(c.get("id") == order[j] for c in cells)),
+                      None)
+        floor = 0 if anchor is None else next(
             i for i, c in enumerate(cells) if c.get("id") == anchor) + 1
+        slot = next((i for i, c in enumerate(cells) if c is slots.get(cid)), None)
+        if slot is not None and slot >= floor:
+            at = slot
+        else:
+            at = floor
+            while at < len(cells) and not isinstance(cells[at], _Slot) \
+                    and cells[at].get("id") not in course:
+                at += 1  # the student's own cell after the answer: it ran before the checker
         new = tagged(cid)
         new.id = cid
         cells.insert(at, new)
-    nb.cells = cells
+    nb.cells = [c for c in cells if not isinstance(c, _Slot)]
     return nb
+
+
+class _Slot(dict):
+    """Where the student's version of checker cell ``cid`` stood (``grading_notebook``)."""
+
+    def __init__(self, cid):
+        super().__init__()
+        self.cid = cid
 
 
 # The most characters of output one cell keeps (the rest is dropped, with a line saying so).

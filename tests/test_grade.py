@@ -886,3 +886,84 @@ def test_a_right_answer_below_the_stub_or_an_abandoned_attempt_gets_full_marks(t
                        hidden_seed=5, jobs=2)
     assert [(r["student"], r["status"], r["score"]) for r in rows] == [
         ("colab", "graded", 1.0), ("stub-kept", "graded", 1.0)], rows
+
+
+def _solved(text):
+    """A solution cell's code as a student writes it: without the solution markers."""
+    return "\n".join(ln for ln in text.splitlines() if "SOLUTION" not in ln)
+
+
+def _two_import_math_answers(folder):
+    """A course notebook whose two answer cells both begin ``import math``."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(SETUP, id="setup"),
+        nbformat.v4.new_markdown_cell("Write `loads(n)`.", id="task1"),
+        nbformat.v4.new_code_cell(
+            "import math\n\n\ndef loads(n):\n    ### BEGIN SOLUTION\n"
+            "    return math.ceil(n / 4)\n    ### END SOLUTION", id="answer1"),
+        nbformat.v4.new_code_cell("gs.check_loads(loads);", id="check1"),
+        nbformat.v4.new_markdown_cell("Write `copy_loads(n)`.", id="task2"),
+        nbformat.v4.new_code_cell(
+            "import math\n\n\ndef copy_loads(n):\n    ### BEGIN SOLUTION\n"
+            "    return math.ceil(n / 8)\n    ### END SOLUTION", id="answer2"),
+        nbformat.v4.new_code_cell("gs.check_copy_loads(copy_loads);", id="check2"),
+        nbformat.v4.new_code_cell("print('the end')", id="after"),
+    ]
+    folder.mkdir()
+    nbformat.write(nb, folder / "02_demo.ipynb")
+    return nb
+
+
+def test_colab_answers_that_begin_alike_get_their_own_course_cells(tmp_path):
+    """A notebook saved by Colab has no cell ids: its cells are matched with the course's by
+    more than the first line (the names they define, their order, their lines), one cell to
+    one course cell, so two answers that both begin `import math` each get theirs and each
+    checker runs after its answer."""
+    src = _two_import_math_answers(tmp_path / "notebooks")
+    sub = assign.student_copy(src)
+    for cell in sub.cells:
+        if "NotImplementedError" in cell.source:
+            cell.source = _solved(next(c for c in src.cells if c.id == cell.id).source)
+    want = [c.id for c in sub.cells]
+    got = grade.course_ids(_strip_ids(sub), src)
+    assert [c.id for c in got.cells] == want
+    ran = grade.grading_notebook(got, src)
+    at = {c.id: i for i, c in enumerate(ran.cells)}
+    assert at["answer1"] < at["check1"] < at["task2"] < at["answer2"] < at["check2"]
+    # the same pair in the other order, one answer written its own way: still told apart
+    sub.cells[2].source, sub.cells[5].source = ("import math\n\ndef loads(n):\n"
+                                                "    return -(-n // 4)",
+                                                "import math\ndef copy_loads(n): return 0")
+    assert [c.id for c in grade.course_ids(_strip_ids(sub), src).cells] == want
+
+
+def test_every_chapter_saved_by_colab_gets_its_course_ids_back():
+    """Every chapter's student copy without ids, answered with the reference code (markers
+    removed), with the student's own cells added after each answer (a try-out, and a second
+    attempt at the answer): every cell of the course gets its own id back, and no new cell
+    takes one."""
+    import copy
+
+    from conftest import ROOT
+
+    for path in sorted((ROOT / "solutions").glob("[0-9][0-9]_*.ipynb")):
+        src = nbformat.read(path, as_version=4)
+        by_id = {c.id: c for c in src.cells}
+        sub = assign.student_copy(src)
+        cells = []
+        for cell in sub.cells:
+            cells.append(cell)
+            if cell.cell_type == "code" and "NotImplementedError" in cell.source:
+                cell.source = _solved(by_id[cell.id].source)
+                cells.append(nbformat.v4.new_code_cell("print('trying it out')\nx = 1",
+                                                       id=f"mine-{len(cells)}"))
+                cells.append(nbformat.v4.new_code_cell(cell.source + "\n# my second try",
+                                                       id=f"mine-{len(cells)}"))
+        sub.cells = cells
+        got = grade.course_ids(_strip_ids(copy.deepcopy(sub)), src)
+        for mine, theirs in zip(sub.cells, got.cells):
+            if mine.id.startswith("mine-"):
+                assert theirs.id.startswith("student-"), (path.name, mine.source[:40])
+            else:
+                assert theirs.id == mine.id, (path.name, mine.id, theirs.id)

@@ -72,6 +72,7 @@ import argparse
 import ast
 import contextlib
 import csv
+import functools
 import io
 import json
 import os
@@ -406,42 +407,165 @@ def course_ids(submission, source):
     """``submission`` with the course's cell ids put back on the cells that lost them. Colab
     saves a notebook as nbformat 4.0, without cell ids (its own ids go into each cell's
     metadata), and so do older Jupyters: with no id to find them by, every checker cell was put
-    back at the top, before the answers, and a right answer scored 0 (NameError). A cell
-    without a course id takes the id of the course cell of the same type with the same text,
-    else (an answer the student wrote) of the one whose first line it keeps, where exactly
-    one cell of the course has that first line and no other cell claimed it."""
+    back at the top, before the answers, and a right answer scored 0 (NameError).
+
+    The cells that lost their ids are aligned with the course's cells that no cell claims, in
+    order (``_align``): a cell takes the id of the course cell of the same type whose text it
+    has (as the course or the student copy has it), else of the one it resembles most, by the
+    names it defines, its lines and its first line (an answer the student wrote in place of
+    the stub; two answers that both begin ``import math`` are told apart by the functions they
+    define and by their order). A cell is matched to one course cell at most, a course cell
+    to one cell; a cell takes a checker cell's id only if it calls that checker. A cell that
+    matches nothing, in order, takes the id of a course cell with its exact text if one is
+    left; the others are the student's own cells."""
     import copy
 
     notebook_arg(submission)
     notebook_arg(source)
     known = {c.get("id") for c in source.cells if c.get("id")}
-    lost = [c for c in submission.cells if c.get("id") not in known]
-    if not lost:
+    if all(c.get("id") in known for c in submission.cells):
         return submission
     nb = copy.deepcopy(submission)
     claimed = {c.get("id") for c in nb.cells if c.get("id") in known}
-    lost = [c for c in nb.cells if c.get("id") not in known]
-
-    def first(text):
-        return next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-
+    lost = [c for c in nb.cells if c.get("id") not in known and c.source.strip()]
+    free = [c for c in source.cells if c.get("id") and c.get("id") not in claimed]
+    versions = _course_versions(source)
+    checks = {cid: _checker_name(text) for cid, text in checker_cells(source)}
     nb.nbformat_minor = max(nb.get("nbformat_minor", 0), 5)  # ids are nbformat 4.5's
-    for exact, how in ((True, lambda c: c.source.strip()), (False, lambda c: first(c.source))):
-        by = {}
-        for c in source.cells:
-            if c.get("id") and c.get("id") not in claimed:
-                by.setdefault((c.cell_type, how(c)), []).append(c.get("id"))
-        for cell in lost:
-            if cell.get("id") in known or not cell.source.strip():
-                continue
-            ids = [i for i in by.get((cell.cell_type, how(cell)), []) if i not in claimed]
-            if len(ids) == 1 or (ids and exact):
-                cell["id"] = ids[0]
-                claimed.add(ids[0])
+    for i, j in _align(lost, free, versions, checks):
+        lost[i]["id"] = free[j].get("id")
+        claimed.add(free[j].get("id"))
+    for cell in lost:  # out of order (a moved cell), but the course's own text
+        if cell.get("id") in known:
+            continue
+        same = [c.get("id") for c in free if c.get("id") not in claimed
+                and c.cell_type == cell.cell_type
+                and cell.source.strip() in versions.get(c.get("id"), ())]
+        if same:
+            cell["id"] = same[0]
+            claimed.add(same[0])
     for k, cell in enumerate(nb.cells):  # the student's own cells: ids of their own
-        if not cell.get("id"):
+        if cell.get("id") not in known:
             cell["id"] = f"student-{k}"
     return nb
+
+
+def _course_versions(source) -> dict:
+    """``{cell id: the cell's stripped texts}``: as the course's notebook has it and as the
+    student copy has it (the stub in place of the solution, an exercise as a heading)."""
+    from . import assign
+
+    out = {c.get("id"): {c.source.strip()} for c in source.cells if c.get("id")}
+    try:
+        copy = assign.student_copy(source)
+    except assign.AssignError:
+        return out
+    for c in copy.cells:
+        if c.get("id") in out:
+            out[c.get("id")].add(c.source.strip())
+    return out
+
+
+# The lines a stub or the solution markers add, which say nothing of which cell it is.
+_STUB_LINES = {"# YOUR CODE HERE", "raise NotImplementedError()"}
+
+# The least resemblance (``_resemblance``) for a cell to take a course cell's id by
+# anything but its exact text.
+MATCH_AT_LEAST = 0.4
+
+
+@functools.lru_cache(maxsize=4096)
+def _cell_lines(text: str):
+    from collections import Counter
+
+    from .assign import _BEGIN, _END
+
+    return Counter(ln.strip() for ln in text.splitlines() if ln.strip()
+                   and ln.strip() not in _STUB_LINES and not _BEGIN.match(ln)
+                   and not _END.match(ln))
+
+
+@functools.lru_cache(maxsize=4096)
+def _defined_names(text: str) -> frozenset:
+    """The names a cell defines at its top level (functions, classes, assigned names)."""
+    import re
+
+    try:
+        tree = parse_python(text)
+    except SyntaxError:  # IPython's syntax, or a half-written answer: read the lines
+        return frozenset(m.group(1) or m.group(2) for m in re.finditer(
+            r"^(?:async\s+)?(?:def|class)\s+(\w+)|^(\w+)\s*(?::[^=]*)?=(?!=)", text, re.M))
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    return frozenset(names)
+
+
+def _resemblance(cell, course_texts) -> float:
+    """How much ``cell`` (the student's, without a course id) resembles a course cell whose
+    texts are ``course_texts`` (``_course_versions``), from 0 to 1: half its lines (shared
+    lines over all, the closer of the texts), three tenths the names both define (a cell
+    that defines none of the course cell's names resembles it not at all), two tenths its
+    first line."""
+    mine = _cell_lines(cell.source)
+    theirs = [_cell_lines(t) for t in course_texts]
+    total = sum(mine.values())
+    lines = max((2 * sum((mine & t).values()) / (total + sum(t.values()))
+                 for t in theirs if total + sum(t.values())), default=0.0)
+    first = float(next(iter(mine), None) in {next(iter(t), None) for t in theirs if t})
+    if cell.cell_type != "code":
+        return 0.7 * lines + 0.3 * first
+    names = _defined_names(cell.source)
+    course = set().union(*(_defined_names(t) for t in course_texts))
+    if names and course:
+        shared = len(names & course) / len(names | course)
+        if not shared:
+            return 0.0
+    else:
+        shared = lines
+    return 0.5 * lines + 0.3 * shared + 0.2 * first
+
+
+def _align(lost, free, versions, checks) -> list[tuple[int, int]]:
+    """Pairs ``(i, j)``: ``lost[i]`` (a cell without a course id) is ``free[j]`` (a course
+    cell no cell claims), in the order of both notebooks, each cell in one pair at most, the
+    pairs chosen for the most resemblance in all (a cell with a course text's exact text
+    counts most)."""
+    weight = [[0.0] * len(free) for _ in lost]
+    for i, cell in enumerate(lost):
+        text = cell.source.strip()
+        called = _checker_name(cell.source) if cell.cell_type == "code" else None
+        for j, course in enumerate(free):
+            cid = course.get("id")
+            if course.cell_type != cell.cell_type or (cid in checks and called != checks[cid]):
+                continue  # a checker's id goes only to a cell that calls that checker
+            if text in versions.get(cid, ()):
+                weight[i][j] = 3.0
+            else:
+                r = _resemblance(cell, versions.get(cid, ()))
+                weight[i][j] = r if r >= MATCH_AT_LEAST else 0.0
+    # The heaviest alignment that keeps both orders (a weighted longest common subsequence).
+    best = [[0.0] * (len(free) + 1) for _ in range(len(lost) + 1)]
+    for i in range(len(lost) - 1, -1, -1):
+        for j in range(len(free) - 1, -1, -1):
+            w = weight[i][j]
+            best[i][j] = max(best[i + 1][j], best[i][j + 1],
+                             best[i + 1][j + 1] + w if w else 0.0)
+    pairs, i, j = [], 0, 0
+    while i < len(lost) and j < len(free):
+        w = weight[i][j]
+        if w and best[i][j] == best[i + 1][j + 1] + w:
+            pairs.append((i, j))
+            i, j = i + 1, j + 1
+        elif best[i][j] == best[i + 1][j]:
+            i += 1
+        else:
+            j += 1
+    return pairs
 
 
 def grade_notebook(path: Path, source_path: Path, *, student: str, cell_timeout: int = 120,

@@ -967,3 +967,61 @@ def test_every_chapter_saved_by_colab_gets_its_course_ids_back():
                 assert theirs.id.startswith("student-"), (path.name, mine.source[:40])
             else:
                 assert theirs.id == mine.id, (path.name, mine.id, theirs.id)
+
+
+def test_an_edited_setup_cell_or_a_comment_is_not_the_students_machinery():
+    """Only what the student wrote is read, and only its code: the setup cell's own Colab
+    check (sys.modules, getattr) is the course's when the student sets MEASURE = False there,
+    as the cell says; a comment or a prose string that says "inspect" names nothing. A real
+    use in the student's lines is still found, in a course cell or a new one."""
+    from conftest import ROOT
+
+    src = nbformat.read(ROOT / "solutions" / "09_profiling.ipynb", as_version=4)
+    setup = next(c for c in src.cells if c.cell_type == "code" and "MEASURE = True" in c.source)
+    assert {"sys.modules", "getattr("} <= set(grade._MACHINERY) and "sys.modules" in setup.source
+    answer = next(c for c in src.cells if c.cell_type == "code" and "BEGIN SOLUTION" in c.source)
+
+    def touched(**edits):
+        import copy
+
+        sub = copy.deepcopy(src)
+        by_id = {c.id: c for c in sub.cells}
+        for cid, (old, new) in edits.items():
+            assert old in by_id[cid].source
+            by_id[cid].source = by_id[cid].source.replace(old, new, 1)
+        return grade.machinery_touched(sub, src)
+
+    assert touched(**{setup.id: ("MEASURE = True", "MEASURE = False")}) == []
+    line = answer.source.splitlines()[-1]
+    indent = line[: len(line) - len(line.lstrip())]
+    calm = [f"{indent}# inspect each row: the larger of the two decides; getattr(x) eval(",
+            f'{indent}note = "inspect the table; exercises. builtins"',
+            f"{indent}inspected = retrieval = my_vars = 1",
+            f"{indent}print(f\"{{inspected}}: inspect it\")"]
+    for text in calm:
+        assert touched(**{answer.id: (line, line + "\n" + text)}) == [], text
+    # in a student's line, the code is read: a comment does not hide a use, nor a string
+    found = {
+        "MEASURE = False  # reads\nx = getattr(gp, 'exercises')": ["getattr("],
+        'if getattr(sys.modules.get("gpuperf.exercises"), "GRADE_LOG", 0):\n    pass':
+            ["GRADE_LOG", "gpuperf.exercises", "sys.modules", "getattr("],
+        "print(f\"{getattr(gp, 'x')}\")": ["getattr("],
+        "ｇｅｔａｔｔｒ(gp, 'x')": ["getattr("],
+        "get_ipython().run_cell('import gpuperf.exercises as e')": ["gpuperf.exercises"],
+        "z = __builtins__": ["__builtins__"],
+        "import inspect\nf = inspect.currentframe().f_back": ["currentframe", "f_back",
+                                                             "inspect"],
+    }
+    for text, names in found.items():
+        assert sorted(touched(**{setup.id: ("MEASURE = True", text)})) == sorted(names), text
+    # a statement of the course's own, edited, is the student's: it is read
+    edited = 'getattr(sys.modules.get("numba_cuda"), "__version__", "0.30.4")'
+    assert edited in setup.source
+    assert "sys.modules" in touched(**{setup.id: (
+        edited, 'getattr(sys.modules.get("gpuperf.exercises"), "_log_verdict", "0.30.4")')})
+    # a new cell of the student's is all the student's
+    import copy
+
+    sub = copy.deepcopy(src)
+    sub.cells.insert(3, nbformat.v4.new_code_cell("import sys\nm = sys.modules  # mine"))
+    assert grade.machinery_touched(sub, src) == ["sys.modules"]

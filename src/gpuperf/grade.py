@@ -383,24 +383,142 @@ def exercise_points(nb) -> dict:
 # a row whose code names one of these is flagged for the instructor to read ("review").
 _MACHINERY = ("_log_verdict", "GRADE_LOG", "GRADING_CELL", "_hidden_seed", "gpuperf.exercises",
               "exercises.", "report_", "Report(", "sys._getframe", "currentframe", "gc.get_",
-              "ctypes", "__import__", "importlib", "sys.modules", "builtins", "setattr(",
-              "__globals__", "f_back", "f_locals", "eval(", "exec(", "compile(", "globals(",
-              "vars(", "__dict__", "inspect", "getattr(")
+              "ctypes", "__import__", "importlib", "sys.modules", "builtins", "__builtins__",
+              "setattr(", "__globals__", "f_back", "f_locals", "eval(", "exec(", "compile(",
+              "globals(", "vars(", "__dict__", "inspect", "getattr(")
+# Of these, the plain words a string may say as prose ("inspect each row"): read in the code
+# only. The others are read in strings too (code run from a string names them there).
+_MACHINERY_WORDS = ("inspect", "exercises.", "report_", "builtins")
 
 
 def machinery_touched(submission, source) -> list[str]:
-    """The grader's machinery that the student's own code cells name (cells that are not the
-    course's as the source has them): a verdict forged from inside a submission goes through
-    one of these, a right answer through none."""
+    """The grader's machinery that the student's own code names: a verdict forged from inside
+    a submission goes through one of these, a right answer through none.
+
+    Only what the student wrote is read: the statements of a code cell that the course's
+    version of the cell (as the course or the student copy has it) does not have, so the
+    course's own uses (the setup cell's Colab check, a checker's helpers) are not the
+    student's when the student edits that cell (``MEASURE = False``, as the setup cell says).
+    And in them, the code: a comment never counts, a string only for the names that are no
+    prose (``_statements``); a name counts as a whole name (``inspected`` is not
+    ``inspect``)."""
     notebook_arg(submission)
     notebook_arg(source)
-    theirs = {c.get("id"): c.source for c in source.cells if c.cell_type == "code"}
+    code_cells = {c.get("id") for c in source.cells if c.cell_type == "code"}
+    versions = _course_versions(source)
     found = []
     for cell in submission.cells:
-        if cell.cell_type != "code" or theirs.get(cell.get("id")) == cell.source:
+        cid = cell.get("id")
+        if cell.cell_type != "code" or cell.source.strip() in (
+                versions.get(cid, ()) if cid in code_cells else ()):
             continue
-        found += [m for m in _MACHINERY if m in cell.source and m not in found]
+        course = {key for text in (versions.get(cid, ()) if cid in code_cells else ())
+                  for key, _, _ in _statements(text)}
+        for key, code, strings in _statements(cell.source):
+            if key in course:
+                continue  # the course's own statement, kept as it was
+            found += [m for m in _MACHINERY if m not in found and (
+                _names(code, m) or (m not in _MACHINERY_WORDS and _names(strings, m)))]
     return found
+
+
+def _names(text: str, name: str) -> bool:
+    """Whether ``text`` holds ``name`` as a whole (not inside a longer name: ``inspected``,
+    ``retrieval(``), where its ends are letters or digits."""
+    import re
+
+    left = r"(?<!\w)" if name[0].isalnum() else ""
+    right = r"(?!\w)" if name[-1].isalnum() else ""
+    return re.search(left + re.escape(name) + right, text) is not None
+
+
+def _statements(text: str) -> list[tuple[tuple, str, str]]:
+    """Each statement (logical line) of a code cell, as ``(key, code, strings)``: its tokens
+    without comments (the same statement has the same key, however it is spaced or
+    commented), its code without comments and with each string left out (an f-string's
+    expressions kept), and the text of its strings. A name is read as Python reads it
+    (NFKC: ``ｇｅｔａｔｔｒ`` is ``getattr``). What cannot be read as tokens (a cell cut
+    off in a string) is one statement, read whole, comments and all."""
+    import re
+    import tokenize
+    import unicodedata
+
+    skip = {tokenize.COMMENT, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
+    fstring = {getattr(tokenize, n) for n in ("FSTRING_START", "FSTRING_END") if
+               hasattr(tokenize, n)}
+    middle = getattr(tokenize, "FSTRING_MIDDLE", None)
+    lines = text.splitlines(keepends=True)
+    out, key, code, strings, first = [], [], [], [], 1
+
+    def join(parts):
+        joined = ""
+        for part in parts:
+            if joined and part and re.match(r"\w", part[0]) and re.match(r"\w", joined[-1]):
+                joined += " "
+            joined += part
+        return joined
+
+    def end():
+        if key:
+            out.append((tuple(key), join(code), "\n".join(strings)))
+        key.clear(), code.clear(), strings.clear()
+
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.NEWLINE:
+                end()
+                first = tok.end[0] + 1  # where the next statement starts, at the latest
+            elif tok.type in skip:
+                continue
+            elif tok.type == tokenize.NAME:
+                name = unicodedata.normalize("NFKC", tok.string)
+                key.append((tok.type, name))
+                code.append(name)
+            elif tok.type == tokenize.STRING:
+                key.append((tok.type, tok.string))
+                inside = _fstring_code(tok.string)
+                if inside is None:
+                    code.append('""')
+                    strings.append(tok.string)
+                else:
+                    code.append(inside[0])
+                    strings.append(inside[1])
+            elif tok.type == middle:
+                key.append((tok.type, tok.string))
+                strings.append(tok.string)
+            elif tok.type in fstring:
+                key.append((tok.type, tok.string))
+            else:
+                key.append((tok.type, tok.string))
+                code.append(tok.string)
+        end()
+    except (tokenize.TokenError, SyntaxError):
+        key.clear(), code.clear(), strings.clear()
+        rest = "".join(lines[first - 1:])
+        out.append((("raw", rest), rest, rest))
+    return out
+
+
+def _fstring_code(token: str):
+    """``(code, text)`` of an f-string token (Python before 3.12 reads one as a single
+    string): the code of its expressions, which run, and the text of its strings; None for
+    a string that is no f-string."""
+    prefix = token[: len(token) - len(token.lstrip("rRbBuUfF"))]
+    if "f" not in prefix.lower():
+        return None
+    try:
+        tree = ast.parse(token.strip(), mode="eval")
+    except SyntaxError:
+        return token, token  # read whole
+    code, text = [], []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FormattedValue):
+            for _, c, t in _statements(ast.unparse(node.value)):
+                code.append(c)
+                text.append(t)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text.append(node.value)
+    return " ".join(code), "\n".join(text)
 
 
 def course_ids(submission, source):

@@ -553,12 +553,15 @@ def course_ids(submission, source):
     for i, j in _align(lost, free, versions, checks):
         lost[i]["id"] = free[j].get("id")
         claimed.add(free[j].get("id"))
+    texts = {}
+    for c in free:
+        for text in versions.get(c.get("id"), ()):
+            texts.setdefault((c.cell_type, text), []).append(c.get("id"))
     for cell in lost:  # out of order (a moved cell), but the course's own text
         if cell.get("id") in known:
             continue
-        same = [c.get("id") for c in free if c.get("id") not in claimed
-                and c.cell_type == cell.cell_type
-                and cell.source.strip() in versions.get(c.get("id"), ())]
+        same = [i for i in texts.get((cell.cell_type, cell.source.strip()), ())
+                if i not in claimed]
         if same:
             cell["id"] = same[0]
             claimed.add(same[0])
@@ -586,6 +589,10 @@ def _course_versions(source) -> dict:
 
 # The lines a stub or the solution markers add, which say nothing of which cell it is.
 _STUB_LINES = {"# YOUR CODE HERE", "raise NotImplementedError()"}
+
+# The most pairs of cells ``_align`` weighs (a course notebook has about 100 cells, a
+# student's about as many): beyond, a notebook made to be slow to match costs no minutes.
+ALIGN_PAIRS = 250_000
 
 # The least resemblance (``_resemblance``) for a cell to take a course cell's id by
 # anything but its exact text.
@@ -652,7 +659,10 @@ def _align(lost, free, versions, checks) -> list[tuple[int, int]]:
     """Pairs ``(i, j)``: ``lost[i]`` (a cell without a course id) is ``free[j]`` (a course
     cell no cell claims), in the order of both notebooks, each cell in one pair at most, the
     pairs chosen for the most resemblance in all (a cell with a course text's exact text
-    counts most)."""
+    counts most). Past ``ALIGN_PAIRS`` pairs to weigh (a notebook of thousands of cells),
+    none: the cells keep to their exact texts."""
+    if len(lost) * len(free) > ALIGN_PAIRS:
+        return []
     weight = [[0.0] * len(free) for _ in lost]
     for i, cell in enumerate(lost):
         text = cell.source.strip()

@@ -825,6 +825,19 @@ def _one_exercise_course():
     return nb
 
 
+def test_a_notebook_too_long_to_align_keeps_its_exact_cells(monkeypatch):
+    """Past ALIGN_PAIRS pairs of cells to weigh, no alignment is made (a notebook made of
+    thousands of cells costs no minutes): the cells with the course's exact text still get
+    their ids, in or out of order, and the others are the student's own."""
+    src = _one_exercise_course()
+    sub = assign.student_copy(src)
+    sub.cells.insert(0, sub.cells.pop(3))  # the checker cell moved to the top
+    sub.cells[3].source = "def loads(n):\n    return n"
+    monkeypatch.setattr(grade, "ALIGN_PAIRS", 0)
+    got = [c.id for c in grade.course_ids(_strip_ids(sub), src).cells]
+    assert got == ["check1", "setup", "task1", "student-3", "task2"]
+
+
 def test_the_checker_runs_where_the_student_ran_it():
     """The checker goes where the student's checker cell stood, after every cell placed
     before it (an answer in a new cell below the stub, or below an abandoned attempt); where

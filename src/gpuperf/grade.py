@@ -566,7 +566,7 @@ def course_ids(submission, source):
             cell["id"] = same[0]
             claimed.add(same[0])
     for k, cell in enumerate(nb.cells):  # the student's own cells: ids of their own
-        if cell.get("id") not in known:
+        if not cell.get("id"):
             cell["id"] = f"student-{k}"
     return nb
 

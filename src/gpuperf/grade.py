@@ -507,7 +507,7 @@ def _fstring_code(token: str):
     if "f" not in prefix.lower():
         return None
     try:
-        tree = ast.parse(token.strip(), mode="eval")
+        tree = parse_python(token.strip(), mode="eval")  # one thread at a time
     except SyntaxError:
         return token, token  # read whole
     code, text = [], []

@@ -941,3 +941,271 @@ def test_a_verdict_log_replaced_by_a_fifo_or_a_link_is_not_read(tmp_path):
     assert got == [[]], "reading a FIFO blocked"
     assert grade._read_log(link) == []
     assert grade._read_log(tmp_path / "none.jsonl") == []
+
+
+
+# --- what the student wrote, where it ran (hostile23 items 1-3) -------------------------------
+
+def _colab_text(nb) -> str:
+    """``nb`` as Colab saves it: nbformat 4.0, no cell ids."""
+    import json
+
+    raw = json.loads(nbformat.writes(nb))
+    raw["nbformat_minor"] = 0
+    for k, cell in enumerate(raw["cells"]):
+        cell.pop("id", None)
+        cell["metadata"] = {"id": f"colab{k}"}
+    return json.dumps(raw)
+
+
+def _strip_ids(nb):
+    return nbformat.reads(_colab_text(nb), as_version=4)
+
+
+def _one_exercise_course():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(SETUP, id="setup"),
+        nbformat.v4.new_markdown_cell("Write `loads(n)`.", id="task1"),
+        nbformat.v4.new_code_cell("def loads(n):\n    ### BEGIN SOLUTION\n    return n\n"
+                                  "    ### END SOLUTION", id="answer1"),
+        nbformat.v4.new_code_cell("gs.check_loads(loads);", id="check1"),
+        nbformat.v4.new_markdown_cell("Next.", id="task2"),
+    ]
+    return nb
+
+
+def test_a_notebook_too_long_to_align_keeps_its_exact_cells(monkeypatch):
+    """Past ALIGN_PAIRS pairs of cells to weigh, no alignment is made (a notebook made of
+    thousands of cells costs no minutes): the cells with the course's exact text still get
+    their ids, in or out of order, and the others are the student's own."""
+    src = _one_exercise_course()
+    sub = assign.student_copy(src)
+    sub.cells.insert(0, sub.cells.pop(3))  # the checker cell moved to the top
+    sub.cells[3].source = "def loads(n):\n    return n"
+    monkeypatch.setattr(grade, "ALIGN_PAIRS", 0)
+    got = [c.id for c in grade.course_ids(_strip_ids(sub), src).cells]
+    assert got == ["check1", "setup", "task1", "student-3", "task2"]
+
+
+def test_the_checker_runs_where_the_student_ran_it():
+    """The checker goes where the student's checker cell stood, after every cell placed
+    before it (an answer in a new cell below the stub, or below an abandoned attempt); where
+    the student deleted it, after the answer and the student's cells that follow it, just
+    before the next cell of the course; never before the answer."""
+    src = _one_exercise_course()
+    copy_ = assign.student_copy(src)
+
+    def order(edit):
+        import copy
+
+        nb = copy.deepcopy(copy_)
+        edit(nb)
+        ran = grade.grading_notebook(nb, src)
+        return [c.id for c in ran.cells]
+
+    def below_the_stub(nb):
+        at = next(i for i, c in enumerate(nb.cells) if c.id == "answer1")
+        nb.cells.insert(at + 1, nbformat.v4.new_code_cell("def loads(n):\n    return n",
+                                                          id="fix"))
+    assert order(below_the_stub)[2:5] == ["answer1", "fix", "check1"]
+
+    def deleted(nb):
+        below_the_stub(nb)
+        nb.cells = [c for c in nb.cells if c.id != "check1"]
+    assert order(deleted)[2:6] == ["answer1", "fix", "check1", "task2"]
+
+    def moved_up(nb):  # the checker cell moved above its answer: it runs after the answer
+        below_the_stub(nb)
+        check = next(c for c in nb.cells if c.id == "check1")
+        nb.cells.remove(check)
+        nb.cells.insert(1, check)
+    got = order(moved_up)
+    assert got.index("check1") > got.index("answer1")
+
+
+def test_a_right_answer_below_the_stub_or_an_abandoned_attempt_gets_full_marks(tmp_path):
+    """A right answer in a new cell below the untouched stub (with ids), and a fixed answer
+    in a new cell below a wrong first attempt (Colab, no ids): the checker runs where the
+    student ran it, after the fix, and both get full marks."""
+    source = _source(tmp_path / "notebooks")
+    copy = assign.assign(source.parent, tmp_path / "student")[0]
+    subs = tmp_path / "subs"
+
+    def below(first):
+        def edit(nb):
+            at = next(i for i, c in enumerate(nb.cells) if c.get("id") == "solution")
+            if first is not None:
+                nb.cells[at].source = "def saxpy_gbps(n, ms):\n" + first
+            nb.cells.insert(at + 1, nbformat.v4.new_code_cell(
+                "# fixed below\ndef saxpy_gbps(n, ms):\n" + RIGHT, id="mine"))
+        return edit
+    _submit(subs, "stub-kept", copy, below(None))
+    nb = nbformat.read(copy, as_version=4)
+    below(WRONG)(nb)
+    (subs / "colab").mkdir()
+    (subs / "colab" / copy.name).write_text(_colab_text(nb))
+    rows = grade.grade(subs, source=source.parent, cell_timeout=60, progress=None,
+                       hidden_seed=5, jobs=2)
+    assert [(r["student"], r["status"], r["score"]) for r in rows] == [
+        ("colab", "graded", 1.0), ("stub-kept", "graded", 1.0)], rows
+
+
+def _solved(text):
+    """A solution cell's code as a student writes it: without the solution markers."""
+    return "\n".join(ln for ln in text.splitlines() if "SOLUTION" not in ln)
+
+
+def _two_import_math_answers(folder):
+    """A course notebook whose two answer cells both begin ``import math``."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(SETUP, id="setup"),
+        nbformat.v4.new_markdown_cell("Write `loads(n)`.", id="task1"),
+        nbformat.v4.new_code_cell(
+            "import math\n\n\ndef loads(n):\n    ### BEGIN SOLUTION\n"
+            "    return math.ceil(n / 4)\n    ### END SOLUTION", id="answer1"),
+        nbformat.v4.new_code_cell("gs.check_loads(loads);", id="check1"),
+        nbformat.v4.new_markdown_cell("Write `copy_loads(n)`.", id="task2"),
+        nbformat.v4.new_code_cell(
+            "import math\n\n\ndef copy_loads(n):\n    ### BEGIN SOLUTION\n"
+            "    return math.ceil(n / 8)\n    ### END SOLUTION", id="answer2"),
+        nbformat.v4.new_code_cell("gs.check_copy_loads(copy_loads);", id="check2"),
+        nbformat.v4.new_code_cell("print('the end')", id="after"),
+    ]
+    folder.mkdir()
+    nbformat.write(nb, folder / "02_demo.ipynb")
+    return nb
+
+
+def test_colab_answers_that_begin_alike_get_their_own_course_cells(tmp_path):
+    """A notebook saved by Colab has no cell ids: its cells are matched with the course's by
+    more than the first line (the names they define, their order, their lines), one cell to
+    one course cell, so two answers that both begin `import math` each get theirs and each
+    checker runs after its answer."""
+    src = _two_import_math_answers(tmp_path / "notebooks")
+    sub = assign.student_copy(src)
+    for cell in sub.cells:
+        if "NotImplementedError" in cell.source:
+            cell.source = _solved(next(c for c in src.cells if c.id == cell.id).source)
+    want = [c.id for c in sub.cells]
+    got = grade.course_ids(_strip_ids(sub), src)
+    assert [c.id for c in got.cells] == want
+    ran = grade.grading_notebook(got, src)
+    at = {c.id: i for i, c in enumerate(ran.cells)}
+    assert at["answer1"] < at["check1"] < at["task2"] < at["answer2"] < at["check2"]
+    # the same pair in the other order, one answer written its own way: still told apart
+    sub.cells[2].source, sub.cells[5].source = ("import math\n\ndef loads(n):\n"
+                                                "    return -(-n // 4)",
+                                                "import math\ndef copy_loads(n): return 0")
+    assert [c.id for c in grade.course_ids(_strip_ids(sub), src).cells] == want
+
+
+def test_every_chapter_saved_by_colab_gets_its_course_ids_back():
+    """Every chapter's student copy without ids, answered with the reference code (markers
+    removed), with the student's own cells added after each answer (a try-out, and a second
+    attempt at the answer): every cell of the course gets its own id back, and no new cell
+    takes one."""
+    import copy
+
+    from conftest import ROOT
+
+    for path in sorted((ROOT / "solutions").glob("[0-9][0-9]_*.ipynb")):
+        src = nbformat.read(path, as_version=4)
+        by_id = {c.id: c for c in src.cells}
+        sub = assign.student_copy(src)
+        cells = []
+        for cell in sub.cells:
+            cells.append(cell)
+            if cell.cell_type == "code" and "NotImplementedError" in cell.source:
+                cell.source = _solved(by_id[cell.id].source)
+                cells.append(nbformat.v4.new_code_cell("print('trying it out')\nx = 1",
+                                                       id=f"mine-{len(cells)}"))
+                cells.append(nbformat.v4.new_code_cell(cell.source + "\n# my second try",
+                                                       id=f"mine-{len(cells)}"))
+        sub.cells = cells
+        got = grade.course_ids(_strip_ids(copy.deepcopy(sub)), src)
+        for mine, theirs in zip(sub.cells, got.cells):
+            if mine.id.startswith("mine-"):
+                assert theirs.id.startswith("student-"), (path.name, mine.source[:40])
+            else:
+                assert theirs.id == mine.id, (path.name, mine.id, theirs.id)
+
+
+def test_an_edited_setup_cell_or_a_comment_is_not_the_students_machinery():
+    """Only what the student wrote is read, and only its code: the setup cell's own Colab
+    check (sys.modules, getattr) is the course's when the student sets MEASURE = False there,
+    as the cell says; a comment or a prose string that says "inspect" names nothing. A real
+    use in the student's lines is still found, in a course cell or a new one."""
+    from conftest import ROOT
+
+    src = nbformat.read(ROOT / "solutions" / "09_profiling.ipynb", as_version=4)
+    setup = next(c for c in src.cells if c.cell_type == "code" and "MEASURE = True" in c.source)
+    assert {"sys.modules", "getattr("} <= set(grade._MACHINERY) and "sys.modules" in setup.source
+    answer = next(c for c in src.cells if c.cell_type == "code" and "BEGIN SOLUTION" in c.source)
+
+    def touched(**edits):
+        import copy
+
+        sub = copy.deepcopy(src)
+        by_id = {c.id: c for c in sub.cells}
+        for cid, (old, new) in edits.items():
+            assert old in by_id[cid].source
+            by_id[cid].source = by_id[cid].source.replace(old, new, 1)
+        return grade.machinery_touched(sub, src)
+
+    assert touched(**{setup.id: ("MEASURE = True", "MEASURE = False")}) == []
+    line = answer.source.splitlines()[-1]
+    indent = line[: len(line) - len(line.lstrip())]
+    calm = [f"{indent}# inspect each row: the larger of the two decides; getattr(x) eval(",
+            f'{indent}note = "inspect the table; exercises. builtins"',
+            f"{indent}inspected = retrieval = my_vars = 1",
+            f"{indent}print(f\"{{inspected}}: inspect it\")"]
+    for text in calm:
+        assert touched(**{answer.id: (line, line + "\n" + text)}) == [], text
+    # in a student's line, the code is read: a comment does not hide a use, nor a string
+    found = {
+        "MEASURE = False  # reads\nx = getattr(gp, 'exercises')": ["getattr("],
+        'if getattr(sys.modules.get("gpuperf.exercises"), "GRADE_LOG", 0):\n    pass':
+            ["GRADE_LOG", "gpuperf.exercises", "sys.modules", "getattr("],
+        "print(f\"{getattr(gp, 'x')}\")": ["getattr("],
+        "ｇｅｔａｔｔｒ(gp, 'x')": ["getattr("],
+        "get_ipython().run_cell('import gpuperf.exercises as e')": ["gpuperf.exercises"],
+        "z = __builtins__": ["__builtins__"],
+        "import inspect\nf = inspect.currentframe().f_back": ["currentframe", "f_back",
+                                                             "inspect"],
+    }
+    for text, names in found.items():
+        assert sorted(touched(**{setup.id: ("MEASURE = True", text)})) == sorted(names), text
+    # a statement of the course's own, edited, is the student's: it is read
+    edited = 'getattr(sys.modules.get("numba_cuda"), "__version__", "0.30.4")'
+    assert edited in setup.source
+    assert "sys.modules" in touched(**{setup.id: (
+        edited, 'getattr(sys.modules.get("gpuperf.exercises"), "_log_verdict", "0.30.4")')})
+    # a new cell of the student's is all the student's
+    import copy
+
+    sub = copy.deepcopy(src)
+    sub.cells.insert(3, nbformat.v4.new_code_cell("import sys\nm = sys.modules  # mine"))
+    assert grade.machinery_touched(sub, src) == ["sys.modules"]
+
+
+def test_no_chapter_answered_and_annotated_by_a_student_names_the_machinery():
+    """Every chapter's student copy with each code cell as a student keeps it: the reference
+    code written in (markers removed), MEASURE = False in the setup cell, and comments and
+    prose strings that say "inspect", "exercises." and "getattr(": nothing is flagged, with
+    the cells' ids or saved by Colab without them."""
+    from conftest import ROOT
+
+    for path in sorted((ROOT / "solutions").glob("[0-9][0-9]_*.ipynb")):
+        src = nbformat.read(path, as_version=4)
+        by_id = {c.id: c for c in src.cells}
+        sub = assign.student_copy(src)
+        for cell in sub.cells:
+            if cell.cell_type == "code":
+                text = _solved(by_id[cell.id].source).replace("MEASURE = True", "MEASURE = False")
+                cell.source = ("# inspect: my notes on exercises. and getattr(\n" + text
+                               + "\nprint('inspect the exercises. done')  # eval(")
+        assert grade.machinery_touched(sub, src) == [], path.name
+        colab = grade.course_ids(_strip_ids(sub), src)
+        assert grade.machinery_touched(colab, src) == [], path.name

@@ -4,7 +4,8 @@
 notebooks (``submissions/ada/03_dram.ipynb``), as collected from Colab or a course site.
 Each notebook is run top to bottom in a fresh Jupyter kernel (on the GPU when there is one,
 under the simulator otherwise), with every checker cell put back as the course's source
-notebook has it: a student who edits or deletes a checker cell cannot change the verdict.
+notebook has it, where the student's checker cell stood (after every cell the student placed
+before it): a student who edits or deletes a checker cell cannot change the verdict.
 A cell that runs longer than ``--cell-timeout`` is interrupted and the run goes on, so one
 student's endless loop costs one timeout, not the class; a kernel that dies ends that
 notebook only.
@@ -71,6 +72,7 @@ import argparse
 import ast
 import contextlib
 import csv
+import functools
 import io
 import json
 import os
@@ -145,25 +147,53 @@ def grading_notebook(submission, source, log: str = "verdicts.jsonl",
         return nbformat.v4.new_code_cell(_guarded(cid, checks[cid], log, hidden_seed, values,
                                                   reference))
 
-    cells = []
+    course = set(order) - {None}
+    cells, slots = [], {}
     for cell in nb.cells:
-        if cell.get("id") in checks:
-            continue  # the student's version of a checker cell: replaced below
+        cid = cell.get("id")
+        if cid in checks:
+            # The student's version of a checker cell: replaced below, where it stood.
+            if cid not in slots:
+                slots[cid] = _Slot(cid)
+                cells.append(slots[cid])
+            continue
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
         cells.append(cell)
-    # Put each checker back after the nearest cell before it in the source that survives.
+    # Each checker runs where the student's own notebook ran it: at the student's checker
+    # cell, after every cell placed before it (an answer written in a new cell below the
+    # stub, or below an abandoned attempt, included), but never before the nearest cell of
+    # the course that comes before it in the source and survives (its answer). Where the
+    # student deleted it: after that cell and the student's own cells that follow it, just
+    # before the next cell of the course.
     for cid in checks:
         here = order.index(cid)
         anchor = next((order[j] for j in range(here - 1, -1, -1)
-                       if any(c.get("id") == order[j] for c in cells)), None)
-        at = 0 if anchor is None else next(
+                       if order[j] in course and any(c.get("id") == order[j] for c in cells)),
+                      None)
+        floor = 0 if anchor is None else next(
             i for i, c in enumerate(cells) if c.get("id") == anchor) + 1
+        slot = next((i for i, c in enumerate(cells) if c is slots.get(cid)), None)
+        if slot is not None and slot >= floor:
+            at = slot
+        else:
+            at = floor
+            while at < len(cells) and not isinstance(cells[at], _Slot) \
+                    and cells[at].get("id") not in course:
+                at += 1  # the student's own cell after the answer: it ran before the checker
         new = tagged(cid)
         new.id = cid
         cells.insert(at, new)
-    nb.cells = cells
+    nb.cells = [c for c in cells if not isinstance(c, _Slot)]
     return nb
+
+
+class _Slot(dict):
+    """Where the student's version of checker cell ``cid`` stood (``grading_notebook``)."""
+
+    def __init__(self, cid):
+        super().__init__()
+        self.cid = cid
 
 
 # The most characters of output one cell keeps (the rest is dropped, with a line saying so).
@@ -353,66 +383,317 @@ def exercise_points(nb) -> dict:
 # a row whose code names one of these is flagged for the instructor to read ("review").
 _MACHINERY = ("_log_verdict", "GRADE_LOG", "GRADING_CELL", "_hidden_seed", "gpuperf.exercises",
               "exercises.", "report_", "Report(", "sys._getframe", "currentframe", "gc.get_",
-              "ctypes", "__import__", "importlib", "sys.modules", "builtins", "setattr(",
-              "__globals__", "f_back", "f_locals", "eval(", "exec(", "compile(", "globals(",
-              "vars(", "__dict__", "inspect", "getattr(")
+              "ctypes", "__import__", "importlib", "sys.modules", "builtins", "__builtins__",
+              "setattr(", "__globals__", "f_back", "f_locals", "eval(", "exec(", "compile(",
+              "globals(", "vars(", "__dict__", "inspect", "getattr(")
+# Of these, the plain words a string may say as prose ("inspect each row"): read in the code
+# only. The others are read in strings too (code run from a string names them there).
+_MACHINERY_WORDS = ("inspect", "exercises.", "report_", "builtins")
 
 
 def machinery_touched(submission, source) -> list[str]:
-    """The grader's machinery that the student's own code cells name (cells that are not the
-    course's as the source has them): a verdict forged from inside a submission goes through
-    one of these, a right answer through none."""
+    """The grader's machinery that the student's own code names: a verdict forged from inside
+    a submission goes through one of these, a right answer through none.
+
+    Only what the student wrote is read: the statements of a code cell that the course's
+    version of the cell (as the course or the student copy has it) does not have, so the
+    course's own uses (the setup cell's Colab check, a checker's helpers) are not the
+    student's when the student edits that cell (``MEASURE = False``, as the setup cell says).
+    And in them, the code: a comment never counts, a string only for the names that are no
+    prose (``_statements``); a name counts as a whole name (``inspected`` is not
+    ``inspect``)."""
     notebook_arg(submission)
     notebook_arg(source)
-    theirs = {c.get("id"): c.source for c in source.cells if c.cell_type == "code"}
+    code_cells = {c.get("id") for c in source.cells if c.cell_type == "code"}
+    versions = _course_versions(source)
     found = []
     for cell in submission.cells:
-        if cell.cell_type != "code" or theirs.get(cell.get("id")) == cell.source:
+        cid = cell.get("id")
+        if cell.cell_type != "code" or cell.source.strip() in (
+                versions.get(cid, ()) if cid in code_cells else ()):
             continue
-        found += [m for m in _MACHINERY if m in cell.source and m not in found]
+        course = {key for text in (versions.get(cid, ()) if cid in code_cells else ())
+                  for key, _, _ in _statements(text)}
+        for key, code, strings in _statements(cell.source):
+            if key in course:
+                continue  # the course's own statement, kept as it was
+            found += [m for m in _MACHINERY if m not in found and (
+                _names(code, m) or (m not in _MACHINERY_WORDS and _names(strings, m)))]
     return found
+
+
+def _names(text: str, name: str) -> bool:
+    """Whether ``text`` holds ``name`` as a whole (not inside a longer name: ``inspected``,
+    ``retrieval(``), where its ends are letters or digits."""
+    import re
+
+    left = r"(?<!\w)" if name[0].isalnum() else ""
+    right = r"(?!\w)" if name[-1].isalnum() else ""
+    return re.search(left + re.escape(name) + right, text) is not None
+
+
+def _statements(text: str) -> list[tuple[tuple, str, str]]:
+    """Each statement (logical line) of a code cell, as ``(key, code, strings)``: its tokens
+    without comments (the same statement has the same key, however it is spaced or
+    commented), its code without comments and with each string left out (an f-string's
+    expressions kept), and the text of its strings. A name is read as Python reads it
+    (NFKC: ``ｇｅｔａｔｔｒ`` is ``getattr``). What cannot be read as tokens (a cell cut
+    off in a string) is one statement, read whole, comments and all."""
+    import re
+    import tokenize
+    import unicodedata
+
+    skip = {tokenize.COMMENT, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
+    fstring = {getattr(tokenize, n) for n in ("FSTRING_START", "FSTRING_END") if
+               hasattr(tokenize, n)}
+    middle = getattr(tokenize, "FSTRING_MIDDLE", None)
+    lines = text.splitlines(keepends=True)
+    out, key, code, strings, first = [], [], [], [], 1
+
+    def join(parts):
+        joined = ""
+        for part in parts:
+            if joined and part and re.match(r"\w", part[0]) and re.match(r"\w", joined[-1]):
+                joined += " "
+            joined += part
+        return joined
+
+    def end():
+        if key:
+            out.append((tuple(key), join(code), "\n".join(strings)))
+        key.clear(), code.clear(), strings.clear()
+
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.NEWLINE:
+                end()
+                first = tok.end[0] + 1  # where the next statement starts, at the latest
+            elif tok.type in skip:
+                continue
+            elif tok.type == tokenize.NAME:
+                name = unicodedata.normalize("NFKC", tok.string)
+                key.append((tok.type, name))
+                code.append(name)
+            elif tok.type == tokenize.STRING:
+                key.append((tok.type, tok.string))
+                inside = _fstring_code(tok.string)
+                if inside is None:
+                    code.append('""')
+                    strings.append(tok.string)
+                else:
+                    code.append(inside[0])
+                    strings.append(inside[1])
+            elif tok.type == middle:
+                key.append((tok.type, tok.string))
+                strings.append(tok.string)
+            elif tok.type in fstring:
+                key.append((tok.type, tok.string))
+            else:
+                key.append((tok.type, tok.string))
+                code.append(tok.string)
+        end()
+    except (tokenize.TokenError, SyntaxError):
+        key.clear(), code.clear(), strings.clear()
+        rest = "".join(lines[first - 1:])
+        out.append((("raw", rest), rest, rest))
+    return out
+
+
+def _fstring_code(token: str):
+    """``(code, text)`` of an f-string token (Python before 3.12 reads one as a single
+    string): the code of its expressions, which run, and the text of its strings; None for
+    a string that is no f-string."""
+    prefix = token[: len(token) - len(token.lstrip("rRbBuUfF"))]
+    if "f" not in prefix.lower():
+        return None
+    try:
+        tree = parse_python(token.strip(), mode="eval")  # one thread at a time
+    except SyntaxError:
+        return token, token  # read whole
+    code, text = [], []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FormattedValue):
+            for _, c, t in _statements(ast.unparse(node.value)):
+                code.append(c)
+                text.append(t)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text.append(node.value)
+    return " ".join(code), "\n".join(text)
 
 
 def course_ids(submission, source):
     """``submission`` with the course's cell ids put back on the cells that lost them. Colab
     saves a notebook as nbformat 4.0, without cell ids (its own ids go into each cell's
     metadata), and so do older Jupyters: with no id to find them by, every checker cell was put
-    back at the top, before the answers, and a right answer scored 0 (NameError). A cell
-    without a course id takes the id of the course cell of the same type with the same text,
-    else (an answer the student wrote) of the one whose first line it keeps, where exactly
-    one cell of the course has that first line and no other cell claimed it."""
+    back at the top, before the answers, and a right answer scored 0 (NameError).
+
+    The cells that lost their ids are aligned with the course's cells that no cell claims, in
+    order (``_align``): a cell takes the id of the course cell of the same type whose text it
+    has (as the course or the student copy has it), else of the one it resembles most, by the
+    names it defines, its lines and its first line (an answer the student wrote in place of
+    the stub; two answers that both begin ``import math`` are told apart by the functions they
+    define and by their order). A cell is matched to one course cell at most, a course cell
+    to one cell; a cell takes a checker cell's id only if it calls that checker. A cell that
+    matches nothing, in order, takes the id of a course cell with its exact text if one is
+    left; the others are the student's own cells."""
     import copy
 
     notebook_arg(submission)
     notebook_arg(source)
     known = {c.get("id") for c in source.cells if c.get("id")}
-    lost = [c for c in submission.cells if c.get("id") not in known]
-    if not lost:
+    if all(c.get("id") in known for c in submission.cells):
         return submission
     nb = copy.deepcopy(submission)
     claimed = {c.get("id") for c in nb.cells if c.get("id") in known}
-    lost = [c for c in nb.cells if c.get("id") not in known]
-
-    def first(text):
-        return next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-
+    lost = [c for c in nb.cells if c.get("id") not in known and c.source.strip()]
+    free = [c for c in source.cells if c.get("id") and c.get("id") not in claimed]
+    versions = _course_versions(source)
+    checks = {cid: _checker_name(text) for cid, text in checker_cells(source)}
     nb.nbformat_minor = max(nb.get("nbformat_minor", 0), 5)  # ids are nbformat 4.5's
-    for exact, how in ((True, lambda c: c.source.strip()), (False, lambda c: first(c.source))):
-        by = {}
-        for c in source.cells:
-            if c.get("id") and c.get("id") not in claimed:
-                by.setdefault((c.cell_type, how(c)), []).append(c.get("id"))
-        for cell in lost:
-            if cell.get("id") in known or not cell.source.strip():
-                continue
-            ids = [i for i in by.get((cell.cell_type, how(cell)), []) if i not in claimed]
-            if len(ids) == 1 or (ids and exact):
-                cell["id"] = ids[0]
-                claimed.add(ids[0])
+    for i, j in _align(lost, free, versions, checks):
+        lost[i]["id"] = free[j].get("id")
+        claimed.add(free[j].get("id"))
+    texts = {}
+    for c in free:
+        for text in versions.get(c.get("id"), ()):
+            texts.setdefault((c.cell_type, text), []).append(c.get("id"))
+    for cell in lost:  # out of order (a moved cell), but the course's own text
+        if cell.get("id") in known:
+            continue
+        same = [i for i in texts.get((cell.cell_type, cell.source.strip()), ())
+                if i not in claimed]
+        if same:
+            cell["id"] = same[0]
+            claimed.add(same[0])
     for k, cell in enumerate(nb.cells):  # the student's own cells: ids of their own
         if not cell.get("id"):
             cell["id"] = f"student-{k}"
     return nb
+
+
+def _course_versions(source) -> dict:
+    """``{cell id: the cell's stripped texts}``: as the course's notebook has it and as the
+    student copy has it (the stub in place of the solution, an exercise as a heading)."""
+    from . import assign
+
+    out = {c.get("id"): {c.source.strip()} for c in source.cells if c.get("id")}
+    try:
+        copy = assign.student_copy(source)
+    except assign.AssignError:
+        return out
+    for c in copy.cells:
+        if c.get("id") in out:
+            out[c.get("id")].add(c.source.strip())
+    return out
+
+
+# The lines a stub or the solution markers add, which say nothing of which cell it is.
+_STUB_LINES = {"# YOUR CODE HERE", "raise NotImplementedError()"}
+
+# The most pairs of cells ``_align`` weighs (a course notebook has about 100 cells, a
+# student's about as many): beyond, a notebook made to be slow to match costs no minutes.
+ALIGN_PAIRS = 250_000
+
+# The least resemblance (``_resemblance``) for a cell to take a course cell's id by
+# anything but its exact text.
+MATCH_AT_LEAST = 0.4
+
+
+@functools.lru_cache(maxsize=4096)
+def _cell_lines(text: str):
+    from collections import Counter
+
+    from .assign import _BEGIN, _END
+
+    return Counter(ln.strip() for ln in text.splitlines() if ln.strip()
+                   and ln.strip() not in _STUB_LINES and not _BEGIN.match(ln)
+                   and not _END.match(ln))
+
+
+@functools.lru_cache(maxsize=4096)
+def _defined_names(text: str) -> frozenset:
+    """The names a cell defines at its top level (functions, classes, assigned names)."""
+    import re
+
+    try:
+        tree = parse_python(text)
+    except SyntaxError:  # IPython's syntax, or a half-written answer: read the lines
+        return frozenset(m.group(1) or m.group(2) for m in re.finditer(
+            r"^(?:async\s+)?(?:def|class)\s+(\w+)|^(\w+)\s*(?::[^=]*)?=(?!=)", text, re.M))
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    return frozenset(names)
+
+
+def _resemblance(cell, course_texts) -> float:
+    """How much ``cell`` (the student's, without a course id) resembles a course cell whose
+    texts are ``course_texts`` (``_course_versions``), from 0 to 1: half its lines (shared
+    lines over all, the closer of the texts), three tenths the names both define (a cell
+    that defines none of the course cell's names resembles it not at all), two tenths its
+    first line."""
+    mine = _cell_lines(cell.source)
+    theirs = [_cell_lines(t) for t in course_texts]
+    total = sum(mine.values())
+    lines = max((2 * sum((mine & t).values()) / (total + sum(t.values()))
+                 for t in theirs if total + sum(t.values())), default=0.0)
+    first = float(next(iter(mine), None) in {next(iter(t), None) for t in theirs if t})
+    if cell.cell_type != "code":
+        return 0.7 * lines + 0.3 * first
+    names = _defined_names(cell.source)
+    course = set().union(*(_defined_names(t) for t in course_texts))
+    if names and course:
+        shared = len(names & course) / len(names | course)
+        if not shared:
+            return 0.0
+    else:
+        shared = lines
+    return 0.5 * lines + 0.3 * shared + 0.2 * first
+
+
+def _align(lost, free, versions, checks) -> list[tuple[int, int]]:
+    """Pairs ``(i, j)``: ``lost[i]`` (a cell without a course id) is ``free[j]`` (a course
+    cell no cell claims), in the order of both notebooks, each cell in one pair at most, the
+    pairs chosen for the most resemblance in all (a cell with a course text's exact text
+    counts most). Past ``ALIGN_PAIRS`` pairs to weigh (a notebook of thousands of cells),
+    none: the cells keep to their exact texts."""
+    if len(lost) * len(free) > ALIGN_PAIRS:
+        return []
+    weight = [[0.0] * len(free) for _ in lost]
+    for i, cell in enumerate(lost):
+        text = cell.source.strip()
+        called = _checker_name(cell.source) if cell.cell_type == "code" else None
+        for j, course in enumerate(free):
+            cid = course.get("id")
+            if course.cell_type != cell.cell_type or (cid in checks and called != checks[cid]):
+                continue  # a checker's id goes only to a cell that calls that checker
+            if text in versions.get(cid, ()):
+                weight[i][j] = 3.0
+            else:
+                r = _resemblance(cell, versions.get(cid, ()))
+                weight[i][j] = r if r >= MATCH_AT_LEAST else 0.0
+    # The heaviest alignment that keeps both orders (a weighted longest common subsequence).
+    best = [[0.0] * (len(free) + 1) for _ in range(len(lost) + 1)]
+    for i in range(len(lost) - 1, -1, -1):
+        for j in range(len(free) - 1, -1, -1):
+            w = weight[i][j]
+            best[i][j] = max(best[i + 1][j], best[i][j + 1],
+                             best[i + 1][j + 1] + w if w else 0.0)
+    pairs, i, j = [], 0, 0
+    while i < len(lost) and j < len(free):
+        w = weight[i][j]
+        if w and best[i][j] == best[i + 1][j + 1] + w:
+            pairs.append((i, j))
+            i, j = i + 1, j + 1
+        elif best[i][j] == best[i + 1][j]:
+            i += 1
+        else:
+            j += 1
+    return pairs
 
 
 def grade_notebook(path: Path, source_path: Path, *, student: str, cell_timeout: int = 120,

@@ -273,3 +273,27 @@ def test_the_audits_bypasses_are_refused(capsys):
     _fails_as_borrowed(g.check_moved_bytes(_Bytes()), "moved_bytes")
     _fails_as_borrowed(dram.check_channel_gbps(functools.partial(dram.channel_gbps)),
                        "channel_gbps")
+
+
+def test_a_package_installed_outside_site_packages_is_a_library_not_the_student(tmp_path,
+                                                                                 monkeypatch):
+    """A folder on sys.path that holds installed distributions (pip --target, as on the course's
+    GPU machine) is library code: its frames are passed over when the tripwires ask who called,
+    while a file in a plain folder (a notebook's cell, a test) is the student's."""
+    import sys
+
+    from gpuperf import exercises
+
+    site = tmp_path / "site"
+    (site / "somepkg").mkdir(parents=True)
+    (site / "somepkg-1.0.dist-info").mkdir()
+    plain = tmp_path / "work"
+    plain.mkdir()
+    monkeypatch.setattr(sys, "path", [*sys.path, str(site), str(plain)])
+    exercises._whose_file.cache_clear()
+    try:
+        assert exercises._whose_file(str(site / "somepkg" / "core.py")) == "library"
+        assert exercises._whose_file(str(plain / "cell.py")) == "student"
+        assert exercises._whose_file(exercises.__file__) == "course"
+    finally:
+        exercises._whose_file.cache_clear()

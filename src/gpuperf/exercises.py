@@ -1839,9 +1839,11 @@ def _tripwire_code(key: str, original):
              f"        return {key}(args, kwargs)", "    return _tripwire"]
     namespace: dict = {}
     exec(compile("\n".join(lines), "<gpuperf tripwire>", "exec"), namespace)  # noqa: S102
-    return namespace["_outer"]().__code__.replace(
-        co_name=original.co_name, co_qualname=getattr(original, "co_qualname", original.co_name),
-        co_filename=original.co_filename, co_firstlineno=original.co_firstlineno)
+    names = {"co_name": original.co_name, "co_filename": original.co_filename,
+             "co_firstlineno": original.co_firstlineno}
+    if hasattr(original, "co_qualname"):   # Python 3.11 and later; 3.10's code has none
+        names["co_qualname"] = original.co_qualname
+    return namespace["_outer"]().__code__.replace(**names)
 
 
 def _called_by_student(frame) -> bool:
@@ -1859,6 +1861,7 @@ def _called_by_student(frame) -> bool:
 def _whose_file(filename: str) -> str:
     """``"course"`` (a file of this package), ``"library"`` (the standard library, an installed
     package, ``<frozen ...>``) or ``"student"`` (anything else: a notebook's cell, a test)."""
+    import sys
     import sysconfig
 
     path = os.path.realpath(filename)
@@ -1869,7 +1872,19 @@ def _whose_file(filename: str) -> str:
     paths = sysconfig.get_paths()
     dirs = {os.path.realpath(paths[k]) + os.sep for k in ("stdlib", "platstdlib", "purelib",
                                                           "platlib") if k in paths}
+    # Packages installed elsewhere (pip --target, a folder on PYTHONPATH): an entry of sys.path
+    # that holds installed distributions' metadata is a site folder too.
+    dirs |= {os.path.realpath(d) + os.sep for d in sys.path if d and _holds_distributions(d)}
     return "library" if any(path.startswith(d) for d in dirs) else "student"
+
+
+@functools.lru_cache(maxsize=256)
+def _holds_distributions(folder: str) -> bool:
+    """True if ``folder`` holds an installed distribution's metadata (``*.dist-info``)."""
+    try:
+        return any(name.endswith(".dist-info") for name in os.listdir(folder))
+    except OSError:
+        return False
 
 
 def _library_file(filename: str) -> bool:

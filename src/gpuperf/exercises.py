@@ -1878,7 +1878,7 @@ def _whose_file(filename: str) -> str:
     return "library" if any(path.startswith(d) for d in dirs) else "student"
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=256, typed=True)
 def _holds_distributions(folder: str) -> bool:
     """True if ``folder`` holds an installed distribution's metadata (``*.dist-info``)."""
     try:

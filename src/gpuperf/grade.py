@@ -599,7 +599,7 @@ ALIGN_PAIRS = 250_000
 MATCH_AT_LEAST = 0.4
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=4096, typed=True)
 def _cell_lines(text: str):
     from collections import Counter
 
@@ -610,7 +610,7 @@ def _cell_lines(text: str):
                    and not _END.match(ln))
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=4096, typed=True)
 def _defined_names(text: str) -> frozenset:
     """The names a cell defines at its top level (functions, classes, assigned names)."""
     import re
